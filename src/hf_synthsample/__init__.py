@@ -1,0 +1,57 @@
+"""hf-synthsample: synthetic data generators, samplers and dataset cartography for Hugging Face.
+
+The public API is imported lazily, so ``import hf_synthsample`` is fast and pulls in neither
+``torch`` nor ``datasets`` until something that needs them is used.
+
+Example:
+    >>> import hf_synthsample
+    >>> ds = hf_synthsample.load_dataset("calculator", "dcfg", num_examples=100, homogenize="length")
+    >>> ds["train"][0]["answer"] in range(10)
+    True
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_LAZY = {
+    "load_dataset": "hf_synthsample.load",
+    "load_dataset_builder": "hf_synthsample.load",
+    "domains": "hf_synthsample.builders",
+    "homogenization_report": "hf_synthsample.builders.base",
+    "HomogenizeSampler": "hf_synthsample.sampling.homogenize",
+    "homogenize_indices": "hf_synthsample.sampling.homogenize",
+    "homogenize_stream": "hf_synthsample.sampling.homogenize",
+    "HomogenizationReport": "hf_synthsample.sampling.report",
+    "kl_to_uniform": "hf_synthsample.sampling.report",
+    "materialize": "hf_synthsample.materialize",
+    "write_hub_folder": "hf_synthsample.hub",
+}
+
+__all__ = ["__version__", *_LAZY]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .builders import domains
+    from .builders.base import homogenization_report
+    from .hub import write_hub_folder
+    from .load import load_dataset, load_dataset_builder
+    from .materialize import materialize
+    from .sampling.homogenize import HomogenizeSampler, homogenize_indices, homogenize_stream
+    from .sampling.report import HomogenizationReport, kl_to_uniform
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hf_synthsample' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

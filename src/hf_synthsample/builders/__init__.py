@@ -1,0 +1,28 @@
+"""Dataset builders, one per synthetic domain, and the registry that names them.
+
+Builders are imported lazily: ``BUILDERS`` maps a domain name to ``"module:Class"``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__all__ = ["BUILDERS", "domains", "get_builder_class"]
+
+#: domain name -> "module:BuilderClass" (imported on first use)
+BUILDERS: dict[str, str] = {
+    "calculator": "hf_synthsample.builders.calculator:Calculator",
+}
+
+
+def domains() -> list[str]:
+    """Names of the available synthetic domains."""
+    return sorted(BUILDERS)
+
+
+def get_builder_class(domain: str) -> type:
+    """The builder class of ``domain``; ``ValueError`` listing the domains if it is unknown."""
+    if not isinstance(domain, str) or domain not in BUILDERS:
+        raise ValueError(f"domain: unknown domain {domain!r}; available domains: {domains()}")
+    module, cls = BUILDERS[domain].split(":")
+    return getattr(importlib.import_module(module), cls)

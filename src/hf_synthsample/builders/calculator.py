@@ -1,0 +1,151 @@
+"""Calculator dataset builder: the four distributions of Shin et al. (2019), their mixture, and
+homogenized variants on each salient variable.
+
+Configs: ``dcfg``, ``t2t``, ``rcfg``, ``bal`` (one distribution each), ``mixture`` (each row from
+one of the four, uniformly: the paper's evaluation distribution), and
+``<distribution>-homogenized-<variable>`` for every distribution and salient variable (the
+variable with ``_`` written ``-``, e.g. ``dcfg-homogenized-max-paren-depth``).
+
+Example:
+    >>> import hf_synthsample
+    >>> ds = hf_synthsample.load_dataset("calculator", "dcfg", num_examples=100, seed=1)
+    >>> sorted(ds["train"].column_names)  # doctest: +NORMALIZE_WHITESPACE
+    ['answer', 'distribution', 'expression', 'length', 'max_paren_depth', 'mean_paren_depth',
+     'num_ops', 'num_parens']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import random
+
+import datasets
+
+from ..domains import calculator as calc
+from ..validation import check_choice, check_float, check_int
+from .base import SyntheticBuilder, SyntheticConfig, param
+
+__all__ = ["CalculatorConfig", "Calculator"]
+
+_DISTRIBUTION_CHOICES = (*calc.DISTRIBUTIONS, "mixture")
+_DEFAULTS = calc.CalculatorParams()
+
+
+@dataclasses.dataclass
+class CalculatorConfig(SyntheticConfig):
+    """Calculator generation parameters (see :class:`~hf_synthsample.domains.calculator.CalculatorParams`)."""
+
+    distribution: str = param("dcfg", f"one of {_DISTRIBUTION_CHOICES}")
+    p_digit: float = param(_DEFAULTS.p_digit, "DCFG/RCFG: probability of a digit at each node, in (0, 1]")
+    max_tree_depth: int = param(_DEFAULTS.max_tree_depth, "DCFG/RCFG: recursion cap (a digit is forced there)")
+    max_length: int | None = param(
+        _DEFAULTS.max_length, "DCFG/RCFG: longer expressions (characters) are redrawn; None: no limit"
+    )
+    max_run: int = param(_DEFAULTS.max_run, "RCFG: runs of 2..max_run operands for + and *")
+    t2t_min_depth: int = param(_DEFAULTS.t2t_min_depth, "T2T: smallest tree depth")
+    t2t_max_depth: int = param(_DEFAULTS.t2t_max_depth, "T2T: largest tree depth")
+    bal_min_depth: int = param(_DEFAULTS.bal_min_depth, "BAL: smallest tree depth")
+    bal_max_depth: int = param(_DEFAULTS.bal_max_depth, "BAL: largest tree depth")
+
+    def validate(self, salient_variables) -> None:
+        super().validate(salient_variables)
+        check_choice("distribution", self.distribution, _DISTRIBUTION_CHOICES)
+        self.p_digit = check_float("p_digit", self.p_digit, min=0, min_inclusive=False, max=1)
+        self.max_tree_depth = check_int("max_tree_depth", self.max_tree_depth, min=0, max=30)
+        if self.max_length is not None:
+            self.max_length = check_int("max_length", self.max_length, min=1)
+        self.max_run = check_int("max_run", self.max_run, min=2, max=64)
+        self.t2t_min_depth = check_int("t2t_min_depth", self.t2t_min_depth, min=0, max=30)
+        self.t2t_max_depth = check_int("t2t_max_depth", self.t2t_max_depth, min=self.t2t_min_depth, max=30)
+        self.bal_min_depth = check_int("bal_min_depth", self.bal_min_depth, min=0, max=16)
+        self.bal_max_depth = check_int("bal_max_depth", self.bal_max_depth, min=self.bal_min_depth, max=16)
+
+    def params(self) -> calc.CalculatorParams:
+        return calc.CalculatorParams(
+            p_digit=self.p_digit,
+            max_tree_depth=self.max_tree_depth,
+            max_length=self.max_length,
+            max_run=self.max_run,
+            t2t_min_depth=self.t2t_min_depth,
+            t2t_max_depth=self.t2t_max_depth,
+            bal_min_depth=self.bal_min_depth,
+            bal_max_depth=self.bal_max_depth,
+        )
+
+
+def homogenized_config_name(distribution: str, variable: str) -> str:
+    """``dcfg`` + ``max_paren_depth`` -> ``dcfg-homogenized-max-paren-depth``."""
+    return f"{distribution}-homogenized-{variable.replace('_', '-')}"
+
+
+def _builder_configs() -> list[CalculatorConfig]:
+    configs = [
+        CalculatorConfig(name=d, distribution=d, description=f"Calculator expressions from the {d.upper()} distribution.")
+        for d in calc.DISTRIBUTIONS
+    ]
+    configs.append(
+        CalculatorConfig(
+            name="mixture",
+            distribution="mixture",
+            description="Each row drawn from DCFG, T2T, RCFG or BAL with equal probability "
+            "(the evaluation distribution of Shin et al. 2019, section 6.2).",
+        )
+    )
+    for d in calc.DISTRIBUTIONS:
+        for v in calc.SALIENT_VARIABLES:
+            configs.append(
+                CalculatorConfig(
+                    name=homogenized_config_name(d, v),
+                    distribution=d,
+                    homogenize=(v,),
+                    description=f"{d.upper()} expressions homogenized on {v} (generator-side, eps from the config).",
+                )
+            )
+    return configs
+
+
+class Calculator(SyntheticBuilder):
+    """Calculator expressions with their answer (mod 10) and the five salient variables."""
+
+    BUILDER_CONFIG_CLASS = CalculatorConfig
+    BUILDER_CONFIGS = _builder_configs()
+    DEFAULT_CONFIG_NAME = "dcfg"
+    SALIENT_VARIABLES = calc.SALIENT_VARIABLES
+    SOURCE_MODULES = ("hf_synthsample.domains.calculator",)
+    DESCRIPTION = (
+        "Calculator (Shin et al., 2019): arithmetic expressions over the digits 0-9 with +, - and *, "
+        "printed with every redundant parenthesis removed; the label is the value modulo 10. "
+        "Columns: expression, answer, distribution, and the salient variables length, num_ops, "
+        "num_parens, mean_paren_depth and max_paren_depth."
+    )
+    CITATION = """@inproceedings{shin2019synthetic,
+  title={Synthetic Datasets for Neural Program Synthesis},
+  author={Shin, Richard and Kant, Neel and Gupta, Kavi and Bender, Christopher and Trabucco, Brandon and Singh, Rishabh and Song, Dawn},
+  booktitle={International Conference on Learning Representations},
+  year={2019}
+}"""
+
+    def _features(self) -> datasets.Features:
+        return datasets.Features(
+            {
+                "expression": datasets.Value("string"),
+                "answer": datasets.Value("int32"),
+                "distribution": datasets.Value("string"),
+                "length": datasets.Value("int32"),
+                "num_ops": datasets.Value("int32"),
+                "num_parens": datasets.Value("int32"),
+                "mean_paren_depth": datasets.Value("float64"),
+                "max_paren_depth": datasets.Value("int32"),
+            }
+        )
+
+    @functools.cached_property
+    def _params(self) -> calc.CalculatorParams:
+        return self.config.params()
+
+    def _draw(self, rng: random.Random) -> dict:
+        dist = self.config.distribution
+        if dist == "mixture":
+            dist = calc.DISTRIBUTIONS[int(rng.random() * len(calc.DISTRIBUTIONS))]
+        return calc.sample_row(rng, dist, self._params)

@@ -1,0 +1,189 @@
+"""Hub-layout dataset folders: Parquet per config and split, and a README.md dataset card whose
+YAML ``configs:`` lists them, so that ``datasets.load_dataset(folder, config)`` loads a config
+offline with no remote code, and the same folder can be pushed to the Hub as it is.
+
+Folders are written to a temporary sibling and renamed into place, so an interrupted run never
+leaves a half-written folder; replacing an existing folder swaps it in the same way.
+
+Layout::
+
+    folder/
+      README.md                      # YAML (configs, provenance) + card text
+      <config>/<split>-00000-of-00001.parquet
+      <extra files, e.g. plots/...png>
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import shutil
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+import yaml
+
+from .validation import check_choice, check_int
+
+if TYPE_CHECKING:  # pragma: no cover
+    from datasets import Dataset, DatasetDict
+
+__all__ = ["write_hub_folder", "render_card", "read_card_metadata", "size_category"]
+
+_CONFIG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+IF_EXISTS = ("error", "overwrite", "add")
+
+
+def size_category(n: int) -> str:
+    """The Hub's ``size_categories`` tag for ``n`` rows."""
+    bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
+              (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"), (1_000_000_000, "100M<n<1B")]
+    for bound, label in bounds:
+        if n < bound:
+            return label
+    return "n>1B"
+
+
+def render_card(metadata: Mapping[str, Any], body: str) -> str:
+    """A README.md: YAML front matter and a Markdown body."""
+    front = yaml.safe_dump(dict(metadata), sort_keys=False, allow_unicode=True, width=100)
+    return f"---\n{front}---\n\n{body.strip()}\n"
+
+
+def read_card_metadata(folder: str | os.PathLike) -> dict:
+    """The YAML front matter of ``folder/README.md`` (empty if there is none)."""
+    path = Path(folder) / "README.md"
+    if not path.exists():
+        return {}
+    text = path.read_text()
+    if not text.startswith("---"):
+        return {}
+    end = text.find("\n---", 3)
+    return yaml.safe_load(text[3:end]) or {} if end != -1 else {}
+
+
+def _as_dict(dataset: "Dataset | DatasetDict") -> dict:
+    from datasets import Dataset
+
+    if isinstance(dataset, Dataset):
+        return {str(dataset.split) if dataset.split is not None else "train": dataset}
+    return dict(dataset)
+
+
+def write_hub_folder(
+    folder: str | os.PathLike,
+    configs: Mapping[str, "Dataset | DatasetDict"],
+    *,
+    body: str,
+    metadata: Mapping[str, Any] | None = None,
+    default_config: str | None = None,
+    extra_files: Mapping[str, bytes | str | os.PathLike] | None = None,
+    if_exists: str = "error",
+    max_rows_per_file: int = 500_000,
+) -> Path:
+    """Write ``configs`` (name -> ``DatasetDict`` or single-split ``Dataset``) as a Hub-layout folder.
+
+    Args:
+        folder: the output folder.
+        configs: the data, one entry per config.
+        body: the Markdown text of the dataset card.
+        metadata: extra YAML metadata (``configs`` is filled in here).
+        default_config: the config ``datasets.load_dataset(folder)`` picks (default: the first).
+        extra_files: relative path -> ``bytes``, ``str`` (text) or ``pathlib.Path`` (a file to copy).
+        if_exists: ``"error"``, ``"overwrite"`` (replace the folder) or ``"add"`` (keep the
+            folder's other configs and files, replace the named ones).
+        max_rows_per_file: rows per Parquet file.
+
+    Returns:
+        The folder's path.
+
+    Example:
+        >>> import tempfile, datasets
+        >>> out = write_hub_folder(tempfile.mkdtemp() + "/toy", {"tiny": datasets.Dataset.from_dict({"x": [1, 2]})},
+        ...                        body="# toy")
+        >>> datasets.load_dataset(str(out), "tiny")["train"]["x"]
+        [1, 2]
+    """
+    folder = Path(folder)
+    check_choice("if_exists", if_exists, IF_EXISTS)
+    check_int("max_rows_per_file", max_rows_per_file, min=1)
+    if not configs:
+        raise ValueError("configs: give at least one config to write")
+    for name in configs:
+        if not isinstance(name, str) or not _CONFIG_NAME.match(name) or name == "README.md":
+            raise ValueError(f"configs: invalid config name {name!r} (letters, digits, '_', '-', '.')")
+    if default_config is not None and default_config not in configs:
+        raise ValueError(f"default_config must be one of {list(configs)}, got {default_config!r}")
+    if folder.exists() and if_exists == "error":
+        raise FileExistsError(f"{folder} exists; pass if_exists='overwrite' or 'add'")
+    if folder.exists() and not folder.is_dir():
+        raise FileExistsError(f"{folder} exists and is not a folder")
+    splits = {name: _as_dict(ds) for name, ds in configs.items()}
+    for name, parts in splits.items():
+        if not any(len(ds) for ds in parts.values()):
+            raise ValueError(f"configs: config {name!r} has no rows")
+
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = folder.parent / f".{folder.name}.tmp-{uuid.uuid4().hex[:8]}"
+    try:
+        previous_meta: dict = {}
+        if folder.exists() and if_exists == "add":
+            previous_meta = read_card_metadata(folder)
+            shutil.copytree(folder, tmp, ignore=shutil.ignore_patterns(*configs, "README.md"))
+        tmp.mkdir(exist_ok=True)
+        entries = []
+        for name, parts in splits.items():
+            data_files = []
+            for split, ds in parts.items():
+                if len(ds) == 0:
+                    continue
+                n_files = max(1, math.ceil(len(ds) / max_rows_per_file))
+                (tmp / name).mkdir(parents=True, exist_ok=True)
+                for i in range(n_files):
+                    shard = ds.shard(num_shards=n_files, index=i, contiguous=True) if n_files > 1 else ds
+                    shard.to_parquet(str(tmp / name / f"{split}-{i:05d}-of-{n_files:05d}.parquet"))
+                data_files.append({"split": split, "path": f"{name}/{split}-*.parquet"})
+            entries.append({"config_name": name, "data_files": data_files})
+        kept = [c for c in previous_meta.get("configs", []) if c.get("config_name") not in configs]
+        all_entries = kept + entries
+        default = default_config or next((c["config_name"] for c in kept if c.get("default")), None) or entries[0]["config_name"]
+        for entry in all_entries:
+            entry.pop("default", None)
+            if entry["config_name"] == default:
+                entry["default"] = True
+        meta = {k: v for k, v in previous_meta.items() if k != "configs"}
+        meta.update(metadata or {})
+        meta["configs"] = all_entries
+        for rel, content in (extra_files or {}).items():
+            target = tmp / rel
+            if Path(rel).is_absolute() or ".." in Path(rel).parts:
+                raise ValueError(f"extra_files: {rel!r} must be a relative path inside the folder")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                target.write_bytes(content)
+            elif isinstance(content, os.PathLike):
+                shutil.copyfile(content, target)
+            else:
+                target.write_text(str(content))
+        (tmp / "README.md").write_text(render_card(meta, body))
+        _swap_into_place(tmp, folder)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return folder
+
+
+def _swap_into_place(tmp: Path, folder: Path) -> None:
+    if not folder.exists():
+        os.replace(tmp, folder)
+        return
+    backup = folder.parent / f".{folder.name}.old-{uuid.uuid4().hex[:8]}"
+    os.replace(folder, backup)
+    try:
+        os.replace(tmp, folder)
+    except BaseException:
+        os.replace(backup, folder)
+        raise
+    shutil.rmtree(backup, ignore_errors=True)

@@ -1,0 +1,14 @@
+"""Samplers that select rows of a ``Dataset`` (usable with ``select`` / ``filter``) and their reports."""
+
+from .base import BaseSampler
+from .homogenize import HomogenizeSampler, homogenize_indices, homogenize_stream
+from .report import HomogenizationReport, kl_to_uniform
+
+__all__ = [
+    "BaseSampler",
+    "HomogenizeSampler",
+    "homogenize_indices",
+    "homogenize_stream",
+    "HomogenizationReport",
+    "kl_to_uniform",
+]

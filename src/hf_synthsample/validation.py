@@ -1,0 +1,93 @@
+"""Parameter validation shared by configs, samplers and the CLI (scikit-learn style).
+
+Every check raises before any work starts, with a message that names the argument, what was
+given, and what is accepted.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Iterable, Sequence
+
+__all__ = [
+    "check_int",
+    "check_float",
+    "check_choice",
+    "check_columns",
+    "check_not_empty",
+    "check_str_tuple",
+]
+
+
+def check_int(name: str, value: Any, *, min: int | None = None, max: int | None = None) -> int:
+    """An integer (not a bool) within ``[min, max]``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    value = int(value)
+    if min is not None and value < min:
+        raise ValueError(f"{name} must be >= {min}, got {value}")
+    if max is not None and value > max:
+        raise ValueError(f"{name} must be <= {max}, got {value}")
+    return value
+
+
+def check_float(
+    name: str,
+    value: Any,
+    *,
+    min: float | None = None,
+    max: float | None = None,
+    min_inclusive: bool = True,
+    max_inclusive: bool = True,
+) -> float:
+    """A real number within the given bounds (open or closed)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
+    value = float(value)
+    if value != value:
+        raise ValueError(f"{name} must not be NaN")
+    if min is not None and (value < min or (not min_inclusive and value == min)):
+        raise ValueError(f"{name} must be {'>=' if min_inclusive else '>'} {min}, got {value}")
+    if max is not None and (value > max or (not max_inclusive and value == max)):
+        raise ValueError(f"{name} must be {'<=' if max_inclusive else '<'} {max}, got {value}")
+    return value
+
+
+def check_choice(name: str, value: Any, choices: Iterable[Any]) -> Any:
+    """One of ``choices``."""
+    choices = list(choices)
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value
+
+
+def check_str_tuple(name: str, value: Any, choices: Iterable[str] | None = None) -> tuple[str, ...]:
+    """A string or a sequence of strings, returned as a tuple (each checked against ``choices``)."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = (value,)
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise TypeError(f"{name} must be a str or a sequence of str, got {value!r}")
+    if choices is not None:
+        allowed = list(choices)
+        for v in value:
+            if v not in allowed:
+                raise ValueError(f"{name}: unknown value {v!r}; accepted values: {allowed}")
+    if len(set(value)) != len(value):
+        raise ValueError(f"{name} lists a value twice: {list(value)}")
+    return tuple(value)
+
+
+def check_columns(dataset: Any, columns: Sequence[str], *, name: str = "column") -> None:
+    """Every name in ``columns`` is a column of ``dataset`` (a ``Dataset`` or anything with ``column_names``)."""
+    available = list(getattr(dataset, "column_names", None) or [])
+    missing = [c for c in columns if c not in available]
+    if missing:
+        raise ValueError(f"{name}: no column named {missing[0]!r} in the dataset; available columns: {available}")
+
+
+def check_not_empty(dataset: Any, *, name: str = "dataset") -> None:
+    """``dataset`` has at least one row."""
+    if len(dataset) == 0:
+        raise ValueError(f"{name} is empty: nothing to sample from")
