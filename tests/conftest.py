@@ -1,0 +1,34 @@
+"""Shared test configuration: offline Hugging Face, the shared real data, a per-test cache."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+#: ../shared/data next to the repository (CI clones the repo with shared/ beside it);
+#: HF_SYNTHSAMPLE_SHARED_DATA overrides.
+SHARED_DATA = Path(os.environ.get("HF_SYNTHSAMPLE_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
+
+
+def shared_data(*parts: str) -> Path:
+    """Path under the shared real data; skips the test with the reason when it is absent."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"real data not available: {path} is missing (set HF_SYNTHSAMPLE_SHARED_DATA)")
+    return path
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path) -> str:
+    """A fresh ``datasets`` cache directory, so tests never reuse each other's generated data."""
+    return str(tmp_path / "hf-cache")
