@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,10 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
+# Keep generated test data out of the user's ~/.cache (read by datasets at import, so set it here).
+_CACHE = tempfile.mkdtemp(prefix="hf-synthsample-tests-")
+atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
+os.environ["HF_DATASETS_CACHE"] = _CACHE
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: ../shared/data next to the repository (CI clones the repo with shared/ beside it);

@@ -103,7 +103,7 @@ def write_hub_folder(
         >>> import tempfile, datasets
         >>> out = write_hub_folder(tempfile.mkdtemp() + "/toy", {"tiny": datasets.Dataset.from_dict({"x": [1, 2]})},
         ...                        body="# toy")
-        >>> datasets.load_dataset(str(out), "tiny")["train"]["x"]
+        >>> list(datasets.load_dataset(str(out), "tiny")["train"]["x"])
         [1, 2]
     """
     folder = Path(folder)

@@ -10,7 +10,7 @@ Example:
     >>> from hf_synthsample.sampling import HomogenizeSampler
     >>> ds = Dataset.from_dict({"v": [0, 0, 0, 0, 1, 1]})
     >>> sampler = HomogenizeSampler("v", seed=0)
-    >>> sorted(ds.select(sampler.indices(ds, 4))["v"])
+    >>> sorted(ds.select(sampler.indices(ds, 4))["v"])  # as uniform as the pool allows
     [0, 0, 1, 1]
     >>> len(ds.filter(sampler.filter_function(ds, 4), with_indices=True, batched=True))
     4

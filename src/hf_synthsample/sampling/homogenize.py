@@ -445,10 +445,10 @@ class HomogenizeSampler(BaseSampler):
         >>> from datasets import Dataset
         >>> ds = Dataset.from_dict({"length": [2, 2, 2, 2, 2, 4, 4, 6]})
         >>> sampler = HomogenizeSampler("length", seed=0)
-        >>> ds.select(sampler.indices(ds, 6))["length"]
+        >>> list(ds.select(sampler.indices(ds, 6))["length"])
         [2, 2, 2, 4, 4, 6]
-        >>> round(sampler.report_.kl_after(), 3)
-        0.057
+        >>> round(sampler.report_.kl_after(), 3)  # (3/6, 2/6, 1/6) against uniform over 3 values
+        0.087
     """
 
     def __init__(

@@ -1,0 +1,70 @@
+"""The hf-synthsample command line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import datasets
+import pytest
+
+from conftest import REPO_ROOT
+from hf_synthsample.cli import main
+
+
+def test_quickstart_prints_the_report_and_writes_a_folder(tmp_path, capsys):
+    out = tmp_path / "qs"
+    assert main(["quickstart", "--out", str(out), "--num-examples", "3000"]) == 0
+    text = capsys.readouterr().out
+    assert "KL to uniform of length: before" in text and "% lower" in text
+    assert "draws per accepted example" in text and "theoretical" in text
+    ds = datasets.load_dataset(str(out), "dcfg-homogenized-length")
+    assert ds["train"].num_rows == 3000
+    assert (out / "quickstart-histogram.png").exists()
+    # a second run refuses to overwrite unless told to
+    assert main(["quickstart", "--out", str(out), "--num-examples", "3000"]) == 2
+    assert "exists" in capsys.readouterr().err
+
+
+def test_generate_with_config_options(tmp_path, capsys):
+    out = tmp_path / "gen"
+    argv = ["generate", "calculator", "--out", str(out), "--configs", "dcfg", "rcfg",
+            "--num-examples", "200", "--max-length", "None", "--seed", "3", "--cache-dir", str(tmp_path / "c")]
+    assert main(argv) == 0
+    ds = datasets.load_dataset(str(out), "rcfg")["train"]
+    assert ds.num_rows == 200 and set(ds["distribution"]) == {"rcfg"}
+    assert main(argv[:-4] + ["--configs", "bal", "--add", "--cache-dir", str(tmp_path / "c")]) == 0
+    assert datasets.load_dataset(str(out), "bal")["train"].num_rows == 200
+    assert datasets.load_dataset(str(out), "dcfg")["train"].num_rows == 200
+
+
+def test_generate_rejects_bad_parameters(tmp_path, capsys):
+    code = main(["generate", "calculator", "--out", str(tmp_path / "g"), "--eps", "-1", "--homogenize", "length"])
+    assert code == 2
+    assert "eps must be > 0" in capsys.readouterr().err
+    assert not (tmp_path / "g").exists()
+
+
+def test_configs_lists_parameters(capsys):
+    assert main(["configs", "calculator"]) == 0
+    text = capsys.readouterr().out
+    assert "dcfg-homogenized-max-paren-depth" in text and "p_digit" in text and "mean_paren_depth" in text
+
+
+def test_pool_side_homogenize_command(tmp_path, capsys):
+    path = tmp_path / "pool.parquet"
+    datasets.Dataset.from_dict({"length": [2] * 30 + [4] * 6 + [6] * 3, "t": ["x"] * 39}).to_parquet(str(path))
+    out = tmp_path / "h"
+    assert main(["homogenize", str(path), "--columns", "length", "--size", "9", "--out", str(out)]) == 0
+    ds = datasets.load_dataset(str(out), "homogenized")["train"]
+    assert sorted(ds["length"]) == [2, 2, 2, 4, 4, 4, 6, 6, 6]
+    assert main(["homogenize", str(path), "--columns", "lenght", "--out", str(tmp_path / "h2")]) == 2
+    assert "no column named 'lenght'" in capsys.readouterr().err
+
+
+def test_console_script_and_dataset_script_run(tmp_path):
+    exe = [sys.executable, "-m", "hf_synthsample.cli", "--version"]
+    assert "hf-synthsample" in subprocess.run(exe, capture_output=True, text=True, check=True).stdout
+    script = REPO_ROOT / "dataset_scripts" / "calculator.py"
+    result = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True)
+    assert result.returncode == 0 and "--num-examples" in result.stdout

@@ -1,0 +1,27 @@
+"""The examples in the public docstrings run and print what they say."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = [
+    "hf_synthsample",
+    "hf_synthsample.domains.calculator",
+    "hf_synthsample.builders.calculator",
+    "hf_synthsample.sampling.base",
+    "hf_synthsample.sampling.homogenize",
+    "hf_synthsample.sampling.report",
+    "hf_synthsample.hub",
+    "hf_synthsample.load",
+    "hf_synthsample.materialize",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"

@@ -1,0 +1,117 @@
+"""Hub-layout folders: round trip through datasets.load_dataset, atomic writes, cards."""
+
+from __future__ import annotations
+
+import os
+
+import datasets
+import pytest
+
+import hf_synthsample
+from hf_synthsample.hub import read_card_metadata, write_hub_folder
+from hf_synthsample.materialize import materialize
+
+
+def siblings(path) -> list[str]:
+    return sorted(os.listdir(os.path.dirname(path)))
+
+
+def test_materialize_round_trip_offline(tmp_path, cache_dir):
+    assert os.environ.get("HF_HUB_OFFLINE") == "1"
+    out = tmp_path / "calc"
+    configs = ["dcfg", "dcfg-homogenized-length", "mixture"]
+    materialize("calculator", out, configs, num_examples=800, num_test=200, seed=4, cache_dir=cache_dir)
+    for name in configs:
+        generated = hf_synthsample.load_dataset("calculator", name, num_examples=800, num_test=200, seed=4, cache_dir=cache_dir)
+        loaded = datasets.load_dataset(str(out), name)
+        assert sorted(loaded) == ["test", "train"]
+        for split in ("train", "test"):
+            assert loaded[split].to_list() == generated[split].to_list()
+            assert loaded[split].features == generated[split].features
+    meta = read_card_metadata(out)
+    assert [c["config_name"] for c in meta["configs"]] == configs
+    assert meta["configs"][0]["default"] is True
+    assert meta["hf_synthsample"]["configs"]["dcfg"]["seed"] == 4
+    card = (out / "README.md").read_text()
+    assert "## How it was generated" in card and "| length |" in card and "KL before" in card
+    assert (out / "plots" / "dcfg-homogenized-length-length.png").exists()
+    # the default config is the first one
+    default = hf_synthsample.load_dataset("calculator", "dcfg", num_examples=800, num_test=200, seed=4, cache_dir=cache_dir)
+    assert datasets.load_dataset(str(out))["train"].to_list() == default["train"].to_list()
+    assert siblings(out) == ["calc", "hf-cache"]
+
+
+def test_interrupted_write_leaves_nothing(tmp_path, monkeypatch):
+    out = tmp_path / "folder"
+    calls = {"n": 0}
+    real = datasets.Dataset.to_parquet
+
+    def flaky(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt("interrupted")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(datasets.Dataset, "to_parquet", flaky)
+    data = {"a": datasets.Dataset.from_dict({"x": [1]}), "b": datasets.Dataset.from_dict({"x": [2]})}
+    with pytest.raises(KeyboardInterrupt):
+        write_hub_folder(out, data, body="# t")
+    assert not out.exists() and os.listdir(tmp_path) == []
+
+
+def test_failed_overwrite_keeps_the_old_folder(tmp_path, monkeypatch):
+    out = tmp_path / "folder"
+    write_hub_folder(out, {"a": datasets.Dataset.from_dict({"x": [1]})}, body="# old")
+
+    def boom(self, *args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(datasets.Dataset, "to_parquet", boom)
+    with pytest.raises(RuntimeError):
+        write_hub_folder(out, {"a": datasets.Dataset.from_dict({"x": [9]})}, body="# new", if_exists="overwrite")
+    monkeypatch.undo()
+    assert datasets.load_dataset(str(out), "a")["train"]["x"] == [1]
+    assert os.listdir(tmp_path) == ["folder"]
+
+
+def test_if_exists_modes(tmp_path):
+    out = tmp_path / "folder"
+    write_hub_folder(out, {"a": datasets.Dataset.from_dict({"x": [1]})}, body="# one")
+    with pytest.raises(FileExistsError, match="if_exists"):
+        write_hub_folder(out, {"a": datasets.Dataset.from_dict({"x": [2]})}, body="# two")
+    write_hub_folder(out, {"b": datasets.Dataset.from_dict({"y": ["z"]})}, body="# two", if_exists="add")
+    assert [c["config_name"] for c in read_card_metadata(out)["configs"]] == ["a", "b"]
+    assert datasets.load_dataset(str(out), "a")["train"]["x"] == [1]
+    assert datasets.load_dataset(str(out), "b")["train"]["y"] == ["z"]
+    write_hub_folder(out, {"c": datasets.Dataset.from_dict({"x": [3]})}, body="# three", if_exists="overwrite")
+    assert [c["config_name"] for c in read_card_metadata(out)["configs"]] == ["c"]
+    assert not (out / "a").exists()
+
+
+def test_large_splits_are_sharded(tmp_path):
+    ds = datasets.DatasetDict({"train": datasets.Dataset.from_dict({"x": list(range(25))})})
+    out = write_hub_folder(tmp_path / "f", {"c": ds}, body="# t", max_rows_per_file=10)
+    assert sorted(os.listdir(out / "c")) == [f"train-0000{i}-of-00003.parquet" for i in range(3)]
+    assert datasets.load_dataset(str(out), "c")["train"]["x"] == list(range(25))
+
+
+@pytest.mark.parametrize(
+    "configs, kwargs, error, match",
+    [
+        ({}, {}, ValueError, "at least one config"),
+        ({"bad/name": None}, {}, ValueError, "invalid config name"),
+        ({"a": datasets.Dataset.from_dict({"x": []})}, {}, ValueError, "has no rows"),
+        ({"a": datasets.Dataset.from_dict({"x": [1]})}, {"if_exists": "merge"}, ValueError, "if_exists must be one of"),
+        ({"a": datasets.Dataset.from_dict({"x": [1]})}, {"default_config": "b"}, ValueError, "default_config must be one of"),
+    ],
+)
+def test_write_hub_folder_bad_input(tmp_path, configs, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        write_hub_folder(tmp_path / "f", configs, body="# t", **kwargs)
+    assert not (tmp_path / "f").exists()
+
+
+def test_materialize_validates_every_config_before_generating(tmp_path, cache_dir):
+    with pytest.raises(ValueError, match="config 'nope' does not exist"):
+        materialize("calculator", tmp_path / "f", ["dcfg", "nope"], num_examples=10, cache_dir=cache_dir)
+    assert not os.path.exists(cache_dir) and not (tmp_path / "f").exists()
