@@ -35,7 +35,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     "${pip[@]}" install "$torch_req"
   fi
   constraints="$(mktemp)"
-  "$venv/bin/python" -c "import torch; print('torch==' + torch.__version__.split('+')[0])" >"$constraints"
+  "$venv/bin/python" -c "import importlib.metadata as m; print('torch==' + m.version('torch').split('+')[0])" >"$constraints"
   PIP_CONSTRAINT="$constraints" "${pip[@]}" install -e "$root[dev]" 2>&1 | grep -v "^WARNING: Location" || true
   rm -f "$constraints"
   "$venv/bin/python" -c "import hf_synthsample, datasets, transformers, torch" # fail loudly if broken
