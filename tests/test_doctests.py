@@ -17,6 +17,8 @@ MODULES = [
     "hf_synthsample.hub",
     "hf_synthsample.load",
     "hf_synthsample.materialize",
+    "hf_synthsample.publish",
+    "hf_synthsample.metrics.scores",
 ]
 
 

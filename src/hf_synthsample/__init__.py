@@ -30,6 +30,9 @@ _LAZY = {
     "kl_to_uniform": "hf_synthsample.sampling.report",
     "materialize": "hf_synthsample.materialize",
     "write_hub_folder": "hf_synthsample.hub",
+    "Provenance": "hf_synthsample.publish",
+    "save_curated": "hf_synthsample.publish",
+    "push_curated": "hf_synthsample.publish",
 }
 
 __all__ = ["__version__", *_LAZY]
@@ -40,6 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .hub import write_hub_folder
     from .load import load_dataset, load_dataset_builder
     from .materialize import materialize
+    from .publish import Provenance, push_curated, save_curated
     from .sampling.homogenize import HomogenizeSampler, homogenize_indices, homogenize_stream
     from .sampling.report import HomogenizationReport, kl_to_uniform
 

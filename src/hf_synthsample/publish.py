@@ -1,0 +1,314 @@
+"""Save or push a curated subset with a dataset card that records how it was made.
+
+A curated subset is one config of a Hub-layout dataset (see :mod:`hf_synthsample.hub`). Its card
+section and its YAML entry under ``hf_synthsample.curated.<config>`` record the
+:class:`Provenance`: the source (generator and config, or a dataset path / repo), the source's
+fingerprint and size, the sampler with its parameters and seed, the subset's sizes, and any
+statistics and plots given. Other configs already in the folder / repo are left untouched:
+their files, YAML entries and card sections stay as they are.
+
+Tokens are only ever handed to the Hub client; they are never written to a card or logged.
+
+Example:
+    >>> import tempfile, datasets
+    >>> from hf_synthsample import HomogenizeSampler
+    >>> pool = datasets.Dataset.from_dict({"length": [2, 2, 2, 4, 6, 6]})
+    >>> sampler = HomogenizeSampler("length", seed=0)
+    >>> subset = sampler.sample(pool, 3)
+    >>> folder = save_curated(subset, tempfile.mkdtemp() + "/out", Provenance.from_sampler(pool, sampler, source="toy"),
+    ...                       config_name="uniform-length")
+    >>> sorted(datasets.load_dataset(str(folder), "uniform-length")["train"]["length"])
+    [2, 4, 6]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+from datasets.utils import logging
+
+from .hub import read_card_metadata, size_category, write_hub_folder
+
+if TYPE_CHECKING:  # pragma: no cover
+    from datasets import Dataset, DatasetDict
+
+logger = logging.get_logger(__name__)
+
+__all__ = ["Provenance", "save_curated", "push_curated"]
+
+_SECTION = "<!-- hf-synthsample:curated {name} {edge} -->"
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return repr(value)
+
+
+@dataclasses.dataclass
+class Provenance:
+    """How a curated subset was made.
+
+    Attributes:
+        source: where the rows came from, e.g. ``"hf_synthsample:calculator/dcfg"``, a folder or a repo id.
+        source_config: the generator's parameters (or any description of the source config).
+        source_fingerprint: the ``datasets`` fingerprint of the source dataset.
+        source_size: rows in the source.
+        sampler: the sampler, e.g. ``"HomogenizeSampler"``.
+        sampler_params: the sampler's parameters (``sampler.get_params()``).
+        seed: the seed of the selection.
+        description: free text.
+    """
+
+    source: str
+    source_config: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    source_fingerprint: str | None = None
+    source_size: int | None = None
+    sampler: str | None = None
+    sampler_params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    seed: int | None = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.source, str) or not self.source:
+            raise ValueError("provenance.source must be a non-empty string naming where the rows came from")
+
+    @classmethod
+    def from_sampler(
+        cls,
+        dataset: "Dataset",
+        sampler: Any,
+        *,
+        source: str | None = None,
+        source_config: Mapping[str, Any] | None = None,
+        description: str = "",
+    ) -> "Provenance":
+        """Provenance of ``sampler`` applied to ``dataset``: its fingerprint, size, parameters and seed."""
+        params = sampler.get_params() if hasattr(sampler, "get_params") else {}
+        if source_config is None:
+            source_config = {"config_name": dataset.info.config_name} if dataset.info.config_name else {}
+        return cls(
+            source=source or dataset.info.dataset_name or "dataset",
+            source_config=source_config,
+            source_fingerprint=getattr(dataset, "_fingerprint", None),
+            source_size=len(dataset),
+            sampler=type(sampler).__name__,
+            sampler_params=params,
+            seed=params.get("seed"),
+            description=description,
+        )
+
+    def to_dict(self) -> dict:
+        return _jsonable(dataclasses.asdict(self))
+
+
+def _splits(dataset: "Dataset | DatasetDict") -> dict:
+    from datasets import Dataset
+
+    if isinstance(dataset, Dataset):
+        return {str(dataset.split) if dataset.split is not None else "train": dataset}
+    return dict(dataset)
+
+
+def _section(config_name: str, provenance: Provenance, sizes: Mapping[str, int], statistics: str | None, plots: Mapping[str, str]) -> str:
+    rows = [f"### Curated config `{config_name}`", ""]
+    if provenance.description:
+        rows += [provenance.description, ""]
+    rows += ["| | |", "|---|---|", f"| source | `{provenance.source}` |"]
+    if provenance.source_config:
+        cfg = ", ".join(f"{k}={v!r}" for k, v in _jsonable(provenance.source_config).items())
+        rows.append(f"| source config | `{cfg}` |")
+    if provenance.source_fingerprint:
+        rows.append(f"| source fingerprint | `{provenance.source_fingerprint}` |")
+    if provenance.source_size is not None:
+        rows.append(f"| source rows | {provenance.source_size:,} |")
+    if provenance.sampler:
+        params = ", ".join(f"{k}={v!r}" for k, v in _jsonable(provenance.sampler_params).items())
+        rows.append(f"| sampler | `{provenance.sampler}({params})` |")
+    if provenance.seed is not None:
+        rows.append(f"| seed | {provenance.seed} |")
+    rows.append("| rows | " + ", ".join(f"{split} {n:,}" for split, n in sizes.items()) + " |")
+    rows.append("")
+    if statistics:
+        rows += [statistics.strip(), ""]
+    for rel in plots:
+        rows += [f"![{config_name}]({rel})", ""]
+    body = "\n".join(rows)
+    return f"{_SECTION.format(name=config_name, edge='start')}\n{body}\n{_SECTION.format(name=config_name, edge='end')}"
+
+
+def _merge_body(previous: str, config_name: str, section: str) -> str:
+    """Replace this config's section in an existing card body (or append it), keeping the rest."""
+    if not previous.strip():
+        previous = "# Curated datasets\n\nSubsets curated with [hf-synthsample](https://pypi.org/project/hf-synthsample/)."
+    pattern = re.compile(
+        re.escape(_SECTION.format(name=config_name, edge="start")) + r".*?" + re.escape(_SECTION.format(name=config_name, edge="end")),
+        flags=re.S,
+    )
+    if pattern.search(previous):
+        return pattern.sub(lambda _: section, previous)
+    return previous.rstrip() + "\n\n" + section
+
+
+def _card_body(text: str) -> str:
+    if text.startswith("---"):
+        end = text.find("\n---", 3)
+        if end != -1:
+            return text[end + 4 :].lstrip("\n")
+    return text
+
+
+def _curated_card(
+    previous_meta: Mapping, previous_body: str, config_name: str, provenance: Provenance,
+    sizes: Mapping[str, int], statistics: str | None, plots: Mapping[str, str],
+) -> tuple[dict, str]:
+    meta = {k: v for k, v in previous_meta.items() if k != "configs"}
+    ours = dict(meta.get("hf_synthsample") or {})
+    curated = dict(ours.get("curated") or {})
+    curated[config_name] = {**provenance.to_dict(), "sizes": dict(sizes)}
+    ours["curated"] = curated
+    meta["hf_synthsample"] = ours
+    tags = list(meta.get("tags") or [])
+    for tag in ("hf-synthsample", "curated"):
+        if tag not in tags:
+            tags.append(tag)
+    meta["tags"] = tags
+    meta["size_categories"] = [size_category(sum(sizes.values()))]
+    body = _merge_body(previous_body, config_name, _section(config_name, provenance, sizes, statistics, plots))
+    return meta, body
+
+
+def _check_inputs(dataset: "Dataset | DatasetDict", provenance: Provenance, config_name: str) -> dict:
+    if not isinstance(provenance, Provenance):
+        raise TypeError(f"provenance must be a Provenance, got {type(provenance).__name__}")
+    parts = _splits(dataset)
+    if not parts or not any(len(ds) for ds in parts.values()):
+        raise ValueError("dataset is empty: nothing to publish")
+    if not isinstance(config_name, str) or not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$", config_name):
+        raise ValueError(f"config_name: invalid name {config_name!r} (letters, digits, '_', '-', '.')")
+    return parts
+
+
+def save_curated(
+    dataset: "Dataset | DatasetDict",
+    folder: str | os.PathLike,
+    provenance: Provenance,
+    *,
+    config_name: str = "default",
+    statistics: str | None = None,
+    plots: Mapping[str, str | os.PathLike] | None = None,
+) -> Path:
+    """Write ``dataset`` as config ``config_name`` of the Hub-layout ``folder`` with its provenance.
+
+    Other configs in ``folder`` are kept. ``statistics`` is Markdown for the card (e.g. a
+    report's ``to_markdown()``); ``plots`` maps a name to an image file, copied under ``plots/``.
+    """
+    parts = _check_inputs(dataset, provenance, config_name)
+    folder = Path(folder)
+    previous_meta = read_card_metadata(folder) if folder.exists() else {}
+    previous_body = _card_body((folder / "README.md").read_text()) if (folder / "README.md").exists() else ""
+    extra = {f"plots/{config_name}-{name}.png": Path(path) for name, path in (plots or {}).items()}
+    sizes = {split: len(ds) for split, ds in parts.items()}
+    meta, body = _curated_card(previous_meta, previous_body, config_name, provenance, sizes, statistics, list(extra))
+    from datasets import DatasetDict
+
+    return write_hub_folder(
+        folder, {config_name: DatasetDict(parts)}, body=body, metadata=meta, extra_files=extra,
+        if_exists="add", default_config=None,
+    )
+
+
+def push_curated(
+    dataset: "Dataset | DatasetDict",
+    repo_id: str,
+    *,
+    provenance: Provenance,
+    config_name: str = "default",
+    statistics: str | None = None,
+    plots: Mapping[str, str | os.PathLike] | None = None,
+    token: str | None = None,
+    private: bool | None = None,
+    commit_message: str | None = None,
+    api: Any = None,
+):
+    """Push ``dataset`` as config ``config_name`` of the Hub dataset ``repo_id``, in one commit.
+
+    The repo's other configs are not touched: only ``<config_name>/*`` files (replaced), the
+    plots of this config and the merged ``README.md`` change. Everything is checked (dataset,
+    config name, repo id, token) before anything is uploaded. ``api`` defaults to
+    ``huggingface_hub.HfApi(token=token)``.
+
+    Returns:
+        The ``CommitInfo`` of the commit.
+    """
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
+    from huggingface_hub.utils import HFValidationError, get_token, validate_repo_id
+
+    parts = _check_inputs(dataset, provenance, config_name)
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError as err:
+        raise ValueError(f"repo_id: {err}") from None
+    if "/" not in repo_id:
+        raise ValueError(f"repo_id must be 'namespace/name', got {repo_id!r}")
+    token = token or get_token()
+    if not token:
+        raise ValueError("token: no Hugging Face token; pass token=... or log in with `hf auth login`")
+    api = api if api is not None else HfApi(token=token)
+
+    previous_meta: dict = {}
+    previous_body = ""
+    stale: list[str] = []
+    if api.repo_exists(repo_id, repo_type="dataset", token=token):
+        files = api.list_repo_files(repo_id, repo_type="dataset", token=token)
+        stale = [f for f in files if f.startswith(f"{config_name}/")]
+        if "README.md" in files:
+            readme = api.hf_hub_download(repo_id, "README.md", repo_type="dataset", token=token)
+            previous_meta = read_card_metadata(Path(readme).parent) if Path(readme).name == "README.md" else {}
+            previous_body = _card_body(Path(readme).read_text())
+    else:
+        api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True, token=token)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        # Build this config alone (plus the merged card) locally, then upload exactly those files.
+        local = Path(tmp) / "repo"
+        extra = {f"plots/{config_name}-{name}.png": Path(path) for name, path in (plots or {}).items()}
+        sizes = {split: len(ds) for split, ds in parts.items()}
+        meta, body = _curated_card(previous_meta, previous_body, config_name, provenance, sizes, statistics, list(extra))
+        kept = [c for c in previous_meta.get("configs", []) if c.get("config_name") != config_name]
+        from datasets import DatasetDict
+
+        write_hub_folder(local, {config_name: DatasetDict(parts)}, body=body, metadata=meta, extra_files=extra)
+        new_meta = read_card_metadata(local)
+        new_meta["configs"] = kept + new_meta["configs"]
+        if kept:  # keep the repo's default config
+            default = next((c["config_name"] for c in kept if c.get("default")), None)
+            for c in new_meta["configs"]:
+                c.pop("default", None)
+                if c["config_name"] == (default or new_meta["configs"][0]["config_name"]):
+                    c["default"] = True
+        from .hub import render_card
+
+        (local / "README.md").write_text(render_card(new_meta, body))
+        uploads = sorted(p.relative_to(local).as_posix() for p in local.rglob("*") if p.is_file())
+        operations = [CommitOperationDelete(path_in_repo=f) for f in stale if f not in uploads]
+        operations += [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(local / rel)) for rel in uploads]
+        logger.info(f"pushing config {config_name!r} to {repo_id}: {len(uploads)} files, {len(stale)} replaced")
+        return api.create_commit(
+            repo_id,
+            operations=operations,
+            commit_message=commit_message or f"hf-synthsample: add curated config {config_name}",
+            repo_type="dataset",
+            token=token,
+        )
