@@ -168,3 +168,14 @@ def test_import_is_light():
     code = "import hf_synthsample, sys; print('torch' in sys.modules, 'datasets' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_public_names_are_not_shadowed_by_submodules():
+    import importlib
+    import pkgutil
+    import types
+
+    for info in pkgutil.walk_packages(hf_synthsample.__path__, "hf_synthsample."):
+        importlib.import_module(info.name)
+    for name in hf_synthsample._LAZY:
+        assert not isinstance(getattr(hf_synthsample, name), types.ModuleType), name

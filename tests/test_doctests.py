@@ -16,7 +16,7 @@ MODULES = [
     "hf_synthsample.sampling.report",
     "hf_synthsample.hub",
     "hf_synthsample.load",
-    "hf_synthsample.materialize",
+    "hf_synthsample.materialization",
     "hf_synthsample.publish",
     "hf_synthsample.metrics.scores",
 ]

@@ -21,14 +21,14 @@ __version__ = "0.1.0"
 _LAZY = {
     "load_dataset": "hf_synthsample.load",
     "load_dataset_builder": "hf_synthsample.load",
-    "domains": "hf_synthsample.builders",
+    "list_domains": "hf_synthsample.builders",
     "homogenization_report": "hf_synthsample.builders.base",
     "HomogenizeSampler": "hf_synthsample.sampling.homogenize",
     "homogenize_indices": "hf_synthsample.sampling.homogenize",
     "homogenize_stream": "hf_synthsample.sampling.homogenize",
     "HomogenizationReport": "hf_synthsample.sampling.report",
     "kl_to_uniform": "hf_synthsample.sampling.report",
-    "materialize": "hf_synthsample.materialize",
+    "materialize": "hf_synthsample.materialization",
     "write_hub_folder": "hf_synthsample.hub",
     "Provenance": "hf_synthsample.publish",
     "save_curated": "hf_synthsample.publish",
@@ -38,11 +38,11 @@ _LAZY = {
 __all__ = ["__version__", *_LAZY]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .builders import domains
+    from .builders import list_domains
     from .builders.base import homogenization_report
     from .hub import write_hub_folder
     from .load import load_dataset, load_dataset_builder
-    from .materialize import materialize
+    from .materialization import materialize
     from .publish import Provenance, push_curated, save_curated
     from .sampling.homogenize import HomogenizeSampler, homogenize_indices, homogenize_stream
     from .sampling.report import HomogenizationReport, kl_to_uniform

@@ -56,7 +56,7 @@ def _collect_params(args: argparse.Namespace) -> dict:
 
 def _build_parser() -> argparse.ArgumentParser:
     from . import __version__
-    from .builders import domains
+    from .builders import list_domains
 
     parser = argparse.ArgumentParser(prog="hf-synthsample", description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", action="version", version=f"hf-synthsample {__version__}")
@@ -73,7 +73,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
     g = sub.add_parser("generate", help="materialize a domain's configs as a Hub-layout dataset folder")
     gsub = g.add_subparsers(dest="domain", required=True)
-    for domain in domains():
+    for domain in list_domains():
         d = gsub.add_parser(domain, help=f"{domain} configs")
         d.add_argument("--out", required=True, help="output folder")
         d.add_argument("--configs", nargs="+", default=None, help="config names (default: all)")
@@ -108,7 +108,7 @@ def _quickstart(args: argparse.Namespace) -> int:
     from .builders.calculator import homogenized_config_name
     from .domains.calculator import SALIENT_VARIABLES
     from .load import load_dataset
-    from .materialize import materialize
+    from .materialization import materialize
     from .validation import check_choice
 
     check_choice("--variable", args.variable, list(SALIENT_VARIABLES))
@@ -132,7 +132,7 @@ def _quickstart(args: argparse.Namespace) -> int:
 
 
 def _generate(args: argparse.Namespace) -> int:
-    from .materialize import materialize
+    from .materialization import materialize
 
     if_exists = "overwrite" if args.overwrite else "add" if args.add else "error"
     out = materialize(
@@ -144,10 +144,10 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def _configs(args: argparse.Namespace) -> int:
-    from .builders import domains, get_builder_class
+    from .builders import get_builder_class, list_domains
     from .builders.base import config_parameters
 
-    names = [args.domain] if args.domain else domains()
+    names = [args.domain] if args.domain else list_domains()
     for domain in names:
         cls = get_builder_class(domain)
         print(f"{domain}: {cls.DESCRIPTION}\n")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["BUILDERS", "domains", "get_builder_class"]
+__all__ = ["BUILDERS", "list_domains", "get_builder_class"]
 
 #: domain name -> "module:BuilderClass" (imported on first use)
 BUILDERS: dict[str, str] = {
@@ -15,7 +15,7 @@ BUILDERS: dict[str, str] = {
 }
 
 
-def domains() -> list[str]:
+def list_domains() -> list[str]:
     """Names of the available synthetic domains."""
     return sorted(BUILDERS)
 
@@ -23,6 +23,6 @@ def domains() -> list[str]:
 def get_builder_class(domain: str) -> type:
     """The builder class of ``domain``; ``ValueError`` listing the domains if it is unknown."""
     if not isinstance(domain, str) or domain not in BUILDERS:
-        raise ValueError(f"domain: unknown domain {domain!r}; available domains: {domains()}")
+        raise ValueError(f"domain: unknown domain {domain!r}; available domains: {list_domains()}")
     module, cls = BUILDERS[domain].split(":")
     return getattr(importlib.import_module(module), cls)
