@@ -22,7 +22,7 @@ if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
 fi
 stamp="$venv/.hf-synthsample-stamp"
-want="$(cat "$root/pyproject.toml" | sha256sum | cut -c1-16) $torch_req $torch_index"
+want="$("$python" -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest()[:16])' "$root/pyproject.toml") $torch_req $torch_index"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "installing hf-synthsample and its dependencies into $venv" >&2
   pip=("$venv/bin/python" -m pip --disable-pip-version-check -q)

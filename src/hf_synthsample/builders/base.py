@@ -259,6 +259,11 @@ class SyntheticBuilder(datasets.ArrowBasedBuilder):
         }
         _write_json_atomic(os.path.join(self._output_dir, REPORT_FILENAME), reports)
         shutil.rmtree(stats_dir)
+        for split, report in reports.items():
+            logger.info(
+                f"{self.name}/{cfg.name} {split}: homogenized {', '.join(cfg.homogenize)} with "
+                f"{report['draws']} draws for {report['accepted']} rows"
+            )
 
 
 def _stats_to_json(stats: Mapping) -> dict:
