@@ -1,0 +1,391 @@
+"""SCAN and SCAN*: the exact SCAN command set with its rule-based splits, and the SCAN* sampler with
+the length-halving procedure (Lake & Baroni 2018; Loula et al. 2018; Zhou et al. 2023;
+ALGORITHMS.md section 4).
+
+Commands are *built* from the grammar's productions here, each production carrying its meaning,
+so a command and its actions come out together. The reference interpreter
+(:mod:`hf_synthsample.domains.scan_interpreter`) parses command strings instead; the tests check
+every generated pair against it.
+
+Exact SCAN::
+
+    C -> S and S | S after S | S ;  S -> V twice | V thrice | V
+    V -> X opposite DIR | X around DIR | D | U   (X in U + {turn})
+    D -> U DIR | turn DIR ;  U -> walk | look | run | jump ;  DIR -> left | right
+
+gives 20,910 commands. The rule-based splits (:data:`SCAN_SPLITS`) reproduce the public release
+as multisets; their rules and the counts they imply are in :func:`scan_split`.
+
+SCAN*: any number of conjunctions (``after`` binds tighter than ``and``), ``n`` verb primitives
+``walk look run jump prim4 ... prim{n-1}`` with actions ``I_`` + upper-case name, no ``turn``, and
+``around`` / ``opposite`` unified as (turn, verb) repeated 4 / 2 times (SCAN's ``opposite`` =
+``turn turn verb`` is available with ``unify_around_opposite=False``).
+
+Example:
+    >>> len(scan_commands())
+    20910
+    >>> sizes = {s: len(rows) for s, rows in scan_split("addprim_jump").items()}
+    >>> sizes
+    {'train': 14670, 'test': 7706}
+    >>> g = StarGrammar(num_primitives=10)
+    >>> ex = g.render(g.sample_structure(random.Random(0), 12, 12))
+    >>> len(ex.commands.split())
+    12
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+from dataclasses import dataclass, field
+from typing import NamedTuple, Sequence
+
+import numpy as np
+
+__all__ = [
+    "SCAN_VERBS",
+    "DIRECTIONS",
+    "SCAN_SPLITS",
+    "scan_commands",
+    "scan_split",
+    "StarGrammar",
+    "StarExample",
+    "halve",
+    "halving_steps",
+    "structure_length",
+    "star_primitives",
+]
+
+SCAN_VERBS: tuple[str, ...] = ("walk", "look", "run", "jump")
+DIRECTIONS: tuple[str, ...] = ("left", "right")
+_TURN = {"left": "I_TURN_LEFT", "right": "I_TURN_RIGHT"}
+CONJUNCTIONS: tuple[str, ...] = ("and", "after")
+
+#: SCAN configs known from the Hub, with what their test split holds.
+SCAN_SPLITS: dict[str, str] = {
+    "simple": "a seeded random 80/20 split of all 20,910 commands",
+    "length": "train: commands whose action sequence has at most 22 actions; test: the longer ones",
+    "addprim_jump": "test: every command with 'jump' except bare 'jump'; train: the rest, with bare 'jump' "
+    "repeated to make 10% of the train rows (1,467 times)",
+    "addprim_turn_left": "test: every command with 'turn left' except bare 'turn left'; train: the rest, with "
+    "bare 'turn left' repeated to make 10% of the train rows (2,189 times)",
+    "template_around_right": "test: commands with 'U around right' (U a verb); commands with "
+    "'turn around right' are left out of both splits",
+    "template_jump_around_right": "test: commands with 'jump around right'; commands with 'turn around right' "
+    "are left out of both splits",
+    "template_opposite_right": "test: commands with 'U opposite right'; commands with 'turn opposite right' "
+    "are left out of both splits",
+    "template_right": "test: commands with 'U right'; commands with 'turn right' are left out of both splits",
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Exact SCAN
+# --------------------------------------------------------------------------------------------
+def _scan_v() -> list[tuple[str, tuple[str, ...]]]:
+    """Every V phrase with its actions, in grammar order."""
+    out = []
+    for u in SCAN_VERBS:  # V -> U
+        out.append((u, ("I_" + u.upper(),)))
+    for x in (*SCAN_VERBS, "turn"):  # V -> D
+        for d in DIRECTIONS:
+            out.append((f"{x} {d}", (_TURN[d],) + (() if x == "turn" else ("I_" + x.upper(),))))
+    for x in (*SCAN_VERBS, "turn"):  # V -> X opposite DIR | X around DIR
+        x_act = () if x == "turn" else ("I_" + x.upper(),)
+        for d in DIRECTIONS:
+            out.append((f"{x} opposite {d}", (_TURN[d], _TURN[d]) + x_act))
+            out.append((f"{x} around {d}", ((_TURN[d],) + x_act) * 4))
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _scan_s() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    out = []
+    for v, act in _scan_v():
+        out += [(v, act), (f"{v} twice", act * 2), (f"{v} thrice", act * 3)]
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=1)
+def scan_commands() -> tuple[tuple[str, str], ...]:
+    """All 20,910 SCAN ``(command, actions)`` pairs, S first, then ``S and S``, then ``S after S``."""
+    s = _scan_s()
+    out = [(c, " ".join(a)) for c, a in s]
+    out += [(f"{c1} and {c2}", " ".join(a1 + a2)) for c1, a1 in s for c2, a2 in s]
+    out += [(f"{c1} after {c2}", " ".join(a2 + a1)) for c1, a1 in s for c2, a2 in s]
+    return tuple(out)
+
+
+def _has(command: str, phrase: str) -> bool:
+    return f" {phrase} " in f" {command} "
+
+
+def _oversample(rest: list[tuple[str, str]], bare: tuple[str, str]) -> list[tuple[str, str]]:
+    # Lake & Baroni repeat the bare primitive until it makes 10% of the train rows:
+    # copies = |rest| / 9 (13,203 / 9 = 1,467 for jump; 19,701 / 9 = 2,189 for turn left).
+    return rest + [bare] * round(len(rest) / 9)
+
+
+def scan_split(name: str, *, seed: int = 0, train_fraction: float = 0.8) -> dict[str, list[tuple[str, str]]]:
+    """The ``train`` / ``test`` rows of the SCAN split ``name`` (see :data:`SCAN_SPLITS`), in
+    enumeration order (``simple``: in the seeded random order).
+
+    Sizes (train / test): simple 16,728 / 4,182; length 16,990 / 3,920; addprim_jump 14,670 / 7,706;
+    addprim_turn_left 21,890 / 1,208; template_around_right, template_opposite_right and
+    template_right 15,225 / 4,476; template_jump_around_right 18,528 / 1,173.
+    """
+    if name not in SCAN_SPLITS:
+        raise ValueError(f"name: unknown SCAN split {name!r}; accepted values: {list(SCAN_SPLITS)}")
+    rows = list(scan_commands())
+    if name == "simple":
+        order = list(range(len(rows)))
+        random.Random(seed).shuffle(order)
+        cut = round(train_fraction * len(rows))
+        return {"train": [rows[i] for i in order[:cut]], "test": [rows[i] for i in order[cut:]]}
+    if name == "length":
+        return {
+            "train": [r for r in rows if len(r[1].split()) <= 22],
+            "test": [r for r in rows if len(r[1].split()) > 22],
+        }
+    if name.startswith("addprim_"):
+        phrase = name[len("addprim_"):].replace("_", " ")
+        bare = next(r for r in rows if r[0] == phrase)
+        test = [r for r in rows if _has(r[0], phrase) and r[0] != phrase]
+        rest = [r for r in rows if not _has(r[0], phrase)]
+        return {"train": _oversample(rest, bare), "test": test}
+    # template_*: the held-out template with a verb goes to test, the 'turn' version nowhere
+    template = name[len("template_"):].split("_")
+    verbs = SCAN_VERBS
+    if template[0] == "jump":
+        verbs, template = ("jump",), template[1:]
+    tail = " ".join(template)
+    held = [f"{u} {tail}" for u in verbs]
+    dropped = f"turn {tail}"
+    train, test = [], []
+    for r in rows:
+        if _has(r[0], dropped):
+            continue
+        (test if any(_has(r[0], h) for h in held) else train).append(r)
+    return {"train": train, "test": test}
+
+
+# --------------------------------------------------------------------------------------------
+# SCAN*
+# --------------------------------------------------------------------------------------------
+def star_primitives(n: int) -> tuple[str, ...]:
+    """The ``n`` SCAN* verb primitives: SCAN's four, then ``prim4``, ``prim5``, ..."""
+    return SCAN_VERBS[:n] + tuple(f"prim{i}" for i in range(len(SCAN_VERBS), n))
+
+
+class _Shape(NamedTuple):
+    words: str  # suffix after the verb, e.g. " around left twice"
+    length: int  # words including the verb
+    turn: str | None
+    steps: int  # (turn, verb) repetitions: 0 plain, 1 direction, 2 opposite (unified), 4 around
+    repeat: int
+    scan_opposite: bool  # SCAN's "turn turn verb" opposite
+
+
+def _shapes(unify: bool) -> tuple[_Shape, ...]:
+    out = []
+    for mod in ("", *DIRECTIONS, *(f"{m} {d}" for m in ("opposite", "around") for d in DIRECTIONS)):
+        for rep, rep_word in ((1, ""), (2, " twice"), (3, " thrice")):
+            words = (f" {mod}" if mod else "") + rep_word
+            d = mod.split()[-1] if mod else None
+            steps = 0 if not mod else 1 if " " not in mod else (4 if mod.startswith("around") else 2)
+            scan_opp = mod.startswith("opposite") and not unify
+            out.append(_Shape(words, len(words.split()) + 1, d, steps, rep, scan_opp))
+    return tuple(out)
+
+
+class StarExample(NamedTuple):
+    """A rendered SCAN* example with its complexity figures."""
+
+    commands: str
+    actions: str
+    input_length: int
+    output_length: int
+    unique_primitives: int
+
+
+#: A SCAN* command as structure: per part its shape index and primitive index, and the
+#: conjunction (0 = and, 1 = after) before every part but the first.
+Structure = tuple[list[int], list[int], list[int]]
+
+
+@dataclass
+class StarGrammar:
+    """SCAN* with ``num_primitives`` verbs: samples command structures and renders them.
+
+    Example:
+        >>> g = StarGrammar(num_primitives=4)
+        >>> g.render(([0, 3], [0, 1], [1])).commands
+        'walk after look left'
+    """
+
+    num_primitives: int = 200
+    unify_around_opposite: bool = True
+    p_and: float = 0.5
+    primitives: tuple[str, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.primitives = star_primitives(self.num_primitives)
+        self.shapes = _shapes(self.unify_around_opposite)
+        self._verb_actions = ["I_" + p.upper() for p in self.primitives]
+        # parts rendered once: part_words[shape][prim], part_actions[shape][prim]
+        self.part_words = [[p + s.words for p in self.primitives] for s in self.shapes]
+        self.part_actions = [[self._actions(s, a) for a in self._verb_actions] for s in self.shapes]
+        self.part_length = [s.length for s in self.shapes]
+        self.part_action_count = [len(self.part_actions[i][0].split()) for i in range(len(self.shapes))]
+        # shapes a part may take when `r` words are left: it must fit, and never leave exactly one
+        # word (a conjunction needs a part after it)
+        self._conj_words = [[[f" {c} {w}" for w in row] for row in self.part_words] for c in CONJUNCTIONS]
+        self._allowed = [
+            [i for i, s in enumerate(self.shapes) if s.length <= r and r - s.length != 1] for r in range(7)
+        ]
+
+    @staticmethod
+    def _actions(s: _Shape, verb: str) -> str:
+        if s.turn is None:
+            one = [verb]
+        elif s.scan_opposite:
+            one = [_TURN[s.turn], _TURN[s.turn], verb]
+        else:
+            one = [_TURN[s.turn], verb] * s.steps
+        return " ".join(one * s.repeat)
+
+    def sample_block(
+        self,
+        rng: random.Random,
+        n: int,
+        min_length: int,
+        max_length: int,
+        pool: Sequence[int] | None = None,
+        max_unique: int | None = None,
+        force: int | None = None,
+    ) -> list[Structure]:
+        """``n`` command structures of ``min_length..max_length`` words (length uniform).
+
+        Parts are drawn left to right, each shape uniform among those that fit the words left
+        (never leaving exactly one word: a conjunction needs a part after it), so every length
+        is hit exactly. ``pool``: primitive indices to draw from (default all); ``max_unique``:
+        each example first draws that many distinct primitives from the pool and uses only
+        those; ``force``: this primitive appears in at least one part (a random part is set to
+        it when none drew it).
+
+        The parts are drawn with numpy for the whole block while at least 6 words are left (every
+        shape fits then); the last few parts of each example are drawn one by one.
+        """
+        gen = np.random.Generator(np.random.PCG64(rng.getrandbits(64)))
+        pool_arr = np.arange(self.num_primitives) if pool is None else np.asarray(pool, dtype=np.int64)
+        targets = gen.integers(min_length, max_length + 1, n)
+        width = max_length // 2 + 1
+        shapes = gen.integers(0, len(self.shapes), (n, width))
+        plen = np.asarray(self.part_length)
+        lens = plen[shapes]
+        cost = lens + 1
+        cost[:, 0] -= 1
+        cum = np.cumsum(cost, axis=1)
+        # words left for part j once its conjunction is placed
+        left = targets[:, None] - cum + lens
+        free = (left >= 6).sum(axis=1)
+        used = np.where(free > 0, cum[np.arange(n), np.maximum(free - 1, 0)], 0)
+        conj_draw = (gen.random((n, width + 6)) < 1.0 - self.p_and).astype(np.int8)
+        if max_unique is not None and max_unique < len(pool_arr):
+            # the forced primitive counts as one of the example's max_unique primitives
+            base = pool_arr if force is None else pool_arr[pool_arr != force]
+            m = max_unique if force is None else max_unique - 1
+            choice = base[np.argsort(gen.random((n, len(base))), axis=1)[:, :m]]
+            if force is not None:
+                choice = np.concatenate([choice, np.full((n, 1), force, dtype=choice.dtype)], axis=1)
+        else:
+            choice = np.broadcast_to(pool_arr, (n, len(pool_arr)))
+        npick = choice.shape[1]
+        prim_draw = choice[np.arange(n)[:, None], gen.integers(0, npick, (n, width + 6))]
+        shapes_l, free_l, used_l, targets_l = shapes.tolist(), free.tolist(), used.tolist(), targets.tolist()
+        conj_l, prim_l = conj_draw.tolist(), prim_draw.tolist()
+        allowed, plen_l = self._allowed, self.part_length
+        rnd = rng.random
+        out = []
+        for i in range(n):
+            k = free_l[i]
+            s = shapes_l[i][:k]
+            r = targets_l[i] - used_l[i]
+            while r > 0:
+                if s:
+                    r -= 1
+                opts = allowed[r if r < 6 else 6]
+                shape = opts[int(rnd() * len(opts))]
+                s.append(shape)
+                r -= plen_l[shape]
+            m = len(s)
+            prims = prim_l[i][:m]
+            if force is not None and force not in prims:
+                prims[int(rnd() * m)] = force
+            out.append((s, prims, conj_l[i][: m - 1]))
+        return out
+
+    def sample_structure(self, rng: random.Random, min_length: int, max_length: int, **kwargs) -> Structure:
+        """One structure (the first row :meth:`sample_block` would draw with this ``rng``)."""
+        return self.sample_block(rng, 1, min_length, max_length, **kwargs)[0]
+
+    def render(self, structure: Structure) -> StarExample:
+        """Command, actions (``after`` runs its right side first, ``and`` in order) and complexity."""
+        shapes, prims, conjs = structure
+        pa, cw = self.part_actions, self._conj_words
+        words = [self.part_words[shapes[0]][prims[0]]]
+        words += [cw[c][s][p] for c, s, p in zip(conjs, shapes[1:], prims[1:])]
+        # each and-group is a chain of afters: its parts run last to first
+        out: list[str] = []
+        group = [pa[shapes[0]][prims[0]]]
+        for c, s, p in zip(conjs, shapes[1:], prims[1:]):
+            if c == 0:
+                group.reverse()
+                out += group
+                group = []
+            group.append(pa[s][p])
+        group.reverse()
+        out += group
+        plen, pcount = self.part_length, self.part_action_count
+        n_in = sum([plen[s] for s in shapes]) + len(conjs)
+        n_out = sum([pcount[s] for s in shapes])
+        return StarExample("".join(words), " ".join(out), n_in, n_out, len(set(prims)))
+
+
+def structure_length(grammar: StarGrammar, structure: Structure) -> int:
+    """Words in the command of ``structure``."""
+    shapes, _, conjs = structure
+    return sum(grammar.part_length[s] for s in shapes) + len(conjs)
+
+
+def halve(grammar: StarGrammar, structure: Structure) -> Structure:
+    """Zhou et al.'s halving (App. A.2): split at the conjunctions and keep the most leading parts
+    whose total length (conjunctions between them included) is at most half the original length.
+    The result may be empty (no parts) for a command whose first part is longer than that."""
+    shapes, prims, conjs = structure
+    budget = structure_length(grammar, structure) // 2
+    used = 0
+    keep = 0
+    for i, s in enumerate(shapes):
+        need = grammar.part_length[s] + (1 if i else 0)
+        if used + need > budget:
+            break
+        used += need
+        keep += 1
+    return shapes[:keep], prims[:keep], conjs[: max(keep - 1, 0)]
+
+
+def halving_steps(source_max_length: int, max_length: int) -> int:
+    """How many halvings (``L -> L // 2``) lead from ``source_max_length`` to ``max_length``;
+    ``ValueError`` naming the reachable values if none does."""
+    reachable = []
+    length = source_max_length
+    while length >= 1:
+        reachable.append(length)
+        if length == max_length:
+            return len(reachable) - 1
+        length //= 2
+    raise ValueError(
+        f"max_length: {max_length} is not reached by halving source_max_length={source_max_length}; "
+        f"accepted values: {reachable}"
+    )
