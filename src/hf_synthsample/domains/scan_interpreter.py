@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-__all__ = ["interpret", "is_valid", "FUNCTION_WORDS", "SCAN_VERBS"]
+__all__ = ["interpret", "interpret_scan", "is_valid", "FUNCTION_WORDS", "SCAN_VERBS"]
 
 SCAN_VERBS = ("walk", "look", "run", "jump")
 #: Words with a grammatical role (everything else in a SCAN* command is a verb primitive).
@@ -148,6 +148,10 @@ def interpret(
     if copy is not None:
         out = [f"{a}_{copy}" for a in out]
     return " ".join(out)
+
+
+#: The name under which :func:`interpret` is exported by ``hf_synthsample``.
+interpret_scan = interpret
 
 
 def is_valid(command: str, **kwargs) -> bool:
