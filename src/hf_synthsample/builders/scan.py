@@ -280,9 +280,11 @@ class ScanStar(SyntheticBuilder):
         lo, hi = (S + 1, 2 * S) if test else (1, S)
         out: list[sc.Structure] = []
         while len(out) < n:
-            # draw from the longest dataset and halve; an example must stay inside the bounds of
-            # every intermediate split (it is in each of those datasets), else it is dropped
-            batch = g.sample_block(rng, max(64, (n - len(out)) * 9 // 8), lo, hi, max_unique=cfg.max_unique_primitives)
+            # Halve the rows of the longest dataset: the first chunk drawn here is exactly that
+            # dataset's block, so its rows map one to one; an example must stay inside the bounds
+            # of every intermediate split (it is in each of those datasets), else it is dropped,
+            # and further chunks of the same stream fill the block up.
+            batch = g.sample_block(rng, n, lo, hi, max_unique=cfg.max_unique_primitives)
             for s in batch:
                 bound = S
                 for _ in range(steps):
