@@ -252,7 +252,7 @@ def test_star_length_splits_are_halved_from_the_longest(L, cache_dir):
 @given(seed=st.integers(0, 10**6), max_length=st.integers(1, 120), n_prims=st.integers(1, 8), unify=st.booleans())
 def test_star_halving_property(seed, max_length, n_prims, unify):
     g = sc.StarGrammar(num_primitives=n_prims, unify_around_opposite=unify)
-    for s in g.sample_block(random.Random(seed), 5, 1, max_length):
+    for s in g.sample_block(random.Random(seed), 5, 1, max_length).structures():
         full = g.render(s)
         assert interpret(full.commands, star=True, unify_around_opposite=unify) == full.actions
         h = sc.halve(g, s)
@@ -264,6 +264,29 @@ def test_star_halving_property(seed, max_length, n_prims, unify):
         assert full.commands.startswith(half.commands)
         assert 0 < half.input_length <= full.input_length // 2
         assert interpret(half.commands, star=True, unify_around_opposite=unify) == half.actions
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10**6), max_length=st.integers(1, 80), max_unique=st.sampled_from([None, 1, 2, 3]),
+       force=st.sampled_from([None, 3]))
+def test_star_block_paths_match_reference(seed, max_length, max_unique, force):
+    """The vectorized block rendering and halving equal the per-structure reference versions."""
+    g = sc.StarGrammar(num_primitives=7)
+    block = g.sample_block(random.Random(seed), 20, 1, max_length, max_unique=max_unique, force=force)
+    cols = g.render_block(block)
+    structures = block.structures()
+    for i, s in enumerate(structures):
+        ex = g.render(s)
+        assert ex.commands == cols["commands"][i].as_py() and ex.actions == cols["actions"][i].as_py()
+        assert (ex.input_length, ex.output_length, ex.unique_primitives) == (
+            cols["input_length"][i], cols["output_length"][i], cols["unique_primitives"][i])
+        if max_unique is not None:
+            assert ex.unique_primitives <= max_unique
+        if force is not None:
+            assert "jump" in ex.commands.split()
+    assert sc.halve_block(g, block).structures() == [sc.halve(g, s) for s in structures]
+    assert sc.StarBlock.from_structures(structures).structures() == structures
+    assert block.take([3, 1, 1]).structures() == [structures[i] for i in (3, 1, 1)]
 
 
 def test_star_jump_split(cache_dir):

@@ -28,6 +28,7 @@ import random
 from typing import Any, Iterator
 
 import datasets
+import numpy as np
 import pyarrow as pa
 from datasets.builder import Key
 
@@ -56,7 +57,7 @@ _STAR_CITATION = """@inproceedings{zhou2023data,
   year={2023}
 }"""
 _MAX_LENGTH = 10_000
-_MAX_PRIMITIVES = 100_000
+_MAX_PRIMITIVES = 10_000
 
 
 # ------------------------------------------------------------------------------------------------
@@ -260,61 +261,70 @@ class ScanStar(SyntheticBuilder):
         return self._draw_block(rng, 1)[0]
 
     def _draw_block(self, rng: random.Random, n: int) -> list[dict]:
-        return [ex._asdict() for ex in self._examples(rng, n)]
+        return self._table(rng, n).to_pylist()
 
-    def _examples(self, rng: random.Random, n: int) -> list[sc.StarExample]:
+    def _table(self, rng: random.Random, n: int) -> pa.Table:
+        cols = self._grammar.render_block(self._block(rng, n))
+        schema = self.info.features.arrow_schema
+        return pa.table([pa.array(cols[f.name]).cast(f.type) for f in schema], schema=schema)
+
+    def _block(self, rng: random.Random, n: int) -> sc.StarBlock:
         cfg, g = self.config, self._grammar
         if cfg.kind == "random":
-            structures = g.sample_block(rng, n, cfg.min_length, cfg.max_length, max_unique=cfg.max_unique_primitives)
-        elif cfg.kind == "length":
-            structures = self._length_block(rng, n)
-        else:
-            return self._jump_block(rng, n)
-        return [g.render(s) for s in structures]
+            return g.sample_block(rng, n, cfg.min_length, cfg.max_length, max_unique=cfg.max_unique_primitives)
+        if cfg.kind == "length":
+            return self._length_block(rng, n)
+        return self._jump_block(rng, n)
 
-    def _length_block(self, rng: random.Random, n: int) -> list[sc.Structure]:
+    def _length_block(self, rng: random.Random, n: int) -> sc.StarBlock:
         cfg, g = self.config, self._grammar
         steps = sc.halving_steps(cfg.source_max_length, cfg.max_length)
         test = self._split == "test"
         S = cfg.source_max_length
         lo, hi = (S + 1, 2 * S) if test else (1, S)
-        out: list[sc.Structure] = []
-        while len(out) < n:
+        chunks, count, empty = [], 0, 0
+        while count < n:
             # Halve the rows of the longest dataset: the first chunk drawn here is exactly that
             # dataset's block, so its rows map one to one; an example must stay inside the bounds
             # of every intermediate split (it is in each of those datasets), else it is dropped,
             # and further chunks of the same stream fill the block up.
-            batch = g.sample_block(rng, n, lo, hi, max_unique=cfg.max_unique_primitives)
-            for s in batch:
-                bound = S
-                for _ in range(steps):
-                    s = sc.halve(g, s)
-                    bound //= 2
-                    length = sc.structure_length(g, s)
-                    if not (bound < length <= 2 * bound if test else 0 < length <= bound):
-                        break
-                else:
-                    out.append(s)
-                    if len(out) == n:
-                        break
-        return out
+            block = g.sample_block(rng, n, lo, hi, max_unique=cfg.max_unique_primitives)
+            bound = S
+            for _ in range(steps):
+                block = sc.halve_block(g, block)
+                bound //= 2
+                length = block.lengths(g)
+                keep = (bound < length) & (length <= 2 * bound) if test else (length > 0) & (length <= bound)
+                block = block.take(np.flatnonzero(keep))
+            chunks.append(block)
+            count += len(block)
+            empty = empty + 1 if len(block) == 0 else 0
+            if empty == 20:
+                raise ValueError(
+                    f"max_length={cfg.max_length}: halving source_max_length={S} leaves no {self._split} example "
+                    "inside the bounds; choose a larger source_max_length"
+                )
+        return sc.StarBlock.concat(chunks).take(np.arange(n))
 
-    def _jump_block(self, rng: random.Random, n: int) -> list[sc.StarExample]:
+    def _jump_block(self, rng: random.Random, n: int) -> sc.StarBlock:
         cfg, g = self.config, self._grammar
         held = g.primitives.index(cfg.held_out_primitive)
         if self._split == "test":
-            structures = g.sample_block(
+            # a one-word command is the bare primitive itself: the train split's, not a test case
+            return g.sample_block(
                 rng, n, max(cfg.min_length, 2), cfg.max_length, max_unique=cfg.max_unique_primitives, force=held
             )
-            # a one-word command is the bare primitive itself: the train split's, not a test case
-            return [g.render(s) for s in structures]
-        bare = [rng.random() < cfg.held_out_fraction for _ in range(n)]
+        bare = np.asarray([rng.random() < cfg.held_out_fraction for _ in range(n)], dtype=bool)
+        nb = int(bare.sum())
         pool = [i for i in range(cfg.num_primitives) if i != held]
-        structures = iter(
-            g.sample_block(rng, n - sum(bare), cfg.min_length, cfg.max_length, pool=pool, max_unique=cfg.max_unique_primitives)
+        rest = g.sample_block(rng, n - nb, cfg.min_length, cfg.max_length, pool=pool, max_unique=cfg.max_unique_primitives)
+        bare_block = sc.StarBlock(
+            np.zeros(nb, np.int64), np.full(nb, held, np.int64), np.full(nb, -1, np.int8), np.arange(nb + 1, dtype=np.int64)
         )
-        bare_example = g.render(([0], [held], []))
-        return [bare_example if b else g.render(next(structures)) for b in bare]
+        order = np.empty(n, dtype=np.int64)
+        order[~bare] = np.arange(n - nb)
+        order[bare] = n - nb + np.arange(nb)
+        return sc.StarBlock.concat([rest, bare_block]).take(order)
 
     def _generate_tables(self, blocks, split, pilot, stats_dir) -> Iterator[tuple[Key, pa.Table]]:
         self._split = split
@@ -322,9 +332,5 @@ class ScanStar(SyntheticBuilder):
         if cfg.homogenize:
             yield from super()._generate_tables(blocks, split, pilot, stats_dir)
             return
-        schema = self.info.features.arrow_schema
         for i, (stream, block, size) in enumerate(blocks):
-            examples = self._examples(block_rng(cfg.seed, stream, block), size)
-            columns = list(zip(*examples)) if examples else [[] for _ in sc.StarExample._fields]
-            yield Key(i, 0), pa.table(dict(zip(sc.StarExample._fields, columns)), schema=schema)
-
+            yield Key(i, 0), self._table(block_rng(cfg.seed, stream, block), size)

@@ -53,6 +53,8 @@ __all__ = [
     "halve",
     "halving_steps",
     "structure_length",
+    "StarBlock",
+    "halve_block",
     "star_primitives",
 ]
 
@@ -263,7 +265,7 @@ class StarGrammar:
         pool: Sequence[int] | None = None,
         max_unique: int | None = None,
         force: int | None = None,
-    ) -> list[Structure]:
+    ) -> "StarBlock":
         """``n`` command structures of ``min_length..max_length`` words (length uniform).
 
         Parts are drawn left to right, each shape uniform among those that fit the words left
@@ -303,13 +305,12 @@ class StarGrammar:
         npick = choice.shape[1]
         prim_draw = choice[np.arange(n)[:, None], gen.integers(0, npick, (n, width + 6))]
         shapes_l, free_l, used_l, targets_l = shapes.tolist(), free.tolist(), used.tolist(), targets.tolist()
-        conj_l, prim_l = conj_draw.tolist(), prim_draw.tolist()
         allowed, plen_l = self._allowed, self.part_length
         rnd = rng.random
-        out = []
+        flat: list[int] = []
+        counts = [0] * n
         for i in range(n):
-            k = free_l[i]
-            s = shapes_l[i][:k]
+            s = shapes_l[i][: free_l[i]]
             r = targets_l[i] - used_l[i]
             while r > 0:
                 if s:
@@ -318,16 +319,63 @@ class StarGrammar:
                 shape = opts[int(rnd() * len(opts))]
                 s.append(shape)
                 r -= plen_l[shape]
-            m = len(s)
-            prims = prim_l[i][:m]
-            if force is not None and force not in prims:
-                prims[int(rnd() * m)] = force
-            out.append((s, prims, conj_l[i][: m - 1]))
-        return out
+            counts[i] = len(s)
+            flat += s
+        m = np.asarray(counts, dtype=np.int64)
+        used_cols = np.arange(prim_draw.shape[1])[None, :] < m[:, None]  # row-major, like `flat`
+        prims = prim_draw[used_cols]
+        conjs = conj_draw[used_cols]
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(m, out=offsets[1:])
+        conjs[offsets[:-1]] = -1  # the first part has no conjunction
+        if force is not None:
+            has = np.zeros(n, dtype=bool)
+            np.logical_or.at(has, np.repeat(np.arange(n), m), prims == force)
+            for i in np.flatnonzero(~has).tolist():
+                prims[offsets[i] + int(rnd() * counts[i])] = force
+        return StarBlock(np.asarray(flat, dtype=np.int64), prims.astype(np.int64), conjs.astype(np.int8), offsets)
 
     def sample_structure(self, rng: random.Random, min_length: int, max_length: int, **kwargs) -> Structure:
         """One structure (the first row :meth:`sample_block` would draw with this ``rng``)."""
-        return self.sample_block(rng, 1, min_length, max_length, **kwargs)[0]
+        return self.sample_block(rng, 1, min_length, max_length, **kwargs).structures()[0]
+
+    @functools.cached_property
+    def _tables(self) -> tuple:
+        import pyarrow as pa
+
+        words = [w for prefix in ("", " and ", " after ") for row in self.part_words for w in (prefix + x for x in row)]
+        actions = [a for row in self.part_actions for a in row]
+        return pa.array(words, pa.large_string()), pa.array(actions, pa.large_string())
+
+    def render_block(self, block: "StarBlock") -> dict:
+        """Columns ``commands``, ``actions`` (pyarrow arrays), ``input_length``, ``output_length``,
+        ``unique_primitives`` (numpy) of every example of ``block``; the same values as
+        :meth:`render` on each structure, computed for the whole block at once."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        words, actions = self._tables
+        n, P = len(block), self.num_primitives
+        part = block.shapes * P + block.prims
+        offsets = pa.array(block.offsets.astype(np.int64))
+        word_idx = (block.conjs.astype(np.int64) + 1) * (len(self.shapes) * P) + part
+        commands = pc.binary_join(pa.LargeListArray.from_arrays(offsets, words.take(word_idx)), pa.scalar("", pa.large_string()))
+        # actions: and-groups in order, the parts of a group (an after-chain) last to first
+        group = np.cumsum(block.conjs != 1)
+        order = np.lexsort((-np.arange(len(part)), group))
+        acts = pc.binary_join(pa.LargeListArray.from_arrays(offsets, actions.take(part[order])), pa.scalar(" ", pa.large_string()))
+        ex = block.example_ids()
+        plen = np.asarray(self.part_length)[block.shapes]
+        pcount = np.asarray(self.part_action_count)[block.shapes]
+        m = np.diff(block.offsets)
+        uniq = np.unique(ex * P + block.prims)
+        return {
+            "commands": commands,
+            "actions": acts,
+            "input_length": np.bincount(ex, weights=plen, minlength=n).astype(np.int64) + np.maximum(m - 1, 0),
+            "output_length": np.bincount(ex, weights=pcount, minlength=n).astype(np.int64),
+            "unique_primitives": np.bincount(uniq // P, minlength=n),
+        }
 
     def render(self, structure: Structure) -> StarExample:
         """Command, actions (``after`` runs its right side first, ``and`` in order) and complexity."""
@@ -350,6 +398,77 @@ class StarGrammar:
         n_in = sum([plen[s] for s in shapes]) + len(conjs)
         n_out = sum([pcount[s] for s in shapes])
         return StarExample("".join(words), " ".join(out), n_in, n_out, len(set(prims)))
+
+
+@dataclass
+class StarBlock:
+    """Many SCAN* structures as flat arrays: example ``i`` has the parts
+    ``offsets[i]:offsets[i + 1]`` (shape and primitive index each) and ``conjs`` holds the
+    conjunction before each part (0 and, 1 after; -1 for an example's first part)."""
+
+    shapes: np.ndarray
+    prims: np.ndarray
+    conjs: np.ndarray
+    offsets: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def example_ids(self) -> np.ndarray:
+        return np.repeat(np.arange(len(self)), np.diff(self.offsets))
+
+    def structures(self) -> list[Structure]:
+        """The examples as :data:`Structure` tuples (lists)."""
+        s, p, c, o = self.shapes.tolist(), self.prims.tolist(), self.conjs.tolist(), self.offsets.tolist()
+        return [(s[a:b], p[a:b], c[a + 1 : b]) for a, b in zip(o[:-1], o[1:])]
+
+    @classmethod
+    def from_structures(cls, structures: Sequence[Structure]) -> "StarBlock":
+        shapes = [x for s in structures for x in s[0]]
+        prims = [x for s in structures for x in s[1]]
+        conjs = [x for s in structures for x in ([-1] + list(s[2]) if s[0] else [])]
+        offsets = np.zeros(len(structures) + 1, dtype=np.int64)
+        np.cumsum([len(s[0]) for s in structures], out=offsets[1:])
+        return cls(np.asarray(shapes, np.int64), np.asarray(prims, np.int64), np.asarray(conjs, np.int8), offsets)
+
+    def lengths(self, grammar: "StarGrammar") -> np.ndarray:
+        """Words per example."""
+        cost = np.asarray(grammar.part_length)[self.shapes] + (self.conjs >= 0)
+        return np.bincount(self.example_ids(), weights=cost, minlength=len(self)).astype(np.int64)
+
+    def take(self, index: np.ndarray) -> "StarBlock":
+        """The examples ``index`` (in that order)."""
+        index = np.asarray(index, dtype=np.int64)
+        m = np.diff(self.offsets)[index]
+        offsets = np.zeros(len(index) + 1, dtype=np.int64)
+        np.cumsum(m, out=offsets[1:])
+        src = np.repeat(self.offsets[:-1][index] - offsets[:-1], m) + np.arange(offsets[-1])
+        return StarBlock(self.shapes[src], self.prims[src], self.conjs[src], offsets)
+
+    @staticmethod
+    def concat(blocks: Sequence["StarBlock"]) -> "StarBlock":
+        shift = np.cumsum([0] + [b.offsets[-1] for b in blocks[:-1]])
+        offsets = np.concatenate([[0]] + [b.offsets[1:] + d for b, d in zip(blocks, shift)])
+        return StarBlock(
+            np.concatenate([b.shapes for b in blocks]),
+            np.concatenate([b.prims for b in blocks]),
+            np.concatenate([b.conjs for b in blocks]),
+            offsets.astype(np.int64),
+        )
+
+
+def halve_block(grammar: StarGrammar, block: StarBlock) -> StarBlock:
+    """:func:`halve` on every example of ``block`` at once (examples may become empty)."""
+    cost = np.asarray(grammar.part_length)[block.shapes] + (block.conjs >= 0)
+    m = np.diff(block.offsets)
+    ex = block.example_ids()
+    total = np.bincount(ex, weights=cost, minlength=len(block)).astype(np.int64)
+    cum = np.cumsum(cost)
+    before = np.concatenate([[0], cum])[block.offsets[:-1]]  # words of the earlier examples
+    keep = cum - np.repeat(before, m) <= np.repeat(total // 2, m)  # a prefix of each example
+    offsets = np.zeros(len(block) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(ex[keep], minlength=len(block)), out=offsets[1:])
+    return StarBlock(block.shapes[keep], block.prims[keep], block.conjs[keep], offsets)
 
 
 def structure_length(grammar: StarGrammar, structure: Structure) -> int:
