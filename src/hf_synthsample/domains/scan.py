@@ -245,6 +245,8 @@ class StarGrammar:
         self._allowed = [
             [i for i, s in enumerate(self.shapes) if s.length <= r and r - s.length != 1] for r in range(7)
         ]
+        self._allowed_count = np.asarray([len(a) for a in self._allowed])
+        self._allowed_table = np.asarray([a + [0] * (len(self.shapes) - len(a)) for a in self._allowed])
 
     @staticmethod
     def _actions(s: _Shape, verb: str) -> str:
@@ -275,24 +277,36 @@ class StarGrammar:
         those; ``force``: this primitive appears in at least one part (a random part is set to
         it when none drew it).
 
-        The parts are drawn with numpy for the whole block while at least 6 words are left (every
-        shape fits then); the last few parts of each example are drawn one by one.
+        The whole block is drawn with numpy: first every part while at least 6 words are left
+        (every shape fits then), then the last few parts of all examples, round by round.
         """
         gen = np.random.Generator(np.random.PCG64(rng.getrandbits(64)))
         pool_arr = np.arange(self.num_primitives) if pool is None else np.asarray(pool, dtype=np.int64)
         targets = gen.integers(min_length, max_length + 1, n)
-        width = max_length // 2 + 1
-        shapes = gen.integers(0, len(self.shapes), (n, width))
+        width = max_length // 2 + 1  # parts that can fit; the tail adds at most 3 more
+        cols = width + 6
+        shapes = gen.integers(0, len(self.shapes), (n, cols))
         plen = np.asarray(self.part_length)
-        lens = plen[shapes]
+        lens = plen[shapes[:, :width]]
         cost = lens + 1
         cost[:, 0] -= 1
         cum = np.cumsum(cost, axis=1)
         # words left for part j once its conjunction is placed
         left = targets[:, None] - cum + lens
-        free = (left >= 6).sum(axis=1)
-        used = np.where(free > 0, cum[np.arange(n), np.maximum(free - 1, 0)], 0)
-        conj_draw = (gen.random((n, width + 6)) < 1.0 - self.p_and).astype(np.int8)
+        k = (left >= 6).sum(axis=1)  # the prefix where every shape fits
+        r = targets - np.where(k > 0, cum[np.arange(n), np.maximum(k - 1, 0)], 0)
+        # the tail, one part per round for every example that still has words left
+        while True:
+            idx = np.flatnonzero(r > 0)
+            if not len(idx):
+                break
+            rr = r[idx] - (k[idx] > 0)
+            rc = np.minimum(rr, 6)
+            pick = self._allowed_table[rc, (gen.random(len(idx)) * self._allowed_count[rc]).astype(np.int64)]
+            shapes[idx, k[idx]] = pick
+            k[idx] += 1
+            r[idx] = rr - plen[pick]
+        conj_draw = (gen.random((n, cols)) < 1.0 - self.p_and).astype(np.int8)
         if max_unique is not None and max_unique < len(pool_arr):
             # the forced primitive counts as one of the example's max_unique primitives
             base = pool_arr if force is None else pool_arr[pool_arr != force]
@@ -302,38 +316,20 @@ class StarGrammar:
                 choice = np.concatenate([choice, np.full((n, 1), force, dtype=choice.dtype)], axis=1)
         else:
             choice = np.broadcast_to(pool_arr, (n, len(pool_arr)))
-        npick = choice.shape[1]
-        prim_draw = choice[np.arange(n)[:, None], gen.integers(0, npick, (n, width + 6))]
-        shapes_l, free_l, used_l, targets_l = shapes.tolist(), free.tolist(), used.tolist(), targets.tolist()
-        allowed, plen_l = self._allowed, self.part_length
-        rnd = rng.random
-        flat: list[int] = []
-        counts = [0] * n
-        for i in range(n):
-            s = shapes_l[i][: free_l[i]]
-            r = targets_l[i] - used_l[i]
-            while r > 0:
-                if s:
-                    r -= 1
-                opts = allowed[r if r < 6 else 6]
-                shape = opts[int(rnd() * len(opts))]
-                s.append(shape)
-                r -= plen_l[shape]
-            counts[i] = len(s)
-            flat += s
-        m = np.asarray(counts, dtype=np.int64)
-        used_cols = np.arange(prim_draw.shape[1])[None, :] < m[:, None]  # row-major, like `flat`
-        prims = prim_draw[used_cols]
+        prim_draw = choice[np.arange(n)[:, None], gen.integers(0, choice.shape[1], (n, cols))]
+        used_cols = np.arange(cols)[None, :] < k[:, None]  # row-major: example by example
+        prims = prim_draw[used_cols].astype(np.int64)
         conjs = conj_draw[used_cols]
         offsets = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(m, out=offsets[1:])
+        np.cumsum(k, out=offsets[1:])
         conjs[offsets[:-1]] = -1  # the first part has no conjunction
         if force is not None:
             has = np.zeros(n, dtype=bool)
-            np.logical_or.at(has, np.repeat(np.arange(n), m), prims == force)
-            for i in np.flatnonzero(~has).tolist():
-                prims[offsets[i] + int(rnd() * counts[i])] = force
-        return StarBlock(np.asarray(flat, dtype=np.int64), prims.astype(np.int64), conjs.astype(np.int8), offsets)
+            np.logical_or.at(has, np.repeat(np.arange(n), k), prims == force)
+            missing = np.flatnonzero(~has)
+            at = offsets[missing] + (gen.random(len(missing)) * k[missing]).astype(np.int64)
+            prims[at] = force
+        return StarBlock(shapes[used_cols].astype(np.int64), prims, conjs, offsets)
 
     def sample_structure(self, rng: random.Random, min_length: int, max_length: int, **kwargs) -> Structure:
         """One structure (the first row :meth:`sample_block` would draw with this ``rng``)."""
@@ -368,7 +364,8 @@ class StarGrammar:
         plen = np.asarray(self.part_length)[block.shapes]
         pcount = np.asarray(self.part_action_count)[block.shapes]
         m = np.diff(block.offsets)
-        uniq = np.unique(ex * P + block.prims)
+        key = np.sort(ex * P + block.prims)
+        uniq = key[np.concatenate([[True], key[1:] != key[:-1]])] if len(key) else key
         return {
             "commands": commands,
             "actions": acts,
