@@ -306,6 +306,19 @@ def test_star_jump_split(cache_dir):
     assert max(limited["unique_primitives"]) <= 2 and all("jump" in c.split() for c in limited["commands"])
 
 
+def test_star_interleaved_streams_and_homogenized_splits(cache_dir):
+    stream = hf_synthsample.load_dataset("scan_star", "jump", num_examples=200, num_test=200, block_size=50,
+                                         max_length=12, streaming=True)
+    for train_row, test_row in zip(stream["train"], stream["test"]):  # generators interleaved
+        assert train_row["commands"] == "jump" or "jump" not in train_row["commands"].split()
+        assert "jump" in test_row["commands"].split()
+    ds = hf_synthsample.load_dataset("scan_star", "length_31", num_examples=200, num_test=200,
+                                     homogenize="unique_primitives", homogenize_pilot=500, cache_dir=cache_dir)
+    assert max(ds["train"]["input_length"]) <= 31 < min(ds["test"]["input_length"])
+    assert max(ds["test"]["input_length"]) <= 62
+    assert hf_synthsample.homogenization_report(ds["test"]) is not None
+
+
 # ---------------------------------------------------------------------------------------------
 # Transforms
 # ---------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import random
@@ -255,31 +256,32 @@ class ScanStar(SyntheticBuilder):
         cfg = self.config
         return sc.StarGrammar(cfg.num_primitives, cfg.unify_around_opposite, cfg.p_and)
 
-    _split = "train"  # the split being generated (set by _generate_tables; the pilot uses train)
+    #: the split ``_draw`` draws for (the homogenization pilot: train; see ``_generate_tables``)
+    _split = "train"
 
     def _draw(self, rng: random.Random) -> dict:
         return self._draw_block(rng, 1)[0]
 
     def _draw_block(self, rng: random.Random, n: int) -> list[dict]:
-        return self._table(rng, n).to_pylist()
+        return self._table(rng, n, self._split).to_pylist()
 
-    def _table(self, rng: random.Random, n: int) -> pa.Table:
-        cols = self._grammar.render_block(self._block(rng, n))
+    def _table(self, rng: random.Random, n: int, split: str) -> pa.Table:
+        cols = self._grammar.render_block(self._block(rng, n, split))
         schema = self.info.features.arrow_schema
         return pa.table([pa.array(cols[f.name]).cast(f.type) for f in schema], schema=schema)
 
-    def _block(self, rng: random.Random, n: int) -> sc.StarBlock:
+    def _block(self, rng: random.Random, n: int, split: str) -> sc.StarBlock:
         cfg, g = self.config, self._grammar
         if cfg.kind == "random":
             return g.sample_block(rng, n, cfg.min_length, cfg.max_length, max_unique=cfg.max_unique_primitives)
         if cfg.kind == "length":
-            return self._length_block(rng, n)
-        return self._jump_block(rng, n)
+            return self._length_block(rng, n, split)
+        return self._jump_block(rng, n, split)
 
-    def _length_block(self, rng: random.Random, n: int) -> sc.StarBlock:
+    def _length_block(self, rng: random.Random, n: int, split: str) -> sc.StarBlock:
         cfg, g = self.config, self._grammar
         steps = sc.halving_steps(cfg.source_max_length, cfg.max_length)
-        test = self._split == "test"
+        test = split == "test"
         S = cfg.source_max_length
         lo, hi = (S + 1, 2 * S) if test else (1, S)
         chunks, count, empty = [], 0, 0
@@ -301,15 +303,15 @@ class ScanStar(SyntheticBuilder):
             empty = empty + 1 if len(block) == 0 else 0
             if empty == 20:
                 raise ValueError(
-                    f"max_length={cfg.max_length}: halving source_max_length={S} leaves no {self._split} example "
+                    f"max_length={cfg.max_length}: halving source_max_length={S} leaves no {split} example "
                     "inside the bounds; choose a larger source_max_length"
                 )
         return sc.StarBlock.concat(chunks).take(np.arange(n))
 
-    def _jump_block(self, rng: random.Random, n: int) -> sc.StarBlock:
+    def _jump_block(self, rng: random.Random, n: int, split: str) -> sc.StarBlock:
         cfg, g = self.config, self._grammar
         held = g.primitives.index(cfg.held_out_primitive)
-        if self._split == "test":
+        if split == "test":
             # a one-word command is the bare primitive itself: the train split's, not a test case
             return g.sample_block(
                 rng, n, max(cfg.min_length, 2), cfg.max_length, max_unique=cfg.max_unique_primitives, force=held
@@ -327,10 +329,13 @@ class ScanStar(SyntheticBuilder):
         return sc.StarBlock.concat([rest, bare_block]).take(order)
 
     def _generate_tables(self, blocks, split, pilot, stats_dir) -> Iterator[tuple[Key, pa.Table]]:
-        self._split = split
         cfg = self.config
         if cfg.homogenize:
-            yield from super()._generate_tables(blocks, split, pilot, stats_dir)
+            # the base class draws through _draw: give it a copy bound to this split, so that
+            # interleaved split generators (streaming) never see each other's split
+            bound = copy.copy(self)
+            bound._split = split
+            yield from super(ScanStar, bound)._generate_tables(blocks, split, pilot, stats_dir)
             return
         for i, (stream, block, size) in enumerate(blocks):
-            yield Key(i, 0), self._table(block_rng(cfg.seed, stream, block), size)
+            yield Key(i, 0), self._table(block_rng(cfg.seed, stream, block), size, split)
