@@ -312,8 +312,8 @@ def test_star_interleaved_streams_and_homogenized_splits(cache_dir):
     for train_row, test_row in zip(stream["train"], stream["test"]):  # generators interleaved
         assert train_row["commands"] == "jump" or "jump" not in train_row["commands"].split()
         assert "jump" in test_row["commands"].split()
-    ds = hf_synthsample.load_dataset("scan_star", "length_31", num_examples=200, num_test=200,
-                                     homogenize="unique_primitives", homogenize_pilot=500, cache_dir=cache_dir)
+    ds = hf_synthsample.load_dataset("scan_star", "length_31", num_examples=60, num_test=60, max_unique_primitives=3,
+                                     homogenize="unique_primitives", homogenize_pilot=100, cache_dir=cache_dir)
     assert max(ds["train"]["input_length"]) <= 31 < min(ds["test"]["input_length"])
     assert max(ds["test"]["input_length"]) <= 62
     assert hf_synthsample.homogenization_report(ds["test"]) is not None

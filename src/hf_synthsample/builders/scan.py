@@ -263,7 +263,9 @@ class ScanStar(SyntheticBuilder):
         return self._draw_block(rng, 1)[0]
 
     def _draw_block(self, rng: random.Random, n: int) -> list[dict]:
-        return self._table(rng, n, self._split).to_pylist()
+        # row by row (homogenization): the per-structure renderer, equal to render_block's rows
+        g = self._grammar
+        return [g.render(s)._asdict() for s in self._block(rng, n, self._split).structures()]
 
     def _table(self, rng: random.Random, n: int, split: str) -> pa.Table:
         cols = self._grammar.render_block(self._block(rng, n, split))
