@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import hf_synthsample
 from hf_synthsample.domains import scan as sc
-from hf_synthsample.domains.scan_augment import AugZero, PrimitiveAugmenter, scan_complexity_columns
+from hf_synthsample.domains.scan_augment import AugZero, PrimitiveAugmenter, induce_lexicon, scan_complexity_columns
 from hf_synthsample.domains.scan_interpreter import interpret, is_valid
 
 TL, TR = "I_TURN_LEFT", "I_TURN_RIGHT"
@@ -355,6 +355,14 @@ def test_primitive_augmentation_preserves_mapping(split, k):
     assert any(w.startswith("left_") or w.startswith("right_") for w in words) == (split == "template_around_right")
     again = ds.map(aug, batched=True, with_indices=True, batch_size=5)
     assert again["commands"] == out["commands"]  # seeded by row index, not by batch
+
+
+def test_induced_lexicon_on_scan():
+    rows = sc.scan_split("addprim_jump")["train"]
+    lexicon = induce_lexicon([c for c, _ in rows], [a for _, a in rows])
+    assert lexicon == {**PrimitiveAugmenter(1).lexicon, "left": TL, "right": TR}
+    with pytest.raises(ValueError, match="same length"):
+        induce_lexicon(["walk"], [])
 
 
 def test_augzero_preserves_mapping():

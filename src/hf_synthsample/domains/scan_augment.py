@@ -23,13 +23,13 @@ Example:
 from __future__ import annotations
 
 import random
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from ..validation import check_choice, check_int
 from .scan import SCAN_VERBS
 from .scan_interpreter import FUNCTION_WORDS
 
-__all__ = ["PrimitiveAugmenter", "AugZero", "scan_complexity_columns", "scan_lexicon"]
+__all__ = ["PrimitiveAugmenter", "AugZero", "scan_complexity_columns", "scan_lexicon", "induce_lexicon"]
 
 
 def scan_lexicon(directions: bool = False, verbs: Sequence[str] = SCAN_VERBS) -> dict[str, str]:
@@ -43,6 +43,48 @@ def scan_lexicon(directions: bool = False, verbs: Sequence[str] = SCAN_VERBS) ->
     if directions:
         lex.update(left="I_TURN_LEFT", right="I_TURN_RIGHT")
     return lex
+
+
+#: Words that only shape the output (the dictionary ignores them, as the paper does).
+STRUCTURE_WORDS = frozenset({"and", "after", "twice", "thrice", "around", "opposite", "turn"})
+
+
+def induce_lexicon(
+    commands: Sequence[str], actions: Sequence[str], ignore: Iterable[str] = STRUCTURE_WORDS
+) -> dict[str, str]:
+    """The rule-based dictionary of Zhou et al. App. C.1 (after Jiang et al. 2022): input word
+    ``v`` -> output token ``w`` where ``v`` in the input is both sufficient (every example with
+    ``v`` has ``w``) and necessary (every example with ``w`` has ``v``) for ``w`` in the output.
+    Words in ``ignore`` (structure words such as ``around``, ``twice``) and words with no such
+    token or several are left out.
+
+    Example:
+        >>> induce_lexicon(["walk", "walk left", "run twice", "turn left"],
+        ...                ["I_WALK", "I_TURN_LEFT I_WALK", "I_RUN I_RUN", "I_TURN_LEFT"])
+        {'left': 'I_TURN_LEFT', 'run': 'I_RUN', 'walk': 'I_WALK'}
+    """
+    if len(commands) != len(actions):
+        raise ValueError(f"commands and actions must have the same length, got {len(commands)} and {len(actions)}")
+    with_word: dict[str, set[int]] = {}
+    with_token: dict[str, set[int]] = {}
+    outputs = []
+    for i, (c, a) in enumerate(zip(commands, actions)):
+        for v in set(c.split()):
+            with_word.setdefault(v, set()).add(i)
+        out = set(a.split())
+        outputs.append(out)
+        for w in out:
+            with_token.setdefault(w, set()).add(i)
+    lexicon = {}
+    ignore = frozenset(ignore)
+    for v, rows in sorted(with_word.items()):
+        if v in ignore:
+            continue
+        always = set.intersection(*(outputs[i] for i in rows))  # sufficient
+        pairs = [w for w in always if with_token[w] <= rows]  # necessary
+        if len(pairs) == 1:
+            lexicon[v] = pairs[0]
+    return lexicon
 
 
 def _check_columns(batch: Mapping, columns: Sequence[str]) -> None:
