@@ -382,6 +382,13 @@ def test_augzero_preserves_mapping():
         copy = None if row["copy"] == 1 else row["copy"]
         assert interpret(row["commands"], copy=copy, verbs=None if copy is None else sc.SCAN_VERBS) == row["actions"]
     assert list(out.filter(lambda r: r["copy"] == 1)["commands"]) == list(ds["commands"])
+    one = ds.map(AugZero(4, expand=False, seed=1), batched=True, with_indices=True, batch_size=7)
+    assert one.num_rows == ds.num_rows and set(one["copy"]) == {1, 2, 3, 4}
+    for row, original in zip(one, ds):
+        assert row["commands"] == AugZero.rewrite(original["commands"], row["copy"])
+        assert row["actions"] == AugZero.rewrite(original["actions"], row["copy"])
+    with pytest.raises(ValueError, match="with_indices=True"):
+        AugZero(2, expand=False)({"commands": ["walk"], "actions": ["I_WALK"]})
 
 
 def test_complexity_columns():

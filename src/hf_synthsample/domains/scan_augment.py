@@ -208,46 +208,68 @@ class PrimitiveAugmenter:
 class AugZero:
     """AugZero: ``k`` copies of the vocabulary, for ``Dataset.map(aug, batched=True)``.
 
-    Every example becomes ``k`` rows: copy 1 is the example itself, copy ``j >= 2`` has every input
-    and output token ``w`` rewritten to ``w_j``. A ``copy`` column records ``j``.
+    Copy 1 is the original vocabulary; copy ``j >= 2`` rewrites every input and output token ``w``
+    to ``w_j``. With ``expand=True`` (the paper) every example becomes ``k`` rows, one per copy;
+    with ``expand=False`` every example is rewritten with one copy index drawn uniformly from
+    ``1..k`` (seeded by ``seed`` and the row index: ``map(..., with_indices=True)``). A ``copy``
+    column records ``j``.
 
     Args:
         k: copies of the vocabulary (200 in the paper); ``k >= 1`` (1 changes nothing).
         columns: the token columns to rewrite (space-separated tokens).
         copy_column: name of the copy-index column.
+        expand: ``k`` rows per example (True) or one row with a random copy (False).
+        seed: random seed of ``expand=False``.
 
     Example:
         >>> AugZero(2)({"commands": ["walk"], "actions": ["I_WALK"]})
         {'commands': ['walk', 'walk_2'], 'actions': ['I_WALK', 'I_WALK_2'], 'copy': [1, 2]}
     """
 
-    def __init__(self, k: int, columns: Sequence[str] = ("commands", "actions"), copy_column: str = "copy") -> None:
+    def __init__(
+        self,
+        k: int,
+        columns: Sequence[str] = ("commands", "actions"),
+        copy_column: str = "copy",
+        *,
+        expand: bool = True,
+        seed: int = 0,
+    ) -> None:
         self.k = check_int("k", k, min=1)
         if not columns or not all(isinstance(c, str) for c in columns):
             raise ValueError(f"columns must be a non-empty sequence of column names, got {columns!r}")
         self.columns = tuple(columns)
         self.copy_column = copy_column
+        if not isinstance(expand, bool):
+            raise TypeError(f"expand must be a bool, got {expand!r}")
+        self.expand = expand
+        self.seed = check_int("seed", seed, min=0)
 
-    def __call__(self, batch: Mapping) -> dict:
+    @staticmethod
+    def rewrite(text: str, copy: int) -> str:
+        """``text`` in vocabulary copy ``copy`` (1: unchanged)."""
+        if copy == 1:
+            return text
+        suffix = f"_{copy}"
+        return " ".join([t + suffix for t in text.split()])
+
+    def __call__(self, batch: Mapping, indices: Sequence[int] | None = None) -> dict:
         _check_columns(batch, self.columns)
         n = len(batch[self.columns[0]])
-        rows = [i for i in range(n) for _ in range(self.k)]
-        copies = [j for _ in range(n) for j in range(1, self.k + 1)]
-        new: dict[str, list] = {}
-        for col in self.columns:
-            values = []
-            for text in batch[col]:
-                tokens = text.split()
-                values.append(text)
-                for j in range(2, self.k + 1):
-                    suffix = f"_{j}"
-                    values.append(" ".join([t + suffix for t in tokens]))
-            new[col] = values
+        if self.expand:
+            rows = [i for i in range(n) for _ in range(self.k)]
+            copies = [j for _ in range(n) for j in range(1, self.k + 1)]
+        else:
+            if indices is None:
+                raise ValueError("AugZero(expand=False) needs the row indices: use ds.map(aug, batched=True, with_indices=True)")
+            rows = list(range(n))
+            copies = [random.Random(f"{self.seed}-{i}").randint(1, self.k) for i in indices]
+        new: dict[str, list] = {col: [self.rewrite(batch[col][i], j) for i, j in zip(rows, copies)] for col in self.columns}
         new[self.copy_column] = copies
         return _expand(batch, rows, new)
 
     def __repr__(self) -> str:
-        return f"AugZero(k={self.k}, columns={list(self.columns)})"
+        return f"AugZero(k={self.k}, columns={list(self.columns)}, expand={self.expand})"
 
 
 def _is_primitive(token: str) -> bool:
