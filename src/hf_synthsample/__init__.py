@@ -33,6 +33,10 @@ _LAZY = {
     "Provenance": "hf_synthsample.publish",
     "save_curated": "hf_synthsample.publish",
     "push_curated": "hf_synthsample.publish",
+    "AugZero": "hf_synthsample.domains.scan_augment",
+    "PrimitiveAugmenter": "hf_synthsample.domains.scan_augment",
+    "scan_complexity_columns": "hf_synthsample.domains.scan_augment",
+    "interpret_scan": "hf_synthsample.domains.scan_interpreter",
 }
 
 __all__ = ["__version__", *_LAZY]
@@ -40,6 +44,8 @@ __all__ = ["__version__", *_LAZY]
 if TYPE_CHECKING:  # pragma: no cover
     from .builders import list_domains
     from .builders.base import homogenization_report
+    from .domains.scan_augment import AugZero, PrimitiveAugmenter, scan_complexity_columns
+    from .domains.scan_interpreter import interpret_scan
     from .hub import write_hub_folder
     from .load import load_dataset, load_dataset_builder
     from .materialization import materialize

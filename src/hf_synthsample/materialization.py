@@ -82,7 +82,8 @@ def materialize(
             params = ", ".join(f"`{k}={_format_value(v)}`" for k, v in config.parameters().items())
             section += [f"Parameters: {params}", ""]
             train = next(iter(dsd.values()))
-            section += ["Salient variables (first split):", "", salient_statistics_markdown(train, list(cls.SALIENT_VARIABLES)), ""]
+            if cls.SALIENT_VARIABLES:  # exact datasets such as SCAN have none
+                section += ["Salient variables (first split):", "", salient_statistics_markdown(train, list(cls.SALIENT_VARIABLES)), ""]
             report = homogenization_report(train)
             if report is not None:
                 section += ["Generator-side homogenization:", "", report.to_markdown(), ""]
@@ -119,9 +120,11 @@ def materialize(
                 + ")",
                 "```",
                 "",
-                "Salient variables: "
-                + "; ".join(f"`{k}`: {v}" for k, v in cls.SALIENT_VARIABLES.items())
-                + ".",
+                (
+                    "Salient variables: " + "; ".join(f"`{k}`: {v}" for k, v in cls.SALIENT_VARIABLES.items()) + "."
+                    if cls.SALIENT_VARIABLES
+                    else "No salient variables: the rows are an exact enumeration."
+                ),
                 "",
                 "## Loading",
                 "",

@@ -12,6 +12,8 @@ __all__ = ["BUILDERS", "list_domains", "get_builder_class"]
 #: domain name -> "module:BuilderClass" (imported on first use)
 BUILDERS: dict[str, str] = {
     "calculator": "hf_synthsample.builders.calculator:Calculator",
+    "scan": "hf_synthsample.builders.scan:Scan",
+    "scan_star": "hf_synthsample.builders.scan:ScanStar",
 }
 
 
