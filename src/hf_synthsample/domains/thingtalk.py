@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from ..structure import Node
 
-__all__ = ["ThingTalkSyntaxError", "tokenize", "parse", "to_string", "template", "COMPARISON_OPS", "AGGREGATE_OPS"]
+__all__ = ["ThingTalkSyntaxError", "tokenize", "parse", "to_string", "template", "render", "COMPARISON_OPS", "AGGREGATE_OPS"]
 
 COMPARISON_OPS = frozenset(
     "== != >= <= > < =~ ~= contains contains~ in_array in_array~ starts_with ends_with prefix_of suffix_of".split()
@@ -361,134 +361,172 @@ def parse(program: str) -> Node:
 # ---------------------------------------------------------------------- printing
 
 
-def _emit(node: Node, out: list, abstract: bool) -> None:
+def _emit(node: Node, out: list, tout: list) -> None:
+    """Append the program tokens of ``node`` to ``out`` and its template tokens to ``tout``."""
     rule = node.rule
     if rule == "param":
         c = node.children
-        if abstract:
-            out.append("param:property:type")  # an omitted type is still a type: same template
-        else:
-            out.append("param:" + c[0].label + (":" + c[1].label if len(c) == 2 else ""))
+        out.append("param:" + c[0].label + ":" + c[1].label if len(c) == 2 else "param:" + c[0].label)
+        tout.append("param:property:type")  # an omitted type is still a type: same template
     elif rule == "value" or rule == "bool_filter":
-        out.append("entity" if abstract else node.label)
-    elif rule == "table":
-        out.append("@table" if abstract else node.label)
-    elif rule == "filter":
-        _operand(node.children[0], out, abstract)
-        out.append("filter")
-        _emit(node.children[1], out, abstract)
+        out.append(node.label)
+        tout.append("entity")
     elif rule == "cmp":
-        _emit(node.children[0], out, abstract)
-        out.append("op" if abstract else node.label)
-        _emit(node.children[1], out, abstract)
+        _emit(node.children[0], out, tout)
+        out.append(node.label)
+        tout.append("op")
+        _emit(node.children[1], out, tout)
+    elif rule == "table":
+        out.append(node.label)
+        tout.append("@table")
+    elif rule == "filter":
+        _operand(node.children[0], out, tout)
+        out.append("filter")
+        tout.append("filter")
+        _emit(node.children[1], out, tout)
     elif rule == "and" or rule == "or":
-        word = "op" if abstract else node.label
         for i, child in enumerate(node.children):
             if i:
-                out.append(word)
-            _emit(child, out, abstract)
-    elif rule == "not":
-        out.append("op" if abstract else "not")
-        _emit(node.children[0], out, abstract)
-    elif rule == "group":
-        out.append("(")
-        _emit(node.children[0], out, abstract)
-        out.append(")")
+                out.append(node.label)
+                tout.append("op")
+            _emit(child, out, tout)
     elif rule == "projection":
         out.append("[")
+        tout.append("[")
         for i, p in enumerate(node.children[:-1]):
             if i:
                 out.append(",")
-            _emit(p, out, abstract)
+                tout.append(",")
+            _emit(p, out, tout)
         out.append("]")
         out.append("of")
-        _operand(node.children[-1], out, abstract)
-    elif rule == "sort":
-        p, d, t = node.children
-        out.append("func" if abstract else "sort")
-        _emit(p, out, abstract)
-        out.append("func_mod" if abstract else d.label)
-        out.append("of")
-        _operand(t, out, abstract)
-    elif rule == "index":
-        _operand(node.children[0], out, abstract)
-        out.append("[")
-        for i, v in enumerate(node.children[1:]):
-            if i:
-                out.append(",")
-            _emit(v, out, abstract)
-        out.append("]")
-    elif rule == "slice":
-        t, a, b = node.children
-        _operand(t, out, abstract)
-        out.append("[")
-        _emit(a, out, abstract)
-        out.append(":")
-        _emit(b, out, abstract)
-        out.append("]")
-    elif rule == "aggregate":
-        out.append("func" if abstract else "aggregate")
-        c = node.children
-        out.append("func" if abstract else c[0].label)
-        if len(c) == 3:
-            _emit(c[1], out, abstract)
-        out.append("of")
-        _operand(c[-1], out, abstract)
-    elif rule == "compute":
-        out.append("compute")
-        _emit(node.children[0], out, abstract)
-        out.append("of")
-        _operand(node.children[1], out, abstract)
-    elif rule == "call":
-        out.append("func" if abstract else node.label)
-        out.append("(")
-        for i, a in enumerate(node.children):
-            if i:
-                out.append(",")
-            _emit(a, out, abstract)
-        out.append(")")
-    elif rule == "array_filter":
-        _emit(node.children[0], out, abstract)
-        out.append("filter")
-        out.append("{")
-        _emit(node.children[1], out, abstract)
-        out.append("}")
-    elif rule == "subquery":
-        _emit(node.children[0], out, abstract)
-        out.append("{")
-        _emit(node.children[1], out, abstract)
-        out.append("}")
-    elif rule == "join":
-        _operand(node.children[0], out, abstract)
-        out.append("join")
-        _operand(node.children[1], out, abstract)
+        tout.append("]")
+        tout.append("of")
+        _operand(node.children[-1], out, tout)
     elif rule == "program":
         out.append("now")
         out.append("=>")
-        _emit(node.children[0], out, abstract)
+        tout.append("now")
+        tout.append("=>")
+        _emit(node.children[0], out, tout)
         out.append("=>")
         out.append("notify")
+        tout.append("=>")
+        tout.append("notify")
+    elif rule == "index":
+        _operand(node.children[0], out, tout)
+        out.append("[")
+        tout.append("[")
+        for i, v in enumerate(node.children[1:]):
+            if i:
+                out.append(",")
+                tout.append(",")
+            _emit(v, out, tout)
+        out.append("]")
+        tout.append("]")
+    elif rule == "sort":
+        p, d, t = node.children
+        out.append("sort")
+        tout.append("func")
+        _emit(p, out, tout)
+        out.append(d.label)
+        out.append("of")
+        tout.append("func_mod")
+        tout.append("of")
+        _operand(t, out, tout)
+    elif rule == "compute":
+        out.append("compute")
+        tout.append("compute")
+        _emit(node.children[0], out, tout)
+        out.append("of")
+        tout.append("of")
+        _operand(node.children[1], out, tout)
+    elif rule == "call":
+        out.append(node.label)
+        out.append("(")
+        tout.append("func")
+        tout.append("(")
+        for i, a in enumerate(node.children):
+            if i:
+                out.append(",")
+                tout.append(",")
+            _emit(a, out, tout)
+        out.append(")")
+        tout.append(")")
+    elif rule == "not":
+        out.append("not")
+        tout.append("op")
+        _emit(node.children[0], out, tout)
+    elif rule == "group":
+        out.append("(")
+        tout.append("(")
+        _emit(node.children[0], out, tout)
+        out.append(")")
+        tout.append(")")
+    elif rule == "slice":
+        t, a, b = node.children
+        _operand(t, out, tout)
+        out.append("[")
+        tout.append("[")
+        _emit(a, out, tout)
+        out.append(":")
+        tout.append(":")
+        _emit(b, out, tout)
+        out.append("]")
+        tout.append("]")
+    elif rule == "aggregate":
+        c = node.children
+        out.append("aggregate")
+        out.append(c[0].label)
+        tout.append("func")
+        tout.append("func")
+        if len(c) == 3:
+            _emit(c[1], out, tout)
+        out.append("of")
+        tout.append("of")
+        _operand(c[-1], out, tout)
+    elif rule == "array_filter" or rule == "subquery":
+        _emit(node.children[0], out, tout)
+        if rule == "array_filter":
+            out.append("filter")
+            tout.append("filter")
+        out.append("{")
+        tout.append("{")
+        _emit(node.children[1], out, tout)
+        out.append("}")
+        tout.append("}")
+    elif rule == "join":
+        _operand(node.children[0], out, tout)
+        out.append("join")
+        tout.append("join")
+        _operand(node.children[1], out, tout)
     else:
         raise ValueError(f"tree: unknown ThingTalk node rule {rule!r} (label {node.label!r})")
 
 
-def _operand(node: Node, out: list, abstract: bool) -> None:
+def _operand(node: Node, out: list, tout: list) -> None:
     out.append("(")
-    _emit(node, out, abstract)
+    tout.append("(")
+    _emit(node, out, tout)
     out.append(")")
+    tout.append(")")
+
+
+def render(tree: Node) -> tuple[str, str]:
+    """``(program, abstract template)`` of a tree, in one pass."""
+    out: list[str] = []
+    tout: list[str] = []
+    _emit(tree, out, tout)
+    return " ".join(out), " ".join(tout)
 
 
 def to_string(tree: Node) -> str:
     """Print a tree as a ThingTalk NN-syntax program."""
-    out: list[str] = []
-    _emit(tree, out, False)
-    return " ".join(out)
+    return render(tree)[0]
 
 
 def template(tree: Node) -> str:
     """The abstract template of a tree (Oren et al. 2021, Table 2)."""
-    out: list[str] = []
-    _emit(tree, out, True)
-    return " ".join(out)
+    return render(tree)[1]
 
 
