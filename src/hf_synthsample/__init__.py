@@ -30,6 +30,10 @@ _LAZY = {
     "kl_to_uniform": "hf_synthsample.sampling.report",
     "materialize": "hf_synthsample.materialize",
     "write_hub_folder": "hf_synthsample.hub",
+    "abstract_template": "hf_synthsample.structure",
+    "atoms": "hf_synthsample.structure",
+    "compounds": "hf_synthsample.structure",
+    "StructureFunction": "hf_synthsample.structure",
 }
 
 __all__ = ["__version__", *_LAZY]
@@ -42,6 +46,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .materialize import materialize
     from .sampling.homogenize import HomogenizeSampler, homogenize_indices, homogenize_stream
     from .sampling.report import HomogenizationReport, kl_to_uniform
+    from .structure import StructureFunction, abstract_template, atoms, compounds
 
 
 def __getattr__(name: str) -> Any:

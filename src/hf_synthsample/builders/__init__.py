@@ -12,6 +12,7 @@ __all__ = ["BUILDERS", "domains", "get_builder_class"]
 #: domain name -> "module:BuilderClass" (imported on first use)
 BUILDERS: dict[str, str] = {
     "calculator": "hf_synthsample.builders.calculator:Calculator",
+    "schema2qa": "hf_synthsample.builders.schema2qa:Schema2QA",
 }
 
 

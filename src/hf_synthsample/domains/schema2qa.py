@@ -312,7 +312,7 @@ def _clauses(ex: _Ex, table: Table, k: int, allow_id: bool = True) -> tuple[list
     elif ex.chance(0.5):
         words = " and ".join(phrases)
     else:
-        words = ", ".join(phrases[:-1]) + " and " + phrases[-1]
+        words = " , ".join(phrases[:-1]) + " and " + phrases[-1]
     return nodes, words
 
 
@@ -588,6 +588,8 @@ def generate(rng: random.Random, domain: str = "all") -> dict:
 def read_annotated(folder: str | os.PathLike, domains: Sequence[str] | None = None) -> list[dict]:
     """Rows ``{id, domain, utterance, program}`` of ``<folder>/<domain>.tsv`` (id, utterance, program).
 
+    ``id`` is ``<domain>/<id in the file>#<line>``: the released files reuse ids across lines.
+
     Every program is parsed (a :class:`~.thingtalk.ThingTalkSyntaxError` names the file and line).
     """
     folder = os.fspath(folder)
@@ -614,34 +616,38 @@ def read_annotated(folder: str | os.PathLike, domains: Sequence[str] | None = No
                     thingtalk.parse(parts[2])
                 except ValueError as e:
                     raise ValueError(f"annotated_dir: {path}:{lineno}: {e}") from None
-                rows.append({"id": f"{d}/{parts[0]}", "domain": d, "utterance": parts[1], "program": parts[2]})
+                rows.append({"id": f"{d}/{parts[0]}#{lineno}", "domain": d, "utterance": parts[1], "program": parts[2]})
     return rows
 
 
 def compositional_split(
-    templates: Sequence[str], seed: int, dev_fraction: float, test_fraction: float
+    templates: Sequence[str], seed: int, dev_fraction: float, test_fraction: float, template_share: float = 0.25
 ) -> tuple[set[str], set[str], set[str]]:
     """Template-disjoint ``(train, dev, test)`` template sets (Oren et al. 2021, Appendix A).
 
-    Templates are shuffled with ``seed``; each goes to dev while dev holds fewer than
-    ``dev_fraction`` of the examples and it fits, else to test likewise, else to train; so dev and
-    test get many small templates and the frequent ones stay in train.
+    Templates are shuffled with ``seed``; each is offered to dev, test or train with probability
+    ``template_share``, ``template_share`` and the rest, and goes to dev (test) only while that set
+    holds fewer than ``dev_fraction`` (``test_fraction``) of the examples, else to train. So dev
+    and test get about a quarter of the templates each, mostly small ones, as in the paper
+    (19 / 20 of 73 annotated templates), and the frequent ones stay in train.
     """
     from collections import Counter
 
     counts = Counter(templates)
     order = sorted(counts)
-    random.Random(seed).shuffle(order)
+    rng = random.Random(seed)
+    rng.shuffle(order)
     total = len(templates)
     dev_cap, test_cap = dev_fraction * total, test_fraction * total
     train, dev, test = set(), set(), set()
     n_dev = n_test = 0
     for t in order:
         c = counts[t]
-        if n_dev + c <= dev_cap:
+        r = rng.random()
+        if r < template_share and n_dev + c <= dev_cap:
             dev.add(t)
             n_dev += c
-        elif n_test + c <= test_cap:
+        elif template_share <= r < 2 * template_share and n_test + c <= test_cap:
             test.add(t)
             n_test += c
         else:
