@@ -300,8 +300,50 @@ def _occurrences(tree: Node, H: int, parents: list | None = None) -> list:
     return out
 
 
+def _atoms_compounds2(node: Node, out: list, atoms: list) -> tuple[str, str | None, bool]:
+    # max_height=2 fast path of _occurrences (the default, and the hot path of Dataset.map):
+    # returns (atom, height-1 serialisation or None for a leaf, has a leaf child)
+    label = "entity" if node.kind == "entity" else node.label
+    atoms.append(label)
+    children = node.children
+    if not children:
+        return label, None, False
+    parts1 = []
+    parts2 = []
+    leaf_child = deep = grand_leaf = False
+    for c in children:
+        a, s1, c_leaf_child = _atoms_compounds2(c, out, atoms)
+        parts1.append(a)
+        if s1 is None:
+            parts2.append(a)
+            leaf_child = True
+        else:
+            parts2.append(s1)
+            deep = True
+            grand_leaf = grand_leaf or c_leaf_child
+    s1 = "(" + label + " " + " ".join(parts1) + ")"
+    if leaf_child:
+        out.append(s1)
+    if deep and (leaf_child or grand_leaf):
+        out.append("(" + label + " " + " ".join(parts2) + ")")
+    return label, s1, leaf_child
+
+
 def _compounds(tree: Node, max_height: int) -> list[str]:
+    if max_height == 2:
+        out: list[str] = []
+        _atoms_compounds2(tree, out, [])
+        return out
     return _occurrences(tree, max_height)
+
+
+def _atoms_and_compounds(tree: Node, max_height: int) -> tuple[list[str], list[str]]:
+    out: list[str] = []
+    if max_height == 2:
+        atoms_: list[str] = []
+        _atoms_compounds2(tree, out, atoms_)
+        return atoms_, out
+    return [n.atom() for n in tree.iter()], _occurrences(tree, max_height)
 
 
 def compounds(program: str | Node, language: str = "thingtalk", max_height: int = 2) -> list[str]:
@@ -322,7 +364,8 @@ def structure(program: str | Node, language: str = "thingtalk", max_height: int 
     """``(template, atoms, compounds)`` from one parse."""
     lang = get_language(language)
     tree = parse(program, language)
-    return lang.template(tree), [n.atom() for n in tree.iter()], _compounds(tree, max_height)
+    a, c = _atoms_and_compounds(tree, max_height)
+    return lang.template(tree), a, c
 
 
 class StructureFunction:
@@ -363,10 +406,12 @@ class StructureFunction:
             tree = lang.parse(program)
             if want_t:
                 out["template"].append(lang.template(tree))
-            if want_a:
-                out["atoms"].append([n.atom() for n in tree.iter()])
-            if want_c:
-                out["compounds"].append(_compounds(tree, self.max_height))
+            if want_a or want_c:
+                a, c = _atoms_and_compounds(tree, self.max_height)
+                if want_a:
+                    out["atoms"].append(a)
+                if want_c:
+                    out["compounds"].append(c)
         return out
 
 

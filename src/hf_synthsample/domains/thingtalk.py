@@ -48,7 +48,7 @@ class ThingTalkSyntaxError(ValueError):
     def __init__(self, message: str, program: str, token_index: int, tokens: list[str]):
         self.program = program
         self.token_index = token_index
-        self.token = tokens[token_index] if token_index < len(tokens) else "<end>"
+        self.token = tokens[token_index] if token_index < len(tokens) and tokens[token_index] else "<end>"
         self.position = _char_offset(program, tokens, token_index)
         super().__init__(
             f"program: {message} at character {self.position} (token {token_index}: {self.token!r}) in {program!r}"
@@ -82,21 +82,35 @@ def _param(tok: str) -> Node:
     return Node("param", (Node(rest[:i], (), "property"), Node(rest[i + 1 :], (), "type")), "", "param")
 
 
+# Trees are read-only, so parameter and table nodes are shared between parses (they repeat a lot).
+_PARAMS: dict[str, Node] = {}
+_TABLES: dict[str, Node] = {}
+_CACHE_LIMIT = 100_000
+
+
+def _cached(cache: dict, key: str, node: Node) -> Node:
+    if len(cache) >= _CACHE_LIMIT:
+        cache.clear()
+    cache[key] = node
+    return node
+
+
 class _Parser:
     __slots__ = ("toks", "i", "n", "program")
 
     def __init__(self, program: str):
         self.program = program
         self.toks = program.split()
-        self.i = 0
         self.n = len(self.toks)
+        self.toks.append("")  # sentinel: reading past the end sees "" instead of raising
+        self.i = 0
 
     # -------------------------------------------------------------- helpers
     def error(self, message: str, index: int | None = None):
         raise ThingTalkSyntaxError(message, self.program, self.i if index is None else index, self.toks)
 
     def peek(self) -> str:
-        return self.toks[self.i] if self.i < self.n else ""
+        return self.toks[self.i]
 
     def next(self) -> str:
         if self.i >= self.n:
@@ -106,18 +120,19 @@ class _Parser:
         return tok
 
     def expect(self, tok: str) -> None:
-        if self.i >= self.n:
-            self.error(f"expected {tok!r} but the program ended")
         if self.toks[self.i] != tok:
-            self.error(f"expected {tok!r}")
+            self.error(f"expected {tok!r}" + (" but the program ended" if self.i >= self.n else ""))
         self.i += 1
 
     def param(self) -> Node:
-        tok = self.peek()
-        if not tok.startswith("param:") or len(tok) <= 6:
-            self.error("expected a parameter (param:NAME:TYPE)")
+        tok = self.toks[self.i]
+        node = _PARAMS.get(tok)
+        if node is None:
+            if not tok.startswith("param:") or len(tok) <= 6:
+                self.error("expected a parameter (param:NAME:TYPE)")
+            node = _cached(_PARAMS, tok, _param(tok))
         self.i += 1
-        return _param(tok)
+        return node
 
     # -------------------------------------------------------------- program
     def program_(self) -> Node:
@@ -138,11 +153,11 @@ class _Parser:
         return t
 
     def table(self) -> Node:
-        tok = self.peek()
+        tok = self.toks[self.i]
         if tok == "(":
             t = self.operand()
             while True:
-                tok = self.peek()
+                tok = self.toks[self.i]
                 if tok == "filter":
                     self.i += 1
                     t = Node("filter", (t, self.filter_()), "", "filter")
@@ -155,11 +170,11 @@ class _Parser:
                     return t
         if tok.startswith("@"):
             self.i += 1
-            return Node(tok, (), "table", "table")
+            return _TABLES.get(tok) or _cached(_TABLES, tok, Node(tok, (), "table", "table"))
         if tok == "[":
             self.i += 1
             params = [self.param()]
-            while self.peek() == ",":
+            while self.toks[self.i] == ",":
                 self.i += 1
                 params.append(self.param())
             self.expect("]")
@@ -168,7 +183,7 @@ class _Parser:
         if tok == "sort":
             self.i += 1
             p = self.param()
-            d = self.peek()
+            d = self.toks[self.i]
             if d not in ("asc", "desc"):
                 self.error("expected 'asc' or 'desc'")
             self.i += 1
@@ -176,12 +191,12 @@ class _Parser:
             return Node("sort", (p, Node(d, (), "func_mod"), self.operand()), "func", "sort")
         if tok == "aggregate":
             self.i += 1
-            op = self.peek()
+            op = self.toks[self.i]
             if op not in AGGREGATE_OPS:
                 self.error(f"expected an aggregation operator {sorted(AGGREGATE_OPS)}")
             self.i += 1
             args = [Node(op, (), "func")]
-            if self.peek().startswith("param:"):
+            if self.toks[self.i].startswith("param:"):
                 args.append(self.param())
             self.expect("of")
             return Node("aggregate", (*args, self.operand()), "func", "aggregate")
@@ -197,13 +212,13 @@ class _Parser:
     def index(self, t: Node) -> Node:
         self.expect("[")
         first = self.value()
-        if self.peek() == ":":
+        if self.toks[self.i] == ":":
             self.i += 1
             second = self.value()
             self.expect("]")
             return Node("slice", (t, first, second), "", "slice")
         items = [first]
-        while self.peek() == ",":
+        while self.toks[self.i] == ",":
             self.i += 1
             items.append(self.value())
         self.expect("]")
@@ -212,11 +227,11 @@ class _Parser:
     # -------------------------------------------------------------- scalar expressions
     def scalar(self) -> Node:
         """``count ( p [filter { F }] )``, ``distance ( a , b )``, ``sum ( p )`` ... or a parameter."""
-        tok = self.peek()
+        tok = self.toks[self.i]
         if tok in SCALAR_FUNCS and self.i + 1 < self.n and self.toks[self.i + 1] == "(":
             self.i += 2
             args = [self.scalar_arg()]
-            while self.peek() == ",":
+            while self.toks[self.i] == ",":
                 self.i += 1
                 args.append(self.scalar_arg())
             self.expect(")")
@@ -224,10 +239,10 @@ class _Parser:
         return self.param()
 
     def scalar_arg(self) -> Node:
-        tok = self.peek()
+        tok = self.toks[self.i]
         if tok.startswith("param:"):
             p = self.param()
-            if self.peek() == "filter":
+            if self.toks[self.i] == "filter":
                 self.i += 1
                 self.expect("{")
                 f = self.filter_()
@@ -242,20 +257,20 @@ class _Parser:
     def filter_(self) -> Node:
         # ThingTalk 1 NN syntax: 'or' binds tighter than 'and' (filters are conjunctions of clauses)
         parts = [self.or_()]
-        while self.peek() == "and":
+        while self.toks[self.i] == "and":
             self.i += 1
             parts.append(self.or_())
         return parts[0] if len(parts) == 1 else Node("and", tuple(parts), "op", "and")
 
     def or_(self) -> Node:
         parts = [self.unary()]
-        while self.peek() == "or":
+        while self.toks[self.i] == "or":
             self.i += 1
             parts.append(self.unary())
         return parts[0] if len(parts) == 1 else Node("or", tuple(parts), "op", "or")
 
     def unary(self) -> Node:
-        tok = self.peek()
+        tok = self.toks[self.i]
         if tok == "not":
             self.i += 1
             return Node("not", (self.unary(),), "op", "not")
@@ -277,30 +292,30 @@ class _Parser:
         if not tok:
             self.error("expected a filter but the program ended")
         lhs = self.scalar()
-        op = self.peek()
+        op = self.toks[self.i]
         if op not in COMPARISON_OPS:
             self.error(f"expected a comparison operator {sorted(COMPARISON_OPS)}")
         self.i += 1
-        rhs = self.param() if self.peek().startswith("param:") else self.value()
+        rhs = self.param() if self.toks[self.i].startswith("param:") else self.value()
         return Node(op, (lhs, rhs), "op", "cmp")
 
     # -------------------------------------------------------------- values
     def value(self) -> Node:
         start = self.i
         self.value_primary()
-        while self.peek() in ("+", "-"):
+        while self.toks[self.i] in ("+", "-"):
             self.i += 1
             self.value_primary()
         return Node(" ".join(self.toks[start : self.i]), (), "entity", "value")
 
     def value_primary(self) -> None:
-        tok = self.peek()
+        tok = self.toks[self.i]
         if not tok:
             self.error("expected a value but the program ended")
         if tok == '"' or tok == "location:":
             if tok == "location:":
                 self.i += 1
-                if self.peek() != '"':
+                if self.toks[self.i] != '"':
                     self.error("expected '\"' after 'location:'")
             self.i += 1
             while self.i < self.n and self.toks[self.i] != '"':
@@ -308,20 +323,20 @@ class _Parser:
             if self.i >= self.n:
                 self.error("unterminated string", self.n)
             self.i += 1
-            if self.peek().startswith("^^"):
+            if self.toks[self.i].startswith("^^"):
                 self.i += 1
             return
         if tok == "[":
             self.i += 1
             self.value()
-            while self.peek() == ",":
+            while self.toks[self.i] == ",":
                 self.i += 1
                 self.value()
             self.expect("]")
             return
         if tok == "new":
             self.i += 1
-            if self.peek() in ("", "(") or self.peek() in _STRUCTURAL:
+            if self.toks[self.i] in ("", "(") or self.toks[self.i] in _STRUCTURAL:
                 self.error("expected a type after 'new'")
             self.i += 1
             self.expect("(")
@@ -333,16 +348,16 @@ class _Parser:
             return
         if tok in ("start_of", "end_of"):
             self.i += 1
-            if not self.peek().startswith("unit:"):
+            if not self.toks[self.i].startswith("unit:"):
                 self.error("expected a unit after " + repr(tok))
             self.i += 1
             return
         if tok in _STRUCTURAL or tok.startswith("param:") or tok.startswith("@") or tok.startswith("^^"):
             self.error("expected a value")
         self.i += 1
-        if self.peek().startswith("unit:"):
+        if self.toks[self.i].startswith("unit:"):
             self.i += 1
-        elif self.peek().startswith("^^"):
+        elif self.toks[self.i].startswith("^^"):
             self.i += 1
 
 
