@@ -34,6 +34,7 @@ _LAZY = {
     "atoms": "hf_synthsample.structure",
     "compounds": "hf_synthsample.structure",
     "StructureFunction": "hf_synthsample.structure",
+    "structure_diagnostics": "hf_synthsample.structure",
 }
 
 __all__ = ["__version__", *_LAZY]
@@ -46,7 +47,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .materialize import materialize
     from .sampling.homogenize import HomogenizeSampler, homogenize_indices, homogenize_stream
     from .sampling.report import HomogenizationReport, kl_to_uniform
-    from .structure import StructureFunction, abstract_template, atoms, compounds
+    from .structure import StructureFunction, abstract_template, atoms, compounds, structure_diagnostics
 
 
 def __getattr__(name: str) -> Any:

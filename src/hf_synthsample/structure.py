@@ -61,6 +61,8 @@ __all__ = [
     "template_counts",
     "template_coverage",
     "plot_template_frequencies",
+    "diagnostics",
+    "structure_diagnostics",
 ]
 
 #: node kinds the abstraction replaces, and the token each becomes (Oren et al. 2021, Table 2)
@@ -375,7 +377,7 @@ class StructureFunction:
         >>> import datasets
         >>> ds = datasets.Dataset.from_dict({"program": ["(a (b c) d)", "(a (b 'x) e)"]})
         >>> ds = ds.map(StructureFunction(language="sexpr"), batched=True)
-        >>> ds["template"]
+        >>> list(ds["template"])
         ['(a (b c) d)', '(a (b entity) e)']
     """
 
@@ -572,3 +574,64 @@ def plot_template_frequencies(templates: Iterable[str] | Mapping[str, int], path
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
+
+
+def diagnostics(
+    programs: Iterable[str],
+    reference: Iterable[str] | None = None,
+    language: str = "thingtalk",
+    max_height: int = 2,
+    compound_weighting: bool = False,
+) -> dict[str, Any]:
+    """Structural diagnostics of a set of programs, optionally against a reference set.
+
+    Returns ``num_programs``, ``num_templates``, ``template_counts``, ``atom_entropy`` and
+    ``compound_entropy`` (nats); with ``reference`` also ``template_coverage`` (share of the
+    reference's templates found in ``programs``), ``uncovered_templates``, ``atom_divergence``
+    and ``compound_divergence``. ``compound_weighting`` uses :func:`compound_weights` of
+    ``programs`` for the compound distribution.
+
+    Example:
+        >>> d = diagnostics(["(a (b c))", "(a (b 'x))"], reference=["(a (b c))"], language="sexpr")
+        >>> d["num_templates"], d["template_coverage"], d["atom_divergence"] > 0
+        (2, 1.0, True)
+    """
+    lang = get_language(language)
+    max_height = check_int("max_height", max_height, min=1)
+
+    def extract(items):
+        templates, atoms_, comps = [], [], []
+        for p in items:
+            tree = parse(p, language)
+            templates.append(lang.template(tree))
+            a, c = _atoms_and_compounds(tree, max_height)
+            atoms_.append(a)
+            comps.append(c)
+        return templates, atoms_, comps
+
+    programs = list(programs)
+    if not programs:
+        raise ValueError("programs is empty: nothing to describe")
+    t, a, c = extract(programs)
+    weights = compound_weights(programs, language, max_height) if compound_weighting else None
+    out: dict[str, Any] = {
+        "num_programs": len(programs),
+        "num_templates": len(set(t)),
+        "template_counts": template_counts(t),
+        "atom_entropy": entropy(frequencies(a)),
+        "compound_entropy": entropy(frequencies(c, weights)),
+    }
+    if reference is not None:
+        rt, ra, rc = extract(list(reference))
+        coverage, missing = template_coverage(t, rt)
+        out.update(
+            template_coverage=coverage,
+            uncovered_templates=missing,
+            atom_divergence=atom_divergence(a, ra),
+            compound_divergence=compound_divergence(c, rc, weights),
+        )
+    return out
+
+
+#: the package-level name (``hf_synthsample.structure_diagnostics``)
+structure_diagnostics = diagnostics
