@@ -452,3 +452,26 @@ def test_structure_diagnostics_against_reference():
     assert d["atom_divergence"] == pytest.approx(0.0, abs=1e-9) and d["compound_divergence"] == pytest.approx(0.0, abs=1e-9)
     assert d["num_templates"] == len(d["template_counts"]) and sum(d["template_counts"].values()) == 300
     assert 0 < d["atom_entropy"] < d["compound_entropy"]
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as hst  # noqa: E402
+
+_items = hst.lists(hst.lists(hst.sampled_from("abcdef"), min_size=1, max_size=4), min_size=1, max_size=6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_items, _items)
+def test_divergences_are_bounded_and_atom_divergence_symmetric(a, b):
+    da, dc = st.atom_divergence(a, b), st.compound_divergence(a, b)
+    assert 0.0 <= da <= 1.0 and 0.0 <= dc <= 1.0
+    assert da == pytest.approx(st.atom_divergence(b, a))
+    assert st.atom_divergence(a, a) == pytest.approx(0.0, abs=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(hst.integers(min_value=0, max_value=2**32), hst.sampled_from(["all", *s2q.DOMAIN_NAMES]))
+def test_any_seed_generates_a_parsable_round_tripping_program(seed, domain):
+    row = s2q.generate(random.Random(seed), domain)
+    assert tt.to_string(tt.parse(row["program"])) == row["program"]
+    _check_mentions(row["utterance"], row["program"])
