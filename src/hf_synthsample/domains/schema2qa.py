@@ -257,7 +257,9 @@ def _subquery_clause(ex: _Ex) -> tuple[str, list[Node], str]:
 
 def _distinct(ex: _Ex, items: Sequence, k: int) -> list:
     k = min(k, len(items))
-    return ex.rng.sample(list(items), k) if k > 1 else [ex.choice(items)]
+    if k <= 1:
+        return [ex.choice(items)] if k == 1 else []
+    return ex.rng.sample(list(items), k)
 
 
 class _Info:
@@ -501,6 +503,18 @@ def _query(ex: _Ex, table: Table, domain: str) -> tuple[Node, str]:
     if kind == "aggregate":
         src, pl, _ = _base_or_filtered(ex, table, 0.85)
         nums = _INFO[table.name].nums
+        arrays = _INFO[table.name].arrays
+        if arrays and ex.chance(0.1):
+            # aggregate over a computed count: "how many languages do people ... speak on average ?"
+            prop = ex.choice(arrays)
+            comp: Node = Node("compute", (_call("count", _param(prop.name, prop.type)), _table(table.name)), "", "compute")
+            nodes, words = _clauses(ex, table, 1 if ex.chance(0.7) else 2)
+            op = ex.choice(("avg", "sum", "max", "min"))
+            node = Node("aggregate", (Node(op, (), "func"), _param("count", "Number"), _filter(comp, nodes)), "func", "aggregate")
+            x = f"{table.plural} {words}"
+            return node, ex.choice(("what is the {a} number of {u} of {x} ?", "how many {u} do {x} have , {a} ?")).format(
+                a=ex.choice(_AGG_WORDS[op]), u=prop.unit or prop.np, x=x
+            )
         if ex.chance(0.75) or not nums:
             return Node("aggregate", (Node("count", (), "func"), src), "func", "aggregate"), ex.choice(_HOW_MANY).format(x=pl)
         op = ex.choice(("sum", "avg", "max", "min"))
@@ -525,27 +539,56 @@ def _query(ex: _Ex, table: Table, domain: str) -> tuple[Node, str]:
             return proj, ex.choice(("how many {u} do {x} have ?", "what is the number of {u} of {x} ?")).format(u=unit, x=pl)
         return comp, ex.choice(("count the {u} of {x}", "count the {u} for each of the {x}")).format(u=unit, x=pl)
     if kind == "join":
-        rest, review = DOMAINS["restaurants"]
-        v, w = _simple_value(ex, rest.props[0])
-        left = _filter(_table(rest.name), [_cmp(_param("id", rest.props[0].type), "=~", _value(v))])
-        right: Node = _table(review.name)
-        rwords = ""
-        if ex.chance(0.3):
-            rnodes, rwords = _clauses(ex, review, 1)
-            right = _filter(right, rnodes)
-        join = Node("join", (left, right), "", "join")
-        clauses = [("id", [_review_link()], "")]
-        if ex.chance(0.4):
-            c = _clause(ex, review, review.props[0] if ex.chance(0.5) else review.props[1])
-            clauses.append(c)
-            rwords = (rwords + " and " + c[2]) if rwords else c[2]
-        clauses.sort(key=lambda c: c[0])
-        node = _filter(join, [n for c in clauses for n in c[1]])
-        x = f"reviews {rwords} of {w}".replace("  ", " ") if rwords else f"reviews of {w}"
-        if ex.chance(0.25):
-            return Node("aggregate", (Node("count", (), "func"), node), "func", "aggregate"), ex.choice(_HOW_MANY).format(x=x)
-        return node, ex.choice(_SEARCH).format(x=x)
+        return _join(ex)
     raise AssertionError(kind)
+
+
+def _join(ex: _Ex) -> tuple[Node, str]:
+    """Restaurants joined with their reviews (the review link is a clause of the outer filter)."""
+    rest, review = DOMAINS["restaurants"]
+    id_prop = rest.props[0]
+    v, w = _simple_value(ex, id_prop)
+    left: Node = _filter(_table(rest.name), [_cmp(_param(id_prop.name, id_prop.type), "=~", _value(v))])
+    r = ex.rng.random()
+    if r < 0.15:
+        nodes, words = _clauses(ex, rest, 1, allow_id=False)
+        left, what = _filter(_table(rest.name), nodes), f"{rest.plural} {words}"
+    elif r < 0.3:
+        comp = Node("compute", (_call("distance", _param("geo", "Location"), _value("location:current_location")), left), "", "compute")
+        left = _index(_sort(_param("distance", "Measure(m)"), "asc", comp), "1")
+        what = f"the {w} nearest to me"
+    else:
+        what = w
+    right: Node = _table(review.name)
+    rwords = []
+    if ex.chance(0.3):
+        rnodes, words = _clauses(ex, review, 1)
+        right = _filter(right, rnodes)
+        rwords.append(words)
+    clauses = [("id", [_review_link()], "")]
+    props = _distinct(ex, _INFO[review.name].no_id, ex.choice((0, 0, 1, 1, 2)))
+    if not rwords or ex.chance(0.5):
+        for prop in props:
+            c = _clause(ex, review, prop)
+            clauses.append(c)
+            rwords.append(c[2])
+    clauses.sort(key=lambda c: c[0])
+    node = _filter(Node("join", (left, right), "", "join"), [n for c in clauses for n in c[1]])
+    x = " ".join(("reviews", " and ".join(rwords), "of", what)) if rwords else f"reviews of {what}"
+    r = ex.rng.random()
+    if r < 0.2:
+        return Node("aggregate", (Node("count", (), "func"), node), "func", "aggregate"), ex.choice(_HOW_MANY).format(x=x)
+    if r < 0.35:
+        by_date = ex.chance(0.6)
+        key = _param("datePublished", "Date") if by_date else _param("reviewRating.ratingValue", "Number")
+        sup = "latest" if by_date else "best"
+        proj = review.prop("author") if ex.chance(0.5) else review.prop("description")
+        ranked = _index(_sort(key, "desc", node), "1")
+        single = " ".join(("review", " and ".join(rwords), "of", what)) if rwords else f"review of {what}"
+        return Node("projection", (_param(proj.name, proj.type), ranked), "", "projection"), ex.choice(_ASK).format(
+            p=proj.np, x=f"the {sup} {single}"
+        )
+    return node, ex.choice(_SEARCH).format(x=x)
 
 
 def _first_prop(node: Node) -> str:
