@@ -208,7 +208,7 @@ def test_annotated_templates_partition_like_an_independent_abstraction():
         by_template[st.abstract_template(p)].add(i)
         by_oracle[_oracle_template(p)].add(i)
     assert sorted(map(sorted, by_template.values())) == sorted(map(sorted, by_oracle.values()))
-    assert 60 <= len(by_template) <= 90
+    assert len(by_template) == 76  # distinct templates of the 2,538 questions (typed and untyped params merged)
 
 
 # ---------------------------------------------------------------------- atoms and compounds

@@ -31,6 +31,7 @@ import random
 import datasets
 import pyarrow as pa
 from datasets.builder import Key
+from datasets.utils import logging
 
 from ..domains import schema2qa as s2q
 from ..domains import thingtalk
@@ -39,6 +40,8 @@ from ..validation import check_choice, check_float, check_int
 from .base import _STATS_DIRNAME, SyntheticBuilder, SyntheticConfig, _code_hash, _stats_to_json, _write_json_atomic, block_rng, param
 
 __all__ = ["Schema2QAConfig", "Schema2QA", "annotated_splits"]
+
+logger = logging.get_logger(__name__)
 
 _DOMAIN_CHOICES = ("all", *s2q.DOMAIN_NAMES)
 _PILOT = 20_000
@@ -273,6 +276,10 @@ class Schema2QA(SyntheticBuilder):
                     "use other split_seed/fractions or set its size to 0"
                 )
             g.gen_kwargs["accept"] = (mode, templates, max(10.0, 5.0 * _PILOT / hits))
+            logger.info(
+                f"{cfg.name}: {g.name} split keeps {hits / _PILOT:.2%} of the pool (pilot of {_PILOT:,}; "
+                f"{len(templates)} annotated templates {'kept' if mode == 'include' else 'held out'})"
+            )
         return generators
 
     def _generate_tables(self, blocks=None, split=None, pilot=None, stats_dir=None, rows=None, accept=None):
