@@ -109,16 +109,6 @@ class _Parser:
     def error(self, message: str, index: int | None = None):
         raise ThingTalkSyntaxError(message, self.program, self.i if index is None else index, self.toks)
 
-    def peek(self) -> str:
-        return self.toks[self.i]
-
-    def next(self) -> str:
-        if self.i >= self.n:
-            self.error("unexpected end of program")
-        tok = self.toks[self.i]
-        self.i += 1
-        return tok
-
     def expect(self, tok: str) -> None:
         if self.toks[self.i] != tok:
             self.error(f"expected {tok!r}" + (" but the program ended" if self.i >= self.n else ""))
