@@ -37,6 +37,11 @@ _LAZY = {
     "PrimitiveAugmenter": "hf_synthsample.domains.scan_augment",
     "scan_complexity_columns": "hf_synthsample.domains.scan_augment",
     "interpret_scan": "hf_synthsample.domains.scan_interpreter",
+    "abstract_template": "hf_synthsample.structure",
+    "atoms": "hf_synthsample.structure",
+    "compounds": "hf_synthsample.structure",
+    "StructureFunction": "hf_synthsample.structure",
+    "structure_diagnostics": "hf_synthsample.structure",
 }
 
 __all__ = ["__version__", *_LAZY]
@@ -52,6 +57,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .publish import Provenance, push_curated, save_curated
     from .sampling.homogenize import HomogenizeSampler, homogenize_indices, homogenize_stream
     from .sampling.report import HomogenizationReport, kl_to_uniform
+    from .structure import StructureFunction, abstract_template, atoms, compounds, structure_diagnostics
 
 
 def __getattr__(name: str) -> Any:

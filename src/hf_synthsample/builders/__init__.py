@@ -14,6 +14,7 @@ BUILDERS: dict[str, str] = {
     "calculator": "hf_synthsample.builders.calculator:Calculator",
     "scan": "hf_synthsample.builders.scan:Scan",
     "scan_star": "hf_synthsample.builders.scan:ScanStar",
+    "schema2qa": "hf_synthsample.builders.schema2qa:Schema2QA",
 }
 
 

@@ -1,0 +1,318 @@
+"""Schema2QA dataset builder: the synthetic (utterance, ThingTalk) pool over six schema.org domains,
+its compositional split, and the annotated data with i.i.d. and compositional splits.
+
+Configs:
+
+* ``all`` and one per domain (``restaurants``, ``people``, ``hotels``, ``books``, ``movies``,
+  ``music``): the synthetic pool (train; ``num_validation`` / ``num_test`` add i.i.d. draws).
+* ``all-compositional`` and ``<domain>-compositional``: the pool split of Oren et al. (2021,
+  Appendix A): pool examples whose abstract template is in the annotated compositional
+  validation (test) set form the validation (test) split; every other example, including those
+  with templates the annotated data never uses, is training data. Needs ``annotated_dir``.
+* ``annotated-iid`` and ``annotated-compositional``: the annotated TSVs of ``annotated_dir``
+  (``<domain>.tsv``: id, utterance, program). Templates are split into three disjoint sets; two
+  are the compositional validation and test sets, the third is cut i.i.d. into the common train
+  set and the i.i.d. validation and test sets. Both configs share the same train split.
+
+Example:
+    >>> import hf_synthsample
+    >>> ds = hf_synthsample.load_dataset("schema2qa", "hotels", num_examples=100)
+    >>> sorted(ds["train"].column_names)
+    ['domain', 'num_clauses', 'program', 'program_length', 'template', 'utterance']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+import os
+import random
+import datasets
+import pyarrow as pa
+from datasets.builder import Key
+from datasets.utils import logging
+
+from ..domains import schema2qa as s2q
+from ..domains import thingtalk
+from ..sampling.homogenize import HomogenizerChain
+from ..validation import check_choice, check_float, check_int
+from .base import _STATS_DIRNAME, SyntheticBuilder, SyntheticConfig, _code_hash, _stats_to_json, _write_json_atomic, block_rng, param
+
+__all__ = ["Schema2QAConfig", "Schema2QA", "annotated_splits"]
+
+logger = logging.get_logger(__name__)
+
+_DOMAIN_CHOICES = ("all", *s2q.DOMAIN_NAMES)
+_PILOT = 20_000
+_PILOT_STREAM = 2_000
+
+
+@dataclasses.dataclass
+class Schema2QAConfig(SyntheticConfig):
+    """Schema2QA parameters."""
+
+    schema_domain: str = param("all", f"one of {_DOMAIN_CHOICES} ('all': each example from a domain drawn uniformly)")
+    source: str = param("synthetic", "'synthetic' (the grammar's pool) or 'annotated' (TSVs of annotated_dir)")
+    split: str = param("iid", "'iid' or 'compositional': how validation/test are made (see the module docs)")
+    annotated_dir: str | None = param(None, "folder with <domain>.tsv files (id, utterance, program); needed by annotated and compositional configs")
+    comp_validation_fraction: float = param(0.08, "annotated examples whose templates form the compositional validation set, in [0, 0.5]")
+    comp_test_fraction: float = param(0.13, "annotated examples whose templates form the compositional test set, in [0, 0.5]")
+    iid_validation_fraction: float = param(0.09, "of the remaining annotated examples: the i.i.d. validation set, in [0, 0.5]")
+    iid_test_fraction: float = param(0.10, "of the remaining annotated examples: the i.i.d. test set, in [0, 0.5]")
+    split_seed: int = param(0, "seed of the annotated template and i.i.d. splits")
+
+    def validate(self, salient_variables) -> None:
+        super().validate(salient_variables)
+        check_choice("schema_domain", self.schema_domain, _DOMAIN_CHOICES)
+        check_choice("source", self.source, ("synthetic", "annotated"))
+        check_choice("split", self.split, ("iid", "compositional"))
+        if self.annotated_dir is not None:
+            if not isinstance(self.annotated_dir, (str, os.PathLike)):
+                raise TypeError(f"annotated_dir must be a path or None, got {self.annotated_dir!r}")
+            self.annotated_dir = os.fspath(self.annotated_dir)
+            if not os.path.isdir(self.annotated_dir):
+                raise ValueError(f"annotated_dir: {self.annotated_dir!r} is not an existing folder")
+        for name in ("comp_validation_fraction", "comp_test_fraction", "iid_validation_fraction", "iid_test_fraction"):
+            setattr(self, name, check_float(name, getattr(self, name), min=0, max=0.5))
+        self.split_seed = check_int("split_seed", self.split_seed, min=0)
+        if self.source == "annotated" and self.homogenize:
+            raise ValueError("homogenize: only the synthetic pool can be homogenized while generating; got source='annotated'")
+
+    @property
+    def needs_annotated(self) -> bool:
+        return self.source == "annotated" or self.split == "compositional"
+
+    def require_annotated(self) -> None:
+        if self.needs_annotated and self.annotated_dir is None:
+            raise ValueError(
+                f"annotated_dir: config {self.name!r} needs the annotated Schema2QA folder "
+                "(<domain>.tsv files: id, utterance, program); pass annotated_dir='path/to/folder'"
+            )
+
+    def split_sizes(self) -> dict[str, int]:
+        if self.source == "annotated":
+            if self.annotated_dir is None:
+                return {"train": 0, "validation": 0, "test": 0}
+            return {k: len(v) for k, v in annotated_splits(self).items()}
+        return super().split_sizes()
+
+
+def annotated_splits(config: Schema2QAConfig) -> dict[str, list[dict]]:
+    """The annotated rows of ``config`` cut into train / validation / test.
+
+    Templates are split first (:func:`~hf_synthsample.domains.schema2qa.compositional_split`);
+    the train-template examples are then cut i.i.d. The ``compositional`` config returns the
+    template-disjoint validation and test sets, the ``iid`` config the i.i.d. ones; both share train.
+    """
+    rows = _annotated_rows(config.annotated_dir, config.schema_domain)
+    comp = _template_sets(config)
+    train_pool = [r for r in rows if r["template"] in comp[0]]
+    tr, dev, test = s2q.iid_split(len(train_pool), config.split_seed, config.iid_validation_fraction, config.iid_test_fraction)
+    out = {"train": [train_pool[i] for i in tr]}
+    if config.split == "compositional":
+        out["validation"] = [r for r in rows if r["template"] in comp[1]]
+        out["test"] = [r for r in rows if r["template"] in comp[2]]
+    else:
+        out["validation"] = [train_pool[i] for i in dev]
+        out["test"] = [train_pool[i] for i in test]
+    return out
+
+
+def _annotated_rows(folder: str, domain: str) -> list[dict]:
+    rows = s2q.read_annotated(folder, None if domain == "all" else [domain])
+    for r in rows:
+        program, template = thingtalk.render(thingtalk.parse(r["program"]))
+        tokens = program.split()
+        r["template"] = template
+        r["num_clauses"] = sum(1 for t in tokens if t in thingtalk.COMPARISON_OPS)
+        r["program_length"] = len(tokens)
+    return rows
+
+
+def _template_sets(config: Schema2QAConfig) -> tuple[set, set, set]:
+    rows = _annotated_rows(config.annotated_dir, config.schema_domain)
+    return s2q.compositional_split(
+        [r["template"] for r in rows], config.split_seed, config.comp_validation_fraction, config.comp_test_fraction
+    )
+
+
+def _folder_hash(folder: str) -> str:
+    h = hashlib.sha256()
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".tsv"):
+            h.update(name.encode())
+            with open(os.path.join(folder, name), "rb") as f:
+                h.update(f.read())
+    return h.hexdigest()[:16]
+
+
+def _builder_configs() -> list[Schema2QAConfig]:
+    configs = [
+        Schema2QAConfig(name=d, schema_domain=d, description=f"Synthetic Schema2QA pool ({'all six domains' if d == 'all' else d}).")
+        for d in _DOMAIN_CHOICES
+    ]
+    configs += [
+        Schema2QAConfig(
+            name=f"{d}-compositional",
+            schema_domain=d,
+            split="compositional",
+            num_validation=1_000,
+            num_test=1_000,
+            description=f"Synthetic pool ({d}) split by the annotated compositional split: validation/test hold only "
+            "examples whose template is in the annotated compositional validation/test set; train never does.",
+        )
+        for d in _DOMAIN_CHOICES
+    ]
+    configs += [
+        Schema2QAConfig(
+            name=f"annotated-{k}",
+            source="annotated",
+            split=k,
+            description=f"Annotated Schema2QA questions (annotated_dir) with the {k} validation/test split of "
+            "Oren et al. (2021, Appendix A); the train split is shared by both annotated configs.",
+        )
+        for k in ("iid", "compositional")
+    ]
+    return configs
+
+
+class Schema2QA(SyntheticBuilder):
+    """Schema2QA-style (utterance, ThingTalk program) pairs: synthetic pool and annotated data."""
+
+    BUILDER_CONFIG_CLASS = Schema2QAConfig
+    BUILDER_CONFIGS = _builder_configs()
+    DEFAULT_CONFIG_NAME = "all"
+    SALIENT_VARIABLES = {
+        "num_clauses": "comparisons (filter clauses) in the program",
+        "program_length": "tokens in the program",
+    }
+    SOURCE_MODULES = (
+        "hf_synthsample.domains.schema2qa",
+        "hf_synthsample.domains.schema2qa_schema",
+        "hf_synthsample.domains.thingtalk",
+        "hf_synthsample.structure",
+    )
+    DESCRIPTION = (
+        "Schema2QA-style semantic parsing data (Xu et al. 2020; Oren et al. 2021): natural-language questions "
+        "about six schema.org domains (restaurants, people, hotels, books, movies, music) paired with ThingTalk 1.x "
+        "programs, from a synchronous grammar with several canonical phrasings per construct. Columns: utterance, "
+        "program, template (the abstract template of Oren et al. 2021, Table 2), domain, and the salient "
+        "variables num_clauses and program_length."
+    )
+    CITATION = """@inproceedings{oren2021finding,
+  title={Finding needles in a haystack: Sampling Structurally-diverse Training Sets from Synthetic Data for Compositional Generalization},
+  author={Oren, Inbar and Herzig, Jonathan and Berant, Jonathan},
+  booktitle={Proceedings of EMNLP},
+  year={2021}
+}
+@inproceedings{xu2020schema2qa,
+  title={Schema2QA: High-Quality and Low-Cost Q\\&A Agents for the Structured Web},
+  author={Xu, Silei and Campagna, Giovanni and Li, Jian and Lam, Monica S.},
+  booktitle={Proceedings of CIKM},
+  year={2020}
+}"""
+
+    def __init__(self, *args, **kwargs):
+        folder = kwargs.get("annotated_dir")
+        if isinstance(folder, (str, os.PathLike)) and os.path.isdir(folder):
+            # the rows depend on the annotated files' content, not only on their path
+            kwargs.setdefault("hash", _code_hash(type(self)) + _folder_hash(os.fspath(folder)))
+        super().__init__(*args, **kwargs)
+
+    def _create_builder_config(self, *args, **kwargs):
+        config, config_id = super()._create_builder_config(*args, **kwargs)
+        config.require_annotated()
+        return config, config_id
+
+    def _features(self) -> datasets.Features:
+        cols = {
+            "utterance": datasets.Value("string"),
+            "program": datasets.Value("string"),
+            "template": datasets.Value("string"),
+            "domain": datasets.Value("string"),
+            "num_clauses": datasets.Value("int32"),
+            "program_length": datasets.Value("int32"),
+        }
+        if self.config.source == "annotated":
+            cols = {"id": datasets.Value("string"), **cols}
+        return datasets.Features(cols)
+
+    def _draw(self, rng: random.Random) -> dict:
+        return s2q.generate(rng, self.config.schema_domain)
+
+    def _draw_block(self, rng: random.Random, n: int) -> list[dict]:
+        domain = self.config.schema_domain
+        generate = s2q.generate
+        return [generate(rng, domain) for _ in range(n)]
+
+    # ------------------------------------------------------------------ splits
+    def _split_generators(self, dl_manager):
+        cfg = self.config
+        if cfg.source == "annotated":
+            return [
+                datasets.SplitGenerator(name=name, gen_kwargs={"rows": tuple(rows)})
+                for name, rows in annotated_splits(cfg).items()
+                if rows
+            ]
+        generators = super()._split_generators(dl_manager)
+        if cfg.split != "compositional":
+            return generators
+        train, dev, test = _template_sets(cfg)
+        held_out = frozenset(dev | test)
+        accept = {"train": ("exclude", held_out), "validation": ("include", frozenset(dev)), "test": ("include", frozenset(test))}
+        # a pilot run estimates how often each split's templates come up, so that an empty split
+        # is an error before any work and a rare one gets a draw budget that will not be exhausted
+        pilot_rng = block_rng(cfg.seed, _PILOT_STREAM, 0)
+        pilot_templates = [s2q.generate(pilot_rng, cfg.schema_domain)["template"] for _ in range(_PILOT)]
+        for g in generators:
+            mode, templates = accept[g.name]
+            hits = sum((t in templates) == (mode == "include") for t in pilot_templates)
+            if hits == 0:
+                raise ValueError(
+                    f"split: the {g.name} split of config {cfg.name!r} is empty after the compositional split: none of "
+                    f"{_PILOT:,} pool examples has a template {'in' if mode == 'include' else 'outside'} the annotated "
+                    f"compositional {g.name if mode == 'include' else 'validation/test'} set ({len(templates)} templates); "
+                    "use other split_seed/fractions or set its size to 0"
+                )
+            g.gen_kwargs["accept"] = (mode, templates, max(10.0, 5.0 * _PILOT / hits))
+            logger.info(
+                f"{cfg.name}: {g.name} split keeps {hits / _PILOT:.2%} of the pool (pilot of {_PILOT:,}; "
+                f"{len(templates)} annotated templates {'kept' if mode == 'include' else 'held out'})"
+            )
+        return generators
+
+    def _generate_tables(self, blocks=None, split=None, pilot=None, stats_dir=None, rows=None, accept=None):
+        schema = self.info.features.arrow_schema
+        if rows is not None:
+            yield Key(0, 0), pa.Table.from_pylist(list(rows), schema=schema)
+            return
+        if accept is None:
+            yield from super()._generate_tables(blocks, split, pilot, stats_dir)
+            return
+        cfg = self.config
+        mode, templates, draws_per_row = accept
+        include = mode == "include"
+        for i, (stream, block, size) in enumerate(blocks):
+            rng = block_rng(cfg.seed, stream, block)
+            chain = HomogenizerChain(cfg.homogenize, cfg.eps, cfg.homogenize_mode, pilot) if cfg.homogenize else None
+            budget = math.ceil(draws_per_row * size) + 1_000
+            out = []
+            draws = 0
+            while len(out) < size:
+                if draws >= budget:
+                    raise ValueError(
+                        f"split: only {len(out)} of {size} rows of the {split} split found in {draws:,} draws; the "
+                        "templates of this split are too rare in the pool"
+                    )
+                draws += 1
+                row = s2q.generate(rng, cfg.schema_domain)
+                if (row["template"] in templates) != include:
+                    continue
+                if chain is not None and not chain.offer(row, rng):
+                    continue
+                out.append(row)
+            if chain is not None and stats_dir is not None:
+                _write_json_atomic(os.path.join(stats_dir, f"{split}-{block:07d}.json"), _stats_to_json(chain.stats()))
+            yield Key(i, 0), pa.Table.from_pylist(out, schema=schema)
+

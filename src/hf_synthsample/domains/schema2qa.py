@@ -1,0 +1,706 @@
+"""Schema2QA: a synchronous grammar of (utterance, ThingTalk program) pairs over six schema.org
+domains, the annotated-data reader, and the splits of Oren et al. (2021, Appendix A).
+
+Generation is synchronous: every grammar choice builds a piece of the program tree
+(:class:`~hf_synthsample.structure.Node`, printed by :mod:`.thingtalk`) and, in the same step, the
+words that express it, chosen among several canonical phrasings per construct. Constructs:
+filters with 1-4 clauses (comparisons with typed operators, year ranges, relative dates,
+filter-level ``count``/``distance``, ``not``, ``or``, review sub-queries), projections of one or
+two properties, ``sort`` with an index or a slice, sort-then-filter, ``compute distance`` /
+``compute count`` rankings, ``aggregate count|sum|avg|min|max``, top-level ``compute``, indices
+without sort, joins of restaurants with their reviews, and the bare table. Values come from
+small built-in lists or are placeholders (``NUMBER_0``, ``DATE_0``, ``TIME_0``); every value is
+mentioned in the utterance.
+
+Example:
+    >>> import random
+    >>> row = generate(random.Random(0), "hotels")
+    >>> sorted(row)
+    ['domain', 'num_clauses', 'program', 'program_length', 'template', 'utterance']
+    >>> from hf_synthsample.domains.thingtalk import parse, to_string
+    >>> to_string(parse(row["program"])) == row["program"]
+    True
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import random
+from typing import Sequence
+
+from ..structure import Node
+from . import thingtalk
+from .schema2qa_schema import CATEGORY_PHRASES, DOMAINS, VALUES, Prop, Table
+
+__all__ = [
+    "DOMAIN_NAMES",
+    "generate",
+    "read_annotated",
+    "compositional_split",
+    "iid_split",
+    "QUERY_KINDS",
+]
+
+DOMAIN_NAMES = tuple(DOMAINS)
+_ENUM_SURFACE = {"EBook": "ebook", "Hardcover": "hardcover", "Paperback": "paperback"}
+_CMP = "cmp"
+# generated values never contain an operator token, so counting tokens counts comparisons
+_COMPARISON_OPS = thingtalk.COMPARISON_OPS
+
+# ---------------------------------------------------------------------- node helpers
+
+
+def _param(name: str, type_: str) -> Node:
+    return Node("param", (Node(name, (), "property"), Node(type_, (), "type")), "", "param")
+
+
+def _value(label: str) -> Node:
+    return Node(label, (), "entity", "value")
+
+
+def _table(name: str) -> Node:
+    return Node(name, (), "table", "table")
+
+
+def _cmp(lhs: Node, op: str, rhs: Node) -> Node:
+    return Node(op, (lhs, rhs), "op", _CMP)
+
+
+def _and(clauses: list[Node]) -> Node:
+    return clauses[0] if len(clauses) == 1 else Node("and", tuple(clauses), "op", "and")
+
+
+def _filter(table: Node, clauses: list[Node]) -> Node:
+    return Node("filter", (table, _and(clauses)), "", "filter")
+
+
+def _sort(param: Node, direction: str, table: Node) -> Node:
+    return Node("sort", (param, Node(direction, (), "func_mod"), table), "func", "sort")
+
+
+def _index(table: Node, value: str) -> Node:
+    return Node("index", (table, _value(value)), "", "index")
+
+
+def _call(func: str, *args: Node) -> Node:
+    return Node(func, args, "func", "call")
+
+
+def _program(query: Node) -> Node:
+    return Node("program", (query,), "", "program")
+
+
+# ---------------------------------------------------------------------- per-example state
+
+
+class _Ex:
+    """Placeholder counters of one example (NUMBER_0, NUMBER_1, ...)."""
+
+    __slots__ = ("rng", "counts")
+
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        self.counts: dict[str, int] = {}
+
+    def placeholder(self, kind: str) -> str:
+        i = self.counts.get(kind, 0)
+        self.counts[kind] = i + 1
+        return f"{kind}_{i}"
+
+    def choice(self, seq):
+        return seq[int(self.rng.random() * len(seq))]
+
+    def chance(self, p: float) -> bool:
+        return self.rng.random() < p
+
+
+def _number(ex: _Ex, small: tuple[int, ...] = (1, 2, 3, 4, 5)) -> str:
+    return ex.placeholder("NUMBER") if ex.chance(0.7) else str(ex.choice(small))
+
+
+def _phrases(prop: Prop, op: str) -> tuple[str, ...]:
+    return prop.phrases.get(op) or CATEGORY_PHRASES[prop.cat][op]
+
+
+def _say(ex: _Ex, prop: Prop, op: str, v: str) -> str:
+    return ex.choice(_phrases(prop, op)).format(v=v, np=prop.np, unit=prop.unit or prop.np)
+
+
+# ---------------------------------------------------------------------- filter clauses
+# A clause is (sort_key, [nodes], phrase): genie prints and-clauses ordered by property.
+
+_FILTER_CATS = ("id", "str", "ent", "arr_ent", "arr_str", "num", "bool", "enum", "loc", "date", "time", "dur", "open")
+
+
+def _simple_value(ex: _Ex, prop: Prop) -> tuple[str, str]:
+    """(program value, words) for the equality-like operator of ``prop``."""
+    cat = prop.cat
+    if cat in ("id", "str", "arr_str"):
+        w = ex.choice(VALUES[prop.values])
+        return f'" {w} "', w
+    if cat in ("ent", "arr_ent"):
+        w = ex.choice(VALUES[prop.values])
+        return f'" {w} " ^^{prop.entity_type}', w
+    if cat == "enum":
+        names = [n for n in prop.type[5:-1].split(",") if n in _ENUM_SURFACE or n.islower()]
+        n = ex.choice(names)
+        return f"enum:{n}", _ENUM_SURFACE.get(n, n)
+    raise AssertionError(cat)
+
+
+def _clause(ex: _Ex, table: Table, prop: Prop) -> tuple[str, list[Node], str]:
+    cat = prop.cat
+    p = _param(prop.name, prop.type)
+    key = prop.name
+    if cat in ("id", "str", "ent", "arr_ent", "arr_str", "enum"):
+        op = {"id": "=~", "str": "=~", "ent": "==", "arr_ent": "contains", "arr_str": "contains~", "enum": "=="}[cat]
+        if cat in ("id", "str") and ex.chance(0.08):
+            # disjunction of two values of the same property
+            (v1, w1), (v2, w2) = _simple_value(ex, prop), _simple_value(ex, prop)
+            node = Node("or", (_cmp(p, op, _value(v1)), _cmp(_param(prop.name, prop.type), op, _value(v2))), "op", "or")
+            return key, [node], _say(ex, prop, op, f"{w1} or {w2}")
+        v, w = _simple_value(ex, prop)
+        if cat in ("str", "arr_str") and ex.chance(0.1):
+            return key, [Node("not", (_cmp(p, op, _value(v)),), "op", "not")], "but not " + _say(ex, prop, op, w)
+        return key, [_cmp(p, op, _value(v))], _say(ex, prop, op, w)
+    if cat == "num":
+        op = ex.choice(("==", ">=", "<=", ">="))
+        v = _number(ex)
+        return key, [_cmp(p, op, _value(v))], _say(ex, prop, op, v)
+    if cat == "bool":
+        truth = ex.chance(0.75)
+        v = "true" if truth else "false"
+        return key, [_cmp(p, "==", _value(v))], ex.choice(prop.phrases[v])
+    if cat == "loc":
+        if ex.chance(0.35):
+            return key, [_cmp(p, "==", _value("location:current_location"))], ex.choice(("near me", "nearby", "around here", "close to me"))
+        w = ex.choice(VALUES[prop.values])
+        return key, [_cmp(p, "==", _value(f'location: " {w} "'))], _say(ex, prop, "==", w)
+    if cat == "date":
+        r = ex.rng.random()
+        verb = table.verb
+        if r < 0.45:  # a calendar year: two clauses
+            y = ex.placeholder("NUMBER")
+            start = f"new Date ( {y} , , , )"
+            nodes = [_cmp(p, "<=", _value(start + " + 1 unit:year")), _cmp(_param(prop.name, prop.type), ">=", _value(start))]
+            return key, nodes, ex.choice((f"{verb} in {y}", f"from {y}", f"{verb} in the year {y}"))
+        if r < 0.65:
+            n = str(ex.choice((1, 2, 3, 5, 10)))
+            return key, [_cmp(p, ">=", _value(f"now - {n} unit:year"))], ex.choice((f"{verb} in the last {n} years", f"from the past {n} years"))
+        if r < 0.85:
+            y = ex.placeholder("NUMBER")
+            op = ex.choice((">=", "<="))
+            word = ex.choice(("after", "since")) if op == ">=" else ex.choice(("before", "prior to"))
+            return key, [_cmp(p, op, _value(f"new Date ( {y} , , , )"))], f"{verb} {word} {y}"
+        d = ex.placeholder("DATE")
+        return key, [_cmp(p, "==", _value(d))], f"{verb} on {d}"
+    if cat == "time":
+        op = ex.choice(("==", ">=", "<="))
+        v = ex.placeholder("TIME")
+        return key, [_cmp(p, op, _value(v))], _say(ex, prop, op, v)
+    if cat == "dur":
+        op = ex.choice((">=", "<="))
+        if ex.chance(0.6):
+            n = ex.placeholder("NUMBER")
+            return key, [_cmp(p, op, _value(f"{n} unit:min"))], _say(ex, prop, op, f"{n} minutes")
+        n = str(ex.choice((1, 2, 3)))
+        return key, [_cmp(p, op, _value(f"{n} unit:h"))], _say(ex, prop, op, f"{n} hour" + ("s" if n != "1" else ""))
+    if cat == "open":
+        v = ex.placeholder("TIME")
+        return key, [_cmp(p, "contains", _value(v))], _say(ex, prop, "contains", v)
+    raise AssertionError(cat)
+
+
+def _count_clause(ex: _Ex, prop: Prop) -> tuple[str, list[Node], str]:
+    op = ex.choice((">=", "==", "<=", ">="))
+    v = _number(ex, (0, 1, 2, 3, 5))
+    p = _param(prop.name, prop.type)
+    unit = prop.unit or prop.np
+    if prop.cat == "arr_str" and ex.chance(0.3):
+        w = ex.choice(VALUES[prop.values])
+        inner = Node("filter", (p, _cmp(_param("value", "String"), "=~", _value(f'" {w} "'))), "", "array_filter")
+        unit = f"{w} {unit}"
+        arg = inner
+    else:
+        arg = p
+    word = {">=": ex.choice(("at least", "more than")), "<=": ex.choice(("at most", "fewer than")), "==": "exactly"}[op]
+    return prop.name, [_cmp(_call("count", arg), op, _value(v))], ex.choice((f"with {word} {v} {unit}", f"that have {word} {v} {unit}"))
+
+
+def _distance_clause(ex: _Ex) -> tuple[str, list[Node], str]:
+    n = ex.placeholder("NUMBER")
+    if ex.chance(0.5):
+        loc, where = "location:current_location", ex.choice(("here", "me", "my location"))
+    else:
+        w = ex.choice(VALUES["city"])
+        loc, where = f'location: " {w} "', w
+    node = _cmp(_call("distance", _param("geo", "Location"), _value(loc)), "<=", _value(f"{n} unit:mi"))
+    return "geo", [node], ex.choice((f"within {n} miles of {where}", f"less than {n} miles from {where}"))
+
+
+def _review_link() -> Node:
+    return _cmp(_param("id", "Entity(org.schema.Restaurant:Review)"), "in_array", _param("review", "Array(Entity(org.schema.Restaurant:Review))"))
+
+
+def _subquery_clause(ex: _Ex) -> tuple[str, list[Node], str]:
+    review = DOMAINS["restaurants"][1]
+    chosen = _distinct(ex, _INFO[review.name].no_id, 1 if ex.chance(0.7) else 2)
+    clauses = [_clause(ex, review, p) for p in chosen]
+    clauses.append(("id", [_review_link()], ""))
+    clauses.sort(key=lambda c: c[0])
+    nodes = [n for c in clauses for n in c[1]]
+    words = " and ".join(c[2] for c in clauses if c[2])
+    sub = Node("subquery", (_table(review.name), _and(nodes)), "", "subquery")
+    return "", [sub], ex.choice((f"with a review {words}", f"that have reviews {words}"))
+
+
+def _distinct(ex: _Ex, items: Sequence, k: int) -> list:
+    k = min(k, len(items))
+    if k <= 1:
+        return [ex.choice(items)] if k == 1 else []
+    return ex.rng.sample(list(items), k)
+
+
+class _Info:
+    """Per-table property lists, computed once (generation is the hot path)."""
+
+    __slots__ = ("filterable", "no_id", "arrays", "arrays_review", "has_geo", "sortable", "nums", "projectable")
+
+    def __init__(self, table: Table):
+        props = table.props
+        self.filterable = [p for p in props if p.cat in _FILTER_CATS]
+        self.no_id = [p for p in self.filterable if p.cat != "id"]
+        self.arrays = [p for p in props if p.cat in ("arr_ent", "arr_str")]
+        self.arrays_review = [p for p in props if p.cat in ("arr_ent", "arr_str") or p.name == "review"]
+        self.has_geo = any(p.name == "geo" for p in props)
+        self.sortable = [p for p in props if p.cat in ("num", "date", "time", "dur")]
+        self.nums = [p for p in props if p.cat == "num"]
+        self.projectable = [p for p in props if p.cat != "id"]
+
+
+_INFO: dict[str, _Info] = {t.name: _Info(t) for ts in DOMAINS.values() for t in ts}
+
+
+def _clauses(ex: _Ex, table: Table, k: int, allow_id: bool = True) -> tuple[list[Node], str]:
+    """``k`` filter clauses on distinct properties, sorted as genie prints them, and their words."""
+    info = _INFO[table.name]
+    props = info.filterable if allow_id else info.no_id
+    arrays = info.arrays
+    has_geo = info.has_geo
+    out = []
+    used: set[str] = set()
+    tries = 0
+    while len(out) < k and tries < 4 * k + 8:
+        tries += 1
+        r = ex.rng.random()
+        if r < 0.12 and arrays:
+            c = _count_clause(ex, ex.choice(arrays))
+        elif r < 0.18 and has_geo:
+            c = _distance_clause(ex)
+        elif r < 0.24 and table.name == "@org.schema.Restaurant.Restaurant":
+            c = _subquery_clause(ex)
+        else:
+            c = _clause(ex, table, ex.choice(props))
+        if c[0] in used:
+            continue
+        used.add(c[0])
+        out.append(c)
+    out.sort(key=lambda c: c[0])
+    nodes = [n for c in out for n in c[1]]
+    phrases = [c[2] for c in out]
+    if len(phrases) == 1:
+        words = phrases[0]
+    elif ex.chance(0.5):
+        words = " and ".join(phrases)
+    else:
+        words = " , ".join(phrases[:-1]) + " and " + phrases[-1]
+    return nodes, words
+
+
+def _num_clauses(ex: _Ex) -> int:
+    r = ex.rng.random()
+    return 1 if r < 0.5 else 2 if r < 0.82 else 3 if r < 0.96 else 4
+
+
+# ---------------------------------------------------------------------- table expressions
+# Each returns (node, plural noun phrase, singular noun phrase).
+
+
+def _base_or_filtered(ex: _Ex, table: Table, p_filter: float = 0.7) -> tuple[Node, str, str]:
+    t = _table(table.name)
+    if ex.chance(p_filter):
+        nodes, words = _clauses(ex, table, _num_clauses(ex))
+        return _filter(t, nodes), f"{table.plural} {words}", f"{table.singular} {words}"
+    return t, table.plural, table.singular
+
+
+def _sortable(table: Table) -> list[Prop]:
+    return _INFO[table.name].sortable
+
+
+_SUPERLATIVE = {
+    ("num", "desc"): ("with the highest {np}", "with the most {unit}", "with the best {np}"),
+    ("num", "asc"): ("with the lowest {np}", "with the fewest {unit}", "with the smallest {np}"),
+    ("date", "desc"): ("most recently {verb}", "latest {verb}", "{verb} most recently"),
+    ("date", "asc"): ("earliest {verb}", "{verb} first", "oldest"),
+    ("time", "desc"): ("with the latest {np}",),
+    ("time", "asc"): ("with the earliest {np}",),
+    ("dur", "desc"): ("with the longest {np}", "that lasts longest"),
+    ("dur", "asc"): ("with the shortest {np}", "that is shortest"),
+}
+
+
+def _ranked_source(ex: _Ex, table: Table) -> tuple[Node, str, str, str]:
+    """A sort over a table: (sort node, plural words, singular words, superlative words)."""
+    r = ex.rng.random()
+    info = _INFO[table.name]
+    arrays = info.arrays_review
+    if r < 0.3 and info.has_geo:
+        src, pl, sg = _base_or_filtered(ex, table, 0.55)
+        if ex.chance(0.5):
+            loc, sup = "location:current_location", ex.choice(("closest to me", "nearest to me", "closest to here"))
+        else:
+            w = ex.choice(VALUES["city"])
+            loc, sup = f'location: " {w} "', ex.choice((f"closest to {w}", f"nearest to {w}"))
+        comp = Node("compute", (_call("distance", _param("geo", "Location"), _value(loc)), src), "", "compute")
+        return _sort(_param("distance", "Measure(m)"), "asc", comp), pl, sg, sup
+    if (r < 0.45 or not _sortable(table)) and arrays:
+        prop = ex.choice(arrays)
+        arg = _param(prop.name, prop.type)
+        unit = prop.unit or prop.np
+        if prop.cat == "arr_str" and ex.chance(0.2):
+            w = ex.choice(VALUES[prop.values])
+            arg = Node("filter", (arg, _cmp(_param("value", "String"), "=~", _value(f'" {w} "'))), "", "array_filter")
+            unit = f"{w} {unit}"
+        if ex.chance(0.15):  # filter after computing
+            comp = Node("compute", (_call("count", arg), _table(table.name)), "", "compute")
+            nodes, words = _clauses(ex, table, 1)
+            src = _filter(comp, nodes)
+            pl, sg = f"{table.plural} {words}", f"{table.singular} {words}"
+        else:
+            inner, pl, sg = _base_or_filtered(ex, table, 0.5)
+            src = Node("compute", (_call("count", arg), inner), "", "compute")
+        desc = ex.chance(0.85)
+        sup = f"with the most {unit}" if desc else f"with the fewest {unit}"
+        return _sort(_param("count", "Number"), "desc" if desc else "asc", src), pl, sg, sup
+    props = _sortable(table)
+    prop = ex.choice(props)
+    direction = "desc" if ex.chance(0.7) else "asc"
+    sup = ex.choice(_SUPERLATIVE[(prop.cat, direction)]).format(np=prop.np, unit=prop.unit or prop.np, verb=table.verb)
+    src, pl, sg = _base_or_filtered(ex, table, 0.6)
+    return _sort(_param(prop.name, prop.type), direction, src), pl, sg, sup
+
+
+def _ranked(ex: _Ex, table: Table) -> tuple[Node, str, bool]:
+    """A ranked table: (node, words, singular?)."""
+    r = ex.rng.random()
+    if r < 0.08 and _sortable(table):
+        # sort first, then filter, then take the first
+        props = _sortable(table)
+        prop = ex.choice(props)
+        direction = "desc" if ex.chance(0.8) else "asc"
+        sup = ex.choice(_SUPERLATIVE[(prop.cat, direction)]).format(np=prop.np, unit=prop.unit or prop.np, verb=table.verb)
+        nodes, words = _clauses(ex, table, 1, allow_id=False)
+        node = _index(_filter(_sort(_param(prop.name, prop.type), direction, _table(table.name)), nodes), "1")
+        return node, f"the {table.singular} {words} {sup}", True
+    if r < 0.14:
+        # an index without sort
+        src, pl, sg = _base_or_filtered(ex, table, 1.0)
+        if ex.chance(0.5):
+            return _index(src, "1"), f"the first {sg}", True
+        n = ex.placeholder("NUMBER")
+        return _index(src, n), f"the {n} -th {sg}", True
+    node, pl, sg, sup = _ranked_source(ex, table)
+    r = ex.rng.random()
+    if r < 0.8:
+        return _index(node, "1"), f"the {sg} {sup}", True
+    if r < 0.93:
+        n = ex.placeholder("NUMBER")
+        return Node("slice", (node, _value("1"), _value(n)), "", "slice"), f"the top {n} {pl} {sup}", False
+    return node, f"{pl} {sup} first", False
+
+
+# ---------------------------------------------------------------------- queries
+
+_SEARCH = ("show me {x}", "find {x}", "search for {x}", "i 'm looking for {x}", "are there any {x} ?", "list {x}", "which {x} are there ?", "get me {x}", "i want {x}")
+_ASK = ("what is the {p} of {x} ?", "show me the {p} of {x}", "tell me the {p} of {x}", "give me the {p} of {x}", "i want to know the {p} of {x}", "what 's the {p} of {x} ?")
+_ONE = ("show me {x}", "what is {x} ?", "find {x}", "which is {x} ?", "tell me {x}", "get {x}")
+_HOW_MANY = ("how many {x} are there ?", "count the {x}", "what is the number of {x} ?", "tell me how many {x} there are")
+_AGG_WORDS = {"sum": ("total", "combined"), "avg": ("average", "mean"), "max": ("maximum", "highest"), "min": ("minimum", "lowest")}
+
+#: query constructs and their weights
+QUERY_KINDS = {
+    "search": 0.34,
+    "project": 0.26,
+    "rank": 0.15,
+    "aggregate": 0.08,
+    "compute": 0.05,
+    "index_project": 0.06,
+    "join": 0.03,
+    "all": 0.03,
+}
+_KIND_NAMES = tuple(QUERY_KINDS)
+_KIND_CUM = []
+_acc = 0.0
+for _w in QUERY_KINDS.values():
+    _acc += _w
+    _KIND_CUM.append(_acc)
+
+
+def _projection(ex: _Ex, table: Table, src: Node, x: str) -> tuple[Node, str]:
+    props = _INFO[table.name].projectable
+    chosen = _distinct(ex, props, 2 if ex.chance(0.12) else 1)
+    words = " and ".join(p.np for p in chosen)
+    node = Node("projection", (*(_param(p.name, p.type) for p in chosen), src), "", "projection")
+    return node, ex.choice(_ASK).format(p=words, x=x)
+
+
+def _query(ex: _Ex, table: Table, domain: str) -> tuple[Node, str]:
+    r = ex.rng.random()
+    kind = _KIND_NAMES[-1]
+    for name, c in zip(_KIND_NAMES, _KIND_CUM):
+        if r < c:
+            kind = name
+            break
+    if kind == "join" and domain != "restaurants":
+        kind = "search"
+    if kind == "search":
+        nodes, words = _clauses(ex, table, _num_clauses(ex))
+        return _filter(_table(table.name), nodes), ex.choice(_SEARCH).format(x=f"{table.plural} {words}")
+    if kind == "all":
+        t = _table(table.name)
+        if ex.chance(0.3) and _sortable(table):
+            prop = ex.choice(_sortable(table))
+            d = "desc" if ex.chance(0.6) else "asc"
+            sup = ex.choice(_SUPERLATIVE[(prop.cat, d)]).format(np=prop.np, unit=prop.unit or prop.np, verb=table.verb)
+            return _sort(_param(prop.name, prop.type), d, t), ex.choice(_SEARCH).format(x=f"all {table.plural} {sup} first")
+        return t, ex.choice(("show me all {x}", "list all {x}", "what {x} are there ?", "find {x}")).format(x=table.plural)
+    if kind == "project":
+        r2 = ex.rng.random()
+        if r2 < 0.55:  # one named thing
+            id_prop = table.props[0]
+            v, w = _simple_value(ex, id_prop)
+            nodes2 = [_cmp(_param(id_prop.name, id_prop.type), "=~", _value(v))]
+            if ex.chance(0.25):
+                extra, ewords = _clauses(ex, table, 1, allow_id=False)
+                pairs = sorted([(id_prop.name, nodes2), (_first_prop(extra[0]), extra)], key=lambda t: t[0])
+                nodes2 = [n for _, ns in pairs for n in ns]
+                x = f"{w} {ewords}"
+            else:
+                x = w
+            return _projection(ex, table, _filter(_table(table.name), nodes2), x)
+        if r2 < 0.75:
+            src, pl, _ = _base_or_filtered(ex, table, 0.75)
+            return _projection(ex, table, src, pl)
+        node, words, _ = _ranked(ex, table)
+        return _projection(ex, table, node, words)
+    if kind == "rank" or kind == "index_project":
+        node, words, single = _ranked(ex, table)
+        if kind == "index_project":
+            return _projection(ex, table, node, words)
+        return node, ex.choice(_ONE if single else _SEARCH).format(x=words)
+    if kind == "aggregate":
+        src, pl, _ = _base_or_filtered(ex, table, 0.85)
+        nums = _INFO[table.name].nums
+        arrays = _INFO[table.name].arrays
+        if arrays and ex.chance(0.1):
+            # aggregate over a computed count: "how many languages do people ... speak on average ?"
+            prop = ex.choice(arrays)
+            comp: Node = Node("compute", (_call("count", _param(prop.name, prop.type)), _table(table.name)), "", "compute")
+            nodes, words = _clauses(ex, table, 1 if ex.chance(0.7) else 2)
+            op = ex.choice(("avg", "sum", "max", "min"))
+            node = Node("aggregate", (Node(op, (), "func"), _param("count", "Number"), _filter(comp, nodes)), "func", "aggregate")
+            x = f"{table.plural} {words}"
+            return node, ex.choice(("what is the {a} number of {u} of {x} ?", "how many {u} do {x} have , {a} ?")).format(
+                a=ex.choice(_AGG_WORDS[op]), u=prop.unit or prop.np, x=x
+            )
+        if ex.chance(0.75) or not nums:
+            return Node("aggregate", (Node("count", (), "func"), src), "func", "aggregate"), ex.choice(_HOW_MANY).format(x=pl)
+        op = ex.choice(("sum", "avg", "max", "min"))
+        prop = ex.choice(nums)
+        word = ex.choice(_AGG_WORDS[op])
+        node = Node("aggregate", (Node(op, (), "func"), _param(prop.name, prop.type), src), "func", "aggregate")
+        return node, ex.choice(("what is the {a} {p} of {x} ?", "give me the {a} {p} of {x}")).format(a=word, p=prop.np, x=pl)
+    if kind == "compute":
+        arrays = _INFO[table.name].arrays
+        if _INFO[table.name].has_geo and (not arrays or ex.chance(0.5)):
+            src, pl, sg = _base_or_filtered(ex, table, 0.9)
+            w = ex.choice(VALUES["city"])
+            comp = Node("compute", (_call("distance", _param("geo", "Location"), _value(f'location: " {w} "')), src), "", "compute")
+            proj = Node("projection", (_param("distance", "Measure(m)"), comp), "", "projection")
+            return proj, ex.choice(("how far are {x} from {w} ?", "what is the distance from {w} to {x} ?")).format(x=pl, w=w)
+        prop = ex.choice(arrays)
+        src, pl, sg = _base_or_filtered(ex, table, 0.9)
+        comp = Node("compute", (_call("count", _param(prop.name, prop.type)), src), "", "compute")
+        unit = prop.unit or prop.np
+        if ex.chance(0.6):
+            proj = Node("projection", (_param("count", "Number"), comp), "", "projection")
+            return proj, ex.choice(("how many {u} do {x} have ?", "what is the number of {u} of {x} ?")).format(u=unit, x=pl)
+        return comp, ex.choice(("count the {u} of {x}", "count the {u} for each of the {x}")).format(u=unit, x=pl)
+    if kind == "join":
+        return _join(ex)
+    raise AssertionError(kind)
+
+
+def _join(ex: _Ex) -> tuple[Node, str]:
+    """Restaurants joined with their reviews (the review link is a clause of the outer filter)."""
+    rest, review = DOMAINS["restaurants"]
+    id_prop = rest.props[0]
+    v, w = _simple_value(ex, id_prop)
+    left: Node = _filter(_table(rest.name), [_cmp(_param(id_prop.name, id_prop.type), "=~", _value(v))])
+    r = ex.rng.random()
+    if r < 0.15:
+        nodes, words = _clauses(ex, rest, 1, allow_id=False)
+        left, what = _filter(_table(rest.name), nodes), f"{rest.plural} {words}"
+    elif r < 0.3:
+        comp = Node("compute", (_call("distance", _param("geo", "Location"), _value("location:current_location")), left), "", "compute")
+        left = _index(_sort(_param("distance", "Measure(m)"), "asc", comp), "1")
+        what = f"the {w} nearest to me"
+    else:
+        what = w
+    right: Node = _table(review.name)
+    rwords = []
+    if ex.chance(0.3):
+        rnodes, words = _clauses(ex, review, 1)
+        right = _filter(right, rnodes)
+        rwords.append(words)
+    clauses = [("id", [_review_link()], "")]
+    props = _distinct(ex, _INFO[review.name].no_id, ex.choice((0, 0, 1, 1, 2)))
+    if not rwords or ex.chance(0.5):
+        for prop in props:
+            c = _clause(ex, review, prop)
+            clauses.append(c)
+            rwords.append(c[2])
+    clauses.sort(key=lambda c: c[0])
+    node = _filter(Node("join", (left, right), "", "join"), [n for c in clauses for n in c[1]])
+    x = " ".join(("reviews", " and ".join(rwords), "of", what)) if rwords else f"reviews of {what}"
+    r = ex.rng.random()
+    if r < 0.2:
+        return Node("aggregate", (Node("count", (), "func"), node), "func", "aggregate"), ex.choice(_HOW_MANY).format(x=x)
+    if r < 0.35:
+        by_date = ex.chance(0.6)
+        key = _param("datePublished", "Date") if by_date else _param("reviewRating.ratingValue", "Number")
+        sup = "latest" if by_date else "best"
+        proj = review.prop("author") if ex.chance(0.5) else review.prop("description")
+        ranked = _index(_sort(key, "desc", node), "1")
+        single = " ".join(("review", " and ".join(rwords), "of", what)) if rwords else f"review of {what}"
+        return Node("projection", (_param(proj.name, proj.type), ranked), "", "projection"), ex.choice(_ASK).format(
+            p=proj.np, x=f"the {sup} {single}"
+        )
+    return node, ex.choice(_SEARCH).format(x=x)
+
+
+def _first_prop(node: Node) -> str:
+    for n in node.iter():
+        if n.rule == "param":
+            return n.children[0].label
+    return ""
+
+
+def generate(rng: random.Random, domain: str = "all") -> dict:
+    """One synthetic example: ``utterance``, ``program``, ``template``, ``domain`` and two salient
+    variables (``num_clauses``: comparisons in the program, ``program_length``: its tokens).
+
+    ``domain`` is one of :data:`DOMAIN_NAMES` or ``"all"`` (a domain drawn uniformly).
+    """
+    if domain == "all":
+        domain = DOMAIN_NAMES[int(rng.random() * len(DOMAIN_NAMES))]
+    elif domain not in DOMAINS:
+        raise ValueError(f"domain: unknown domain {domain!r}; available domains: {['all', *DOMAIN_NAMES]}")
+    tables = DOMAINS[domain]
+    ex = _Ex(rng)
+    table = tables[0] if len(tables) == 1 or domain == "restaurants" or ex.chance(0.7) else tables[1]
+    query, words = _query(ex, table, domain)
+    tree = _program(query)
+    program, template = thingtalk.render(tree)
+    tokens = program.split()
+    return {
+        "utterance": " ".join(words.split()),
+        "program": program,
+        "template": template,
+        "domain": domain,
+        "num_clauses": sum(1 for t in tokens if t in _COMPARISON_OPS),
+        "program_length": len(tokens),
+    }
+
+
+# ---------------------------------------------------------------------- annotated data and splits
+
+
+def read_annotated(folder: str | os.PathLike, domains: Sequence[str] | None = None) -> list[dict]:
+    """Rows ``{id, domain, utterance, program}`` of ``<folder>/<domain>.tsv`` (id, utterance, program).
+
+    ``id`` is ``<domain>/<id in the file>#<line>``: the released files reuse ids across lines.
+
+    Every program is parsed (a :class:`~.thingtalk.ThingTalkSyntaxError` names the file and line).
+    """
+    folder = os.fspath(folder)
+    if not os.path.isdir(folder):
+        raise ValueError(f"annotated_dir: {folder!r} is not a folder (expected one with <domain>.tsv files: {list(DOMAIN_NAMES)})")
+    names = list(domains) if domains else [d for d in DOMAIN_NAMES if os.path.exists(os.path.join(folder, f"{d}.tsv"))]
+    for d in names:
+        if d not in DOMAINS:
+            raise ValueError(f"domains: unknown domain {d!r}; available domains: {list(DOMAIN_NAMES)}")
+    if not names:
+        raise ValueError(f"annotated_dir: no <domain>.tsv file in {folder!r}; expected some of {[d + '.tsv' for d in DOMAIN_NAMES]}")
+    rows = []
+    for d in names:
+        path = os.path.join(folder, f"{d}.tsv")
+        if not os.path.exists(path):
+            raise ValueError(f"annotated_dir: {path!r} does not exist")
+        with open(path, newline="", encoding="utf-8") as f:
+            for lineno, parts in enumerate(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE), start=1):
+                if not parts or not "".join(parts).strip():
+                    continue
+                if len(parts) < 3:
+                    raise ValueError(f"annotated_dir: {path}:{lineno} has {len(parts)} columns; expected id, utterance, program")
+                try:
+                    thingtalk.parse(parts[2])
+                except ValueError as e:
+                    raise ValueError(f"annotated_dir: {path}:{lineno}: {e}") from None
+                rows.append({"id": f"{d}/{parts[0]}#{lineno}", "domain": d, "utterance": parts[1], "program": parts[2]})
+    return rows
+
+
+def compositional_split(
+    templates: Sequence[str], seed: int, dev_fraction: float, test_fraction: float, template_share: float = 0.25
+) -> tuple[set[str], set[str], set[str]]:
+    """Template-disjoint ``(train, dev, test)`` template sets (Oren et al. 2021, Appendix A).
+
+    Templates are shuffled with ``seed``; each is offered to dev, test or train with probability
+    ``template_share``, ``template_share`` and the rest, and goes to dev (test) only while that set
+    holds fewer than ``dev_fraction`` (``test_fraction``) of the examples, else to train. So dev
+    and test get about a quarter of the templates each, mostly small ones, as in the paper
+    (19 / 20 of 73 annotated templates), and the frequent ones stay in train.
+    """
+    from collections import Counter
+
+    counts = Counter(templates)
+    order = sorted(counts)
+    rng = random.Random(seed)
+    rng.shuffle(order)
+    total = len(templates)
+    dev_cap, test_cap = dev_fraction * total, test_fraction * total
+    train, dev, test = set(), set(), set()
+    n_dev = n_test = 0
+    for t in order:
+        c = counts[t]
+        r = rng.random()
+        if r < template_share and n_dev + c <= dev_cap:
+            dev.add(t)
+            n_dev += c
+        elif template_share <= r < 2 * template_share and n_test + c <= test_cap:
+            test.add(t)
+            n_test += c
+        else:
+            train.add(t)
+    return train, dev, test
+
+
+def iid_split(n: int, seed: int, dev_fraction: float, test_fraction: float) -> tuple[list[int], list[int], list[int]]:
+    """Indices ``0..n-1`` shuffled with ``seed`` and cut into (train, dev, test)."""
+    idx = list(range(n))
+    random.Random(seed).shuffle(idx)
+    n_dev, n_test = round(dev_fraction * n), round(test_fraction * n)
+    return sorted(idx[n_dev + n_test :]), sorted(idx[:n_dev]), sorted(idx[n_dev : n_dev + n_test])

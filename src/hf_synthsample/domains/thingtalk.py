@@ -1,0 +1,537 @@
+"""ThingTalk 1.x (the space-tokenized "NN syntax" of Schema2QA): tokenizer, parser, printer.
+
+Covers what the Schema2QA annotated data and the synthetic pool use: ``now => QUERY => notify``
+with tables (``@org.schema.Hotel.Hotel``), ``filter`` with ``and`` / ``or`` / ``not`` and typed
+operators (``== >= <= =~ contains contains~ in_array in_array~ ...``), projections
+``[ p , q ] of ( T )``, ``sort p asc|desc of ( T )``, indices ``( T ) [ 1 ]`` and slices
+``( T ) [ 1 : 10 ]``, ``aggregate count|avg|sum|min|max [p] of ( T )``, ``compute distance ( ... )``
+/ ``compute count ( ... )``, filter-level ``count ( p [filter { F }] )`` and ``distance ( ... )``,
+sub-query filters ``@T { F }``, ``( A ) join ( B )``, and typed values (strings, entities
+``" x " ^^type``, locations, numbers and measures, dates and times with arithmetic, enums,
+booleans, arrays) and placeholders (``NUMBER_0``, ``DATE_0``...).
+
+Programs are whitespace-tokenized; every table operand is parenthesized and the top-level query
+is not, which is how Genie prints ThingTalk 1, so :func:`to_string` of :func:`parse` gives the
+annotated programs back unchanged. The tree is a :class:`~hf_synthsample.structure.Node` tree
+whose kinds drive the abstract template (values ``entity``, tables ``@table``, parameter names
+``property``, parameter types ``type``, operators ``op``, functions ``func``, ``asc``/``desc``
+``func_mod``).
+
+Example:
+    >>> p = 'now => ( @org.schema.Book.Book ) filter param:numberOfPages:Number >= NUMBER_0 => notify'
+    >>> to_string(parse(p)) == p
+    True
+    >>> template(parse(p))
+    'now => ( @table ) filter param:property:type op entity => notify'
+"""
+
+from __future__ import annotations
+
+from ..structure import Node
+
+__all__ = ["ThingTalkSyntaxError", "tokenize", "parse", "to_string", "template", "render", "COMPARISON_OPS", "AGGREGATE_OPS"]
+
+COMPARISON_OPS = frozenset(
+    "== != >= <= > < =~ ~= contains contains~ in_array in_array~ starts_with ends_with prefix_of suffix_of".split()
+)
+AGGREGATE_OPS = frozenset(("count", "avg", "sum", "min", "max"))
+SCALAR_FUNCS = frozenset(("count", "distance", "avg", "sum", "min", "max"))
+# tokens that can never start or continue a value
+_STRUCTURAL = frozenset(
+    "( ) [ ] { } , => and or not filter of join sort aggregate compute notify : + -".split()
+) | COMPARISON_OPS
+
+
+class ThingTalkSyntaxError(ValueError):
+    """An unparsable program: ``position`` (character offset), ``token_index`` and ``token``."""
+
+    def __init__(self, message: str, program: str, token_index: int, tokens: list[str]):
+        self.program = program
+        self.token_index = token_index
+        self.token = tokens[token_index] if token_index < len(tokens) and tokens[token_index] else "<end>"
+        self.position = _char_offset(program, tokens, token_index)
+        super().__init__(
+            f"program: {message} at character {self.position} (token {token_index}: {self.token!r}) in {program!r}"
+        )
+
+
+def _char_offset(program: str, tokens: list[str], index: int) -> int:
+    pos = 0
+    for i, tok in enumerate(tokens):
+        pos = program.index(tok, pos)
+        if i == index:
+            return pos
+        pos += len(tok)
+    return len(program)
+
+
+def tokenize(program: str) -> list[str]:
+    """Tokens of a ThingTalk NN-syntax program (whitespace-separated)."""
+    if not isinstance(program, str):
+        raise TypeError(f"program must be a str, got {type(program).__name__}")
+    return program.split()
+
+
+# Node constructors (kinds per Oren et al. 2021, Table 2)
+def _param(tok: str) -> Node:
+    # param:NAME[:TYPE]; types may contain ':' (Entity(org.schema.Book:Person))
+    rest = tok[6:]
+    i = rest.find(":")
+    if i < 0:
+        return Node("param", (Node(rest, (), "property"),), "", "param")
+    return Node("param", (Node(rest[:i], (), "property"), Node(rest[i + 1 :], (), "type")), "", "param")
+
+
+# Trees are read-only, so parameter and table nodes are shared between parses (they repeat a lot).
+_PARAMS: dict[str, Node] = {}
+_TABLES: dict[str, Node] = {}
+_CACHE_LIMIT = 100_000
+
+
+def _cached(cache: dict, key: str, node: Node) -> Node:
+    if len(cache) >= _CACHE_LIMIT:
+        cache.clear()
+    cache[key] = node
+    return node
+
+
+class _Parser:
+    __slots__ = ("toks", "i", "n", "program")
+
+    def __init__(self, program: str):
+        self.program = program
+        self.toks = program.split()
+        self.n = len(self.toks)
+        self.toks.append("")  # sentinel: reading past the end sees "" instead of raising
+        self.i = 0
+
+    # -------------------------------------------------------------- helpers
+    def error(self, message: str, index: int | None = None):
+        raise ThingTalkSyntaxError(message, self.program, self.i if index is None else index, self.toks)
+
+    def expect(self, tok: str) -> None:
+        if self.toks[self.i] != tok:
+            self.error(f"expected {tok!r}" + (" but the program ended" if self.i >= self.n else ""))
+        self.i += 1
+
+    def param(self) -> Node:
+        tok = self.toks[self.i]
+        node = _PARAMS.get(tok)
+        if node is None:
+            if not tok.startswith("param:") or len(tok) <= 6:
+                self.error("expected a parameter (param:NAME:TYPE)")
+            node = _cached(_PARAMS, tok, _param(tok))
+        self.i += 1
+        return node
+
+    # -------------------------------------------------------------- program
+    def program_(self) -> Node:
+        self.expect("now")
+        self.expect("=>")
+        query = self.table()
+        self.expect("=>")
+        self.expect("notify")
+        if self.i != self.n:
+            self.error("unexpected token after the end of the program")
+        return Node("program", (query,), "", "program")
+
+    # -------------------------------------------------------------- tables
+    def operand(self) -> Node:
+        self.expect("(")
+        t = self.table()
+        self.expect(")")
+        return t
+
+    def table(self) -> Node:
+        tok = self.toks[self.i]
+        if tok == "(":
+            t = self.operand()
+            while True:
+                tok = self.toks[self.i]
+                if tok == "filter":
+                    self.i += 1
+                    t = Node("filter", (t, self.filter_()), "", "filter")
+                elif tok == "[":
+                    t = self.index(t)
+                elif tok == "join":
+                    self.i += 1
+                    t = Node("join", (t, self.operand()), "", "join")
+                else:
+                    return t
+        if tok.startswith("@"):
+            self.i += 1
+            return _TABLES.get(tok) or _cached(_TABLES, tok, Node(tok, (), "table", "table"))
+        if tok == "[":
+            self.i += 1
+            params = [self.param()]
+            while self.toks[self.i] == ",":
+                self.i += 1
+                params.append(self.param())
+            self.expect("]")
+            self.expect("of")
+            return Node("projection", (*params, self.operand()), "", "projection")
+        if tok == "sort":
+            self.i += 1
+            p = self.param()
+            d = self.toks[self.i]
+            if d not in ("asc", "desc"):
+                self.error("expected 'asc' or 'desc'")
+            self.i += 1
+            self.expect("of")
+            return Node("sort", (p, Node(d, (), "func_mod"), self.operand()), "func", "sort")
+        if tok == "aggregate":
+            self.i += 1
+            op = self.toks[self.i]
+            if op not in AGGREGATE_OPS:
+                self.error(f"expected an aggregation operator {sorted(AGGREGATE_OPS)}")
+            self.i += 1
+            args = [Node(op, (), "func")]
+            if self.toks[self.i].startswith("param:"):
+                args.append(self.param())
+            self.expect("of")
+            return Node("aggregate", (*args, self.operand()), "func", "aggregate")
+        if tok == "compute":
+            self.i += 1
+            expr = self.scalar()
+            self.expect("of")
+            return Node("compute", (expr, self.operand()), "", "compute")
+        if self.i >= self.n:
+            self.error("expected a table but the program ended")
+        self.error("expected a table")
+
+    def index(self, t: Node) -> Node:
+        self.expect("[")
+        first = self.value()
+        if self.toks[self.i] == ":":
+            self.i += 1
+            second = self.value()
+            self.expect("]")
+            return Node("slice", (t, first, second), "", "slice")
+        items = [first]
+        while self.toks[self.i] == ",":
+            self.i += 1
+            items.append(self.value())
+        self.expect("]")
+        return Node("index", (t, *items), "", "index")
+
+    # -------------------------------------------------------------- scalar expressions
+    def scalar(self) -> Node:
+        """``count ( p [filter { F }] )``, ``distance ( a , b )``, ``sum ( p )`` ... or a parameter."""
+        tok = self.toks[self.i]
+        if tok in SCALAR_FUNCS and self.i + 1 < self.n and self.toks[self.i + 1] == "(":
+            self.i += 2
+            args = [self.scalar_arg()]
+            while self.toks[self.i] == ",":
+                self.i += 1
+                args.append(self.scalar_arg())
+            self.expect(")")
+            return Node(tok, tuple(args), "func", "call")
+        return self.param()
+
+    def scalar_arg(self) -> Node:
+        tok = self.toks[self.i]
+        if tok.startswith("param:"):
+            p = self.param()
+            if self.toks[self.i] == "filter":
+                self.i += 1
+                self.expect("{")
+                f = self.filter_()
+                self.expect("}")
+                return Node("filter", (p, f), "", "array_filter")
+            return p
+        if tok in SCALAR_FUNCS and self.i + 1 < self.n and self.toks[self.i + 1] == "(":
+            return self.scalar()
+        return self.value()
+
+    # -------------------------------------------------------------- filters
+    def filter_(self) -> Node:
+        # ThingTalk 1 NN syntax: 'or' binds tighter than 'and' (filters are conjunctions of clauses)
+        parts = [self.or_()]
+        while self.toks[self.i] == "and":
+            self.i += 1
+            parts.append(self.or_())
+        return parts[0] if len(parts) == 1 else Node("and", tuple(parts), "op", "and")
+
+    def or_(self) -> Node:
+        parts = [self.unary()]
+        while self.toks[self.i] == "or":
+            self.i += 1
+            parts.append(self.unary())
+        return parts[0] if len(parts) == 1 else Node("or", tuple(parts), "op", "or")
+
+    def unary(self) -> Node:
+        tok = self.toks[self.i]
+        if tok == "not":
+            self.i += 1
+            return Node("not", (self.unary(),), "op", "not")
+        if tok == "(":
+            self.i += 1
+            f = self.filter_()
+            self.expect(")")
+            return Node("group", (f,), "", "group")
+        if tok in ("true", "false") and self.i + 1 < self.n and self.toks[self.i + 1] not in COMPARISON_OPS:
+            self.i += 1
+            return Node(tok, (), "entity", "bool_filter")
+        if tok.startswith("@"):
+            self.i += 1
+            table = Node(tok, (), "table", "table")
+            self.expect("{")
+            f = self.filter_()
+            self.expect("}")
+            return Node("subquery", (table, f), "", "subquery")
+        if not tok:
+            self.error("expected a filter but the program ended")
+        lhs = self.scalar()
+        op = self.toks[self.i]
+        if op not in COMPARISON_OPS:
+            self.error(f"expected a comparison operator {sorted(COMPARISON_OPS)}")
+        self.i += 1
+        rhs = self.param() if self.toks[self.i].startswith("param:") else self.value()
+        return Node(op, (lhs, rhs), "op", "cmp")
+
+    # -------------------------------------------------------------- values
+    def value(self) -> Node:
+        start = self.i
+        self.value_primary()
+        while self.toks[self.i] in ("+", "-"):
+            self.i += 1
+            self.value_primary()
+        return Node(" ".join(self.toks[start : self.i]), (), "entity", "value")
+
+    def value_primary(self) -> None:
+        tok = self.toks[self.i]
+        if not tok:
+            self.error("expected a value but the program ended")
+        if tok == '"' or tok == "location:":
+            if tok == "location:":
+                self.i += 1
+                if self.toks[self.i] != '"':
+                    self.error("expected '\"' after 'location:'")
+            self.i += 1
+            while self.i < self.n and self.toks[self.i] != '"':
+                self.i += 1
+            if self.i >= self.n:
+                self.error("unterminated string", self.n)
+            self.i += 1
+            if self.toks[self.i].startswith("^^"):
+                self.i += 1
+            return
+        if tok == "[":
+            self.i += 1
+            self.value()
+            while self.toks[self.i] == ",":
+                self.i += 1
+                self.value()
+            self.expect("]")
+            return
+        if tok == "new":
+            self.i += 1
+            if self.toks[self.i] in ("", "(") or self.toks[self.i] in _STRUCTURAL:
+                self.error("expected a type after 'new'")
+            self.i += 1
+            self.expect("(")
+            while self.i < self.n and self.toks[self.i] != ")":
+                if self.toks[self.i] != "," and self.toks[self.i] in _STRUCTURAL:
+                    self.error("unexpected token in a constructor")
+                self.i += 1
+            self.expect(")")
+            return
+        if tok in ("start_of", "end_of"):
+            self.i += 1
+            if not self.toks[self.i].startswith("unit:"):
+                self.error("expected a unit after " + repr(tok))
+            self.i += 1
+            return
+        if tok in _STRUCTURAL or tok.startswith("param:") or tok.startswith("@") or tok.startswith("^^"):
+            self.error("expected a value")
+        self.i += 1
+        if self.toks[self.i].startswith("unit:"):
+            self.i += 1
+        elif self.toks[self.i].startswith("^^"):
+            self.i += 1
+
+
+def parse(program: str) -> Node:
+    """The tree of a ThingTalk 1.x program; :class:`ThingTalkSyntaxError` (a ``ValueError``) if invalid.
+
+    Example:
+        >>> parse('now => @org.schema.Book.Book => notify').children[0].kind
+        'table'
+    """
+    if not isinstance(program, str):
+        raise TypeError(f"program must be a str, got {type(program).__name__}")
+    return _Parser(program).program_()
+
+
+# ---------------------------------------------------------------------- printing
+
+
+def _emit(node: Node, out: list, tout: list) -> None:
+    """Append the program tokens of ``node`` to ``out`` and its template tokens to ``tout``."""
+    rule = node.rule
+    if rule == "param":
+        c = node.children
+        out.append("param:" + c[0].label + ":" + c[1].label if len(c) == 2 else "param:" + c[0].label)
+        tout.append("param:property:type")  # an omitted type is still a type: same template
+    elif rule == "value" or rule == "bool_filter":
+        out.append(node.label)
+        tout.append("entity")
+    elif rule == "cmp":
+        _emit(node.children[0], out, tout)
+        out.append(node.label)
+        tout.append("op")
+        _emit(node.children[1], out, tout)
+    elif rule == "table":
+        out.append(node.label)
+        tout.append("@table")
+    elif rule == "filter":
+        _operand(node.children[0], out, tout)
+        out.append("filter")
+        tout.append("filter")
+        _emit(node.children[1], out, tout)
+    elif rule == "and" or rule == "or":
+        for i, child in enumerate(node.children):
+            if i:
+                out.append(node.label)
+                tout.append("op")
+            _emit(child, out, tout)
+    elif rule == "projection":
+        out.append("[")
+        tout.append("[")
+        for i, p in enumerate(node.children[:-1]):
+            if i:
+                out.append(",")
+                tout.append(",")
+            _emit(p, out, tout)
+        out.append("]")
+        out.append("of")
+        tout.append("]")
+        tout.append("of")
+        _operand(node.children[-1], out, tout)
+    elif rule == "program":
+        out.append("now")
+        out.append("=>")
+        tout.append("now")
+        tout.append("=>")
+        _emit(node.children[0], out, tout)
+        out.append("=>")
+        out.append("notify")
+        tout.append("=>")
+        tout.append("notify")
+    elif rule == "index":
+        _operand(node.children[0], out, tout)
+        out.append("[")
+        tout.append("[")
+        for i, v in enumerate(node.children[1:]):
+            if i:
+                out.append(",")
+                tout.append(",")
+            _emit(v, out, tout)
+        out.append("]")
+        tout.append("]")
+    elif rule == "sort":
+        p, d, t = node.children
+        out.append("sort")
+        tout.append("func")
+        _emit(p, out, tout)
+        out.append(d.label)
+        out.append("of")
+        tout.append("func_mod")
+        tout.append("of")
+        _operand(t, out, tout)
+    elif rule == "compute":
+        out.append("compute")
+        tout.append("compute")
+        _emit(node.children[0], out, tout)
+        out.append("of")
+        tout.append("of")
+        _operand(node.children[1], out, tout)
+    elif rule == "call":
+        out.append(node.label)
+        out.append("(")
+        tout.append("func")
+        tout.append("(")
+        for i, a in enumerate(node.children):
+            if i:
+                out.append(",")
+                tout.append(",")
+            _emit(a, out, tout)
+        out.append(")")
+        tout.append(")")
+    elif rule == "not":
+        out.append("not")
+        tout.append("op")
+        _emit(node.children[0], out, tout)
+    elif rule == "group":
+        out.append("(")
+        tout.append("(")
+        _emit(node.children[0], out, tout)
+        out.append(")")
+        tout.append(")")
+    elif rule == "slice":
+        t, a, b = node.children
+        _operand(t, out, tout)
+        out.append("[")
+        tout.append("[")
+        _emit(a, out, tout)
+        out.append(":")
+        tout.append(":")
+        _emit(b, out, tout)
+        out.append("]")
+        tout.append("]")
+    elif rule == "aggregate":
+        c = node.children
+        out.append("aggregate")
+        out.append(c[0].label)
+        tout.append("func")
+        tout.append("func")
+        if len(c) == 3:
+            _emit(c[1], out, tout)
+        out.append("of")
+        tout.append("of")
+        _operand(c[-1], out, tout)
+    elif rule == "array_filter" or rule == "subquery":
+        _emit(node.children[0], out, tout)
+        if rule == "array_filter":
+            out.append("filter")
+            tout.append("filter")
+        out.append("{")
+        tout.append("{")
+        _emit(node.children[1], out, tout)
+        out.append("}")
+        tout.append("}")
+    elif rule == "join":
+        _operand(node.children[0], out, tout)
+        out.append("join")
+        tout.append("join")
+        _operand(node.children[1], out, tout)
+    else:
+        raise ValueError(f"tree: unknown ThingTalk node rule {rule!r} (label {node.label!r})")
+
+
+def _operand(node: Node, out: list, tout: list) -> None:
+    out.append("(")
+    tout.append("(")
+    _emit(node, out, tout)
+    out.append(")")
+    tout.append(")")
+
+
+def render(tree: Node) -> tuple[str, str]:
+    """``(program, abstract template)`` of a tree, in one pass."""
+    out: list[str] = []
+    tout: list[str] = []
+    _emit(tree, out, tout)
+    return " ".join(out), " ".join(tout)
+
+
+def to_string(tree: Node) -> str:
+    """Print a tree as a ThingTalk NN-syntax program."""
+    return render(tree)[0]
+
+
+def template(tree: Node) -> str:
+    """The abstract template of a tree (Oren et al. 2021, Table 2)."""
+    return render(tree)[1]
+
+

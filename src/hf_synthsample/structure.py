@@ -1,0 +1,637 @@
+"""Program structure, written once for every language: trees, abstract templates, atoms, compounds.
+
+A program (ThingTalk, a SCAN/COGS logical form, a Karel program, a calculator expression...) is
+parsed by a per-language *adapter* into a small language-agnostic :class:`Node` tree. Each node has
+a ``label`` (the atom), its ``children`` and a ``kind`` saying what the abstraction of Oren et al.
+(2021, Table 2) does with it: ``"entity"`` (values), ``"table"``, ``"property"``, ``"type"``,
+``"op"``, ``"func"``, ``"func_mod"``, or ``""`` (kept as it is). From the tree:
+
+* :func:`abstract_template` prints the program with every abstractable node replaced by its
+  category token (``entity``, ``@table``, ``property``, ``type``, ``op``, ``func``, ``func_mod``):
+  two programs share a template exactly when they differ only in those nodes.
+* :func:`atoms` lists the node labels (values abstracted to ``entity``).
+* :func:`compounds` lists the subtrees of height 1..``max_height`` (each node with its children
+  down to that depth, Keysers et al. 2020) that contain at least one terminal of the program,
+  values abstracted; :func:`compound_weights` gives the optional pool-level weights.
+* :func:`entropy`, :func:`chernoff_coefficient`, :func:`atom_divergence` (alpha 0.5) and
+  :func:`compound_divergence` (alpha 0.1) compare datasets; :func:`template_coverage` and
+  :func:`plot_template_frequencies` are the diagnostics of a pool.
+
+Adapters are registered by name with :func:`register_language`; ``"thingtalk"`` (ThingTalk 1.x
+as in Schema2QA) and ``"sexpr"`` (``(label child child ...)`` s-expressions) are built in.
+
+Example:
+    >>> from hf_synthsample.structure import abstract_template, compounds
+    >>> abstract_template('now => ( @org.schema.Hotel.Hotel ) filter param:petsAllowed:Boolean == true => notify')
+    'now => ( @table ) filter param:property:type op entity => notify'
+    >>> compounds("(a (b c) d)", language="sexpr", max_height=1)
+    ['(b c)', '(a b d)']
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from .validation import check_choice, check_float, check_int
+
+__all__ = [
+    "KINDS",
+    "ABSTRACT_TOKENS",
+    "Node",
+    "Language",
+    "register_language",
+    "languages",
+    "get_language",
+    "parse",
+    "abstract_template",
+    "atoms",
+    "compounds",
+    "structure",
+    "StructureFunction",
+    "compound_weights",
+    "frequencies",
+    "entropy",
+    "chernoff_coefficient",
+    "divergence",
+    "atom_divergence",
+    "compound_divergence",
+    "template_counts",
+    "template_coverage",
+    "plot_template_frequencies",
+    "diagnostics",
+    "structure_diagnostics",
+]
+
+#: node kinds the abstraction replaces, and the token each becomes (Oren et al. 2021, Table 2)
+ABSTRACT_TOKENS: dict[str, str] = {
+    "entity": "entity",
+    "table": "@table",
+    "property": "property",
+    "type": "type",
+    "op": "op",
+    "func": "func",
+    "func_mod": "func_mod",
+}
+KINDS = ("", *ABSTRACT_TOKENS)
+
+
+class Node:
+    """One node of a program tree.
+
+    ``label`` is the atom, ``kind`` one of :data:`KINDS` (``""``: never abstracted), and ``rule``
+    a tag the language's printer dispatches on (``""`` when the label is enough).
+
+    Example:
+        >>> Node("and", (Node("a"), Node("b")), kind="op").is_leaf
+        False
+    """
+
+    __slots__ = ("label", "children", "kind", "rule")
+
+    def __init__(self, label: str, children: tuple = (), kind: str = "", rule: str = ""):
+        self.label = label
+        self.children = children
+        self.kind = kind
+        self.rule = rule
+
+    @property
+    def is_leaf(self) -> bool:
+        return not self.children
+
+    def atom(self) -> str:
+        """The label as an atom: values are abstracted to ``entity``."""
+        return "entity" if self.kind == "entity" else self.label
+
+    def abstract_label(self) -> str:
+        """The label as the abstract template shows it."""
+        return ABSTRACT_TOKENS.get(self.kind, self.label) if self.kind else self.label
+
+    def iter(self):
+        """All nodes, pre-order."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(node.children))
+
+    def to_sexpr(self, abstract: bool = False) -> str:
+        """``(label child ...)``; with ``abstract`` the template tokens replace abstracted labels."""
+        label = self.abstract_label() if abstract else self.atom()
+        if not self.children:
+            return label
+        return "(" + label + " " + " ".join(c.to_sexpr(abstract) for c in self.children) + ")"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Node)
+            and self.label == other.label
+            and self.kind == other.kind
+            and self.rule == other.rule
+            and self.children == other.children
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.label, self.kind, self.rule, self.children))
+
+    def __repr__(self) -> str:
+        return f"Node({self.to_sexpr()})"
+
+
+@dataclass(frozen=True)
+class Language:
+    """A language adapter: ``parse(text) -> Node`` and ``template(tree) -> str``."""
+
+    name: str
+    parse: Callable[[str], Node]
+    template: Callable[[Node], str]
+
+
+_LANGUAGES: dict[str, Language] = {}
+
+
+def register_language(name: str, parse: Callable[[str], Node], template: Callable[[Node], str] | None = None) -> None:
+    """Register a language adapter (``template`` defaults to the abstract s-expression of the tree).
+
+    Example:
+        >>> register_language("words", lambda s: Node("seq", tuple(Node(w) for w in s.split())))
+        >>> atoms("jump twice", language="words")
+        ['seq', 'jump', 'twice']
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty str, got {name!r}")
+    if not callable(parse):
+        raise TypeError(f"parse must be callable, got {parse!r}")
+    _LANGUAGES[name] = Language(name, parse, template or (lambda tree: tree.to_sexpr(abstract=True)))
+
+
+def languages() -> list[str]:
+    """Names of the registered languages."""
+    _builtin()
+    return sorted(_LANGUAGES)
+
+
+def get_language(language: str) -> Language:
+    """The adapter of ``language``; ``ValueError`` listing the registered ones if unknown."""
+    _builtin()
+    if language not in _LANGUAGES:
+        raise ValueError(f"language: unknown language {language!r}; registered languages: {sorted(_LANGUAGES)}")
+    return _LANGUAGES[language]
+
+
+def _builtin() -> None:
+    if "thingtalk" not in _LANGUAGES:
+        from .domains import thingtalk
+
+        register_language("thingtalk", thingtalk.parse, thingtalk.template)
+    if "sexpr" not in _LANGUAGES:
+        register_language("sexpr", parse_sexpr)
+
+
+def parse_sexpr(text: str) -> Node:
+    """Parse ``(label child ...)``; a bare token is a leaf; ``'...`` or digits are values.
+
+    Example:
+        >>> parse_sexpr("(a (b c) d)").children[0].label
+        'b'
+    """
+    tokens = text.replace("(", " ( ").replace(")", " ) ").split()
+    if not tokens:
+        raise ValueError("program: empty s-expression")
+    pos = 0
+
+    def leaf(tok: str) -> Node:
+        kind = "entity" if tok[0] == "'" or tok.lstrip("-").isdigit() else ""
+        return Node(tok, (), kind)
+
+    def node() -> Node:
+        nonlocal pos
+        if pos >= len(tokens):
+            raise ValueError("program: unexpected end of s-expression")
+        tok = tokens[pos]
+        pos += 1
+        if tok == ")":
+            raise ValueError(f"program: unexpected ')' at token {pos - 1}")
+        if tok != "(":
+            return leaf(tok)
+        if pos >= len(tokens) or tokens[pos] in "()":
+            raise ValueError(f"program: expected a label after '(' at token {pos - 1}")
+        label = tokens[pos]
+        pos += 1
+        children = []
+        while pos < len(tokens) and tokens[pos] != ")":
+            children.append(node())
+        if pos >= len(tokens):
+            raise ValueError("program: missing ')'")
+        pos += 1
+        return Node(label, tuple(children))
+
+    tree = node()
+    if pos != len(tokens):
+        raise ValueError(f"program: unexpected token {tokens[pos]!r} at token {pos} after the end of the tree")
+    return tree
+
+
+def parse(program: str | Node, language: str = "thingtalk") -> Node:
+    """The tree of ``program`` (a tree is returned as it is)."""
+    if isinstance(program, Node):
+        return program
+    if not isinstance(program, str):
+        raise TypeError(f"program must be a str or a Node, got {type(program).__name__}")
+    return get_language(language).parse(program)
+
+
+def abstract_template(program: str | Node, language: str = "thingtalk") -> str:
+    """The abstract template of ``program`` (Oren et al. 2021, Table 2).
+
+    Example:
+        >>> abstract_template('now => aggregate count of ( @org.schema.Person.Person ) => notify')
+        'now => func func of ( @table ) => notify'
+    """
+    lang = get_language(language)
+    return lang.template(parse(program, language))
+
+
+def atoms(program: str | Node, language: str = "thingtalk") -> list[str]:
+    """Node labels of the program tree, pre-order, values abstracted to ``entity``.
+
+    Example:
+        >>> atoms("(a (b 'x) d)", language="sexpr")
+        ['a', 'b', 'entity', 'd']
+    """
+    return [n.atom() for n in parse(program, language).iter()]
+
+
+def _occurrences(tree: Node, H: int, parents: list | None = None) -> list:
+    """Compound occurrences, bottom-up: ``s`` or, with ``parents``, ``(node_id, h, s)``.
+
+    Node ids are pre-order numbers of internal nodes; ``parents[i]`` is the parent id of ``i``.
+    Height ``h`` of a node is kept only when its subtree is at least that high (no duplicates)
+    and its truncation reaches a terminal of the program.
+    """
+    out: list = []
+    track = parents is not None
+
+    def visit(node: Node, parent: int) -> tuple[list[str], list[bool], int]:
+        label = "entity" if node.kind == "entity" else node.label
+        if not node.children:
+            return [label] * (H + 1), [True] * (H + 1), 0
+        me = -1
+        if track:
+            me = len(parents)
+            parents.append(parent)
+        kids = [visit(c, me) for c in node.children]
+        height = 1 + max(k[2] for k in kids)
+        ser, term = [label], [False]
+        for h in range(1, H + 1):
+            if h > height:
+                ser.append(ser[-1])
+                term.append(term[-1])
+                continue
+            s = "(" + label + " " + " ".join(k[0][h - 1] for k in kids) + ")"
+            t = any(k[1][h - 1] for k in kids)
+            ser.append(s)
+            term.append(t)
+            if t:
+                out.append((me, h, s) if track else s)
+        return ser, term, height
+
+    visit(tree, -1)
+    return out
+
+
+def _atoms_compounds2(node: Node, out: list, atoms: list) -> tuple[str, str | None, bool]:
+    # max_height=2 fast path of _occurrences (the default, and the hot path of Dataset.map):
+    # returns (atom, height-1 serialisation or None for a leaf, has a leaf child)
+    label = "entity" if node.kind == "entity" else node.label
+    atoms.append(label)
+    children = node.children
+    if not children:
+        return label, None, False
+    parts1 = []
+    parts2 = []
+    leaf_child = deep = grand_leaf = False
+    for c in children:
+        a, s1, c_leaf_child = _atoms_compounds2(c, out, atoms)
+        parts1.append(a)
+        if s1 is None:
+            parts2.append(a)
+            leaf_child = True
+        else:
+            parts2.append(s1)
+            deep = True
+            grand_leaf = grand_leaf or c_leaf_child
+    s1 = "(" + label + " " + " ".join(parts1) + ")"
+    if leaf_child:
+        out.append(s1)
+    if deep and (leaf_child or grand_leaf):
+        out.append("(" + label + " " + " ".join(parts2) + ")")
+    return label, s1, leaf_child
+
+
+def _compounds(tree: Node, max_height: int) -> list[str]:
+    if max_height == 2:
+        out: list[str] = []
+        _atoms_compounds2(tree, out, [])
+        return out
+    return _occurrences(tree, max_height)
+
+
+def _atoms_and_compounds(tree: Node, max_height: int) -> tuple[list[str], list[str]]:
+    out: list[str] = []
+    if max_height == 2:
+        atoms_: list[str] = []
+        _atoms_compounds2(tree, out, atoms_)
+        return atoms_, out
+    return [n.atom() for n in tree.iter()], _occurrences(tree, max_height)
+
+
+def compounds(program: str | Node, language: str = "thingtalk", max_height: int = 2) -> list[str]:
+    """Compounds: each internal node with its descendants down to depth 1..``max_height``.
+
+    A compound is kept when it contains at least one terminal (leaf) of the program; values are
+    abstracted to ``entity``. Returned as s-expressions, bottom-up.
+
+    Example:
+        >>> compounds("(a (b c) (d (e f)))", language="sexpr", max_height=2)
+        ['(b c)', '(e f)', '(d (e f))', '(a (b c) (d e))']
+    """
+    max_height = check_int("max_height", max_height, min=1)
+    return _compounds(parse(program, language), max_height)
+
+
+def structure(program: str | Node, language: str = "thingtalk", max_height: int = 2) -> tuple[str, list[str], list[str]]:
+    """``(template, atoms, compounds)`` from one parse."""
+    lang = get_language(language)
+    tree = parse(program, language)
+    a, c = _atoms_and_compounds(tree, max_height)
+    return lang.template(tree), a, c
+
+
+class StructureFunction:
+    """A ``Dataset.map(batched=True)`` function adding ``template``, ``atoms`` and ``compounds`` columns.
+
+    Example:
+        >>> import datasets
+        >>> ds = datasets.Dataset.from_dict({"program": ["(a (b c) d)", "(a (b 'x) e)"]})
+        >>> ds = ds.map(StructureFunction(language="sexpr"), batched=True)
+        >>> list(ds["template"])
+        ['(a (b c) d)', '(a (b entity) e)']
+    """
+
+    def __init__(
+        self,
+        column: str = "program",
+        language: str = "thingtalk",
+        max_height: int = 2,
+        outputs: Sequence[str] = ("template", "atoms", "compounds"),
+    ):
+        if not isinstance(column, str):
+            raise TypeError(f"column must be a str, got {column!r}")
+        get_language(language)
+        self.column = column
+        self.language = language
+        self.max_height = check_int("max_height", max_height, min=1)
+        for o in outputs:
+            check_choice("outputs", o, ("template", "atoms", "compounds"))
+        self.outputs = tuple(outputs)
+
+    def __call__(self, batch: Mapping[str, list]) -> dict[str, list]:
+        if self.column not in batch:
+            raise ValueError(f"column: no column named {self.column!r} in the batch; available columns: {list(batch)}")
+        lang = get_language(self.language)
+        out: dict[str, list] = {o: [] for o in self.outputs}
+        want_t, want_a, want_c = ("template" in out), ("atoms" in out), ("compounds" in out)
+        for program in batch[self.column]:
+            tree = lang.parse(program)
+            if want_t:
+                out["template"].append(lang.template(tree))
+            if want_a or want_c:
+                a, c = _atoms_and_compounds(tree, self.max_height)
+                if want_a:
+                    out["atoms"].append(a)
+                if want_c:
+                    out["compounds"].append(c)
+        return out
+
+
+# ---------------------------------------------------------------------- distributions
+
+
+def compound_weights(programs: Iterable[str | Node], language: str = "thingtalk", max_height: int = 2) -> dict[str, float]:
+    """Keysers et al. (2020) compound weights computed once on a pool.
+
+    ``w(G) = max over occurrences g of G of (1 - max over super-compounds G' of g of P(G'|G))``
+    with ``P(G'|G) = count(G') / count(G)`` over the pool; a super-compound of an occurrence
+    (node ``n``, height ``h``) is any compound (node ``a``, height ``h'``) of the same program with
+    ``a`` = ``n`` or an ancestor at distance ``k`` and ``h' >= h + k``, ``(a, h') != (n, h)``.
+    A compound that never occurs inside a larger one has weight 1.
+
+    Example:
+        >>> w = compound_weights(["(a (b c))", "(a (b c))"], language="sexpr", max_height=2)
+        >>> w["(b c)"], w["(a (b c))"]
+        (0.0, 1.0)
+    """
+    max_height = check_int("max_height", max_height, min=1)
+    per_program = []
+    counts: Counter = Counter()
+    for program in programs:
+        parents: list[int] = []
+        occ = _occurrences(parse(program, language), max_height, parents)
+        counts.update(s for _, _, s in occ)
+        per_program.append((occ, parents))
+    weights: dict[str, float] = {}
+    for occ, parents in per_program:
+        by_node = {(n, h): s for n, h, s in occ}
+        for n, h, s in occ:
+            best = 0.0
+            candidates = [(n, hh) for hh in range(h + 1, max_height + 1)]
+            a, k = parents[n], 1
+            while a >= 0 and h + k <= max_height:
+                candidates += [(a, hh) for hh in range(h + k, max_height + 1)]
+                a, k = parents[a], k + 1
+            for key in candidates:
+                sup = by_node.get(key)
+                if sup is not None:
+                    best = max(best, counts[sup] / counts[s])
+            w = 1.0 - best
+            if w > weights.get(s, -1.0):
+                weights[s] = w
+    return weights
+
+
+def frequencies(items: Iterable[Iterable[str]] | Iterable[str], weights: Mapping[str, float] | None = None) -> dict[str, float]:
+    """Weighted counts of items over a dataset (a list of per-example lists, or a flat list).
+
+    Example:
+        >>> frequencies([["a", "b"], ["a"]])
+        {'a': 2.0, 'b': 1.0}
+    """
+    counts: Counter = Counter()
+    for x in items:
+        if isinstance(x, str):
+            counts[x] += 1
+        else:
+            counts.update(x)
+    if weights is None:
+        return {k: float(v) for k, v in counts.items()}
+    return {k: v * weights.get(k, 1.0) for k, v in counts.items() if v * weights.get(k, 1.0) > 0}
+
+
+def entropy(counts: Mapping[Any, float]) -> float:
+    """Shannon entropy (nats) of the normalised ``counts``.
+
+    Example:
+        >>> round(entropy({"a": 1, "b": 1}), 6) == round(math.log(2), 6)
+        True
+    """
+    total = float(sum(counts.values()))
+    if total <= 0:
+        return 0.0
+    return -sum((c / total) * math.log(c / total) for c in counts.values() if c > 0)
+
+
+def chernoff_coefficient(p: Mapping[Any, float], q: Mapping[Any, float], alpha: float) -> float:
+    """``C_alpha(P||Q) = sum_k p_k^alpha q_k^(1-alpha)`` of the normalised distributions.
+
+    Example:
+        >>> chernoff_coefficient({"a": 1}, {"a": 3}, 0.5)
+        1.0
+    """
+    alpha = check_float("alpha", alpha, min=0, max=1)
+    sp, sq = float(sum(p.values())), float(sum(q.values()))
+    if sp <= 0 or sq <= 0:
+        raise ValueError("p, q: both distributions must have positive mass")
+    keys = p.keys() & q.keys()
+    return sum((p[k] / sp) ** alpha * (q[k] / sq) ** (1 - alpha) for k in keys)
+
+
+def divergence(a: Iterable, b: Iterable, alpha: float, weights: Mapping[str, float] | None = None) -> float:
+    """``1 - C_alpha(F(a) || F(b))`` for two datasets given as per-example item lists."""
+    return 1.0 - chernoff_coefficient(frequencies(a, weights), frequencies(b, weights), alpha)
+
+
+def atom_divergence(a: Iterable[Iterable[str]], b: Iterable[Iterable[str]]) -> float:
+    """Atom divergence ``D_A = 1 - C_0.5(F_A(a) || F_A(b))`` (Keysers et al. 2020).
+
+    Example:
+        >>> atom_divergence([["x", "y"]], [["x", "y"]]), atom_divergence([["x"]], [["y"]])
+        (0.0, 1.0)
+    """
+    return max(0.0, divergence(a, b, 0.5))
+
+
+def compound_divergence(
+    a: Iterable[Iterable[str]], b: Iterable[Iterable[str]], weights: Mapping[str, float] | None = None
+) -> float:
+    """Compound divergence ``D_C = 1 - C_0.1(F_C(a) || F_C(b))`` (optionally Keysers-weighted)."""
+    return max(0.0, divergence(a, b, 0.1, weights))
+
+
+# ---------------------------------------------------------------------- diagnostics
+
+
+def template_counts(templates: Iterable[str]) -> dict[str, int]:
+    """Template -> examples, most frequent first."""
+    return dict(Counter(templates).most_common())
+
+
+def template_coverage(pool_templates: Iterable[str], reference_templates: Iterable[str]) -> tuple[float, list[str]]:
+    """Share of the reference set's distinct templates that occur in the pool, and the uncovered ones.
+
+    Example:
+        >>> template_coverage(["t1", "t2"], ["t1", "t3", "t3"])
+        (0.5, ['t3'])
+    """
+    pool = set(pool_templates)
+    ref = sorted(set(reference_templates))
+    if not ref:
+        raise ValueError("reference_templates is empty: nothing to cover")
+    missing = [t for t in ref if t not in pool]
+    return 1.0 - len(missing) / len(ref), missing
+
+
+def plot_template_frequencies(templates: Iterable[str] | Mapping[str, int], path: str, title: str = "") -> str:
+    """Rank-frequency plot (log scale) of templates, written to ``path`` (PNG); returns ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    counts = dict(templates) if isinstance(templates, Mapping) else template_counts(templates)
+    values = sorted(counts.values(), reverse=True)
+    if not values:
+        raise ValueError("templates is empty: nothing to plot")
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.bar(range(1, len(values) + 1), values, width=1.0)
+    ax.set_yscale("log")
+    ax.set_xlabel("template rank")
+    ax.set_ylabel("examples")
+    ax.set_title(title or f"{len(values)} templates, {sum(values):,} examples")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def diagnostics(
+    programs: Iterable[str],
+    reference: Iterable[str] | None = None,
+    language: str = "thingtalk",
+    max_height: int = 2,
+    compound_weighting: bool = False,
+) -> dict[str, Any]:
+    """Structural diagnostics of a set of programs, optionally against a reference set.
+
+    Returns ``num_programs``, ``num_templates``, ``template_counts``, ``atom_entropy`` and
+    ``compound_entropy`` (nats); with ``reference`` also ``template_coverage`` (share of the
+    reference's templates found in ``programs``), ``uncovered_templates``, ``atom_divergence``
+    and ``compound_divergence``. ``compound_weighting`` uses :func:`compound_weights` of
+    ``programs`` for the compound distribution.
+
+    Example:
+        >>> d = diagnostics(["(a (b c))", "(a (b 'x))"], reference=["(a (b c))"], language="sexpr")
+        >>> d["num_templates"], d["template_coverage"], d["atom_divergence"] > 0
+        (2, 1.0, True)
+    """
+    lang = get_language(language)
+    max_height = check_int("max_height", max_height, min=1)
+
+    def extract(items):
+        templates, atoms_, comps = [], [], []
+        for p in items:
+            tree = parse(p, language)
+            templates.append(lang.template(tree))
+            a, c = _atoms_and_compounds(tree, max_height)
+            atoms_.append(a)
+            comps.append(c)
+        return templates, atoms_, comps
+
+    programs = list(programs)
+    if not programs:
+        raise ValueError("programs is empty: nothing to describe")
+    t, a, c = extract(programs)
+    weights = compound_weights(programs, language, max_height) if compound_weighting else None
+    out: dict[str, Any] = {
+        "num_programs": len(programs),
+        "num_templates": len(set(t)),
+        "template_counts": template_counts(t),
+        "atom_entropy": entropy(frequencies(a)),
+        "compound_entropy": entropy(frequencies(c, weights)),
+    }
+    if reference is not None:
+        rt, ra, rc = extract(list(reference))
+        coverage, missing = template_coverage(t, rt)
+        out.update(
+            template_coverage=coverage,
+            uncovered_templates=missing,
+            atom_divergence=atom_divergence(a, ra),
+            compound_divergence=compound_divergence(c, rc, weights),
+        )
+    return out
+
+
+#: the package-level name (``hf_synthsample.structure_diagnostics``)
+structure_diagnostics = diagnostics
