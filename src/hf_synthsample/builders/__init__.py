@@ -12,6 +12,7 @@ __all__ = ["BUILDERS", "domains", "get_builder_class"]
 #: domain name -> "module:BuilderClass" (imported on first use)
 BUILDERS: dict[str, str] = {
     "calculator": "hf_synthsample.builders.calculator:Calculator",
+    "karel": "hf_synthsample.builders.karel:Karel",
 }
 
 

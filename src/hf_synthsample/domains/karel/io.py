@@ -1,0 +1,267 @@
+"""I/O specifications for Karel programs: input grids, run, checked, with branch coverage.
+
+Grid distributions (Shin et al. 2019, section 4.2; ALGORITHMS.md section 3), chosen by
+:attr:`IOParams.distribution`:
+
+* ``"uniform"`` (the paper's uniform salient I/O procedure): rows and cols uniform over
+  ``min_grid_size..max_grid_size``; a marker ratio and a wall ratio uniform over
+  ``marker_ratio_range`` / ``wall_ratio_range``; each cell is a wall with the wall ratio's
+  probability, else holds markers with the marker ratio's probability, the count drawn from
+  ``marker_counts``; Karel on a uniform non-wall cell facing a uniform direction. A degenerate
+  range (``(0.1, 0.1)``) gives fixed per-cell probabilities.
+* ``"narrow"`` (section 4.2's narrow datasets): the same sizes, but exactly
+  ``round(wall_ratio * cells)`` walls and ``round(marker_ratio * cells)`` marker cells at uniform
+  positions (marker cells among non-wall cells; at least one cell stays free).
+
+Marker counts: ``"uniform"`` (1..9), ``"geometric"`` (Geom(0.5) on 1, 2, ..., capped at 9),
+``"ten_minus_geometric"`` (10 minus a Geom(0.5), floored at 1); all capped at ``max_markers``.
+
+A task is ``num_shown`` shown pairs and ``num_held_out`` held-out pairs. Each input is redrawn
+until the program runs on it without crashing or timing out and (``reject_noop``) changes the
+world. If the shown inputs together do not cover every branch of the program
+(``require_coverage``), all of them are discarded and drawn again, as in the paper; redrawing a
+single failing input instead of the whole set gives the same distribution, since inputs are
+independent. More than ``max_attempts`` input draws for one task raise :class:`IOSamplingError`.
+
+Example:
+    >>> import random
+    >>> from hf_synthsample.domains.karel.dsl import parse
+    >>> prog = parse("DEF run m( IF c( frontIsClear c) i( move i) putMarker m)")
+    >>> task = sample_io(prog, random.Random(0), IOParams(max_grid_size=8))
+    >>> len(task), sorted(task[0])
+    (6, ['actions', 'example_index', 'inpgrid_json', 'outgrid_json'])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import random
+from typing import Any
+
+import numpy as np
+
+from ...validation import check_choice, check_float, check_int
+from .dsl import ACTIONS, Body
+from .interpreter import DEFAULT_MAX_MARKERS, DEFAULT_TICK_BUDGET, CompiledProgram, compile_program
+from .world import DIRECTIONS, MAX_TENSOR_GRID, World
+
+__all__ = ["DISTRIBUTIONS", "MARKER_COUNTS", "IOParams", "IOSamplingError", "sample_io", "sample_world",
+           "draw_flat_grid", "flat_grid_json"]
+
+DISTRIBUTIONS = ("uniform", "narrow")
+MARKER_COUNTS = ("uniform", "geometric", "ten_minus_geometric")
+
+
+class IOSamplingError(ValueError):
+    """No valid, covering set of inputs was found within ``max_attempts`` input draws."""
+
+
+def _check_range(name: str, value: Any) -> tuple:
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        raise TypeError(f"{name} must be a (low, high) pair, got {value!r}")
+    lo = check_float(f"{name}[0]", value[0], min=0, max=1)
+    hi = check_float(f"{name}[1]", value[1], min=lo, max=1)
+    return (lo, hi)
+
+
+@dataclasses.dataclass
+class IOParams:
+    """Parameters of :func:`sample_io` (see the module docstring)."""
+
+    distribution: str = "uniform"
+    min_grid_size: int = 2
+    max_grid_size: int = 16
+    marker_ratio_range: tuple = (0.0, 1.0)
+    wall_ratio_range: tuple = (0.0, 1.0)
+    marker_ratio: float = 0.25
+    wall_ratio: float = 0.25
+    marker_counts: str = "uniform"
+    max_markers: int = DEFAULT_MAX_MARKERS
+    tick_budget: int = DEFAULT_TICK_BUDGET
+    num_shown: int = 5
+    num_held_out: int = 1
+    reject_noop: bool = True
+    require_coverage: bool = True
+    max_attempts: int = 2_000
+
+    def validate(self) -> "IOParams":
+        """Check every field; ``ValueError``/``TypeError`` naming it and the accepted values."""
+        check_choice("io_distribution", self.distribution, DISTRIBUTIONS)
+        self.min_grid_size = check_int("min_grid_size", self.min_grid_size, min=1, max=64)
+        self.max_grid_size = check_int("max_grid_size", self.max_grid_size, min=self.min_grid_size, max=64)
+        self.marker_ratio_range = _check_range("marker_ratio_range", self.marker_ratio_range)
+        self.wall_ratio_range = _check_range("wall_ratio_range", self.wall_ratio_range)
+        self.marker_ratio = check_float("marker_ratio", self.marker_ratio, min=0, max=1)
+        self.wall_ratio = check_float("wall_ratio", self.wall_ratio, min=0, max=1)
+        check_choice("marker_counts", self.marker_counts, MARKER_COUNTS)
+        self.max_markers = check_int("max_markers", self.max_markers, min=1)
+        self.tick_budget = check_int("tick_budget", self.tick_budget, min=1)
+        self.num_shown = check_int("num_shown", self.num_shown, min=1)
+        self.num_held_out = check_int("num_held_out", self.num_held_out, min=0)
+        self.max_attempts = check_int("max_attempts", self.max_attempts, min=1)
+        for name in ("reject_noop", "require_coverage"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
+        if self.distribution == "uniform" and self.wall_ratio_range[0] >= 1:
+            raise ValueError("wall_ratio_range: a wall ratio of 1 leaves no cell for Karel; use a low bound < 1")
+        return self
+
+
+def _marker_counts(g: np.random.Generator, kind: str, n: int, cap: int) -> np.ndarray:
+    if kind == "uniform":
+        k = g.integers(1, 10, n)
+    elif kind == "geometric":
+        k = np.minimum(g.geometric(0.5, n), 9)
+    else:
+        k = np.maximum(10 - g.geometric(0.5, n), 1)
+    return np.minimum(k, cap)
+
+
+def draw_flat_grid(rng: random.Random, g: np.random.Generator, p: IOParams) -> tuple:
+    """One input grid in the padded flat layout: ``(rows, cols, B, M, pos, dir)`` (see ``interpreter.to_flat``)."""
+    lo, span = p.min_grid_size, p.max_grid_size - p.min_grid_size + 1
+    while True:
+        rows = lo + int(rng.random() * span)
+        cols = lo + int(rng.random() * span)
+        n = rows * cols
+        if p.distribution == "uniform":
+            a, b = p.wall_ratio_range
+            wr = a + rng.random() * (b - a)
+            a, b = p.marker_ratio_range
+            mr = a + rng.random() * (b - a)
+            u = g.random((2, rows, cols))
+            walls = u[0] < wr
+            marked = (u[1] < mr) & ~walls
+            counts = np.zeros((rows, cols), np.int64)
+            counts[marked] = _marker_counts(g, p.marker_counts, int(marked.sum()), p.max_markers)
+            free = np.flatnonzero(~walls)
+            if not len(free):
+                continue  # all walls: no cell for Karel
+        else:
+            nw = min(int(p.wall_ratio * n + 0.5), n - 1)
+            perm = g.permutation(n)
+            free = perm[nw:]
+            nm = min(int(p.marker_ratio * n + 0.5), len(free))
+            walls = np.zeros(n, bool)
+            walls[perm[:nw]] = True
+            walls = walls.reshape(rows, cols)
+            counts = np.zeros(n, np.int64)
+            counts[free[:nm]] = _marker_counts(g, p.marker_counts, nm, p.max_markers)
+            counts = counts.reshape(rows, cols)
+        Bp = np.full((rows + 2, cols + 2), 2, np.int8)
+        Bp[1:-1, 1:-1] = walls
+        Mp = np.zeros((rows + 2, cols + 2), np.int64)
+        Mp[1:-1, 1:-1] = counts
+        k = int(free[int(rng.random() * len(free))])
+        pos = (k // cols + 1) * (cols + 2) + k % cols + 1
+        return rows, cols, Bp.ravel().tolist(), Mp.ravel().tolist(), pos, int(rng.random() * 4)
+
+
+def _task_generator(rng: random.Random) -> np.random.Generator:
+    return np.random.default_rng(rng.getrandbits(64))
+
+
+def sample_world(rng: random.Random, params: IOParams | None = None) -> World:
+    """One input world of the configured distribution (no program involved)."""
+    p = (params or IOParams()).validate()
+    rows, cols, B, M, pos, d = draw_flat_grid(rng, _task_generator(rng), p)
+    return World.from_json(flat_grid_json(rows, cols, B, M, pos, d))
+
+
+@functools.lru_cache(maxsize=4096)
+def _cell_names(rows: int, cols: int) -> list:
+    w2 = cols + 2
+    return [f"{i // w2 - 1}:{i % w2 - 1}" for i in range((rows + 2) * w2)]
+
+
+def flat_grid_json(rows: int, cols: int, B: list, M: list, pos: int, d: int, crashed: bool = False,
+                   blocked: str | None = None) -> dict:
+    """Grid JSON of a padded flat grid (``blocked`` may pass the precomputed wall string)."""
+    names = _cell_names(rows, cols)
+    if blocked is None:
+        blocked = " ".join([names[i] for i, b in enumerate(B) if b == 1])
+    return {
+        "rows": rows,
+        "cols": cols,
+        "crashed": crashed,
+        "hero": f"{names[pos]}:{DIRECTIONS[d]}",
+        "blocked": blocked,
+        "markers": " ".join([f"{names[i]}:{m}" for i, m in enumerate(M) if m]),
+    }
+
+
+def _valid_pair(run, rng, g, p: IOParams):
+    """Draw inputs until one runs cleanly; returns the pair and the attempts it took."""
+    for attempt in range(1, p.max_attempts + 1):
+        rows, cols, B, M, pos, d = draw_flat_grid(rng, g, p)
+        Mo = M.copy()
+        acts: list = []
+        code, pos2, d2, _, cov = run(B, Mo, pos, d, p.tick_budget, p.max_markers, (cols + 2, 1, -cols - 2, -1),
+                                     acts.append)
+        if code:
+            continue
+        if p.reject_noop and pos2 == pos and d2 == d and Mo == M:
+            continue
+        return (rows, cols, B, M, pos, d, Mo, pos2, d2, acts, cov), attempt
+    return None, p.max_attempts
+
+
+def sample_io_flat(program: Body | CompiledProgram, rng: random.Random, params: IOParams) -> list:
+    """The pairs of one task in the flat layout (what :func:`sample_io` formats); see the module docstring."""
+    p = params
+    compiled = program if isinstance(program, CompiledProgram) else compile_program(program)
+    run, full = compiled.run, compiled.full_coverage
+    g = _task_generator(rng)
+    attempts = 0
+    while True:
+        shown, cov = [], 0
+        while len(shown) < p.num_shown:
+            pair, used = _valid_pair(run, rng, g, p)
+            attempts += used
+            if pair is None or attempts > p.max_attempts:
+                raise IOSamplingError(
+                    f"no valid I/O set in {p.max_attempts} input draws (max_attempts): the program crashes, "
+                    "times out or does nothing on almost every input of this distribution"
+                    + (", or its branches are rarely all covered" if p.require_coverage else "")
+                )
+            shown.append(pair)
+            cov |= pair[-1]
+        if not p.require_coverage or cov == full:
+            break
+    for _ in range(p.num_held_out):
+        pair, used = _valid_pair(run, rng, g, p)
+        attempts += used
+        if pair is None or attempts > p.max_attempts:
+            raise IOSamplingError(f"no valid held-out input in {p.max_attempts} input draws (max_attempts)")
+        shown.append(pair)
+    return shown
+
+
+def flat_pairs_to_examples(pairs: list, *, tensors: bool = False) -> list[dict]:
+    """The field's ``examples`` entries (``example_index``, ``actions``, grid JSON, optional tensors)."""
+    out = []
+    for i, (rows, cols, B, M, pos, d, Mo, pos2, d2, acts, _) in enumerate(pairs):
+        names = _cell_names(rows, cols)
+        blocked = " ".join([names[j] for j, b in enumerate(B) if b == 1])
+        ex = {
+            "example_index": i,
+            "actions": [ACTIONS[a] for a in acts],
+            "inpgrid_json": flat_grid_json(rows, cols, B, M, pos, d, blocked=blocked),
+            "outgrid_json": flat_grid_json(rows, cols, B, Mo, pos2, d2, blocked=blocked),
+        }
+        if tensors:
+            if rows > MAX_TENSOR_GRID or cols > MAX_TENSOR_GRID:
+                raise ValueError(f"tensors: grids up to 16x16 have a tensor encoding, got {rows}x{cols}")
+            ex["inpgrid_tensor"] = World.from_json(ex["inpgrid_json"]).to_sparse_tensor()
+            ex["outgrid_tensor"] = World.from_json(ex["outgrid_json"]).to_sparse_tensor()
+        out.append(ex)
+    return out
+
+
+def sample_io(program: Body | CompiledProgram, rng: random.Random, params: IOParams | None = None, *,
+              tensors: bool = False) -> list[dict]:
+    """``num_shown + num_held_out`` checked I/O pairs for ``program`` as the field's ``examples`` list
+    (shown pairs first); :class:`IOSamplingError` when the constraints cannot be met."""
+    p = (params or IOParams()).validate()
+    return flat_pairs_to_examples(sample_io_flat(program, rng, p), tensors=tensors)
