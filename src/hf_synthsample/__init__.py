@@ -30,6 +30,7 @@ _LAZY = {
     "kl_to_uniform": "hf_synthsample.sampling.report",
     "materialize": "hf_synthsample.materialize",
     "write_hub_folder": "hf_synthsample.hub",
+    "resample_karel_io": "hf_synthsample.builders.karel",
 }
 
 __all__ = ["__version__", *_LAZY]

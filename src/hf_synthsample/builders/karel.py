@@ -58,7 +58,7 @@ from ..domains.karel.programs import MODES, PATTERNS, ProgramParams, sample_prog
 from ..validation import check_int
 from .base import SyntheticBuilder, SyntheticConfig, param
 
-__all__ = ["KarelConfig", "Karel", "karel_features", "resample_io"]
+__all__ = ["KarelConfig", "Karel", "karel_features", "resample_io", "resample_karel_io"]
 
 _P = ProgramParams()
 _IO = IOParams()
@@ -333,3 +333,7 @@ def resample_io(batch: dict, *, seed: int = 0, io_params: IOParams | None = None
         for k in out:
             out[k].append(row[k] if k in row else batch[k][i])
     return out
+
+
+#: the name under which ``hf_synthsample`` exports :func:`resample_io`
+resample_karel_io = resample_io

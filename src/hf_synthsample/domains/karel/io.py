@@ -83,7 +83,7 @@ class IOParams:
     num_held_out: int = 1
     reject_noop: bool = True
     require_coverage: bool = True
-    max_attempts: int = 2_000
+    max_attempts: int = 200
 
     def validate(self) -> "IOParams":
         """Check every field; ``ValueError``/``TypeError`` naming it and the accepted values."""
