@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hf_synthsample.domains.karel import dsl
 from hf_synthsample.domains.karel.interpreter import compile_program, execute, execute_fast, required_coverage
 from hf_synthsample.domains.karel.io import IOParams, sample_world
-from hf_synthsample.domains.karel.programs import ProgramParams, sample_program
+from hf_synthsample.domains.karel.programs import ProgramParams, program_size, sample_program
 from hf_synthsample.domains.karel.world import World
 
 
@@ -186,6 +186,7 @@ _IO_PARAMS = IOParams(max_grid_size=16, min_grid_size=1).validate()
 def test_print_parse_and_json_round_trips(seed):
     prog = sample_program(random.Random(seed), _PROGRAM_PARAMS)
     tokens = dsl.to_tokens(prog)
+    assert program_size(prog) == len(tokens)
     assert dsl.parse(tokens) == prog
     assert dsl.to_tokens(dsl.parse(" ".join(tokens))) == tokens
     assert dsl.from_json(dsl.to_json(prog)) == prog

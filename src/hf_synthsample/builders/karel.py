@@ -111,6 +111,12 @@ class KarelConfig(SyntheticConfig):
         self.max_programs = check_int("max_programs", self.max_programs, min=1)
         if not isinstance(self.tensors, bool):
             raise TypeError(f"tensors must be a bool, got {self.tensors!r}")
+        if self.program_mode == "actions":
+            space = sum(5**n for n in range(max(self.min_actions, 1), min(self.max_actions, 30) + 1))
+            need = max(self.split_sizes().values())
+            if space < need:
+                raise ValueError(f"max_actions: the program space holds {space} action-only programs of "
+                                 f"{self.min_actions}..{self.max_actions} actions, fewer than the {need} rows asked for")
         if self.tensors and self.max_grid_size > 16:
             raise ValueError(f"tensors: the tensor encoding holds grids up to 16x16; max_grid_size is {self.max_grid_size}")
 

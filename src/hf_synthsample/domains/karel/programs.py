@@ -113,9 +113,9 @@ def _body_size(body: Body) -> int:
         elif s[0] == "repeat":
             n += 4 + _body_size(s[2])
         elif s[0] == "ifelse":
-            n += 9 + _cond_size(s[1]) + _body_size(s[2]) + _body_size(s[3])
+            n += 8 + _cond_size(s[1]) + _body_size(s[2]) + _body_size(s[3])
         else:
-            n += 6 + _cond_size(s[1]) + _body_size(s[2])
+            n += 5 + _cond_size(s[1]) + _body_size(s[2])
     return n
 
 
