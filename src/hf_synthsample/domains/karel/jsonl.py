@@ -44,8 +44,12 @@ def task_to_row(task: dict, *, num_shown: int = 5, tensors: bool = False, where:
     missing = [k for k in ("examples", "program_tokens") if k not in task]
     if missing:
         raise ValueError(f"{where}: missing field {missing[0]!r} (fields: guid, examples, program_json, program_tokens)")
-    program = parse(task["program_tokens"])
-    if task.get("program_json") is not None and from_json(task["program_json"]) != program:
+    try:
+        program = parse(task["program_tokens"])
+        same = task.get("program_json") is None or from_json(task["program_json"]) == program
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{where}: {e}") from None
+    if not same:
         raise ValueError(f"{where}: program_json and program_tokens describe different programs")
     examples = []
     for i, ex in enumerate(task["examples"]):
