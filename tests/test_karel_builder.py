@@ -14,7 +14,7 @@ import hf_synthsample
 from hf_synthsample.builders.karel import resample_io
 from hf_synthsample.domains.karel import dsl
 from hf_synthsample.domains.karel.interpreter import execute, required_coverage
-from hf_synthsample.domains.karel.io import IOParams, IOSamplingError, draw_flat_grid, sample_io
+from hf_synthsample.domains.karel.io import IOParams, IOSamplingError, GridSource, sample_io
 from hf_synthsample.domains.karel.jsonl import read_jsonl, write_jsonl
 from hf_synthsample.domains.karel.programs import (
     ProgramParams,
@@ -113,12 +113,9 @@ def test_impossible_program_constraints():
 def test_narrow_grids_have_exact_counts():
     p = IOParams(distribution="narrow", min_grid_size=10, max_grid_size=10, wall_ratio=0.25, marker_ratio=0.05,
                  marker_counts="ten_minus_geometric").validate()
-    rng = random.Random(1)
-    import numpy as np
-
-    g = np.random.default_rng(1)
+    draw = GridSource(random.Random(1), p)
     for _ in range(20):
-        rows, cols, B, M, pos, d = draw_flat_grid(rng, g, p)
+        rows, cols, B, M, pos, d = draw()
         assert B.count(1) == 25 and sum(1 for m in M if m) == 5 and B[pos] == 0
         assert all(1 <= m <= 9 for m in M if m)
 

@@ -101,6 +101,7 @@ class KarelConfig(SyntheticConfig):
     reject_noop: bool = param(_IO.reject_noop, "reject pairs whose output equals the input")
     require_coverage: bool = param(_IO.require_coverage, "shown inputs must cover every branch")
     max_attempts: int = param(_IO.max_attempts, "input draws per program before it is discarded")
+    probe_attempts: int = param(_IO.probe_attempts, "discard a program at once if none of its first inputs is valid")
     max_programs: int = param(10_000, "programs tried for one row before giving up with an error")
     tensors: bool = param(False, "also store the sparse 16x18x18 tensors of every grid")
 

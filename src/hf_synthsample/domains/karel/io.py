@@ -21,7 +21,9 @@ until the program runs on it without crashing or timing out and (``reject_noop``
 world. If the shown inputs together do not cover every branch of the program
 (``require_coverage``), all of them are discarded and drawn again, as in the paper; redrawing a
 single failing input instead of the whole set gives the same distribution, since inputs are
-independent. More than ``max_attempts`` input draws for one task raise :class:`IOSamplingError`.
+independent. More than ``max_attempts`` input draws for one task raise :class:`IOSamplingError`,
+and so does a program none of whose first ``probe_attempts`` inputs is valid (it would almost
+surely run out of attempts anyway; this only saves the time).
 
 Example:
     >>> import random
@@ -47,7 +49,7 @@ from .interpreter import DEFAULT_MAX_MARKERS, DEFAULT_TICK_BUDGET, CompiledProgr
 from .world import DIRECTIONS, MAX_TENSOR_GRID, World
 
 __all__ = ["DISTRIBUTIONS", "MARKER_COUNTS", "IOParams", "IOSamplingError", "sample_io", "sample_world",
-           "draw_flat_grid", "flat_grid_json"]
+           "GridSource", "flat_grid_json"]
 
 DISTRIBUTIONS = ("uniform", "narrow")
 MARKER_COUNTS = ("uniform", "geometric", "ten_minus_geometric")
@@ -84,6 +86,7 @@ class IOParams:
     reject_noop: bool = True
     require_coverage: bool = True
     max_attempts: int = 200
+    probe_attempts: int = 25
 
     def validate(self) -> "IOParams":
         """Check every field; ``ValueError``/``TypeError`` naming it and the accepted values."""
@@ -100,6 +103,7 @@ class IOParams:
         self.num_shown = check_int("num_shown", self.num_shown, min=1)
         self.num_held_out = check_int("num_held_out", self.num_held_out, min=0)
         self.max_attempts = check_int("max_attempts", self.max_attempts, min=1)
+        self.probe_attempts = check_int("probe_attempts", self.probe_attempts, min=1)
         for name in ("reject_noop", "require_coverage"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
@@ -108,7 +112,7 @@ class IOParams:
         return self
 
 
-def _marker_counts(g: np.random.Generator, kind: str, n: int, cap: int) -> np.ndarray:
+def _marker_counts(g: np.random.Generator, kind: str, n, cap: int) -> np.ndarray:
     if kind == "uniform":
         k = g.integers(1, 10, n)
     elif kind == "geometric":
@@ -118,54 +122,95 @@ def _marker_counts(g: np.random.Generator, kind: str, n: int, cap: int) -> np.nd
     return np.minimum(k, cap)
 
 
-def draw_flat_grid(rng: random.Random, g: np.random.Generator, p: IOParams) -> tuple:
-    """One input grid in the padded flat layout: ``(rows, cols, B, M, pos, dir)`` (see ``interpreter.to_flat``)."""
-    lo, span = p.min_grid_size, p.max_grid_size - p.min_grid_size + 1
-    while True:
-        rows = lo + int(rng.random() * span)
-        cols = lo + int(rng.random() * span)
+class GridSource:
+    """Input grids of one distribution in the padded flat layout (see ``interpreter.to_flat``).
+
+    Calling it returns ``(rows, cols, B, M, pos, dir)``. Uniform grids are drawn in batches with
+    numpy (cells of a batch come from one ``(batch, S, S)`` block of uniforms, ``S`` the largest
+    side, each grid using its top-left ``rows x cols`` corner: still independent cells), because
+    per-grid numpy calls cost more than the cells; narrow grids are drawn one at a time. Karel's
+    cell is drawn uniformly among the non-wall cells (by rejection, which is exact).
+    """
+
+    def __init__(self, rng: random.Random, params: IOParams):
+        self.rng, self.p = rng, params
+        self.g = np.random.default_rng(rng.getrandbits(64))
+        side = params.max_grid_size
+        self.batch = max(4, min(32, 4096 // (side * side)))
+        self.buf: list = []
+        idx = np.arange(side + 2)
+        self._r, self._c = idx[None, :, None], idx[None, None, :]
+
+    def __call__(self) -> tuple:
+        if self.p.distribution == "narrow":
+            return self._narrow()
+        while not self.buf:
+            self._fill()
+        return self.buf.pop()
+
+    def _sizes(self) -> tuple[int, int]:
+        rng, lo, span = self.rng, self.p.min_grid_size, self.p.max_grid_size - self.p.min_grid_size + 1
+        return lo + int(rng.random() * span), lo + int(rng.random() * span)
+
+    def _hero(self, rows: int, cols: int, B: list) -> int:
+        rng, w2 = self.rng, cols + 2
+        for _ in range(64):
+            pos = (int(rng.random() * rows) + 1) * w2 + int(rng.random() * cols) + 1
+            if not B[pos]:
+                return pos
+        free = [i for i, b in enumerate(B) if not b]
+        return free[int(rng.random() * len(free))] if free else -1
+
+    def _fill(self) -> None:
+        rng, p, g, k, side = self.rng, self.p, self.g, self.batch, self.p.max_grid_size
+        sizes = [self._sizes() for _ in range(k)]
+        (wa, wb), (ma, mb) = p.wall_ratio_range, p.marker_ratio_range
+        wr = np.array([wa + rng.random() * (wb - wa) for _ in range(k)])[:, None, None]
+        mr = np.array([ma + rng.random() * (mb - ma) for _ in range(k)])[:, None, None]
+        u = g.random((2, k, side, side))
+        walls = u[0] < wr
+        counts = _marker_counts(g, p.marker_counts, (k, side, side), p.max_markers)
+        counts[(u[1] >= mr) | walls] = 0
+        rows = np.array([r for r, _ in sizes])[:, None, None]
+        cols = np.array([c for _, c in sizes])[:, None, None]
+        outside = (self._r > rows) | (self._c > cols)
+        B = np.full((k, side + 2, side + 2), 2, np.int8)
+        B[:, 1:-1, 1:-1] = walls
+        B[outside] = 2
+        M = np.zeros((k, side + 2, side + 2), np.int64)
+        M[:, 1:-1, 1:-1] = counts
+        M[outside] = 0
+        for i, (r, c) in enumerate(sizes):
+            Bl = B[i, : r + 2, : c + 2].ravel().tolist()
+            pos = self._hero(r, c, Bl)
+            if pos < 0:
+                continue  # every cell a wall: no place for Karel, drop the grid
+            self.buf.append((r, c, Bl, M[i, : r + 2, : c + 2].ravel().tolist(), pos, int(rng.random() * 4)))
+
+    def _narrow(self) -> tuple:
+        rng, p, g = self.rng, self.p, self.g
+        rows, cols = self._sizes()
         n = rows * cols
-        if p.distribution == "uniform":
-            a, b = p.wall_ratio_range
-            wr = a + rng.random() * (b - a)
-            a, b = p.marker_ratio_range
-            mr = a + rng.random() * (b - a)
-            u = g.random((2, rows, cols))
-            walls = u[0] < wr
-            marked = (u[1] < mr) & ~walls
-            counts = np.zeros((rows, cols), np.int64)
-            counts[marked] = _marker_counts(g, p.marker_counts, int(marked.sum()), p.max_markers)
-            free = np.flatnonzero(~walls)
-            if not len(free):
-                continue  # all walls: no cell for Karel
-        else:
-            nw = min(int(p.wall_ratio * n + 0.5), n - 1)
-            perm = g.permutation(n)
-            free = perm[nw:]
-            nm = min(int(p.marker_ratio * n + 0.5), len(free))
-            walls = np.zeros(n, bool)
-            walls[perm[:nw]] = True
-            walls = walls.reshape(rows, cols)
-            counts = np.zeros(n, np.int64)
-            counts[free[:nm]] = _marker_counts(g, p.marker_counts, nm, p.max_markers)
-            counts = counts.reshape(rows, cols)
-        Bp = np.full((rows + 2, cols + 2), 2, np.int8)
-        Bp[1:-1, 1:-1] = walls
-        Mp = np.zeros((rows + 2, cols + 2), np.int64)
-        Mp[1:-1, 1:-1] = counts
-        k = int(free[int(rng.random() * len(free))])
-        pos = (k // cols + 1) * (cols + 2) + k % cols + 1
-        return rows, cols, Bp.ravel().tolist(), Mp.ravel().tolist(), pos, int(rng.random() * 4)
-
-
-def _task_generator(rng: random.Random) -> np.random.Generator:
-    return np.random.default_rng(rng.getrandbits(64))
+        nw = min(int(p.wall_ratio * n + 0.5), n - 1)
+        perm = g.permutation(n)
+        free = perm[nw:]
+        nm = min(int(p.marker_ratio * n + 0.5), len(free))
+        B = np.full((rows + 2, cols + 2), 2, np.int8)
+        inner = np.zeros(n, np.int8)
+        inner[perm[:nw]] = 1
+        B[1:-1, 1:-1] = inner.reshape(rows, cols)
+        counts = np.zeros(n, np.int64)
+        counts[free[:nm]] = _marker_counts(g, p.marker_counts, nm, p.max_markers)
+        M = np.zeros((rows + 2, cols + 2), np.int64)
+        M[1:-1, 1:-1] = counts.reshape(rows, cols)
+        Bl = B.ravel().tolist()
+        return rows, cols, Bl, M.ravel().tolist(), self._hero(rows, cols, Bl), int(rng.random() * 4)
 
 
 def sample_world(rng: random.Random, params: IOParams | None = None) -> World:
     """One input world of the configured distribution (no program involved)."""
     p = (params or IOParams()).validate()
-    rows, cols, B, M, pos, d = draw_flat_grid(rng, _task_generator(rng), p)
+    rows, cols, B, M, pos, d = GridSource(rng, p)()
     return World.from_json(flat_grid_json(rows, cols, B, M, pos, d))
 
 
@@ -191,57 +236,50 @@ def flat_grid_json(rows: int, cols: int, B: list, M: list, pos: int, d: int, cra
     }
 
 
-def _valid_pair(run, rng, g, p: IOParams):
-    """Draw inputs until one runs cleanly; returns the pair and the attempts it took."""
-    for attempt in range(1, p.max_attempts + 1):
-        rows, cols, B, M, pos, d = draw_flat_grid(rng, g, p)
-        Mo = M.copy()
-        acts: list = []
-        code, pos2, d2, _, cov = run(B, Mo, pos, d, p.tick_budget, p.max_markers, (cols + 2, 1, -cols - 2, -1),
-                                     acts.append)
-        if code:
-            continue
-        if p.reject_noop and pos2 == pos and d2 == d and Mo == M:
-            continue
-        return (rows, cols, B, M, pos, d, Mo, pos2, d2, acts, cov), attempt
-    return None, p.max_attempts
-
-
 def sample_io_flat(program: Body | CompiledProgram, rng: random.Random, params: IOParams) -> list:
     """The pairs of one task in the flat layout (what :func:`sample_io` formats); see the module docstring."""
     p = params
     compiled = program if isinstance(program, CompiledProgram) else compile_program(program)
     run, full = compiled.run, compiled.full_coverage
-    g = _task_generator(rng)
-    attempts = 0
+    draw = GridSource(rng, p)
+    T, X, noop_ok = p.tick_budget, p.max_markers, not p.reject_noop
+    attempts, limit = 0, min(p.probe_attempts, p.max_attempts)
+    pairs: list = []
+    cov = 0
+    want = p.num_shown
     while True:
-        shown, cov = [], 0
-        while len(shown) < p.num_shown:
-            pair, used = _valid_pair(run, rng, g, p)
-            attempts += used
-            if pair is None or attempts > p.max_attempts:
-                raise IOSamplingError(
-                    f"no valid I/O set in {p.max_attempts} input draws (max_attempts): the program crashes, "
-                    "times out or does nothing on almost every input of this distribution"
-                    + (", or its branches are rarely all covered" if p.require_coverage else "")
-                )
-            shown.append(pair)
-            cov |= pair[-1]
-        if not p.require_coverage or cov == full:
-            break
-    for _ in range(p.num_held_out):
-        pair, used = _valid_pair(run, rng, g, p)
-        attempts += used
-        if pair is None or attempts > p.max_attempts:
-            raise IOSamplingError(f"no valid held-out input in {p.max_attempts} input draws (max_attempts)")
-        shown.append(pair)
-    return shown
+        attempts += 1
+        if attempts > limit:
+            if limit < p.max_attempts:
+                raise IOSamplingError(f"none of the first {limit} inputs (probe_attempts) is valid for this program")
+            raise IOSamplingError(
+                f"no valid I/O set in {p.max_attempts} input draws (max_attempts): the program crashes, "
+                "times out or does nothing on most inputs of this distribution"
+                + (", or its branches are rarely all covered" if p.require_coverage else "")
+            )
+        rows, cols, B, M, pos, d = draw()
+        Mo = M.copy()
+        acts: list = []
+        code, pos2, d2, _, c = run(B, Mo, pos, d, T, X, (cols + 2, 1, -cols - 2, -1), acts.append)
+        if code or (pos2 == pos and d2 == d and not noop_ok and Mo == M):
+            continue
+        limit = p.max_attempts
+        pairs.append((rows, cols, B, M, pos, d, Mo, pos2, d2, acts))
+        if want == p.num_shown:
+            cov |= c
+            if len(pairs) == want:
+                if p.require_coverage and cov != full:
+                    pairs, cov = [], 0  # discard the whole shown set, as in the paper
+                    continue
+                want += p.num_held_out
+        if len(pairs) == want:
+            return pairs
 
 
 def flat_pairs_to_examples(pairs: list, *, tensors: bool = False) -> list[dict]:
     """The field's ``examples`` entries (``example_index``, ``actions``, grid JSON, optional tensors)."""
     out = []
-    for i, (rows, cols, B, M, pos, d, Mo, pos2, d2, acts, _) in enumerate(pairs):
+    for i, (rows, cols, B, M, pos, d, Mo, pos2, d2, acts) in enumerate(pairs):
         names = _cell_names(rows, cols)
         blocked = " ".join([names[j] for j, b in enumerate(B) if b == 1])
         ex = {
