@@ -115,7 +115,7 @@ def test_narrow_grids_have_exact_counts():
                  marker_counts="ten_minus_geometric").validate()
     draw = GridSource(random.Random(1), p)
     for _ in range(20):
-        rows, cols, B, M, pos, d = draw()
+        rows, cols, B, M, pos, d, _, _ = draw()
         assert B.count(1) == 25 and sum(1 for m in M if m) == 5 and B[pos] == 0
         assert all(1 <= m <= 9 for m in M if m)
 

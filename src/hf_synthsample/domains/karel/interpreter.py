@@ -16,7 +16,8 @@ The failing step is not performed; the returned world is the state just before i
 *Branch coverage*: every ``while``/``if``/``ifelse`` node (numbered in program order) has two
 branches, its condition evaluating true and false; :attr:`ExecutionResult.coverage` lists the
 branches a run took. :func:`execute` walks the tree (the reference); :func:`compile_program`
-turns a program into a Python function over flat arrays, which the I/O sampler runs many times.
+flattens a program into instructions for a small loop over flat arrays, which the I/O sampler
+runs many times.
 
 Example:
     >>> from hf_synthsample.domains.karel.dsl import parse
@@ -32,6 +33,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Callable
 
 from .dsl import ACTIONS, Body, Cond
@@ -253,85 +255,151 @@ def from_flat(world: World, M: list, pos: int, d: int, crashed: bool = False) ->
     return World(world.rows, world.cols, (pos // w2 - 1, pos % w2 - 1, d), world.walls, markers, crashed)
 
 
-_COND_EXPR = {
-    "frontIsClear": "not B[pos + D[d]]",
-    "leftIsClear": "not B[pos + D[(d + 3) & 3]]",
-    "rightIsClear": "not B[pos + D[(d + 1) & 3]]",
-    "markersPresent": "M[pos]",
-    "noMarkersPresent": "not M[pos]",
-}
-_TICK = ("t += 1", "if t > T: return 3, pos, d, t, cov")
-_ACTION_CODE = {
-    "move": ("n = pos + D[d]", "b = B[n]", "if b: return b, pos, d, t, cov", "pos = n", "A(0)"),
-    "turnLeft": ("d = (d + 3) & 3", "A(1)"),
-    "turnRight": ("d = (d + 1) & 3", "A(2)"),
-    "pickMarker": ("m = M[pos]", "if not m: return 4, pos, d, t, cov", "M[pos] = m - 1", "A(3)"),
-    "putMarker": ("m = M[pos] + 1", "if m > X: return 5, pos, d, t, cov", "M[pos] = m", "A(4)"),
-}
+# The fast path: a program is flattened once into instructions (op, a, b) for one small loop.
+# Generating Python source and compiling it per program runs faster but costs about 50x more
+# to build, and most sampled programs run only a few dozen times before they are kept or dropped.
+_MOVE, _LEFT, _RIGHT, _PICK, _PUT = range(5)  # actions: the tick is part of the instruction
+_COND = 5  # a = condition code (+8 if negated), b = jump target when false; tick + coverage bits
+_JUMP = 6  # a = target
+_RINIT = 7  # a = counter slot, b = repeat count
+_RTEST = 8  # a = counter slot, b = jump target when done; a tick per iteration
+_COND_CODE = {"frontIsClear": 0, "leftIsClear": 1, "rightIsClear": 2, "markersPresent": 3, "noMarkersPresent": 4}
 
 
-def _cond_source(cond: Cond) -> str:
-    if isinstance(cond, tuple):
-        return f"not ({_cond_source(cond[1])})"
-    return _COND_EXPR[cond]
+def _cond_code(cond: Cond) -> int:
+    neg = 0
+    while isinstance(cond, tuple):
+        neg ^= 8
+        cond = cond[1]
+    return _COND_CODE[cond] | neg
 
 
-def _emit(body: Body, ind: str, out: list, counter: list) -> None:
-    if not body:
-        out.append(ind + "pass")
+def _flatten(body: Body, code: list, state: list) -> None:
+    """Append ``body``'s instructions; ``state = [branch points, repeat slots]``."""
     for s in body:
         if isinstance(s, str):
-            out += [ind + line for line in (*_TICK, *_ACTION_CODE[s])]
+            code.append((ACTIONS.index(s), 0, 0))
             continue
         head = s[0]
         if head == "repeat":
-            out.append(f"{ind}for _ in R{s[1]}:")
-            out += [ind + "    " + line for line in _TICK]
-            _emit(s[2], ind + "    ", out, counter)
+            slot = state[1]
+            state[1] += 1
+            code.append((_RINIT, slot, s[1]))
+            test = len(code)
+            code.append(None)
+            _flatten(s[2], code, state)
+            code.append((_JUMP, test, 0))
+            code[test] = (_RTEST, slot, len(code))
             continue
-        i = counter[0]
-        counter[0] += 1
-        t_bit, f_bit = 1 << (2 * i), 1 << (2 * i + 1)
-        cond = _cond_source(s[1])
+        i = state[0]
+        state[0] += 1
+        head_at = len(code)
+        code.append(None)
+        _flatten(s[2], code, state)
         if head == "while":
-            out.append(f"{ind}while True:")
-            ind2 = ind + "    "
-            out += [ind2 + line for line in _TICK]
-            out += [f"{ind2}if {cond}:", f"{ind2}    cov |= {t_bit}", f"{ind2}else:",
-                    f"{ind2}    cov |= {f_bit}", f"{ind2}    break"]
-            _emit(s[2], ind2, out, counter)
+            code.append((_JUMP, head_at, 0))
+        elif head == "ifelse":
+            jump_at = len(code)
+            code.append(None)
+        code[head_at] = (_COND, _cond_code(s[1]) | (i << 4), len(code))
+        if head == "ifelse":
+            _flatten(s[3], code, state)
+            code[jump_at] = (_JUMP, len(code), 0)
+
+
+def _vm(code, slots, B, M, pos, d, T, X, D, A, F=None):
+    # B[i] == 3 marks a cell not drawn yet (lazily drawn inputs, see io.GridSource): reading it
+    # calls F(i), which draws the cell, stores it and returns 1 for a wall, 0 for a free cell.
+    pc = t = cov = 0
+    end = len(code)
+    ctr = [0] * slots
+    while pc < end:
+        op, a, b = code[pc]
+        pc += 1
+        if op < 5:
+            t += 1
+            if t > T:
+                return 3, pos, d, t, cov
+            if op == 0:
+                n = pos + D[d]
+                w = B[n]
+                if w == 3:
+                    w = F(n)
+                if w:
+                    return w, pos, d, t, cov
+                pos = n
+            elif op == 1:
+                d = (d + 3) & 3
+            elif op == 2:
+                d = (d + 1) & 3
+            elif op == 3:
+                m = M[pos]
+                if not m:
+                    return 4, pos, d, t, cov
+                M[pos] = m - 1
+            else:
+                m = M[pos] + 1
+                if m > X:
+                    return 5, pos, d, t, cov
+                M[pos] = m
+            A(op)
+        elif op == 5:
+            t += 1
+            if t > T:
+                return 3, pos, d, t, cov
+            c = a & 7
+            if c < 3:
+                n = pos + D[(d + (0, 3, 1)[c]) & 3]
+                w = B[n]
+                if w == 3:
+                    w = F(n)
+                v = not w
+            else:
+                v = (M[pos] > 0) == (c == 3)
+            if a & 8:
+                v = not v
+            if v:
+                cov |= 1 << ((a >> 4) << 1)
+            else:
+                cov |= 2 << ((a >> 4) << 1)
+                pc = b
+        elif op == 6:
+            pc = a
+        elif op == 8:
+            k = ctr[a]
+            if k:
+                t += 1
+                if t > T:
+                    return 3, pos, d, t, cov
+                ctr[a] = k - 1
+            else:
+                pc = b
         else:
-            out += [ind + line for line in _TICK]
-            out += [f"{ind}if {cond}:", f"{ind}    cov |= {t_bit}"]
-            _emit(s[2], ind + "    ", out, counter)
-            out += [f"{ind}else:", f"{ind}    cov |= {f_bit}"]
-            if head == "ifelse":
-                _emit(s[3], ind + "    ", out, counter)
+            ctr[a] = b
+    return 0, pos, d, t, cov
 
 
 class CompiledProgram:
-    """A program compiled to a Python function over the flat layout (see :func:`to_flat`).
+    """A program flattened for fast repeated runs over the flat layout (see :func:`to_flat`).
 
-    ``run(B, M, pos, d, tick_budget, max_markers, D, append)`` mutates ``M``, calls ``append`` with
+    ``run(B, M, pos, d, tick_budget, max_markers, D, append, F=None)`` mutates ``M`` (and ``B`` through
+    ``F``, which draws cells marked 3 on first sight), calls ``append`` with
     each action's index in :data:`~hf_synthsample.domains.karel.dsl.ACTIONS`, and returns
     ``(code, pos, d, ticks, coverage_bits)``; code 0 ok, 1 hit_wall, 2 out_of_bounds, 3 timeout,
     4 no_marker, 5 marker_overflow; branch ``(i, True)`` is bit ``2i``, ``(i, False)`` bit ``2i + 1``.
     """
 
-    __slots__ = ("program", "run", "num_branch_points", "full_coverage", "source")
+    __slots__ = ("program", "run", "num_branch_points", "full_coverage", "code")
 
     def __init__(self, program: Body):
-        out = ["def run(B, M, pos, d, T, X, D, A):", "    t = 0", "    cov = 0"]
-        counter = [0]
-        _emit(program, "    ", out, counter)
-        out.append("    return 0, pos, d, t, cov")
-        self.source = "\n".join(out)
-        namespace = {f"R{k}": range(k) for k in range(20)}
-        exec(compile(self.source, "<karel program>", "exec"), namespace)
+        code: list = []
+        state = [0, 0]
+        _flatten(program, code, state)
+        self.code = tuple(code)
         self.program = program
-        self.run: Callable = namespace["run"]
-        self.num_branch_points = counter[0]
-        self.full_coverage = (1 << (2 * counter[0])) - 1
+        self.run: Callable = functools.partial(_vm, self.code, state[1])
+        self.num_branch_points = state[0]
+        self.full_coverage = (1 << (2 * state[0])) - 1
 
 
 def compile_program(program: Body) -> CompiledProgram:

@@ -7,8 +7,9 @@ Grid distributions (Shin et al. 2019, section 4.2; ALGORITHMS.md section 3), cho
   ``min_grid_size..max_grid_size``; a marker ratio and a wall ratio uniform over
   ``marker_ratio_range`` / ``wall_ratio_range``; each cell is a wall with the wall ratio's
   probability, else holds markers with the marker ratio's probability, the count drawn from
-  ``marker_counts``; Karel on a uniform non-wall cell facing a uniform direction. A degenerate
-  range (``(0.1, 0.1)``) gives fixed per-cell probabilities.
+  ``marker_counts``; Karel on a uniform cell (made free: it never stands on a wall) facing a
+  uniform direction. A degenerate range (``(0.1, 0.1)``) gives fixed per-cell probabilities.
+  Cells are drawn lazily, as the program first looks at them (see :class:`GridSource`).
 * ``"narrow"`` (section 4.2's narrow datasets): the same sizes, but exactly
   ``round(wall_ratio * cells)`` walls and ``round(marker_ratio * cells)`` marker cells at uniform
   positions (marker cells among non-wall cells; at least one cell stays free).
@@ -39,7 +40,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import random
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -107,8 +108,6 @@ class IOParams:
         for name in ("reject_noop", "require_coverage"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
-        if self.distribution == "uniform" and self.wall_ratio_range[0] >= 1:
-            raise ValueError("wall_ratio_range: a wall ratio of 1 leaves no cell for Karel; use a low bound < 1")
         return self
 
 
@@ -122,70 +121,106 @@ def _marker_counts(g: np.random.Generator, kind: str, n, cap: int) -> np.ndarray
     return np.minimum(k, cap)
 
 
+def _count_drawer(rng: random.Random, kind: str, cap: int) -> Callable[[], int]:
+    rand = rng.random
+    if kind == "uniform":
+        return lambda: min(1 + int(rand() * 9), cap)
+
+    def geometric() -> int:  # Geom(0.5) on 1, 2, ..., capped at 9
+        k = 1
+        while k < 9 and rand() < 0.5:
+            k += 1
+        return k
+
+    if kind == "geometric":
+        return lambda: min(geometric(), cap)
+    return lambda: min(10 - geometric(), cap)
+
+
 class GridSource:
     """Input grids of one distribution in the padded flat layout (see ``interpreter.to_flat``).
 
-    Calling it returns ``(rows, cols, B, M, pos, dir)``. Uniform grids are drawn in batches with
-    numpy (cells of a batch come from one ``(batch, S, S)`` block of uniforms, ``S`` the largest
-    side, each grid using its top-left ``rows x cols`` corner: still independent cells), because
-    per-grid numpy calls cost more than the cells; narrow grids are drawn one at a time. Karel's
-    cell is drawn uniformly among the non-wall cells (by rejection, which is exact).
+    Calling it returns ``(rows, cols, B, M, pos, dir, wall_ratio, marker_ratio)``.
+
+    *Uniform* grids are drawn **lazily**: Karel's cell is drawn first (uniform over the grid, then
+    made free, its markers drawn), every other cell starts as "not drawn yet" (``B[i] == 3``) and is
+    drawn, independently with the grid's ratios, the first time the program looks at it (the
+    compiled program calls the resolver that :meth:`resolver` makes). Cells are independent, so a
+    cell drawn late has the same distribution as one drawn early; most candidate inputs are
+    rejected after the program has seen a handful of cells, and only accepted inputs are
+    completed (:meth:`complete`). Karel thus stands on a uniform cell made free, the reading of
+    "a random location not containing a wall" that makes cells independent.
+    *Narrow* grids (exact wall and marker counts) are drawn whole with numpy.
     """
 
     def __init__(self, rng: random.Random, params: IOParams):
         self.rng, self.p = rng, params
-        self.g = np.random.default_rng(rng.getrandbits(64))
-        side = params.max_grid_size
-        self.batch = max(4, min(32, 4096 // (side * side)))
-        self.buf: list = []
-        idx = np.arange(side + 2)
-        self._r, self._c = idx[None, :, None], idx[None, None, :]
+        self._g: np.random.Generator | None = None
+        self._templates: dict = {}
+        self._count = _count_drawer(rng, params.marker_counts, params.max_markers)
 
-    def __call__(self) -> tuple:
-        if self.p.distribution == "narrow":
-            return self._narrow()
-        while not self.buf:
-            self._fill()
-        return self.buf.pop()
+    @property
+    def g(self) -> np.random.Generator:
+        if self._g is None:
+            self._g = np.random.default_rng(self.rng.getrandbits(64))
+        return self._g
 
     def _sizes(self) -> tuple[int, int]:
         rng, lo, span = self.rng, self.p.min_grid_size, self.p.max_grid_size - self.p.min_grid_size + 1
         return lo + int(rng.random() * span), lo + int(rng.random() * span)
 
-    def _hero(self, rows: int, cols: int, B: list) -> int:
-        rng, w2 = self.rng, cols + 2
-        for _ in range(64):
-            pos = (int(rng.random() * rows) + 1) * w2 + int(rng.random() * cols) + 1
-            if not B[pos]:
-                return pos
-        free = [i for i, b in enumerate(B) if not b]
-        return free[int(rng.random() * len(free))] if free else -1
-
-    def _fill(self) -> None:
-        rng, p, g, k, side = self.rng, self.p, self.g, self.batch, self.p.max_grid_size
-        sizes = [self._sizes() for _ in range(k)]
+    def __call__(self) -> tuple:
+        if self.p.distribution == "narrow":
+            return self._narrow()
+        rng, p = self.rng, self.p
+        rows, cols = self._sizes()
         (wa, wb), (ma, mb) = p.wall_ratio_range, p.marker_ratio_range
-        wr = np.array([wa + rng.random() * (wb - wa) for _ in range(k)])[:, None, None]
-        mr = np.array([ma + rng.random() * (mb - ma) for _ in range(k)])[:, None, None]
-        u = g.random((2, k, side, side))
-        walls = u[0] < wr
-        counts = _marker_counts(g, p.marker_counts, (k, side, side), p.max_markers)
-        counts[(u[1] >= mr) | walls] = 0
-        rows = np.array([r for r, _ in sizes])[:, None, None]
-        cols = np.array([c for _, c in sizes])[:, None, None]
-        outside = (self._r > rows) | (self._c > cols)
-        B = np.full((k, side + 2, side + 2), 2, np.int8)
-        B[:, 1:-1, 1:-1] = walls
-        B[outside] = 2
-        M = np.zeros((k, side + 2, side + 2), np.int64)
-        M[:, 1:-1, 1:-1] = counts
-        M[outside] = 0
-        for i, (r, c) in enumerate(sizes):
-            Bl = B[i, : r + 2, : c + 2].ravel().tolist()
-            pos = self._hero(r, c, Bl)
-            if pos < 0:
-                continue  # every cell a wall: no place for Karel, drop the grid
-            self.buf.append((r, c, Bl, M[i, : r + 2, : c + 2].ravel().tolist(), pos, int(rng.random() * 4)))
+        wr = wa + rng.random() * (wb - wa)
+        mr = ma + rng.random() * (mb - ma)
+        tmpl = self._templates.get((rows, cols))
+        if tmpl is None:
+            w2 = cols + 2
+            tmpl = [2] * w2 + ([2] + [3] * cols + [2]) * rows + [2] * w2
+            self._templates[(rows, cols)] = tmpl
+        B = tmpl.copy()
+        M = [0] * len(B)
+        pos = (int(rng.random() * rows) + 1) * (cols + 2) + int(rng.random() * cols) + 1
+        B[pos] = 0
+        if rng.random() < mr:
+            M[pos] = self._count()
+        return rows, cols, B, M, pos, int(rng.random() * 4), wr, mr
+
+    def resolver(self, B: list, M: list, Mo: list, wr: float, mr: float) -> Callable[[int], int]:
+        """The function the compiled program calls on a cell not drawn yet (writes input and working markers)."""
+        rand, count = self.rng.random, self._count
+
+        def draw_cell(n: int) -> int:
+            if rand() < wr:
+                B[n] = 1
+                return 1
+            B[n] = 0
+            if rand() < mr:
+                M[n] = Mo[n] = count()
+            return 0
+
+        return draw_cell
+
+    def complete(self, B: list, M: list, Mo: list, wr: float, mr: float) -> None:
+        """Draw every cell still marked 3 (into the input markers ``M`` and the output markers ``Mo``)."""
+        idx = [i for i, b in enumerate(B) if b == 3]
+        if not idx:
+            return
+        u = self.g.random((2, len(idx)))
+        walls = (u[0] < wr).tolist()
+        marked = (u[1] < mr).tolist()
+        count = self._count
+        for i, w, m in zip(idx, walls, marked):
+            if w:
+                B[i] = 1
+            else:
+                B[i] = 0
+                if m:
+                    M[i] = Mo[i] = count()
 
     def _narrow(self) -> tuple:
         rng, p, g = self.rng, self.p, self.g
@@ -203,14 +238,17 @@ class GridSource:
         counts[free[:nm]] = _marker_counts(g, p.marker_counts, nm, p.max_markers)
         M = np.zeros((rows + 2, cols + 2), np.int64)
         M[1:-1, 1:-1] = counts.reshape(rows, cols)
-        Bl = B.ravel().tolist()
-        return rows, cols, Bl, M.ravel().tolist(), self._hero(rows, cols, Bl), int(rng.random() * 4)
+        k = int(free[int(rng.random() * len(free))])
+        pos = (k // cols + 1) * (cols + 2) + k % cols + 1
+        return rows, cols, B.ravel().tolist(), M.ravel().tolist(), pos, int(rng.random() * 4), None, None
 
 
 def sample_world(rng: random.Random, params: IOParams | None = None) -> World:
     """One input world of the configured distribution (no program involved)."""
     p = (params or IOParams()).validate()
-    rows, cols, B, M, pos, d = GridSource(rng, p)()
+    source = GridSource(rng, p)
+    rows, cols, B, M, pos, d, wr, mr = source()
+    source.complete(B, M, M, wr, mr)
     return World.from_json(flat_grid_json(rows, cols, B, M, pos, d))
 
 
@@ -257,14 +295,15 @@ def sample_io_flat(program: Body | CompiledProgram, rng: random.Random, params: 
                 "times out or does nothing on most inputs of this distribution"
                 + (", or its branches are rarely all covered" if p.require_coverage else "")
             )
-        rows, cols, B, M, pos, d = draw()
+        rows, cols, B, M, pos, d, wr, mr = draw()
         Mo = M.copy()
         acts: list = []
-        code, pos2, d2, _, c = run(B, Mo, pos, d, T, X, (cols + 2, 1, -cols - 2, -1), acts.append)
+        F = None if wr is None else draw.resolver(B, M, Mo, wr, mr)
+        code, pos2, d2, _, c = run(B, Mo, pos, d, T, X, (cols + 2, 1, -cols - 2, -1), acts.append, F)
         if code or (pos2 == pos and d2 == d and not noop_ok and Mo == M):
             continue
         limit = p.max_attempts
-        pairs.append((rows, cols, B, M, pos, d, Mo, pos2, d2, acts))
+        pairs.append((rows, cols, B, M, pos, d, Mo, pos2, d2, acts, wr, mr))
         if want == p.num_shown:
             cov |= c
             if len(pairs) == want:
@@ -273,7 +312,10 @@ def sample_io_flat(program: Body | CompiledProgram, rng: random.Random, params: 
                     continue
                 want += p.num_held_out
         if len(pairs) == want:
-            return pairs
+            for pair in pairs:  # only now, for the inputs kept, draw the cells no run looked at
+                if pair[-1] is not None:
+                    draw.complete(pair[2], pair[3], pair[6], pair[-2], pair[-1])
+            return [pair[:10] for pair in pairs]
 
 
 def flat_pairs_to_examples(pairs: list, *, tensors: bool = False) -> list[dict]:
