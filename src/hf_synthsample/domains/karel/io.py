@@ -23,8 +23,11 @@ world. If the shown inputs together do not cover every branch of the program
 (``require_coverage``), all of them are discarded and drawn again, as in the paper; redrawing a
 single failing input instead of the whole set gives the same distribution, since inputs are
 independent. More than ``max_attempts`` input draws for one task raise :class:`IOSamplingError`,
-and so does a program none of whose first ``probe_attempts`` inputs is valid (it would almost
-surely run out of attempts anyway; this only saves the time).
+and so does, early, a program none of whose first ``probe_attempts`` inputs is valid, or (with
+``require_coverage``) one with a branch that no valid input among its first ``2 * probe_attempts``
+took: such programs almost never meet the rules within ``max_attempts`` and would only burn
+draws. Like ``max_attempts`` itself, this decides which programs are kept, not how their inputs
+are distributed given the draws.
 
 Example:
     >>> import random
@@ -285,8 +288,13 @@ def sample_io_flat(program: Body | CompiledProgram, rng: random.Random, params: 
     pairs: list = []
     cov = 0
     want = p.num_shown
+    seen = 0  # branches taken by any valid input so far, kept or discarded
+    check_at = 2 * p.probe_attempts if p.require_coverage else -1
     while True:
         attempts += 1
+        if attempts == check_at and seen != full:
+            raise IOSamplingError(f"after {check_at} inputs (2 * probe_attempts) some branch was never taken by a "
+                                  "valid input: the coverage rule is unlikely to be met")
         if attempts > limit:
             if limit < p.max_attempts:
                 raise IOSamplingError(f"none of the first {limit} inputs (probe_attempts) is valid for this program")
@@ -303,6 +311,7 @@ def sample_io_flat(program: Body | CompiledProgram, rng: random.Random, params: 
         if code or (pos2 == pos and d2 == d and not noop_ok and Mo == M):
             continue
         limit = p.max_attempts
+        seen |= c
         pairs.append((rows, cols, B, M, pos, d, Mo, pos2, d2, acts, wr, mr))
         if want == p.num_shown:
             cov |= c
