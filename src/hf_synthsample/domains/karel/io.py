@@ -175,23 +175,24 @@ class GridSource:
     def __call__(self) -> tuple:
         if self.p.distribution == "narrow":
             return self._narrow()
-        rng, p = self.rng, self.p
-        rows, cols = self._sizes()
+        rand, p = self.rng.random, self.p
+        lo, span = p.min_grid_size, p.max_grid_size - p.min_grid_size + 1
+        rows = lo + int(rand() * span)
+        cols = lo + int(rand() * span)
         (wa, wb), (ma, mb) = p.wall_ratio_range, p.marker_ratio_range
-        wr = wa + rng.random() * (wb - wa)
-        mr = ma + rng.random() * (mb - ma)
+        wr = wa + rand() * (wb - wa)
+        mr = ma + rand() * (mb - ma)
         tmpl = self._templates.get((rows, cols))
         if tmpl is None:
             w2 = cols + 2
-            tmpl = [2] * w2 + ([2] + [3] * cols + [2]) * rows + [2] * w2
-            self._templates[(rows, cols)] = tmpl
+            tmpl = self._templates[(rows, cols)] = [2] * w2 + ([2] + [3] * cols + [2]) * rows + [2] * w2
         B = tmpl.copy()
         M = [0] * len(B)
-        pos = (int(rng.random() * rows) + 1) * (cols + 2) + int(rng.random() * cols) + 1
+        pos = (int(rand() * rows) + 1) * (cols + 2) + int(rand() * cols) + 1
         B[pos] = 0
-        if rng.random() < mr:
+        if rand() < mr:
             M[pos] = self._count()
-        return rows, cols, B, M, pos, int(rng.random() * 4), wr, mr
+        return rows, cols, B, M, pos, int(rand() * 4), wr, mr
 
     def resolver(self, B: list, M: list, Mo: list, wr: float, mr: float) -> Callable[[int], int]:
         """The function the compiled program calls on a cell not drawn yet (writes input and working markers)."""
@@ -288,6 +289,7 @@ def sample_io_flat(program: Body | CompiledProgram, rng: random.Random, params: 
     pairs: list = []
     cov = 0
     want = p.num_shown
+    resolver, steps = draw.resolver, {}
     seen = 0  # branches taken by any valid input so far, kept or discarded
     check_at = 2 * p.probe_attempts if p.require_coverage else -1
     while True:
@@ -306,8 +308,11 @@ def sample_io_flat(program: Body | CompiledProgram, rng: random.Random, params: 
         rows, cols, B, M, pos, d, wr, mr = draw()
         Mo = M.copy()
         acts: list = []
-        F = None if wr is None else draw.resolver(B, M, Mo, wr, mr)
-        code, pos2, d2, _, c = run(B, Mo, pos, d, T, X, (cols + 2, 1, -cols - 2, -1), acts.append, F)
+        D = steps.get(cols)
+        if D is None:
+            D = steps[cols] = (cols + 2, 1, -cols - 2, -1)
+        code, pos2, d2, _, c = run(B, Mo, pos, d, T, X, D, acts.append,
+                                   None if wr is None else resolver(B, M, Mo, wr, mr))
         if code or (pos2 == pos and d2 == d and not noop_ok and Mo == M):
             continue
         limit = p.max_attempts
