@@ -122,8 +122,16 @@ def test_narrow_grids_have_exact_counts():
 
 def test_io_sampling_errors_are_clear():
     never = dsl.parse("DEF run m( pickMarker pickMarker m)")
+    no_markers = dict(marker_ratio_range=(0.0, 0.0), max_grid_size=6)
     with pytest.raises(IOSamplingError, match="max_attempts"):
-        sample_io(never, random.Random(0), IOParams(marker_ratio_range=(0.0, 0.0), max_attempts=50))
+        sample_io(never, random.Random(0), IOParams(**no_markers, max_attempts=50, probe_attempts=60))
+    with pytest.raises(IOSamplingError, match="probe_attempts"):
+        sample_io(never, random.Random(0), IOParams(**no_markers))
+    # the IF after the loop always finds the front blocked: its true branch is never taken
+    uncoverable = dsl.parse("DEF run m( WHILE c( frontIsClear c) w( move w) IF c( frontIsClear c) i( turnLeft i) m)")
+    with pytest.raises(IOSamplingError, match="never taken"):
+        sample_io(uncoverable, random.Random(0), IOParams(max_grid_size=6))
+    assert len(sample_io(uncoverable, random.Random(0), IOParams(max_grid_size=6, require_coverage=False))) == 6
     with pytest.raises(ValueError, match="io_distribution"):
         IOParams(distribution="gaussian").validate()
     with pytest.raises(ValueError, match="wall_ratio_range"):
