@@ -10,7 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hf_synthsample.domains.karel import dsl
-from hf_synthsample.domains.karel.interpreter import compile_program, execute, execute_fast, required_coverage
+from hf_synthsample.domains.karel.interpreter import (
+    compile_program,
+    coverage_bits_to_set,
+    execute,
+    execute_fast,
+    from_flat,
+    required_coverage,
+    to_flat,
+)
 from hf_synthsample.domains.karel.io import IOParams, sample_world
 from hf_synthsample.domains.karel.programs import ProgramParams, program_size, sample_program
 from hf_synthsample.domains.karel.world import World
@@ -215,3 +223,17 @@ def test_interpreters_agree_and_respect_the_budget(seed, budget):
         assert ref.ticks <= budget + 1
         assert (ref.ticks == budget + 1) == (ref.status == "timeout")
         assert ref.coverage <= required_coverage(prog)
+        # the sampler's early cycle exit changes nothing but the ticks counted for a timeout
+        B, M, pos, d, D = to_flat(w)
+        code, pos2, d2, ticks, cov = compiled.run(B, M, pos, d, budget, 10, D, [].append, None, True)
+        assert (code == 3) == (ref.status == "timeout")
+        if code != 3:
+            assert from_flat(w, M, pos2, d2, code != 0) == ref.world and ticks == ref.ticks
+            assert coverage_bits_to_set(cov, compiled.num_branch_points) == ref.coverage
+
+
+def test_cycle_exit_on_a_hand_case():
+    prog = compile_program(dsl.parse(P("WHILE c( noMarkersPresent c) w( turnLeft w)")))
+    B, M, pos, d, D = to_flat(World(1, 1, (0, 0, 0)))
+    code, _, _, ticks, _ = prog.run(B, M, pos, d, 200, 10, D, [].append, None, True)
+    assert code == 3 and ticks == 9  # the 5th test meets the state of the 1st (4 turns later)

@@ -259,7 +259,8 @@ def from_flat(world: World, M: list, pos: int, d: int, crashed: bool = False) ->
 # Generating Python source and compiling it per program runs faster but costs about 50x more
 # to build, and most sampled programs run only a few dozen times before they are kept or dropped.
 _MOVE, _LEFT, _RIGHT, _PICK, _PUT = range(5)  # actions: the tick is part of the instruction
-_COND = 5  # a = condition code (+8 if negated), b = jump target when false; tick + coverage bits
+_COND = 5  # a = condition code (+8 if negated) + 16 * branch point, b = jump target when false
+_WCOND = 9  # the same at the head of a while loop (where the optional cycle check happens)
 _JUMP = 6  # a = target
 _RINIT = 7  # a = counter slot, b = repeat count
 _RTEST = 8  # a = counter slot, b = jump target when done; a tick per iteration
@@ -301,18 +302,22 @@ def _flatten(body: Body, code: list, state: list) -> None:
         elif head == "ifelse":
             jump_at = len(code)
             code.append(None)
-        code[head_at] = (_COND, _cond_code(s[1]) | (i << 4), len(code))
+        code[head_at] = (_WCOND if head == "while" else _COND, _cond_code(s[1]) | (i << 4), len(code))
         if head == "ifelse":
             _flatten(s[3], code, state)
             code[jump_at] = (_JUMP, len(code), 0)
 
 
-def _vm(code, slots, B, M, pos, d, T, X, D, A, F=None):
+def _vm(code, slots, B, M, pos, d, T, X, D, A, F=None, cycles=False):
     # B[i] == 3 marks a cell not drawn yet (lazily drawn inputs, see io.GridSource): reading it
     # calls F(i), which draws the cell, stores it and returns 1 for a wall, 0 for a free cell.
-    pc = t = cov = 0
+    # cycles=True: at each while test, a machine state seen before (same instruction, hero,
+    # repeat counters, and no marker change or newly drawn cell since) can only loop until the
+    # tick budget runs out, so the run ends at once as a timeout (with fewer ticks counted).
+    pc = t = cov = events = 0
     end = len(code)
     ctr = [0] * slots
+    seen = set() if cycles else None
     while pc < end:
         op, a, b = code[pc]
         pc += 1
@@ -325,6 +330,7 @@ def _vm(code, slots, B, M, pos, d, T, X, D, A, F=None):
                 w = B[n]
                 if w == 3:
                     w = F(n)
+                    events += 1
                 if w:
                     return w, pos, d, t, cov
                 pos = n
@@ -337,22 +343,30 @@ def _vm(code, slots, B, M, pos, d, T, X, D, A, F=None):
                 if not m:
                     return 4, pos, d, t, cov
                 M[pos] = m - 1
+                events += 1
             else:
                 m = M[pos] + 1
                 if m > X:
                     return 5, pos, d, t, cov
                 M[pos] = m
+                events += 1
             A(op)
-        elif op == 5:
+        elif op == 5 or op == 9:
             t += 1
             if t > T:
                 return 3, pos, d, t, cov
+            if seen is not None and op == 9:
+                key = (pc, pos, d, events, *ctr)
+                if key in seen:
+                    return 3, pos, d, t, cov
+                seen.add(key)
             c = a & 7
             if c < 3:
                 n = pos + D[(d + (0, 3, 1)[c]) & 3]
                 w = B[n]
                 if w == 3:
                     w = F(n)
+                    events += 1
                 v = not w
             else:
                 v = (M[pos] > 0) == (c == 3)
@@ -382,11 +396,12 @@ def _vm(code, slots, B, M, pos, d, T, X, D, A, F=None):
 class CompiledProgram:
     """A program flattened for fast repeated runs over the flat layout (see :func:`to_flat`).
 
-    ``run(B, M, pos, d, tick_budget, max_markers, D, append, F=None)`` mutates ``M`` (and ``B`` through
+    ``run(B, M, pos, d, tick_budget, max_markers, D, append, F=None, cycles=False)`` mutates ``M`` (and ``B`` through
     ``F``, which draws cells marked 3 on first sight), calls ``append`` with
     each action's index in :data:`~hf_synthsample.domains.karel.dsl.ACTIONS`, and returns
     ``(code, pos, d, ticks, coverage_bits)``; code 0 ok, 1 hit_wall, 2 out_of_bounds, 3 timeout,
     4 no_marker, 5 marker_overflow; branch ``(i, True)`` is bit ``2i``, ``(i, False)`` bit ``2i + 1``.
+    ``cycles=True`` ends a run that provably loops forever at once as a timeout (see ``_vm``).
     """
 
     __slots__ = ("program", "run", "num_branch_points", "full_coverage", "code")

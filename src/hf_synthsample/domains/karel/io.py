@@ -327,7 +327,7 @@ def sample_io_flat(program: Body | CompiledProgram, rng: random.Random, params: 
         if D is None:
             D = steps[cols] = (cols + 2, 1, -cols - 2, -1)
         code, pos2, d2, _, c = run(B, Mo, pos, d, T, X, D, acts.append,
-                                   None if wr is None else resolver(B, M, Mo, wr, mr))
+                                   None if wr is None else resolver(B, M, Mo, wr, mr), True)
         if code or (pos2 == pos and d2 == d and not noop_ok and Mo == M):
             continue
         limit = p.max_attempts
