@@ -248,3 +248,16 @@ def test_execution_metric_hand_computed(cache_dir):
     assert out == {"exact_match": 0.2, "semantic_accuracy": 0.6, "generalization_accuracy": 0.4, "num_unparsable": 1}
     with pytest.raises(ValueError, match="examples"):
         metric.compute(predictions=[ref], references=[ref])
+
+
+def test_exact_dedup_across_blocks(cache_dir):
+    kw = dict(num_examples=20, num_test=6, block_size=5, max_grid_size=5, cache_dir=cache_dir)
+    # 155 action-only programs of 1..3 actions; 20 train rows in 4 blocks and 6 test rows
+    ds = hf_synthsample.load_dataset("karel", "action-only", dedup="exact", max_actions=3, **kw)
+    programs = [tuple(t) for split in ("train", "test") for t in ds[split]["program_tokens"]]
+    assert len(set(programs)) == len(programs) == 26
+    # 30 programs of 1..2 actions: dedup="split" keeps splits apart, but blocks of a split can repeat
+    loose = hf_synthsample.load_dataset("karel", "action-only", max_actions=2, **kw)
+    train = [tuple(t) for t in loose["train"]["program_tokens"]]
+    assert not set(train) & {tuple(t) for t in loose["test"]["program_tokens"]}
+    assert len(set(train)) < len(train)

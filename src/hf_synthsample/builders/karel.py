@@ -24,13 +24,16 @@ Configs:
   ``-``); any config homogenizes on any salient variable with ``homogenize=``.
 
 **Deduplication, independent of** ``num_proc``: blocks are seeded independently, so a block
-cannot see another block's programs. Every program is therefore *routed* to a split by a stable
-hash of its tokens (BLAKE2b; the hash's unit interval is cut in proportion to the split sizes), and
-a block only keeps programs routed to its own split: no program can appear in two splits. Within
-a block, a program already used is redrawn. Two blocks of the same split can still draw the same
-program; that only happens where the program space is small compared with the split (e.g.
-short action-only programs) and is reported in the builder's docstring rather than hidden. The
-scheme depends only on the seed and the config, so rows are the same for every ``num_proc``.
+cannot see another block's programs. Every program is therefore *routed* by a stable hash of its
+tokens (BLAKE2b mapped to [0, 1), an interval cut in proportion to the split sizes) and a block
+only keeps programs that hash into its own split's interval: no program can appear in two
+splits. Within a block, a program already used is redrawn. With ``dedup="split"`` (default) two
+blocks of one split can still draw the same program, which only happens where the program space
+is small next to the split (e.g. short action-only programs); ``dedup="exact"`` gives every block
+an equal share of its split's interval, so no program appears twice anywhere, at the price of
+about one accepted program per number-of-blocks draws (cheap next to I/O sampling for up to a few
+dozen blocks). The scheme depends only on the seed and the config, so rows are the same for
+every ``num_proc``.
 
 Example:
     >>> import hf_synthsample
@@ -46,6 +49,7 @@ import dataclasses
 import functools
 import hashlib
 import json
+import math
 import random
 
 import datasets
@@ -55,7 +59,7 @@ from ..domains.karel.dsl import CONTROL, parse, to_json, to_tokens
 from ..domains.karel.interpreter import compile_program
 from ..domains.karel.io import DISTRIBUTIONS, MARKER_COUNTS, IOParams, IOSamplingError, flat_pairs_to_examples, sample_io_flat
 from ..domains.karel.programs import MODES, PATTERNS, ProgramParams, sample_program
-from ..validation import check_int
+from ..validation import check_choice, check_int
 from .base import SyntheticBuilder, SyntheticConfig, param
 
 __all__ = ["KarelConfig", "Karel", "karel_features", "resample_io", "resample_karel_io"]
@@ -104,12 +108,15 @@ class KarelConfig(SyntheticConfig):
     probe_attempts: int = param(_IO.probe_attempts, "discard a program at once if none of its first inputs is valid")
     max_programs: int = param(10_000, "programs tried for one row before giving up with an error")
     tensors: bool = param(False, "also store the sparse 16x18x18 tensors of every grid")
+    dedup: str = param("split", "'split': no program in two splits, none twice in a block; 'exact': none twice "
+                       "anywhere (each block owns a share of the program hash space; draws grow with the blocks)")
 
     def validate(self, salient_variables) -> None:
         super().validate(salient_variables)
         self.program_params()
         self.io_params()
         self.max_programs = check_int("max_programs", self.max_programs, min=1)
+        check_choice("dedup", self.dedup, ("split", "exact"))
         if not isinstance(self.tensors, bool):
             raise TypeError(f"tensors must be a bool, got {self.tensors!r}")
         if self.program_mode == "actions":
@@ -257,34 +264,30 @@ class Karel(SyntheticBuilder):
     def _params(self) -> tuple[ProgramParams, IOParams]:
         return self.config.program_params(), self.config.io_params()
 
-    @functools.cached_property
-    def _routes(self) -> list[tuple[float, str]]:
-        sizes = {k: v for k, v in self.config.split_sizes().items() if v}
-        total, acc, out = sum(sizes.values()), 0, []
-        for split, n in sizes.items():
-            acc += n
-            out.append((acc / total, split))
-        return out
-
     def _start_block(self, split: str, stream: int, block: int) -> None:
-        self._split = split
+        cfg = self.config
+        sizes = {k: v for k, v in cfg.split_sizes().items() if v}
+        total, lo = sum(sizes.values()), 0.0
+        for name, n in sizes.items():
+            hi = lo + n / total
+            if name == split:
+                break
+            lo = hi
+        if cfg.dedup == "exact":  # each block owns an equal share of its split's interval
+            share = (hi - lo) / math.ceil(sizes[split] / cfg.block_size)
+            lo, hi = lo + block * share, lo + (block + 1) * share
+        self._interval = (lo, hi)
         self._seen: set = set()
-
-    def _split_of(self, key: str) -> str:
-        u = _route(key)
-        for bound, split in self._routes:
-            if u < bound:
-                return split
-        return self._routes[-1][1]
 
     def _draw(self, rng: random.Random) -> dict:
         pp, iop = self._params
-        split = getattr(self, "_split", None)  # None for the homogenization pilot
+        lo, hi = getattr(self, "_interval", (0.0, 1.0))  # the homogenization pilot has no block
         seen = getattr(self, "_seen", set())
+        route = lo > 0.0 or hi < 1.0
         for _ in range(self.config.max_programs):
             program = sample_program(rng, pp)
             key = " ".join(to_tokens(program))
-            if split is not None and (key in seen or (len(self._routes) > 1 and self._split_of(key) != split)):
+            if key in seen or (route and not lo <= _route(key) < hi):
                 continue
             try:
                 pairs = sample_io_flat(compile_program(program), rng, iop)
@@ -316,8 +319,6 @@ def resample_io(batch: dict, *, seed: int = 0, io_params: IOParams | None = None
         >>> new["program_tokens"] == ds["program_tokens"], max(new["grid_size"]) <= 8
         (True, True)
     """
-    from ..validation import check_choice
-
     check_choice("on_failure", on_failure, ("raise", "drop"))
     p = dataclasses.replace(io_params or IOParams(), **io_kwargs).validate()
     out: dict = {k: [] for k in batch}
