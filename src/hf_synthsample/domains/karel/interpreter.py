@@ -316,8 +316,8 @@ def _vm(code, slots, B, M, pos, d, T, X, D, A, F=None, cycles=False):
     # tick budget runs out, so the run ends at once as a timeout (with fewer ticks counted).
     pc = t = cov = events = 0
     end = len(code)
-    ctr = [0] * slots
-    seen = set() if cycles else None
+    ctr = [0] * slots if slots else None
+    seen = None
     while pc < end:
         op, a, b = code[pc]
         pc += 1
@@ -355,11 +355,14 @@ def _vm(code, slots, B, M, pos, d, T, X, D, A, F=None, cycles=False):
             t += 1
             if t > T:
                 return 3, pos, d, t, cov
-            if seen is not None and op == 9:
-                key = (pc, pos, d, events, *ctr)
-                if key in seen:
+            if cycles and op == 9:
+                key = (pc, pos, d, events, *ctr) if slots else (pc, pos, d, events)
+                if seen is None:
+                    seen = {key}
+                elif key in seen:
                     return 3, pos, d, t, cov
-                seen.add(key)
+                else:
+                    seen.add(key)
             c = a & 7
             if c < 3:
                 n = pos + D[(d + (0, 3, 1)[c]) & 3]

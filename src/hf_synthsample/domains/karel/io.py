@@ -140,6 +140,16 @@ def _count_drawer(rng: random.Random, kind: str, cap: int) -> Callable[[], int]:
     return lambda: min(10 - geometric(), cap)
 
 
+def _draw_cell(rand, count, B: list, M: list, Mo: list, wr: float, mr: float, n: int) -> int:
+    if rand() < wr:
+        B[n] = 1
+        return 1
+    B[n] = 0
+    if rand() < mr:
+        M[n] = Mo[n] = count()
+    return 0
+
+
 class GridSource:
     """Input grids of one distribution in the padded flat layout (see ``interpreter.to_flat``).
 
@@ -177,11 +187,14 @@ class GridSource:
             return self._narrow()
         rand, p = self.rng.random, self.p
         lo, span = p.min_grid_size, p.max_grid_size - p.min_grid_size + 1
-        rows = lo + int(rand() * span)
-        cols = lo + int(rand() * span)
+        if span > 1:
+            rows = lo + int(rand() * span)
+            cols = lo + int(rand() * span)
+        else:
+            rows = cols = lo
         (wa, wb), (ma, mb) = p.wall_ratio_range, p.marker_ratio_range
-        wr = wa + rand() * (wb - wa)
-        mr = ma + rand() * (mb - ma)
+        wr = wa + rand() * (wb - wa) if wb > wa else wa  # a fixed ratio needs no draw
+        mr = ma + rand() * (mb - ma) if mb > ma else ma
         tmpl = self._templates.get((rows, cols))
         if tmpl is None:
             w2 = cols + 2
@@ -196,18 +209,7 @@ class GridSource:
 
     def resolver(self, B: list, M: list, Mo: list, wr: float, mr: float) -> Callable[[int], int]:
         """The function the compiled program calls on a cell not drawn yet (writes input and working markers)."""
-        rand, count = self.rng.random, self._count
-
-        def draw_cell(n: int) -> int:
-            if rand() < wr:
-                B[n] = 1
-                return 1
-            B[n] = 0
-            if rand() < mr:
-                M[n] = Mo[n] = count()
-            return 0
-
-        return draw_cell
+        return functools.partial(_draw_cell, self.rng.random, self._count, B, M, Mo, wr, mr)
 
     def complete(self, B: list, M: list, Mo: list, wr: float, mr: float) -> None:
         """Draw every cell still marked 3 (into the input markers ``M`` and the output markers ``Mo``)."""
@@ -296,7 +298,8 @@ def sample_io_flat(program: Body | CompiledProgram, rng: random.Random, params: 
     pairs: list = []
     cov = 0
     want = p.num_shown
-    resolver, steps = draw.resolver, {}
+    steps = {}
+    cell, rand, count = functools.partial, rng.random, draw._count
     seen = 0  # branches taken by any valid input so far, kept or discarded
     check_at = 2 * p.probe_attempts if p.require_coverage else -1
     while True:
@@ -319,7 +322,7 @@ def sample_io_flat(program: Body | CompiledProgram, rng: random.Random, params: 
         if D is None:
             D = steps[cols] = (cols + 2, 1, -cols - 2, -1)
         code, pos2, d2, _, c = run(B, Mo, pos, d, T, X, D, acts.append,
-                                   None if wr is None else resolver(B, M, Mo, wr, mr), True)
+                                   None if wr is None else cell(_draw_cell, rand, count, B, M, Mo, wr, mr), True)
         if code or (pos2 == pos and d2 == d and not noop_ok and Mo == M):
             continue
         limit = p.max_attempts
