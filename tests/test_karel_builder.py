@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from fractions import Fraction
 
 import datasets
 import evaluate
@@ -47,13 +48,16 @@ def check_task(row: dict, num_shown: int = 5) -> None:
             covered |= res.coverage
             inputs.append(inp)
     assert covered == required_coverage(prog)
-    # salient variables, recomputed from their definitions
+    # salient variables, recomputed from their definitions (exact fractions, halves rounded up)
+    def nearest(x: Fraction, step: Fraction) -> float:
+        return float(math.floor(x / step + Fraction(1, 2)) * step)
+
     toks = row["program_tokens"]
     n_control = sum(t in ("REPEAT", "WHILE", "IF", "IFELSE") for t in toks)
     n_actions = sum(t in dsl.ACTIONS for t in toks)
     assert row["program_size"] == len(toks)
     assert row["num_control_flow"] == n_control
-    assert row["control_flow_ratio"] == pytest.approx(math.floor(n_control / (n_control + n_actions) * 20 + 0.5) / 20)
+    assert row["control_flow_ratio"] == nearest(Fraction(n_control, n_control + n_actions), Fraction(1, 20))
     depth = best = 0
     for t in toks:  # nesting depth from the bracket tokens of control bodies
         if t in ("r(", "w(", "i(", "e("):
@@ -63,15 +67,16 @@ def check_task(row: dict, num_shown: int = 5) -> None:
             depth -= 1
     assert row["nesting_depth"] == best
     cells = [w.rows * w.cols for w in inputs]
-    assert row["num_grids"] == len(inputs) == num_shown
-    assert row["grid_size"] == math.floor(sum((w.rows + w.cols) / 2 for w in inputs) / len(inputs) + 0.5)
-    wr = sum(len(w.walls) / c for w, c in zip(inputs, cells)) / len(inputs)
-    mr = sum(len(w.markers) / c for w, c in zip(inputs, cells)) / len(inputs)
-    assert row["wall_ratio"] == pytest.approx(math.floor(wr * 20 + 0.5) / 20)
-    assert row["marker_ratio"] == pytest.approx(math.floor(mr * 20 + 0.5) / 20)
+    k = len(inputs)
+    assert row["num_grids"] == k == num_shown
+    assert row["grid_size"] == nearest(Fraction(sum(w.rows + w.cols for w in inputs), 2 * k), Fraction(1))
+    wr = sum(Fraction(len(w.walls), c) for w, c in zip(inputs, cells)) / k
+    mr = sum(Fraction(len(w.markers), c) for w, c in zip(inputs, cells)) / k
+    assert row["wall_ratio"] == nearest(wr, Fraction(1, 20))
+    assert row["marker_ratio"] == nearest(mr, Fraction(1, 20))
     n_marker_cells = sum(len(w.markers) for w in inputs)
-    mc = sum(sum(w.markers.values()) for w in inputs) / n_marker_cells if n_marker_cells else 0
-    assert row["marker_count"] == pytest.approx(math.floor(mc * 2 + 0.5) / 2)
+    mc = Fraction(sum(sum(w.markers.values()) for w in inputs), n_marker_cells) if n_marker_cells else Fraction(0)
+    assert row["marker_count"] == nearest(mc, Fraction(1, 2))
 
 
 # ------------------------------------------------------------------------------ samplers
@@ -194,7 +199,8 @@ def test_builder_bad_input(cache_dir):
 
 def test_resample_io_keeps_programs(cache_dir):
     ds = hf_synthsample.load_dataset("karel", "baseline", num_examples=6, split="train", cache_dir=cache_dir, **SMALL)
-    kw = {"seed": 1, "io_params": IOParams(distribution="narrow", max_grid_size=5, marker_ratio=0.3)}
+    kw = {"seed": 1, "io_params": IOParams(min_grid_size=4, max_grid_size=5, wall_ratio_range=(0.05, 0.15),
+                                           marker_ratio_range=(0.0, 0.3))}
     one = ds.map(resample_io, batched=True, batch_size=2, fn_kwargs=kw)
     two = ds.map(resample_io, batched=True, batch_size=4, fn_kwargs=kw)
     assert one.to_list() == two.to_list()
@@ -202,7 +208,12 @@ def test_resample_io_keeps_programs(cache_dir):
     assert one["examples"] != ds["examples"]
     for row in one:
         check_task(row)
-        assert all(ex["inpgrid_json"]["rows"] <= 5 for ex in row["examples"])
+        assert all(4 <= ex["inpgrid_json"]["rows"] <= 5 for ex in row["examples"])
+    # a distribution no program can run on: rows are dropped, or the error names the cause
+    hopeless = {"seed": 1, "tick_budget": 1, "on_failure": "drop"}
+    assert ds.map(resample_io, batched=True, fn_kwargs=hopeless).num_rows == 0
+    with pytest.raises(IOSamplingError):
+        ds.map(resample_io, batched=True, fn_kwargs={**hopeless, "on_failure": "raise"})
 
 
 def test_jsonl_round_trip_and_errors(tmp_path, cache_dir):

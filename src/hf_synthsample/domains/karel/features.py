@@ -17,7 +17,7 @@ Input space (over the *shown* input grids of the task, i.e. what a model is give
 * ``marker_count``: markers per marker cell (all shown grids pooled; 0 if none), to the nearest 0.5;
 * ``num_grids``: number of shown I/O pairs.
 
-Rounding keeps every variable finite-valued, as homogenization needs.
+Rounding (exact, halves up) keeps every variable finite-valued, as homogenization needs.
 
 Example:
     >>> from hf_synthsample.domains.karel.dsl import parse
@@ -30,6 +30,7 @@ Example:
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Sequence
 
 from .dsl import Body
@@ -54,10 +55,13 @@ INPUT_VARIABLES: dict[str, str] = {
 SALIENT_VARIABLES: dict[str, str] = {**PROGRAM_VARIABLES, **INPUT_VARIABLES}
 
 
-def round_to(x: float, step: float) -> float:
-    """``x`` to the nearest multiple of ``step``, halves up (``round_to(0.125, 0.05) == 0.15``)."""
-    k = 1 / step
-    return math.floor(x * k + 0.5 + 1e-9) / k
+def round_to(x: float | Fraction, step: float) -> float:
+    """``x`` to the nearest multiple of ``step``, exact halves up (``round_to(Fraction(1, 8), 0.05) == 0.15``).
+
+    Pass a ``Fraction`` for an exact result: floats such as ``0.075`` sit a hair below their half.
+    """
+    k = Fraction(1) / Fraction(step).limit_denominator(1000)
+    return float(math.floor(Fraction(x) * k + Fraction(1, 2)) / k)
 
 
 def program_features(program: Body) -> dict:
@@ -67,7 +71,7 @@ def program_features(program: Body) -> dict:
     return {
         "program_size": program_size(program),
         "num_control_flow": n_control,
-        "control_flow_ratio": round_to(n_control / statements, 0.05) if statements else 0.0,
+        "control_flow_ratio": round_to(Fraction(n_control, statements), 0.05) if statements else 0.0,
         "nesting_depth": nesting_depth(program),
     }
 
@@ -78,15 +82,15 @@ def world_stats(world) -> tuple:
 
 
 def input_features(stats: Sequence[tuple]) -> dict:
-    """The input-space salient variables from the :func:`world_stats` of the shown inputs."""
+    """The input-space salient variables from the :func:`world_stats` of the shown inputs (exact arithmetic)."""
     n = len(stats)
     if n == 0:
         raise ValueError("stats: at least one shown input grid is needed")
     marker_cells = sum(s[3] for s in stats)
     return {
-        "grid_size": math.floor(sum((s[0] + s[1]) / 2 for s in stats) / n + 0.5),
-        "marker_ratio": round_to(sum(s[3] / (s[0] * s[1]) for s in stats) / n, 0.05),
-        "wall_ratio": round_to(sum(s[2] / (s[0] * s[1]) for s in stats) / n, 0.05),
-        "marker_count": round_to(sum(s[4] for s in stats) / marker_cells, 0.5) if marker_cells else 0.0,
+        "grid_size": math.floor(Fraction(sum(s[0] + s[1] for s in stats), 2 * n) + Fraction(1, 2)),
+        "marker_ratio": round_to(sum(Fraction(s[3], s[0] * s[1]) for s in stats) / n, 0.05),
+        "wall_ratio": round_to(sum(Fraction(s[2], s[0] * s[1]) for s in stats) / n, 0.05),
+        "marker_count": round_to(Fraction(sum(s[4] for s in stats), marker_cells), 0.5) if marker_cells else 0.0,
         "num_grids": n,
     }
