@@ -5,9 +5,11 @@ programs (grammar, at least two actions and a move), inputs with walls and marke
 of cells (geometric marker counts) on an N x N grid; every pair checked (no crash, no timeout, no
 no-op) and the shown pairs covering every branch, programs that cannot get such a set dropped
 (their time counted), and the pairs formatted as grid JSON (what a dataset row holds). The
-peer (``benchmarks/_karel_peer.py``): ``random_code`` + 6 worlds of ``world_size=(N, N)`` (its
-border walls included, so its interior is (N-2) x (N-2)) with input state, run and output state;
-it checks nothing (failed actions are silent no-ops there). Runs alternate ours / peer per size so
+peer (``benchmarks/_karel_peer.py``): ``random_code`` + 6 worlds of ``world_size=(N, N)`` with
+input state, run and output state; it checks nothing (failed actions are silent no-ops there).
+An N x N grid means the field's N x N frame (the 18 x 18 tensor holds a 16 x 16 grid): the peer's
+``world_size=(N, N)`` includes its border walls, so both sides get (N-2) x (N-2) usable cells
+(``--interior same``); ``--interior full`` gives ours N x N cells instead (more work for us). Runs alternate ours / peer per size so
 both see the same machine load.
 
 The peer must live in its own environment (never a dependency of this project)::
@@ -40,6 +42,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def ours(size: int, seconds: float, seed: int) -> dict:
+    """Our tasks per second on ``size x size`` grids (usable cells)."""
     rng = random.Random(seed)
     pp = ProgramParams(require_move=True, min_actions=2).validate()
     iop = IOParams(min_grid_size=size, max_grid_size=size, wall_ratio_range=(0.1, 0.1),
@@ -71,13 +74,15 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", type=int, nargs="+", default=[8, 18], help="grid sides N [8 18]")
     ap.add_argument("--seconds", type=float, default=10.0, help="seconds per measurement [10]")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--interior", choices=["same", "full"], default="same",
+                    help="our grid for N: 'same' (N-2) x (N-2) cells like the peer's bordered world, 'full' N x N [same]")
     ap.add_argument("--peer-python", default="/tmp/karel-bench/bin/python",
                     help="interpreter of the venv holding karel==1.3.0 [/tmp/karel-bench/bin/python]")
     args = ap.parse_args(argv)
     print(f"{'grid':>6} {'ours tasks/s':>13} {'peer tasks/s':>13} {'ratio':>7}  (dropped programs)")
     for size in args.sizes:
         p = peer(args.peer_python, size, args.seconds, args.seed)
-        o = ours(size, args.seconds, args.seed)
+        o = ours(size - 2 if args.interior == "same" else size, args.seconds, args.seed)
         ours_rate = o["tasks"] / o["seconds"]
         peer_rate = p["tasks"] / p["seconds"] if p else float("nan")
         print(f"{size:>3}x{size:<2} {ours_rate:>13.0f} {peer_rate:>13.0f} {ours_rate / peer_rate:>6.1f}x  ({o['dropped_programs']})")
