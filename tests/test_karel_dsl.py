@@ -237,3 +237,13 @@ def test_cycle_exit_on_a_hand_case():
     B, M, pos, d, D = to_flat(World(1, 1, (0, 0, 0)))
     code, _, _, ticks, _ = prog.run(B, M, pos, d, 200, 10, D, [].append, None, True)
     assert code == 3 and ticks == 9  # the 5th test meets the state of the 1st (4 turns later)
+
+
+@pytest.mark.parametrize("module", ["dsl", "world", "interpreter", "programs", "io", "features"])
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+
+    mod = importlib.import_module(f"hf_synthsample.domains.karel.{module}")
+    result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0

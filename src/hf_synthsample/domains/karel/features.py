@@ -22,7 +22,7 @@ Rounding (exact, halves up) keeps every variable finite-valued, as homogenizatio
 Example:
     >>> from hf_synthsample.domains.karel.dsl import parse
     >>> program_features(parse("DEF run m( WHILE c( frontIsClear c) w( move w) m)"))
-    {'program_size': 10, 'num_control_flow': 1, 'control_flow_ratio': 0.5, 'nesting_depth': 1}
+    {'program_size': 11, 'num_control_flow': 1, 'control_flow_ratio': 0.5, 'nesting_depth': 1}
     >>> input_features([(2, 4, 1, 2, 3)])  # rows, cols, walls, marker cells, markers
     {'grid_size': 3, 'marker_ratio': 0.25, 'wall_ratio': 0.15, 'marker_count': 1.5, 'num_grids': 1}
 """
