@@ -223,12 +223,16 @@ def test_jsonl_round_trip_and_errors(tmp_path, cache_dir):
     assert sorted(line) == ["examples", "guid", "program_json", "program_tokens"]
     assert sorted(line["examples"][0]) == ["actions", "example_index", "inpgrid_json", "inpgrid_tensor",
                                            "outgrid_json", "outgrid_tensor"]
-    back = read_jsonl(path)
+    back = read_jsonl(path, cache_dir=cache_dir)
     assert back.features == ds.features and back.to_list() == ds.to_list()
+    write_jsonl(ds.select(range(2)), path, tensors=False)  # a changed file is read again, not taken from cache
+    assert read_jsonl(path, cache_dir=cache_dir).to_list() == ds.select(range(2)).to_list()
     bad = tmp_path / "bad.jsonl"
     bad.write_text(open(path).readline() + '{"guid": "x", "examples": [], "program_tokens": ["DEF", "run"]}\n')
     with pytest.raises(ValueError, match="bad.jsonl:2"):
-        read_jsonl(bad)
+        read_jsonl(bad, cache_dir=cache_dir)
+    with pytest.raises(ValueError, match="no such file"):
+        read_jsonl(tmp_path / "missing.jsonl")
 
 
 def test_materialize_hub_folder(tmp_path, cache_dir):

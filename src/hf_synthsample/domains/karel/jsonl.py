@@ -75,31 +75,44 @@ def task_to_row(task: dict, *, num_shown: int = 5, tensors: bool = False, where:
     return out
 
 
-def read_jsonl(path: str | os.PathLike, *, num_shown: int = 5, tensors: bool = False):
+def _rows(path: str, num_shown: int, tensors: bool, stamp: tuple) -> Iterable[dict]:
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                task = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{path}:{n}: not valid JSON ({e})") from None
+            yield task_to_row(task, num_shown=num_shown, tensors=tensors, where=f"{path}:{n}")
+
+
+def read_jsonl(path: str | os.PathLike, *, num_shown: int = 5, tensors: bool = False, cache_dir: str | None = None):
     """A ``Dataset`` of the tasks in a JSON Lines file, in the Karel builder's schema.
 
-    ``tensors=True`` keeps (or computes) the sparse tensors. Malformed lines raise a ``ValueError``
-    naming the line.
+    Rows are streamed to Arrow (``Dataset.from_generator``), so files larger than memory, such as
+    the field's 1.1M-task training set, load; the result is cached under ``cache_dir`` and
+    invalidated when the file changes. ``tensors=True`` keeps (or computes) the sparse tensors.
+    A malformed line raises a ``ValueError`` naming ``file:line``.
     """
     import datasets
 
     from ...builders.karel import karel_features
 
-    if not os.path.exists(path):
-        raise ValueError(f"path: no such file {str(path)!r}")
-
-    def rows() -> Iterable[dict]:
-        with open(path) as f:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    task = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise ValueError(f"{path}:{n}: not valid JSON ({e})") from None
-                yield task_to_row(task, num_shown=num_shown, tensors=tensors, where=f"{path}:{n}")
-
-    return datasets.Dataset.from_list(list(rows()), features=karel_features(tensors))
+    path = os.path.abspath(os.fspath(path))
+    if not os.path.isfile(path):
+        raise ValueError(f"path: no such file {path!r}")
+    if isinstance(num_shown, bool) or not isinstance(num_shown, int) or num_shown < 1:
+        raise ValueError(f"num_shown must be an int >= 1, got {num_shown!r}")
+    st = os.stat(path)
+    kwargs = {"path": path, "num_shown": num_shown, "tensors": bool(tensors), "stamp": (st.st_size, st.st_mtime_ns)}
+    try:
+        return datasets.Dataset.from_generator(_rows, gen_kwargs=kwargs, features=karel_features(tensors),
+                                               cache_dir=cache_dir)
+    except datasets.exceptions.DatasetGenerationError as e:
+        if isinstance(e.__cause__, ValueError):  # our message names the file and line
+            raise ValueError(str(e.__cause__)) from None
+        raise
 
 
 def write_jsonl(dataset, path: str | os.PathLike, *, tensors: bool = True) -> str:
