@@ -14,6 +14,7 @@ import pytest
 import hf_synthsample
 from hf_synthsample.builders.karel import resample_io
 from hf_synthsample.domains.karel import dsl
+from hf_synthsample.domains.karel import features as F
 from hf_synthsample.domains.karel.interpreter import execute, required_coverage
 from hf_synthsample.domains.karel.io import IOParams, IOSamplingError, GridSource, sample_io
 from hf_synthsample.domains.karel.jsonl import read_jsonl, write_jsonl
@@ -276,3 +277,25 @@ def test_exact_dedup_across_blocks(cache_dir):
     train = [tuple(t) for t in loose["train"]["program_tokens"]]
     assert not set(train) & {tuple(t) for t in loose["test"]["program_tokens"]}
     assert len(set(train)) < len(train)
+
+
+@pytest.mark.parametrize("sizes", [(2, 6), (12, 16), (20, 24)])  # plain-Python and numpy completion paths
+def test_sample_io_pairs_replay_on_every_grid_size(sizes):
+    rng = random.Random(sum(sizes))
+    p = IOParams(min_grid_size=sizes[0], max_grid_size=sizes[1], marker_ratio_range=(0.0, 0.5),
+                 wall_ratio_range=(0.0, 0.3)).validate()
+    programs = ProgramParams(require_move=True, min_actions=2).validate()
+    done = 0
+    while done < 4:
+        prog = sample_program(rng, programs)
+        try:
+            examples = sample_io(prog, rng, p)
+        except IOSamplingError:
+            continue
+        row = {"program_tokens": dsl.to_tokens(prog), "program_json": json.dumps(dsl.to_json(prog)),
+               "examples": examples}
+        row.update(F.program_features(prog))
+        row.update(F.input_features([F.world_stats(World.from_json(e["inpgrid_json"])) for e in examples[:5]]))
+        check_task(row)
+        assert all(sizes[0] <= e["inpgrid_json"]["rows"] <= sizes[1] for e in examples)
+        done += 1

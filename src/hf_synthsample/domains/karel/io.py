@@ -56,6 +56,7 @@ __all__ = ["DISTRIBUTIONS", "MARKER_COUNTS", "IOParams", "IOSamplingError", "sam
            "GridSource", "flat_grid_json"]
 
 DISTRIBUTIONS = ("uniform", "narrow")
+_SMALL = 150  # padded grids up to this many cells are handled in plain Python (about 10 x 10)
 MARKER_COUNTS = ("uniform", "geometric", "ten_minus_geometric")
 
 
@@ -213,6 +214,17 @@ class GridSource:
 
     def complete(self, B: list, M: list, Mo: list, wr: float, mr: float) -> None:
         """Draw every cell still marked 3 (into the input markers ``M`` and the output markers ``Mo``)."""
+        if len(B) <= _SMALL:  # numpy's per-call cost exceeds the work on small grids
+            rand, count = self.rng.random, self._count
+            for i, b in enumerate(B):
+                if b == 3:
+                    if rand() < wr:
+                        B[i] = 1
+                    else:
+                        B[i] = 0
+                        if rand() < mr:
+                            M[i] = Mo[i] = count()
+            return
         Ba = np.frombuffer(bytes(B), np.int8).copy()
         unknown = np.flatnonzero(Ba == 3)
         if not len(unknown):
@@ -266,6 +278,8 @@ def _cell_names(rows: int, cols: int) -> list:
 
 def _positions(values: list, nonzero: bool = False) -> list:
     """Indices of the entries equal to 1 (or, with ``nonzero``, of every non-zero entry)."""
+    if len(values) <= _SMALL:
+        return [i for i, v in enumerate(values) if v] if nonzero else [i for i, v in enumerate(values) if v == 1]
     # cells hold small ints (walls 0..3, markers <= 255): bytes() converts at C speed
     a = np.frombuffer(bytes(values), np.uint8)
     return np.flatnonzero(a if nonzero else a == 1).tolist()
