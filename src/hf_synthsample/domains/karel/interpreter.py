@@ -350,7 +350,8 @@ def _vm(code, slots, B, M, pos, d, T, X, D, A, F=None, cycles=False):
                     return 5, pos, d, t, cov
                 M[pos] = m
                 events += 1
-            A(op)
+            if A is not None:
+                A(op)
         elif op == 5 or op == 9:
             t += 1
             if t > T:
@@ -402,7 +403,7 @@ class CompiledProgram:
     ``run(B, M, pos, d, tick_budget, max_markers, D, append, F=None, cycles=False)`` mutates ``M`` (and ``B`` through
     ``F``, which draws cells marked 3 on first sight), calls ``append`` with
     each action's index in :data:`~hf_synthsample.domains.karel.dsl.ACTIONS`, and returns
-    ``(code, pos, d, ticks, coverage_bits)``; code 0 ok, 1 hit_wall, 2 out_of_bounds, 3 timeout,
+    ``(code, pos, d, ticks, coverage_bits)`` (``append=None``: no trace); code 0 ok, 1 hit_wall, 2 out_of_bounds, 3 timeout,
     4 no_marker, 5 marker_overflow; branch ``(i, True)`` is bit ``2i``, ``(i, False)`` bit ``2i + 1``.
     ``cycles=True`` ends a run that provably loops forever at once as a timeout (see ``_vm``).
     """

@@ -331,17 +331,17 @@ def sample_io_flat(program: Body | CompiledProgram, rng: random.Random, params: 
             )
         rows, cols, B, M, pos, d, wr, mr = draw()
         Mo = M.copy()
-        acts: list = []
         D = steps.get(cols)
         if D is None:
             D = steps[cols] = (cols + 2, 1, -cols - 2, -1)
-        code, pos2, d2, _, c = run(B, Mo, pos, d, T, X, D, acts.append,
+        # no action trace here: most candidates are rejected; kept pairs are replayed below
+        code, pos2, d2, _, c = run(B, Mo, pos, d, T, X, D, None,
                                    None if wr is None else cell(_draw_cell, rand, count, B, M, Mo, wr, mr), True)
         if code or (pos2 == pos and d2 == d and not noop_ok and Mo == M):
             continue
         limit = p.max_attempts
         seen |= c
-        pairs.append((rows, cols, B, M, pos, d, Mo, pos2, d2, acts, wr, mr))
+        pairs.append((rows, cols, B, M, pos, d, Mo, pos2, d2, D, wr, mr))
         if want == p.num_shown:
             cov |= c
             if len(pairs) == want:
@@ -350,10 +350,15 @@ def sample_io_flat(program: Body | CompiledProgram, rng: random.Random, params: 
                     continue
                 want += p.num_held_out
         if len(pairs) == want:
-            for pair in pairs:  # only now, for the inputs kept, draw the cells no run looked at
-                if pair[-1] is not None:
-                    draw.complete(pair[2], pair[3], pair[6], pair[-2], pair[-1])
-            return [pair[:10] for pair in pairs]
+            out = []
+            for rows, cols, B, M, pos, d, Mo, pos2, d2, D, wr, mr in pairs:
+                if wr is not None:  # only now, for the inputs kept, draw the cells no run looked at
+                    draw.complete(B, M, Mo, wr, mr)
+                acts: list = []
+                replay = run(B, M.copy(), pos, d, T, X, D, acts.append)
+                assert replay[:3] == (0, pos2, d2), "a kept input replays differently"  # cannot happen
+                out.append((rows, cols, B, M, pos, d, Mo, pos2, d2, acts))
+            return out
 
 
 def flat_pairs_to_examples(pairs: list, *, tensors: bool = False) -> list[dict]:
