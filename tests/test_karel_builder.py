@@ -16,7 +16,7 @@ from hf_synthsample.builders.karel import resample_io
 from hf_synthsample.domains.karel import dsl
 from hf_synthsample.domains.karel import features as F
 from hf_synthsample.domains.karel.interpreter import execute, required_coverage
-from hf_synthsample.domains.karel.io import IOParams, IOSamplingError, GridSource, sample_io
+from hf_synthsample.domains.karel.io import GridSource, IOParams, IOSamplingError, sample_io, sample_world
 from hf_synthsample.domains.karel.jsonl import read_jsonl, write_jsonl
 from hf_synthsample.domains.karel.programs import (
     ProgramParams,
@@ -302,3 +302,23 @@ def test_sample_io_pairs_replay_on_every_grid_size(sizes):
         check_task(row)
         assert all(sizes[0] <= e["inpgrid_json"]["rows"] <= sizes[1] for e in examples)
         done += 1
+
+
+@pytest.mark.parametrize("side", [6, 14])  # plain-Python and numpy completion paths
+def test_uniform_cells_follow_their_ratios(side):
+    p = IOParams(min_grid_size=side, max_grid_size=side, wall_ratio_range=(0.3, 0.3), marker_ratio_range=(0.2, 0.2),
+                 marker_counts="uniform").validate()
+    rng = random.Random(side)
+    walls = free = marked = markers = 0
+    for _ in range(3000 // side):
+        w = sample_world(rng, p)
+        hero = w.hero[:2]
+        cells = side * side - 1  # Karel's cell is made free; every other cell is independent
+        walls += len(w.walls)
+        free += cells - len(w.walls)
+        marked += len(w.markers) - (hero in w.markers)
+        markers += sum(n for k, n in w.markers.items() if k != hero)
+    n = walls + free
+    assert abs(walls / n - 0.3) < 4 * (0.21 / n) ** 0.5
+    assert abs(marked / free - 0.2) < 4 * (0.16 / free) ** 0.5
+    assert abs(markers / marked - 5) < 0.25  # uniform 1..9
