@@ -62,7 +62,7 @@ from ..domains.karel.programs import MODES, PATTERNS, ProgramParams, sample_prog
 from ..validation import check_choice, check_int
 from .base import SyntheticBuilder, SyntheticConfig, param
 
-__all__ = ["KarelConfig", "Karel", "karel_features", "resample_io", "resample_karel_io"]
+__all__ = ["KarelConfig", "Karel", "karel_features", "resample_io", "resample_karel_io", "limit_shown"]
 
 _P = ProgramParams()
 _IO = IOParams()
@@ -315,8 +315,8 @@ def resample_io(batch: dict, *, seed: int = 0, io_params: IOParams | None = None
         >>> import hf_synthsample
         >>> from hf_synthsample.builders.karel import resample_io
         >>> ds = hf_synthsample.load_dataset("karel", "baseline", num_examples=8, split="train")
-        >>> new = ds.map(resample_io, batched=True, fn_kwargs={"seed": 1, "max_grid_size": 8})
-        >>> new["program_tokens"] == ds["program_tokens"], max(new["grid_size"]) <= 8
+        >>> new = ds.map(resample_io, batched=True, fn_kwargs={"seed": 1, "max_grid_size": 8, "on_failure": "drop"})
+        >>> set(map(tuple, new["program_tokens"])) <= set(map(tuple, ds["program_tokens"])), max(new["grid_size"]) <= 8
         (True, True)
     """
     check_choice("on_failure", on_failure, ("raise", "drop"))
@@ -342,6 +342,36 @@ def resample_io(batch: dict, *, seed: int = 0, io_params: IOParams | None = None
             out[k].append(row[k] if k in row else batch[k][i])
     return out
 
+
+def limit_shown(batch: dict, *, num_grids: int, num_shown: int = 5) -> dict:
+    """Keep ``num_grids`` of the ``num_shown`` shown pairs (and every held-out pair) per row, for the
+    "number of grids" salient variable (the paper trains with 1..5 shown grids per mini-batch).
+
+    Usable with ``Dataset.map(batched=True)`` or, with a random ``num_grids`` per call, in a
+    ``set_transform``; ``num_grids`` and the input salient columns are recomputed.
+
+    Example:
+        >>> import hf_synthsample
+        >>> ds = hf_synthsample.load_dataset("karel", "baseline", num_examples=4, split="train")
+        >>> two = ds.map(limit_shown, batched=True, fn_kwargs={"num_grids": 2})
+        >>> len(two[0]["examples"]), two[0]["num_grids"]
+        (3, 2)
+    """
+    from ..domains.karel.world import World
+
+    num_shown = check_int("num_shown", num_shown, min=1)
+    num_grids = check_int("num_grids", num_grids, min=1, max=num_shown)
+    out = {k: list(v) for k, v in batch.items()}
+    out["examples"] = []
+    for k in F.INPUT_VARIABLES:
+        out.setdefault(k, [None] * len(batch["examples"]))
+    for i, examples in enumerate(batch["examples"]):
+        kept = list(examples[:num_grids]) + list(examples[num_shown:])
+        out["examples"].append([{**ex, "example_index": j} for j, ex in enumerate(kept)])
+        stats = [F.world_stats(World.from_json(ex["inpgrid_json"])) for ex in kept[:num_grids]]
+        for k, v in F.input_features(stats).items():
+            out[k][i] = v
+    return out
 
 #: the name under which ``hf_synthsample`` exports :func:`resample_io`
 resample_karel_io = resample_io
