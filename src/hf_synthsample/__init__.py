@@ -42,6 +42,7 @@ _LAZY = {
     "compounds": "hf_synthsample.structure",
     "StructureFunction": "hf_synthsample.structure",
     "structure_diagnostics": "hf_synthsample.structure",
+    "resample_karel_io": "hf_synthsample.builders.karel",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -44,7 +44,7 @@ def _add_config_options(parser: argparse.ArgumentParser, domain: str) -> None:
     for name, spec in params.items():
         kwargs: dict = {"dest": f"param_{name}", "default": argparse.SUPPRESS, "help": f"{spec['help']} [{spec['default']!r}]"}
         if isinstance(spec["default"], tuple):
-            kwargs.update(nargs="*", metavar="VALUE")
+            kwargs.update(nargs="*", type=_parse_value, metavar="VALUE")
         else:
             kwargs.update(type=_parse_value, metavar="VALUE")
         group.add_argument(_option(name), **kwargs)

@@ -15,6 +15,7 @@ BUILDERS: dict[str, str] = {
     "scan": "hf_synthsample.builders.scan:Scan",
     "scan_star": "hf_synthsample.builders.scan:ScanStar",
     "schema2qa": "hf_synthsample.builders.schema2qa:Schema2QA",
+    "karel": "hf_synthsample.builders.karel:Karel",
 }
 
 

@@ -176,6 +176,9 @@ class SyntheticBuilder(datasets.ArrowBasedBuilder):
         """One row of the configured distribution (before homogenization)."""
         raise NotImplementedError
 
+    def _start_block(self, split: str, stream: int, block: int) -> None:
+        """Called before each block is drawn (domains that keep per-block state reset it here)."""
+
     def _draw_block(self, rng: random.Random, n: int) -> list[dict]:
         """``n`` rows; domains may override for speed (same rows as ``n`` calls of ``_draw``)."""
         draw = self._draw
@@ -227,6 +230,7 @@ class SyntheticBuilder(datasets.ArrowBasedBuilder):
         cfg = self.config
         for i, (stream, block, size) in enumerate(blocks):
             rng = block_rng(cfg.seed, stream, block)
+            self._start_block(split, stream, block)
             if cfg.homogenize:
                 chain = HomogenizerChain(cfg.homogenize, cfg.eps, cfg.homogenize_mode, pilot)
                 rows = []

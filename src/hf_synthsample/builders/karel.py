@@ -1,0 +1,377 @@
+"""Karel dataset builder: program synthesis tasks (program + I/O grids) with salient-variable controls
+(Shin et al. 2019, sections 4-5; the DSL and data format of Bunel et al. 2018).
+
+Each row is one task: ``guid``, ``program_tokens``, ``program_json`` (JSON text), ``examples``
+(``num_shown`` shown pairs, then ``num_held_out`` held-out pairs, each with ``example_index``,
+``actions`` and the input/output grid JSON; with ``tensors=True`` also the sparse tensors), and
+the salient variables of :mod:`hf_synthsample.domains.karel.features`. Every pair runs without a
+crash or timeout, changes the world (``reject_noop``), and the shown pairs cover every branch
+(``require_coverage``); a program that cannot get such a set in ``max_attempts`` input draws is
+discarded and another one drawn.
+
+Configs:
+
+* ``baseline``: programs from the grammar (at least two actions and a move, as in the field's
+  standard synthetic data), inputs with fixed per-cell probabilities (walls 0.1, markers 0.1,
+  geometric marker counts), grids 2..16: in the style of the field's data, not a copy of it;
+* ``uniform-io``: the baseline's program distribution with the paper's uniform salient I/O;
+* ``narrow-io`` (``marker_ratio``, ``wall_ratio``, ``marker_counts`` exposed) and the paper's twelve
+  narrow sets ``narrow-m<marker>-w<wall>-<counts>`` for (marker, wall) ratios (0.05, 0.85),
+  (0.25, 0.65), (0.65, 0.25), (0.85, 0.05) and the three marker-count distributions;
+* ``action-only``: action-only programs of 1..20 uniform actions, uniform I/O;
+* ``while-in-while``, ``while-in-if``: every program has that nesting pattern (baseline I/O);
+* ``baseline-homogenized-<variable>`` for every program and input salient variable (``_`` written
+  ``-``); any config homogenizes on any salient variable with ``homogenize=``.
+
+**Deduplication, independent of** ``num_proc``: blocks are seeded independently, so a block
+cannot see another block's programs. Every program is therefore *routed* by a stable hash of its
+tokens (BLAKE2b mapped to [0, 1), an interval cut in proportion to the split sizes) and a block
+only keeps programs that hash into its own split's interval: no program can appear in two
+splits. Within a block, a program already used is redrawn. With ``dedup="split"`` (default) two
+blocks of one split can still draw the same program, which only happens where the program space
+is small next to the split (e.g. short action-only programs); ``dedup="exact"`` gives every block
+an equal share of its split's interval, so no program appears twice anywhere, at the price of
+about one accepted program per number-of-blocks draws (cheap next to I/O sampling for up to a few
+dozen blocks). The scheme depends only on the seed and the config, so rows are the same for
+every ``num_proc``.
+
+Example:
+    >>> import hf_synthsample
+    >>> ds = hf_synthsample.load_dataset("karel", "baseline", num_examples=20, seed=1)
+    >>> row = ds["train"][0]
+    >>> len(row["examples"]), row["program_tokens"][:3]
+    (6, ['DEF', 'run', 'm('])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import math
+import random
+
+import datasets
+
+from ..domains.karel import features as F
+from ..domains.karel.dsl import CONTROL, parse, to_json, to_tokens
+from ..domains.karel.interpreter import compile_program
+from ..domains.karel.io import DISTRIBUTIONS, MARKER_COUNTS, IOParams, IOSamplingError, flat_pairs_to_examples, sample_io_flat
+from ..domains.karel.programs import MODES, PATTERNS, ProgramParams, sample_program
+from ..validation import check_choice, check_int
+from .base import SyntheticBuilder, SyntheticConfig, param
+
+__all__ = ["KarelConfig", "Karel", "karel_features", "resample_io", "resample_karel_io", "limit_shown"]
+
+_P = ProgramParams()
+_IO = IOParams()
+NARROW_RATIOS = ((0.05, 0.85), (0.25, 0.65), (0.65, 0.25), (0.85, 0.05))
+
+
+@dataclasses.dataclass
+class KarelConfig(SyntheticConfig):
+    """Karel generation parameters (programs: :class:`ProgramParams`; inputs: :class:`IOParams`)."""
+
+    program_mode: str = param(_P.mode, f"program sampler, one of {MODES}")
+    min_size: int = param(_P.min_size, "smallest program size in tokens")
+    max_size: int = param(_P.max_size, "largest program size in tokens")
+    min_control_flow: int = param(_P.min_control_flow, "fewest control structures")
+    max_control_flow: int = param(_P.max_control_flow, "most control structures")
+    min_nesting: int = param(_P.min_nesting, "smallest nesting depth of control flow")
+    max_nesting: int = param(_P.max_nesting, "largest nesting depth of control flow")
+    constructs: tuple = param(_P.constructs, f"allowed control structures, a subset of {list(CONTROL)}")
+    pattern: str | None = param(_P.pattern, f"required nesting pattern, one of {list(PATTERNS)} or None")
+    p_control: float = param(_P.p_control, "probability that a statement is a control structure")
+    p_not: float = param(_P.p_not, "probability that a condition is negated")
+    max_body: int = param(_P.max_body, "most statements per body")
+    repeat_min: int = param(_P.repeat_min, "smallest repeat count")
+    repeat_max: int = param(_P.repeat_max, "largest repeat count")
+    min_actions: int = param(_P.min_actions, "fewest actions (action-only: shortest program)")
+    max_actions: int = param(_P.max_actions, "action-only: longest program")
+    require_move: bool = param(_P.require_move, "programs must contain a move")
+    io_distribution: str = param(_IO.distribution, f"input grid distribution, one of {DISTRIBUTIONS}")
+    min_grid_size: int = param(_IO.min_grid_size, "smallest grid side (rows and cols drawn independently)")
+    max_grid_size: int = param(_IO.max_grid_size, "largest grid side")
+    marker_ratio_range: tuple = param(_IO.marker_ratio_range, "uniform I/O: range of the marker ratio")
+    wall_ratio_range: tuple = param(_IO.wall_ratio_range, "uniform I/O: range of the wall ratio")
+    marker_ratio: float = param(_IO.marker_ratio, "narrow I/O: fraction of marker cells")
+    wall_ratio: float = param(_IO.wall_ratio, "narrow I/O: fraction of wall cells")
+    marker_counts: str = param(_IO.marker_counts, f"marker-count distribution, one of {MARKER_COUNTS}")
+    max_markers: int = param(_IO.max_markers, "most markers per cell (putMarker beyond it crashes)")
+    tick_budget: int = param(_IO.tick_budget, "most ticks (actions, condition checks, repeat iterations) per run")
+    num_shown: int = param(_IO.num_shown, "shown I/O pairs per task")
+    num_held_out: int = param(_IO.num_held_out, "held-out I/O pairs per task")
+    reject_noop: bool = param(_IO.reject_noop, "reject pairs whose output equals the input")
+    require_coverage: bool = param(_IO.require_coverage, "shown inputs must cover every branch")
+    max_attempts: int = param(_IO.max_attempts, "input draws per program before it is discarded")
+    probe_attempts: int = param(_IO.probe_attempts, "discard a program at once if none of its first inputs is valid")
+    max_programs: int = param(10_000, "programs tried for one row before giving up with an error")
+    tensors: bool = param(False, "also store the sparse 16x18x18 tensors of every grid")
+    dedup: str = param("split", "'split': no program in two splits, none twice in a block; 'exact': none twice "
+                       "anywhere (each block owns a share of the program hash space; draws grow with the blocks)")
+
+    def validate(self, salient_variables) -> None:
+        super().validate(salient_variables)
+        self.program_params()
+        self.io_params()
+        self.max_programs = check_int("max_programs", self.max_programs, min=1)
+        check_choice("dedup", self.dedup, ("split", "exact"))
+        if not isinstance(self.tensors, bool):
+            raise TypeError(f"tensors must be a bool, got {self.tensors!r}")
+        if self.program_mode == "actions":
+            space = sum(5**n for n in range(max(self.min_actions, 1), min(self.max_actions, 30) + 1))
+            need = max(self.split_sizes().values())
+            if space < need:
+                raise ValueError(f"max_actions: the program space holds {space} action-only programs of "
+                                 f"{self.min_actions}..{self.max_actions} actions, fewer than the {need} rows asked for")
+        if self.tensors and self.max_grid_size > 16:
+            raise ValueError(f"tensors: the tensor encoding holds grids up to 16x16; max_grid_size is {self.max_grid_size}")
+
+    def program_params(self) -> ProgramParams:
+        p = ProgramParams(**{f.name: getattr(self, "program_mode" if f.name == "mode" else f.name)
+                             for f in dataclasses.fields(ProgramParams)})
+        return p.validate()
+
+    def io_params(self) -> IOParams:
+        p = IOParams(**{f.name: getattr(self, "io_distribution" if f.name == "distribution" else f.name)
+                        for f in dataclasses.fields(IOParams)})
+        return p.validate()
+
+
+_BASELINE = dict(require_move=True, min_actions=2, io_distribution="uniform", wall_ratio_range=(0.1, 0.1),
+                 marker_ratio_range=(0.1, 0.1), marker_counts="geometric")
+
+
+def homogenized_config_name(base: str, variable: str) -> str:
+    """``baseline`` + ``program_size`` -> ``baseline-homogenized-program-size``."""
+    return f"{base}-homogenized-{variable.replace('_', '-')}"
+
+
+def _builder_configs() -> list[KarelConfig]:
+    configs = [
+        KarelConfig(name="baseline", **_BASELINE, description="Grammar programs with at least two actions and a "
+                    "move; inputs with walls and markers each on 10% of cells (geometric counts); grids 2..16."),
+        KarelConfig(name="uniform-io", require_move=True, min_actions=2, description="Baseline programs with the "
+                    "uniform salient I/O distribution (Shin et al. 2019, section 4.2)."),
+        KarelConfig(name="narrow-io", require_move=True, min_actions=2, io_distribution="narrow",
+                    description="Baseline programs with a narrow I/O distribution (marker_ratio, wall_ratio and "
+                    "marker_counts are parameters)."),
+    ]
+    for mr, wr in NARROW_RATIOS:
+        for counts in MARKER_COUNTS:
+            configs.append(KarelConfig(
+                name=f"narrow-m{mr:g}-w{wr:g}-{counts.replace('_', '-')}", require_move=True, min_actions=2,
+                io_distribution="narrow", marker_ratio=mr, wall_ratio=wr, marker_counts=counts,
+                description=f"Narrow I/O: marker ratio {mr}, wall ratio {wr}, {counts} marker counts (paper Table 1)."))
+    configs.append(KarelConfig(name="action-only", program_mode="actions", min_actions=1, max_actions=20,
+                               description="Action-only programs of 1..20 uniform actions (paper section 4.3), uniform I/O."))
+    for pattern in ("while-in-while", "while-in-if"):
+        configs.append(KarelConfig(name=pattern, **_BASELINE, pattern=pattern, min_nesting=2, p_control=0.5,
+                                   max_size=50, description=f"Every program nests a {pattern.replace('-', ' ')} "
+                                   "(paper section 4.3), baseline I/O."))
+    for v in F.SALIENT_VARIABLES:
+        if v == "num_grids":
+            continue  # constant within a config (num_shown)
+        configs.append(KarelConfig(name=homogenized_config_name("baseline", v), **_BASELINE, homogenize=(v,),
+                                   eps=0.05, homogenize_pilot=500,
+                                   description=f"Baseline homogenized on {v} (generator-side)."))
+    return configs
+
+
+def karel_features(tensors: bool = False) -> datasets.Features:
+    """The ``Features`` of Karel rows (and of :func:`~hf_synthsample.domains.karel.jsonl.read_jsonl`)."""
+    grid = {k: datasets.Value(t) for k, t in (("rows", "int32"), ("cols", "int32"), ("crashed", "bool"),
+                                               ("hero", "string"), ("blocked", "string"), ("markers", "string"))}
+    example = {
+        "example_index": datasets.Value("int32"),
+        "actions": datasets.List(datasets.Value("string")),
+        "inpgrid_json": grid,
+        "outgrid_json": dict(grid),
+    }
+    if tensors:
+        example["inpgrid_tensor"] = datasets.Value("string")
+        example["outgrid_tensor"] = datasets.Value("string")
+    cols = {
+        "guid": datasets.Value("string"),
+        "program_tokens": datasets.List(datasets.Value("string")),
+        "program_json": datasets.Value("string"),
+        "examples": datasets.List(example),
+    }
+    for v in F.SALIENT_VARIABLES:
+        cols[v] = datasets.Value("float64" if v in ("control_flow_ratio", "marker_ratio", "wall_ratio", "marker_count")
+                                 else "int32")
+    return datasets.Features(cols)
+
+
+def _flat_stats(pair: tuple) -> tuple:
+    rows, cols, B, M = pair[:4]
+    return rows, cols, B.count(1), len(M) - M.count(0), sum(M)
+
+
+def task_row(program, pairs: list, num_shown: int, guid: str, *, tensors: bool = False) -> dict:
+    """A dataset row from a program and its flat pairs (see ``io.sample_io_flat``)."""
+    tokens = to_tokens(program)
+    row = {
+        "guid": guid,
+        "program_tokens": tokens,
+        "program_json": json.dumps(to_json(program)),
+        "examples": flat_pairs_to_examples(pairs, tensors=tensors),
+    }
+    row.update(F.program_features(program))
+    row.update(F.input_features([_flat_stats(p) for p in pairs[:num_shown]]))
+    return row
+
+
+def _route(key: str) -> float:
+    """A stable point of [0, 1) for a program's token string."""
+    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big") / 2**64
+
+
+class Karel(SyntheticBuilder):
+    """Karel program synthesis tasks with the salient variables of Shin et al. (2019)."""
+
+    BUILDER_CONFIG_CLASS = KarelConfig
+    BUILDER_CONFIGS = _builder_configs()
+    DEFAULT_CONFIG_NAME = "baseline"
+    SALIENT_VARIABLES = F.SALIENT_VARIABLES
+    SOURCE_MODULES = tuple(f"hf_synthsample.domains.karel.{m}" for m in ("dsl", "world", "interpreter", "programs",
+                                                                        "io", "features"))
+    DESCRIPTION = (
+        "Karel program synthesis (Bunel et al., 2018; Shin et al., 2019): each row is a program in the "
+        "52-token Karel DSL with I/O pairs (grid JSON: shown pairs then held-out pairs). Every pair runs "
+        "without crashing, changes the world, and the shown inputs cover every branch. Columns: guid, "
+        "program_tokens, program_json, examples, and the salient variables program_size, num_control_flow, "
+        "control_flow_ratio, nesting_depth, grid_size, marker_ratio, wall_ratio, marker_count, num_grids."
+    )
+    CITATION = """@inproceedings{shin2019synthetic,
+  title={Synthetic Datasets for Neural Program Synthesis},
+  author={Shin, Richard and Kant, Neel and Gupta, Kavi and Bender, Christopher and Trabucco, Brandon and Singh, Rishabh and Song, Dawn},
+  booktitle={International Conference on Learning Representations},
+  year={2019}
+}
+@inproceedings{bunel2018leveraging,
+  title={Leveraging Grammar and Reinforcement Learning for Neural Program Synthesis},
+  author={Bunel, Rudy and Hausknecht, Matthew and Devlin, Jacob and Singh, Rishabh and Kohli, Pushmeet},
+  booktitle={International Conference on Learning Representations},
+  year={2018}
+}"""
+
+    def _features(self) -> datasets.Features:
+        return karel_features(self.config.tensors)
+
+    @functools.cached_property
+    def _params(self) -> tuple[ProgramParams, IOParams]:
+        return self.config.program_params(), self.config.io_params()
+
+    def _start_block(self, split: str, stream: int, block: int) -> None:
+        cfg = self.config
+        sizes = {k: v for k, v in cfg.split_sizes().items() if v}
+        total, lo = sum(sizes.values()), 0.0
+        for name, n in sizes.items():
+            hi = lo + n / total
+            if name == split:
+                break
+            lo = hi
+        if cfg.dedup == "exact":  # each block owns an equal share of its split's interval
+            share = (hi - lo) / math.ceil(sizes[split] / cfg.block_size)
+            lo, hi = lo + block * share, lo + (block + 1) * share
+        self._interval = (lo, hi)
+        self._seen: set = set()
+
+    def _draw(self, rng: random.Random) -> dict:
+        pp, iop = self._params
+        lo, hi = getattr(self, "_interval", (0.0, 1.0))  # the homogenization pilot has no block
+        seen = getattr(self, "_seen", set())
+        route = lo > 0.0 or hi < 1.0
+        for _ in range(self.config.max_programs):
+            program = sample_program(rng, pp)
+            key = " ".join(to_tokens(program))
+            if key in seen or (route and not lo <= _route(key) < hi):
+                continue
+            try:
+                pairs = sample_io_flat(compile_program(program), rng, iop)
+            except IOSamplingError:
+                continue
+            seen.add(key)
+            return task_row(program, pairs, iop.num_shown, f"{rng.getrandbits(64):016x}", tensors=self.config.tensors)
+        raise ValueError(
+            f"max_programs: no new program with a valid I/O set in {self.config.max_programs} programs; the program "
+            "space is exhausted for this split size, or the I/O constraints (max_attempts, wall ratios, coverage) "
+            "are too strict for these programs"
+        )
+
+
+def resample_io(batch: dict, *, seed: int = 0, io_params: IOParams | None = None, tensors: bool = False,
+                on_failure: str = "raise", **io_kwargs) -> dict:
+    """Keep the programs, replace the I/O (the paper's section 4.2/5.1): for ``Dataset.map(batched=True)``.
+
+    Each row's new pairs come from a random source seeded by ``seed`` and the row's ``guid`` and
+    program, so the result does not depend on batch size or ``num_proc``. Salient variables are
+    recomputed. ``on_failure="drop"`` drops rows whose program gets no valid I/O set (map then
+    returns fewer rows); ``"raise"`` raises :class:`~hf_synthsample.domains.karel.io.IOSamplingError`.
+
+    Example:
+        >>> import hf_synthsample
+        >>> from hf_synthsample.builders.karel import resample_io
+        >>> ds = hf_synthsample.load_dataset("karel", "baseline", num_examples=8, split="train")
+        >>> new = ds.map(resample_io, batched=True, fn_kwargs={"seed": 1, "max_grid_size": 8, "on_failure": "drop"})
+        >>> set(map(tuple, new["program_tokens"])) <= set(map(tuple, ds["program_tokens"])), max(new["grid_size"]) <= 8
+        (True, True)
+    """
+    check_choice("on_failure", on_failure, ("raise", "drop"))
+    p = dataclasses.replace(io_params or IOParams(), **io_kwargs).validate()
+    out: dict = {k: [] for k in batch}
+    for k in ("examples", *F.SALIENT_VARIABLES):
+        out.setdefault(k, [])
+    n = len(batch["program_tokens"])
+    for i in range(n):
+        tokens = batch["program_tokens"][i]
+        guid = batch["guid"][i] if "guid" in batch else ""
+        program = parse(tokens)
+        digest = hashlib.blake2b(f"{seed}\x00{guid}\x00{' '.join(tokens)}".encode(), digest_size=16).digest()
+        rng = random.Random(int.from_bytes(digest, "big"))
+        try:
+            pairs = sample_io_flat(compile_program(program), rng, p)
+        except IOSamplingError:
+            if on_failure == "drop":
+                continue
+            raise
+        row = task_row(program, pairs, p.num_shown, guid, tensors=tensors)
+        for k in out:
+            out[k].append(row[k] if k in row else batch[k][i])
+    return out
+
+
+def limit_shown(batch: dict, *, num_grids: int, num_shown: int = 5) -> dict:
+    """Keep ``num_grids`` of the ``num_shown`` shown pairs (and every held-out pair) per row, for the
+    "number of grids" salient variable (the paper trains with 1..5 shown grids per mini-batch).
+
+    Usable with ``Dataset.map(batched=True)`` or, with a random ``num_grids`` per call, in a
+    ``set_transform``; ``num_grids`` and the input salient columns are recomputed.
+
+    Example:
+        >>> import hf_synthsample
+        >>> ds = hf_synthsample.load_dataset("karel", "baseline", num_examples=4, split="train")
+        >>> two = ds.map(limit_shown, batched=True, fn_kwargs={"num_grids": 2})
+        >>> len(two[0]["examples"]), two[0]["num_grids"]
+        (3, 2)
+    """
+    from ..domains.karel.world import World
+
+    num_shown = check_int("num_shown", num_shown, min=1)
+    num_grids = check_int("num_grids", num_grids, min=1, max=num_shown)
+    out = {k: list(v) for k, v in batch.items()}
+    out["examples"] = []
+    for k in F.INPUT_VARIABLES:
+        out.setdefault(k, [None] * len(batch["examples"]))
+    for i, examples in enumerate(batch["examples"]):
+        kept = list(examples[:num_grids]) + list(examples[num_shown:])
+        out["examples"].append([{**ex, "example_index": j} for j, ex in enumerate(kept)])
+        stats = [F.world_stats(World.from_json(ex["inpgrid_json"])) for ex in kept[:num_grids]]
+        for k, v in F.input_features(stats).items():
+            out[k][i] = v
+    return out
+
+#: the name under which ``hf_synthsample`` exports :func:`resample_io`
+resample_karel_io = resample_io

@@ -1,0 +1,232 @@
+"""Random Karel programs with controls on size, control flow, nesting and constructs.
+
+Two samplers, chosen by :attr:`ProgramParams.mode`:
+
+* ``"grammar"``: a random derivation of the DSL. Each body holds ``1..max_body`` statements; a
+  statement is a control structure (a construct drawn uniformly from ``constructs``) with
+  probability ``p_control`` while the nesting depth is below ``max_nesting`` and fewer than
+  ``max_control_flow`` structures were made, otherwise an action drawn uniformly. Conditions
+  are uniform over the five, negated with probability ``p_not``; repeat counts are uniform over
+  ``repeat_min..repeat_max`` (2..10 as in the field's data). The draw is then *rejected* unless it
+  satisfies every filter: size in ``min_size..max_size`` tokens, control structures in
+  ``min_control_flow..max_control_flow``, nesting depth at least ``min_nesting``, the nesting
+  ``pattern`` (e.g. ``"while-in-while"``: a while somewhere inside a while's body), at least
+  ``min_actions`` actions and a ``move`` if ``require_move``.
+* ``"actions"``: action-only programs; the length is uniform over ``min_actions..max_actions``
+  (1..20 by default is the paper's section 4.3 set) and each token uniform over the five actions.
+
+Example:
+    >>> import random
+    >>> from hf_synthsample.domains.karel.dsl import to_string
+    >>> prog = sample_program(random.Random(0), ProgramParams(mode="actions", min_actions=3, max_actions=3))
+    >>> len(prog)
+    3
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+from ...validation import check_choice, check_float, check_int, check_str_tuple
+from .dsl import ACTIONS, CONDITIONS, CONTROL, MAX_REPEAT, Body
+
+__all__ = ["MODES", "PATTERNS", "ProgramParams", "ProgramSamplingError", "sample_program", "program_size",
+           "control_flow_count", "nesting_depth", "action_count", "has_pattern"]
+
+MODES = ("grammar", "actions")
+#: nesting patterns "<inner>-in-<outer>" (inner anywhere below an outer body)
+PATTERNS = tuple(f"{a}-in-{b}" for a in CONTROL for b in CONTROL)
+_MAX_DRAWS = 100_000
+
+
+class ProgramSamplingError(ValueError):
+    """No program satisfying the constraints was found within the draw budget."""
+
+
+@dataclasses.dataclass
+class ProgramParams:
+    """Parameters of :func:`sample_program` (see the module docstring)."""
+
+    mode: str = "grammar"
+    min_size: int = 5
+    max_size: int = 40
+    min_control_flow: int = 0
+    max_control_flow: int = 4
+    min_nesting: int = 0
+    max_nesting: int = 3
+    constructs: tuple = CONTROL
+    pattern: str | None = None
+    p_control: float = 0.25
+    p_not: float = 0.2
+    max_body: int = 4
+    repeat_min: int = 2
+    repeat_max: int = 10
+    min_actions: int = 1
+    max_actions: int = 20
+    require_move: bool = False
+
+    def validate(self) -> "ProgramParams":
+        """Check every field (``ValueError``/``TypeError`` naming it) and that the filters can be met."""
+        check_choice("program_mode", self.mode, MODES)
+        self.min_size = check_int("min_size", self.min_size, min=5)
+        self.max_size = check_int("max_size", self.max_size, min=self.min_size)
+        self.min_control_flow = check_int("min_control_flow", self.min_control_flow, min=0)
+        self.max_control_flow = check_int("max_control_flow", self.max_control_flow, min=self.min_control_flow)
+        self.max_nesting = check_int("max_nesting", self.max_nesting, min=0, max=20)
+        self.min_nesting = check_int("min_nesting", self.min_nesting, min=0, max=self.max_nesting)
+        self.constructs = check_str_tuple("constructs", self.constructs, choices=CONTROL)
+        if self.pattern is not None:
+            check_choice("pattern", self.pattern, PATTERNS)
+        self.p_control = check_float("p_control", self.p_control, min=0, max=1)
+        self.p_not = check_float("p_not", self.p_not, min=0, max=1)
+        self.max_body = check_int("max_body", self.max_body, min=1)
+        self.repeat_min = check_int("repeat_min", self.repeat_min, min=0, max=MAX_REPEAT)
+        self.repeat_max = check_int("repeat_max", self.repeat_max, min=self.repeat_min, max=MAX_REPEAT)
+        self.min_actions = check_int("min_actions", self.min_actions, min=0)
+        self.max_actions = check_int("max_actions", self.max_actions, min=max(self.min_actions, 1))
+        if not isinstance(self.require_move, bool):
+            raise TypeError(f"require_move must be a bool, got {self.require_move!r}")
+        if self.mode == "grammar":
+            need = self.min_control_flow > 0 or self.min_nesting > 0 or self.pattern is not None
+            if need and (not self.constructs or self.p_control == 0 or self.max_control_flow == 0 or self.max_nesting == 0):
+                raise ValueError("min_control_flow/min_nesting/pattern ask for control flow, but constructs, "
+                                 "p_control, max_control_flow or max_nesting rule it out")
+            if self.pattern is not None:
+                inner, outer = self.pattern.split("-in-")
+                if inner not in self.constructs or outer not in self.constructs or self.max_nesting < 2:
+                    raise ValueError(f"pattern {self.pattern!r} needs {inner!r} and {outer!r} in constructs "
+                                     f"{list(self.constructs)} and max_nesting >= 2")
+        return self
+
+
+# ------------------------------------------------------------------------------ measures
+def _cond_size(cond) -> int:
+    return 1 if isinstance(cond, str) else 3 + _cond_size(cond[1])
+
+
+def _body_size(body: Body) -> int:
+    n = 0
+    for s in body:
+        if isinstance(s, str):
+            n += 1
+        elif s[0] == "repeat":
+            n += 4 + _body_size(s[2])
+        elif s[0] == "ifelse":
+            n += 8 + _cond_size(s[1]) + _body_size(s[2]) + _body_size(s[3])
+        else:
+            n += 5 + _cond_size(s[1]) + _body_size(s[2])
+    return n
+
+
+def program_size(program: Body) -> int:
+    """Number of tokens of the printed program (``len(to_tokens(program))``)."""
+    return 4 + _body_size(program)
+
+
+def _bodies(s: tuple) -> tuple:
+    return (s[2], s[3]) if s[0] == "ifelse" else (s[2],)
+
+
+def control_flow_count(program: Body) -> int:
+    """Number of control structures (repeat, while, if, ifelse)."""
+    return sum(1 + sum(control_flow_count(b) for b in _bodies(s)) for s in program if isinstance(s, tuple))
+
+
+def action_count(program: Body) -> int:
+    """Number of action tokens."""
+    return sum(1 if isinstance(s, str) else sum(action_count(b) for b in _bodies(s)) for s in program)
+
+
+def nesting_depth(program: Body) -> int:
+    """Deepest nesting of control structures (0: no control flow, 1: none nested, ...)."""
+    return max((1 + max(nesting_depth(b) for b in _bodies(s)) for s in program if isinstance(s, tuple)), default=0)
+
+
+def has_pattern(program: Body, pattern: str) -> bool:
+    """Whether an ``inner`` structure occurs anywhere inside the body of an ``outer`` one (``"inner-in-outer"``)."""
+    inner, outer = pattern.split("-in-")
+
+    def contains(body: Body) -> bool:
+        return any(isinstance(s, tuple) and (s[0] == inner or any(contains(b) for b in _bodies(s))) for s in body)
+
+    def search(body: Body) -> bool:
+        for s in body:
+            if isinstance(s, tuple):
+                if s[0] == outer and any(contains(b) for b in _bodies(s)):
+                    return True
+                if any(search(b) for b in _bodies(s)):
+                    return True
+        return False
+
+    return search(program)
+
+
+# ------------------------------------------------------------------------------ sampling
+class _Grammar:
+    def __init__(self, rng: random.Random, p: ProgramParams):
+        self.rng, self.p = rng, p
+        self.control_left = p.max_control_flow
+
+    def cond(self):
+        rng = self.rng
+        c = CONDITIONS[int(rng.random() * 5)]
+        return ("not", c) if rng.random() < self.p.p_not else c
+
+    def body(self, depth: int) -> Body:
+        rng, p = self.rng, self.p
+        out = []
+        for _ in range(1 + int(rng.random() * p.max_body)):
+            if depth < p.max_nesting and self.control_left > 0 and p.constructs and rng.random() < p.p_control:
+                self.control_left -= 1
+                head = p.constructs[int(rng.random() * len(p.constructs))]
+                if head == "repeat":
+                    k = p.repeat_min + int(rng.random() * (p.repeat_max - p.repeat_min + 1))
+                    out.append(("repeat", k, self.body(depth + 1)))
+                elif head == "ifelse":
+                    out.append(("ifelse", self.cond(), self.body(depth + 1), self.body(depth + 1)))
+                else:
+                    out.append((head, self.cond(), self.body(depth + 1)))
+            else:
+                out.append(ACTIONS[int(rng.random() * 5)])
+        return tuple(out)
+
+
+def _accept(prog: Body, p: ProgramParams) -> bool:
+    if not p.min_size <= program_size(prog) <= p.max_size:
+        return False
+    n_control = control_flow_count(prog)
+    if not p.min_control_flow <= n_control <= p.max_control_flow:
+        return False
+    if p.min_nesting and nesting_depth(prog) < p.min_nesting:
+        return False
+    if p.pattern is not None and not has_pattern(prog, p.pattern):
+        return False
+    if action_count(prog) < p.min_actions:
+        return False
+    return not p.require_move or _has_move(prog)
+
+
+def _has_move(body: Body) -> bool:
+    return any(s == "move" if isinstance(s, str) else any(_has_move(b) for b in _bodies(s)) for s in body)
+
+
+def sample_program(rng: random.Random, params: ProgramParams, *, max_draws: int = _MAX_DRAWS) -> Body:
+    """One program from the configured distribution; :class:`ProgramSamplingError` if ``max_draws``
+    draws in a row fail the filters (the constraints are then practically unsatisfiable)."""
+    p = params
+    if p.mode == "actions":
+        for _ in range(max_draws):
+            n = p.min_actions + int(rng.random() * (p.max_actions - p.min_actions + 1))
+            prog = tuple(ACTIONS[int(rng.random() * 5)] for _ in range(n))
+            if n and (not p.require_move or "move" in prog):
+                return prog
+    else:
+        for _ in range(max_draws):
+            prog = _Grammar(rng, p).body(0)
+            if _accept(prog, p):
+                return prog
+    raise ProgramSamplingError(
+        f"no program met the constraints in {max_draws} draws ({dataclasses.asdict(p)}); "
+        "relax min_size/max_size, the control-flow or nesting bounds, or the pattern"
+    )
