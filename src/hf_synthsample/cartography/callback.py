@@ -69,7 +69,7 @@ def add_example_ids(dataset, id_column: str = "example_id"):
 
     Example:
         >>> from datasets import Dataset
-        >>> add_example_ids(Dataset.from_dict({"x": [5, 6]}))["example_id"]
+        >>> add_example_ids(Dataset.from_dict({"x": [5, 6]}))[:]["example_id"]
         [0, 1]
     """
     if id_column in dataset.column_names:
