@@ -183,6 +183,8 @@ def test_callback_values_equal_hand_computed(tmp_path, task, factory):
 def _two_process_run(out: str, world_run: bool) -> None:
     from datasets import Dataset
 
+    if world_run:  # accelerate would give each CPU process 2 threads; the machine has 2 cores
+        os.environ["OMP_NUM_THREADS"] = "1"
     torch.set_num_threads(1)
     ds = add_example_ids(Dataset.from_list(rows_for("seq2seq", n=37)))
     cb = CartographyCallback(measures=("inv_ppl", "chia"))

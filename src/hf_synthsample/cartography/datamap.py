@@ -9,8 +9,8 @@ inclusive, 0-based as recorded), per example (ALGORITHMS.md §6):
 
 Regions rank the examples: ``hard-to-learn`` (lowest confidence first), ``easy-to-learn``
 (highest confidence first), ``ambiguous`` (highest variability first) and ``random`` (a
-seeded permutation, the usual baseline). Ties are broken by example id, ascending, so the same
-dynamics always give the same subset.
+seeded permutation, the usual baseline). Values equal to 10 decimals are ties, broken by example
+id, ascending, so the same dynamics always give the same subset.
 
 Example:
     >>> import pyarrow as pa
@@ -66,12 +66,13 @@ def example_tokens(dataset: "Dataset", columns: Sequence[str]) -> list[frozenset
         >>> sorted(example_tokens(Dataset.from_dict({"src": ["a b"], "labels": [[5, -100]]}), ["src", "labels"])[0])
         [('labels', 5), ('src', 'a'), ('src', 'b')]
     """
+    from ..columns import column_arrow
     from ..validation import check_columns
 
     check_columns(dataset, list(columns), name="oov_columns")
     out: list[set] = [set() for _ in range(len(dataset))]
     for col in columns:
-        values = dataset.data.column(col).to_pylist()
+        values = column_arrow(dataset, col).to_pylist()
         for i, v in enumerate(values):
             if v is None:
                 continue
@@ -194,7 +195,9 @@ class DataMap:
             return ids[np.random.default_rng(seed).permutation(len(ids))]
         key = {"hard-to-learn": self.confidence, "easy-to-learn": -self.confidence,
                "ambiguous": -self.variability}[region]
-        return ids[np.lexsort((ids, key))]
+        # values equal to 10 decimals are ties: float noise (0.1 vs 0.09999999999999998) must not
+        # decide the order; ties go to the smaller example id (np.lexsort is stable)
+        return ids[np.lexsort((ids, np.round(key, 10)))]
 
     def subset_size(self, fraction: float) -> int:
         """``round(fraction * len(self))`` (at least 1), the size every subset of that fraction has."""
