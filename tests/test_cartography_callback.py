@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import os
 import random
-import sys
 
 import numpy as np
 import pytest
@@ -332,3 +331,28 @@ def test_bad_input_fails_at_train_start(tmp_path):
                       train_dataset=with_ids, data_collator=pad_collate, callbacks=[CartographyCallback()])
     with pytest.raises(ValueError, match="CartographyCollator"):
         trainer.train()
+
+
+# ----------------------------------------------------------------------------- curricula in a Trainer
+def test_trainer_follows_a_curriculum_order(tmp_path):
+    """A stock Trainer with train_sampling_strategy="sequential" trains on the schedule's batches, in order."""
+    from datasets import Dataset
+
+    from hf_synthsample.cartography import ExponentialPacing
+
+    ds = add_example_ids(Dataset.from_list(rows_for("seq2seq", n=20)))
+    order = ExponentialPacing(np.arange(20)[::-1], batch_size=4, start=0.2, growth=2.0, seed=0).indices(6)
+    seen = []
+
+    def logging_collate(features):
+        seen.append([f["example_id"] for f in features])
+        return pad_collate([{k: v for k, v in f.items() if k != "example_id"} for f in features])
+
+    from transformers import Trainer, TrainingArguments
+
+    args = TrainingArguments(output_dir=str(tmp_path), per_device_train_batch_size=4, num_train_epochs=1,
+                             remove_unused_columns=False, report_to=[], save_strategy="no", use_cpu=True,
+                             disable_tqdm=True, train_sampling_strategy="sequential")
+    Trainer(model=bart(), args=args, train_dataset=ds.select(order), data_collator=logging_collate).train()
+    assert [i for b in seen for i in b] == order.tolist()
+    assert set(seen[0]) <= {19, 18, 17, 16}  # 20 % of the ranking first: its 4 best-ranked rows

@@ -30,6 +30,13 @@ _LAZY = {
     "kl_to_uniform": "hf_synthsample.sampling.report",
     "materialize": "hf_synthsample.materialize",
     "write_hub_folder": "hf_synthsample.hub",
+    "CartographyCallback": "hf_synthsample.cartography.callback",
+    "CartographyCollator": "hf_synthsample.cartography.callback",
+    "add_example_ids": "hf_synthsample.cartography.callback",
+    "load_dynamics": "hf_synthsample.cartography.store",
+    "DataMap": "hf_synthsample.cartography.datamap",
+    "ExponentialPacing": "hf_synthsample.cartography.curricula",
+    "BinnedCurriculum": "hf_synthsample.cartography.curricula",
 }
 
 __all__ = ["__version__", *_LAZY]
@@ -37,6 +44,10 @@ __all__ = ["__version__", *_LAZY]
 if TYPE_CHECKING:  # pragma: no cover
     from .builders import domains
     from .builders.base import homogenization_report
+    from .cartography.callback import CartographyCallback, CartographyCollator, add_example_ids
+    from .cartography.store import load_dynamics
+    from .cartography.curricula import BinnedCurriculum, ExponentialPacing
+    from .cartography.datamap import DataMap
     from .hub import write_hub_folder
     from .load import load_dataset, load_dataset_builder
     from .materialize import materialize

@@ -7,30 +7,54 @@
   plot and summary.
 * :class:`ExponentialPacing`, :class:`BinnedCurriculum`: curricula as a training order.
 
+Names are imported lazily: the data-map side does not pull in ``transformers``.
+
 Example:
     >>> from hf_synthsample.cartography import DataMap, CartographyCallback
     >>> CartographyCallback(measures=("inv_ppl",)).measures
     ('inv_ppl',)
 """
 
-from .callback import CartographyCallback, CartographyCollator, add_example_ids, load_dynamics
-from .curricula import BinnedCurriculum, CurriculumSchedule, ExponentialPacing, curriculum_order
-from .datamap import REGIONS, DataMap, example_tokens, parse_regions
-from .measures import infer_task, sequence_measures
+from __future__ import annotations
 
-__all__ = [
-    "CartographyCallback",
-    "CartographyCollator",
-    "add_example_ids",
-    "load_dynamics",
-    "DataMap",
-    "REGIONS",
-    "example_tokens",
-    "parse_regions",
-    "ExponentialPacing",
-    "BinnedCurriculum",
-    "CurriculumSchedule",
-    "curriculum_order",
-    "infer_task",
-    "sequence_measures",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_LAZY = {
+    "CartographyCallback": "callback",
+    "CartographyCollator": "callback",
+    "add_example_ids": "callback",
+    "load_dynamics": "store",
+    "DataMap": "datamap",
+    "REGIONS": "datamap",
+    "example_tokens": "datamap",
+    "parse_regions": "datamap",
+    "ExponentialPacing": "curricula",
+    "BinnedCurriculum": "curricula",
+    "CurriculumSchedule": "curricula",
+    "curriculum_order": "curricula",
+    "infer_task": "measures",
+    "sequence_measures": "measures",
+}
+
+__all__ = list(_LAZY)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .callback import CartographyCallback, CartographyCollator, add_example_ids
+    from .store import load_dynamics
+    from .curricula import BinnedCurriculum, CurriculumSchedule, ExponentialPacing, curriculum_order
+    from .datamap import REGIONS, DataMap, example_tokens, parse_regions
+    from .measures import infer_task, sequence_measures
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hf_synthsample.cartography' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

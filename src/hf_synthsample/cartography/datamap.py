@@ -134,7 +134,7 @@ class DataMap:
 
         check_choice("source", source, ("train", "eval"))
         if isinstance(dynamics, (str, os.PathLike)):
-            from .callback import load_dynamics
+            from .store import load_dynamics
 
             dynamics = load_dynamics(dynamics)
         if isinstance(dynamics, dict) and "train" in dynamics:
