@@ -265,8 +265,8 @@ class CartographyCallback(TrainerCallback):
             gathered = gather_object([(local, local_eval)])
             local = _concat([g[0] for g in gathered], _TRAIN_SCHEMA)
             local_eval = _concat([g[1] for g in gathered], _EVAL_SCHEMA)
-        self._train = _dedup(_concat([self._train, local], _TRAIN_SCHEMA))
-        self._eval = _dedup(_concat([self._eval, local_eval], _EVAL_SCHEMA))
+        self._train = _merge(self._train, local, _TRAIN_SCHEMA)
+        self._eval = _merge(self._eval, local_eval, _EVAL_SCHEMA)
 
     def _meta(self) -> dict:
         epochs = sorted(set(self._train["epoch"].tolist()))
@@ -492,6 +492,21 @@ class CartographyCallback(TrainerCallback):
         if tok is not None and hasattr(tok, "decode"):
             return tok.decode(ids, skip_special_tokens=True)
         return " ".join(map(str, ids))
+
+
+def _merge(table: dict, new: dict, schema: dict) -> dict:
+    """``table`` (deduplicated, sorted by epoch) plus ``new`` rows, deduplicated.
+
+    Only epochs the new rows touch are re-sorted, so a sync costs the size of the recent epochs,
+    not of the whole history.
+    """
+    if not len(new["example_id"]):
+        return table
+    first = int(new["epoch"].min())
+    cut = int(np.searchsorted(table["epoch"], first, side="left"))
+    old = {k: v[:cut] for k, v in table.items()}
+    recent = {k: v[cut:] for k, v in table.items()}
+    return _concat([old, _dedup(_concat([recent, new], schema))], schema)
 
 
 def _strip(ids: list[int], special: set, cfg) -> list[int]:
