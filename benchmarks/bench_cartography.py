@@ -24,6 +24,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples"))
 
 
+def _timed(fn, acc: list):
+    def wrapper(*args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            acc[0] += time.perf_counter() - t0
+
+    return wrapper
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", default=os.path.join(HERE, "..", "..", "shared", "data", "cogs", "train.tsv"),
@@ -55,12 +66,18 @@ def main(argv=None) -> int:
                                                          eval_examples=a.bleu_examples),
     }
     times: dict[str, list[float]] = {k: [] for k in variants}
+    inside: dict[str, list[float]] = {k: [] for k in variants}
     with tempfile.TemporaryDirectory() as tmp:
         for rep in range(a.repeats + 1):  # repeat 0 warms up (imports, allocator) and is not counted
             for name, make_cb in variants.items():
                 model = tiny_bart(len(vocab), d_model=a.d_model, layers=a.layers, heads=4, seed=0)
+                cb = make_cb() if make_cb else None
+                spent = [0.0]
+                if cb is not None:  # time spent inside the callback's own code, in the same run
+                    for attr in ("_pre_hook", "_post_hook", "on_epoch_end", "on_train_end", "on_train_begin"):
+                        setattr(cb, attr, _timed(getattr(cb, attr), spent))
                 trainer = make_trainer(model, ds, os.path.join(tmp, f"{name}-{rep}"), epochs=a.epochs,
-                                       batch_size=a.batch_size, callbacks=[make_cb()] if make_cb else [],
+                                       batch_size=a.batch_size, callbacks=[cb] if cb else [],
                                        with_ids=make_cb is not None, use_cpu=a.device == "cpu")
                 t0 = time.perf_counter()
                 trainer.train()
@@ -68,6 +85,7 @@ def main(argv=None) -> int:
                     torch.cuda.synchronize()
                 if rep:
                     times[name].append(time.perf_counter() - t0)
+                    inside[name].append(spent[0])
 
     steps = a.epochs * -(-len(ds) // a.batch_size)
     print(f"CartographyCallback overhead: {len(ds)} COGS rows x {a.epochs} epochs = {steps} steps, batch {a.batch_size}, "
@@ -76,7 +94,9 @@ def main(argv=None) -> int:
     base = statistics.median(times["baseline"])
     for name, ts in times.items():
         med = statistics.median(ts)
-        print(f"  {name:20} {med:8.2f} s   ratio {med / base:6.3f}   runs: {', '.join(f'{t:.2f}' for t in ts)}")
+        share = statistics.median(i / t for i, t in zip(inside[name], ts))
+        print(f"  {name:20} {med:8.2f} s   ratio {med / base:6.3f}   inside callback {share:6.2%}   "
+              f"runs: {', '.join(f'{t:.2f}' for t in ts)}")
     return 0
 
 
