@@ -67,6 +67,7 @@ def main(argv=None) -> int:
     }
     times: dict[str, list[float]] = {k: [] for k in variants}
     inside: dict[str, list[float]] = {k: [] for k in variants}
+    cpu: dict[str, list[float]] = {k: [] for k in variants}
     with tempfile.TemporaryDirectory() as tmp:
         for rep in range(a.repeats + 1):  # repeat 0 warms up (imports, allocator) and is not counted
             for name, make_cb in variants.items():
@@ -79,24 +80,27 @@ def main(argv=None) -> int:
                 trainer = make_trainer(model, ds, os.path.join(tmp, f"{name}-{rep}"), epochs=a.epochs,
                                        batch_size=a.batch_size, callbacks=[cb] if cb else [],
                                        with_ids=make_cb is not None, use_cpu=a.device == "cpu")
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 trainer.train()
                 if a.device == "cuda":
                     torch.cuda.synchronize()
                 if rep:
                     times[name].append(time.perf_counter() - t0)
                     inside[name].append(spent[0])
+                    cpu[name].append(time.process_time() - c0)
 
     steps = a.epochs * -(-len(ds) // a.batch_size)
     print(f"CartographyCallback overhead: {len(ds)} COGS rows x {a.epochs} epochs = {steps} steps, batch {a.batch_size}, "
           f"d_model {a.d_model}, {a.layers}+{a.layers} layers, vocab {len(vocab)}, device {a.device}, "
-          f"{a.threads} thread(s), median of {a.repeats} interleaved runs")
-    base = statistics.median(times["baseline"])
+          f"{a.threads} thread(s), {a.repeats} interleaved runs per variant")
+    print("  (ratios to the baseline; 'min' is the least disturbed run, 'cpu' the process CPU time, which a busy "
+          "machine disturbs less than wall time; 'inside' is the share of wall time spent in the callback's own code)")
+    base_min, base_med, base_cpu = min(times["baseline"]), statistics.median(times["baseline"]), min(cpu["baseline"])
     for name, ts in times.items():
-        med = statistics.median(ts)
         share = statistics.median(i / t for i, t in zip(inside[name], ts))
-        print(f"  {name:20} {med:8.2f} s   ratio {med / base:6.3f}   inside callback {share:6.2%}   "
-              f"runs: {', '.join(f'{t:.2f}' for t in ts)}")
+        print(f"  {name:18} wall min {min(ts):7.2f} s ({min(ts) / base_min:5.3f})  median {statistics.median(ts):7.2f} s "
+              f"({statistics.median(ts) / base_med:5.3f})  cpu min {min(cpu[name]):7.2f} s ({min(cpu[name]) / base_cpu:5.3f})"
+              f"  inside {share:6.2%}   wall runs: {', '.join(f'{t:.1f}' for t in ts)}")
     return 0
 
 

@@ -102,10 +102,11 @@ def make_trainer(model, dataset, out: str, *, epochs: int, batch_size: int = 16,
               use_cpu=True, disable_tqdm=True, warmup_steps=0)
     kw.update(args)
     collator = PadCollator()
+    # the text columns are not model inputs: drop them from the training set (reading them per row costs time)
+    drop = ["source", "target"] + ([] if with_ids else ["example_id"])
+    dataset = dataset.remove_columns([c for c in drop if c in dataset.column_names])
     if with_ids:
-        collator = CartographyCollator(collator, drop_columns=("source", "target"))
-    else:
-        dataset = dataset.remove_columns([c for c in ("source", "target", "example_id") if c in dataset.column_names])
+        collator = CartographyCollator(collator)
     return Seq2SeqTrainer(model=model, args=Seq2SeqTrainingArguments(**kw), train_dataset=dataset,
                           data_collator=collator, callbacks=list(callbacks))
 
