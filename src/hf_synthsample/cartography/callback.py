@@ -219,7 +219,10 @@ class CartographyCallback(TrainerCallback):
                 "CartographyCallback: the training forward pass got no `labels` (label smoothing and "
                 "compute_loss_func pop them before the forward); the measures need the gold labels"
             )
-        logits = output["logits"] if isinstance(output, dict) or hasattr(output, "keys") else output[0]
+        if hasattr(output, "logits"):
+            logits = output.logits
+        else:  # return_dict=False: (loss, logits, ...) when labels are given
+            logits = output[1] if len(output) > 1 and output[0].dim() == 0 else output[0]
         m = sequence_measures(logits, labels, task=self._task)
         n = ids.shape[0]
         self._pending.append((ids.detach(), self._epoch, self._state.global_step, self._order, m))
