@@ -153,6 +153,19 @@ def test_measures_hand_known_logits():
     assert m["correct"].tolist() == [True, False]
 
 
+def test_measures_are_the_same_in_small_chunks(monkeypatch):
+    from hf_synthsample.cartography import measures
+
+    torch.manual_seed(0)
+    logits, labels = torch.randn(3, 5, 7), torch.randint(0, 7, (3, 5))
+    labels[0, 3:] = -100
+    whole = sequence_measures(logits, labels)
+    monkeypatch.setattr(measures, "_CHUNK_ELEMENTS", 8)  # one position per chunk
+    parts = sequence_measures(logits, labels)
+    for k in ("inv_ppl", "chia", "correct", "num_tokens"):
+        assert torch.equal(whole[k], parts[k]), k
+
+
 @pytest.mark.parametrize("task,factory", [("seq2seq", bart), ("seq2seq", t5), ("causal_lm", gpt2),
                                           ("classification", bert_cls)])
 def test_callback_values_equal_hand_computed(tmp_path, task, factory):

@@ -64,11 +64,37 @@ def infer_task(model) -> str:
     )
 
 
+#: at most this many float32 log-probabilities exist at once (256 MiB), whatever the vocabulary
+_CHUNK_ELEMENTS = 1 << 26
+
+
+def _gold_logprobs(logits: "torch.Tensor", gold: "torch.Tensor") -> tuple:
+    """log p(gold) in float32 and whether gold is the (first) argmax, per position.
+
+    ``log_softmax`` is faster than ``logit - logsumexp`` on CPU; it is run on chunks of positions so
+    the float32 temporary stays bounded for large vocabularies.
+    """
+    import torch
+
+    shape = gold.shape
+    flat = logits.reshape(-1, logits.shape[-1])
+    g = gold.reshape(-1)
+    rows = max(1, _CHUNK_ELEMENTS // max(1, flat.shape[-1]))
+    logp, hit = [], []
+    for start in range(0, flat.shape[0], rows):
+        ls = torch.log_softmax(flat[start:start + rows], dim=-1, dtype=torch.float32)
+        gs = g[start:start + rows]
+        logp.append(ls.gather(-1, gs[:, None]).squeeze(-1))
+        # ties count as correct only when gold is the first maximum, as greedy decoding picks it
+        hit.append(ls.argmax(dim=-1) == gs)
+    return torch.cat(logp).reshape(shape), torch.cat(hit).reshape(shape)
+
+
 def sequence_measures(logits: "torch.Tensor", labels: "torch.Tensor", *, task: str = "seq2seq") -> dict:
     """``inv_ppl``, ``chia``, ``correct`` and ``num_tokens`` per example (1-D tensors on the logits' device).
 
-    Gradients never flow through this function; the log-softmax is computed as
-    ``logit[gold] - logsumexp(logits)`` in float32 so no ``[B, T, V]`` probability tensor is built.
+    Gradients never flow through this function; log-probabilities are computed in float32, in
+    chunks of at most 2^26 values, so memory stays bounded for large vocabularies.
     An example with no gold token (all labels -100) gets NaN measures and ``num_tokens`` 0.
     """
     import torch
@@ -98,11 +124,7 @@ def sequence_measures(logits: "torch.Tensor", labels: "torch.Tensor", *, task: s
                 raise ValueError(f"logits {tuple(logits.shape)} and labels {tuple(labels.shape)} do not align")
         mask = labels != IGNORE_INDEX
         safe = labels.masked_fill(~mask, 0).long()
-        logits32 = logits.float()
-        gold = logits32.gather(-1, safe[..., None]).squeeze(-1)
-        logp = gold - torch.logsumexp(logits32, dim=-1)
-        # argmax ties count as correct only if the gold token is the first maximum, as greedy picks it
-        hit = logits32.argmax(dim=-1) == safe
+        logp, hit = _gold_logprobs(logits, safe)
         maskf = mask.float()
         n = maskf.sum(dim=1)
         denom = n.clamp(min=1)
