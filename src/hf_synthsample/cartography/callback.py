@@ -238,23 +238,25 @@ class CartographyCallback(TrainerCallback):
         return state.process_index, state.num_processes
 
     def _flush_pending(self) -> dict:
+        import torch
+
         rank, _ = self._process()
-        parts = []
-        for ids, epoch, step, order, m in self._pending:
-            n = ids.shape[0]
-            parts.append({
-                "example_id": ids.cpu().numpy(),
-                "epoch": np.full(n, epoch),
-                "step": np.full(n, step),
-                "order": order + np.arange(n),
-                "rank": np.full(n, rank),
-                "inv_ppl": m["inv_ppl"].float().cpu().numpy(),
-                "chia": m["chia"].float().cpu().numpy(),
-                "correct": m["correct"].cpu().numpy(),
-                "num_tokens": m["num_tokens"].cpu().numpy(),
-            })
+        if not self._pending:
+            return _empty(_TRAIN_SCHEMA)
+        sizes = [p[0].shape[0] for p in self._pending]
+        # one device->host copy per column, not one per step
+        cat = {k: torch.cat([p[4][k] for p in self._pending]).cpu().numpy()
+               for k in ("inv_ppl", "chia", "correct", "num_tokens")}
+        table = {
+            "example_id": torch.cat([p[0] for p in self._pending]).cpu().numpy(),
+            "epoch": np.repeat([p[1] for p in self._pending], sizes),
+            "step": np.repeat([p[2] for p in self._pending], sizes),
+            "order": np.concatenate([p[3] + np.arange(n) for p, n in zip(self._pending, sizes)]),
+            "rank": np.full(sum(sizes), rank),
+            **cat,
+        }
         self._pending = []
-        return _concat(parts, _TRAIN_SCHEMA)
+        return _concat([table], _TRAIN_SCHEMA)
 
     def _sync(self) -> None:
         """Gather every process's new rows, merge them into the tables (same on every process)."""
