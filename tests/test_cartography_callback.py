@@ -270,13 +270,14 @@ def test_resume_without_saved_dynamics_fails_at_train_start(tmp_path):
 
 
 # ----------------------------------------------------------------------------- eval pass, BLEU
-def test_eval_pass_bleu_and_exact_match(tmp_path):
+@pytest.mark.parametrize("task,factory", [("seq2seq", bart), ("causal_lm", gpt2)])
+def test_eval_pass_bleu_and_exact_match(tmp_path, task, factory):
     import sacrebleu
     from datasets import Dataset
 
-    rows = rows_for("seq2seq", n=16)
+    rows = rows_for(task, n=16)
     ds = add_example_ids(Dataset.from_list(rows))
-    model = bart()
+    model = factory()
     cb = CartographyCallback(measures=("inv_ppl", "bleu"), eval_examples=6, seed=3)
     make_trainer(model, ds, tmp_path, [cb], epochs=1, lr=0.0).train()
     ev = load_dynamics(tmp_path / "cartography")["eval"].to_pandas()
@@ -284,18 +285,26 @@ def test_eval_pass_bleu_and_exact_match(tmp_path):
     model.eval()
     for _, r in ev.iterrows():
         row = rows[int(r.example_id)]
-        inv_ppl, _, _ = hand_measures(model, row, "seq2seq")
+        inv_ppl, _, _ = hand_measures(model, row, task)
         assert r.inv_ppl == pytest.approx(inv_ppl, rel=1e-4)
+        gold = [t for t in row["labels"] if t not in (-100, 2)]
+        limit = len(gold) + 1 + 5  # gold tokens with EOS, + 5
         with torch.no_grad():
-            gen = model.generate(torch.tensor([row["input_ids"]]), max_new_tokens=len(row["labels"]) + 5,
-                                 do_sample=False, num_beams=1)[0].tolist()
+            if task == "seq2seq":
+                gen = model.generate(torch.tensor([row["input_ids"]]), max_new_tokens=limit,
+                                     do_sample=False, num_beams=1)[0].tolist()[1:]
+            else:  # decode from the prompt (the masked part of the labels)
+                prompt = row["input_ids"][: row["labels"].index(next(t for t in row["labels"] if t != -100))]
+                gen = model.generate(torch.tensor([prompt]), attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
+                                     max_new_tokens=limit, do_sample=False, num_beams=1,
+                                     pad_token_id=PAD)[0].tolist()[len(prompt):]
         hyp = []
-        for t in gen[1:]:
+        for t in gen:
             if t == 2:
                 break
-            if t not in (0, 1, 2):
+            if t not in (0, 1):
                 hyp.append(t)
-        gold = [t for t in row["labels"] if t != 2]
+        # the decode is the hypothesis, the gold the reference (swapping them changes the score)
         expected = sacrebleu.sentence_bleu(" ".join(map(str, hyp)), [" ".join(map(str, gold))]).score / 100
         assert r.bleu == pytest.approx(expected, abs=1e-5)
         assert bool(r.exact_match) == (hyp == gold)

@@ -136,8 +136,8 @@ class CartographyCallback(TrainerCallback):
 
     Args:
         measures: among ``"inv_ppl"``, ``"chia"`` (from the training forward pass) and
-            ``"bleu"`` (sentence BLEU of greedy decodes in the end-of-epoch pass; seq2seq
-            models). Teacher-forced exact-match correctness (``correct``) is always recorded.
+            ``"bleu"`` (sentence BLEU of greedy decodes in the end-of-epoch pass; seq2seq and
+            decoder-only models, the latter decoding from the prompt the labels mask). Teacher-forced exact-match correctness (``correct``) is always recorded.
         output_dir: where the final dynamics go (default ``<args.output_dir>/cartography``).
         task: ``"auto"`` (from the model class) or one of ``"seq2seq"``, ``"causal_lm"``,
             ``"classification"``.
@@ -146,7 +146,7 @@ class CartographyCallback(TrainerCallback):
             (implied by ``"bleu"``); its values go to ``eval_dynamics.parquet``.
         eval_examples: ``None`` (all training examples) or how many, drawn with ``seed``.
         eval_batch_size: batch size of that pass (default ``per_device_eval_batch_size``).
-        max_new_tokens: decode length limit (default: the longest gold sequence in the batch + 5).
+        max_new_tokens: decode length limit (default: each example's gold length + 5).
         seed: seed of the ``eval_examples`` draw.
         resume_from: a checkpoint folder whose dynamics to reload when training resumes
             (default ``<args.output_dir>/checkpoint-<global_step>``).
@@ -349,10 +349,10 @@ class CartographyCallback(TrainerCallback):
                 "batches carry the example ids"
             )
         self._task = infer_task(model) if self.task == "auto" else self.task
-        if "bleu" in self.measures and self._task != "seq2seq":
+        if "bleu" in self.measures and self._task == "classification":
             raise ValueError(
-                f"measures: 'bleu' needs greedy decodes of an encoder-decoder model; this is task "
-                f"{self._task!r}. Accepted measures for it: ['inv_ppl', 'chia']"
+                "measures: 'bleu' needs greedy decodes of a generative model; this is task 'classification'. "
+                "Accepted measures for it: ['inv_ppl', 'chia'] (both the gold-class probability)"
             )
         if getattr(args, "label_smoothing_factor", 0) > 0:
             raise ValueError(
@@ -470,21 +470,42 @@ class CartographyCallback(TrainerCallback):
 
     def _decode_scores(self, model, batch) -> tuple[np.ndarray, np.ndarray]:
         import sacrebleu
+        import torch
 
         labels = batch["labels"]
-        max_new = self.max_new_tokens or int(labels.shape[1]) + 5
-        gen_inputs = {k: batch[k] for k in ("input_ids", "attention_mask") if k in batch}
-        generated = model.generate(**gen_inputs, max_new_tokens=max_new, do_sample=False, num_beams=1)
+        # each example's own decode limit (its gold length + 5 unless max_new_tokens is given), so the
+        # score does not depend on what else is in the batch
+        limits = [self.max_new_tokens or int(n) + 5 for n in (labels != IGNORE_INDEX).sum(dim=1).tolist()]
+        max_new = max(limits)
         cfg = model.generation_config if hasattr(model, "generation_config") else model.config
-        special = {t for t in (getattr(cfg, "pad_token_id", None), getattr(cfg, "eos_token_id", None),
-                               getattr(cfg, "bos_token_id", None), getattr(cfg, "decoder_start_token_id", None))
-                   if isinstance(t, int)}
-        for t in (getattr(cfg, "eos_token_id", None),):
-            if isinstance(t, (list, tuple)):
-                special.update(t)
+        eos = getattr(cfg, "eos_token_id", None)
+        eos = set(eos) if isinstance(eos, (list, tuple)) else {eos}
+        special = {t for t in (getattr(cfg, "pad_token_id", None), getattr(cfg, "bos_token_id", None),
+                               getattr(cfg, "decoder_start_token_id", None), *eos) if isinstance(t, int)}
+        greedy = {"max_new_tokens": max_new, "do_sample": False, "num_beams": 1}
+        if self._task == "seq2seq":
+            gen_inputs = {k: batch[k] for k in ("input_ids", "attention_mask") if k in batch}
+            # drop the decoder start token
+            continuations = [g[1:] for g in model.generate(**gen_inputs, **greedy).tolist()]
+        else:  # decoder-only: the prompt is what the labels mask; decode one example at a time
+            continuations = []
+            pad = getattr(cfg, "pad_token_id", None)
+            for ids, lab in zip(batch["input_ids"], labels):
+                gold_pos = (lab != IGNORE_INDEX).nonzero()
+                start = int(gold_pos[0]) if len(gold_pos) else int(lab.shape[0])
+                prompt = ids[:start][None]
+                out = model.generate(prompt, attention_mask=torch.ones_like(prompt),
+                                     pad_token_id=pad if pad is not None else next(iter(eos)),
+                                     **{**greedy, "max_new_tokens": limits[len(continuations)]})
+                continuations.append(out[0, start:].tolist())
         bleu, exact = [], []
-        for hyp_ids, gold_ids in zip(generated.tolist(), labels.tolist()):
-            hyp = _strip(hyp_ids, special, cfg)
+        for cont, gold_ids, limit in zip(continuations, labels.tolist(), limits):
+            hyp = []
+            for t in cont[:limit]:  # up to the first EOS, without special tokens
+                if t in eos:
+                    break
+                if t not in special:
+                    hyp.append(t)
             gold = [t for t in gold_ids if t != IGNORE_INDEX and t not in special]
             hyp_text, gold_text = self._detok(hyp), self._detok(gold)
             # sacrebleu: the decode is the hypothesis, the gold is the (single) reference
@@ -512,16 +533,3 @@ def _merge(table: dict, new: dict, schema: dict) -> dict:
     old = {k: v[:cut] for k, v in table.items()}
     recent = {k: v[cut:] for k, v in table.items()}
     return _concat([old, _dedup(_concat([recent, new], schema))], schema)
-
-
-def _strip(ids: list[int], special: set, cfg) -> list[int]:
-    """Generated ids up to the first EOS, without special tokens."""
-    eos = getattr(cfg, "eos_token_id", None)
-    eos = set(eos) if isinstance(eos, (list, tuple)) else {eos}
-    out = []
-    for i, t in enumerate(ids):
-        if i > 0 and t in eos:
-            break
-        if t not in special:
-            out.append(t)
-    return out
