@@ -447,7 +447,7 @@ class CartographyCallback(TrainerCallback):
             with torch.no_grad():
                 for start in range(0, len(rows), bs):
                     chunk = rows[start:start + bs]
-                    features = [self._dataset[int(r)] for r in chunk]
+                    features = _rows(self._dataset, chunk)
                     batch = self._collate(features)
                     ids = batch.pop(ID_KEY)
                     batch = {k: v.to(device) if hasattr(v, "to") else v for k, v in batch.items()}
@@ -533,3 +533,13 @@ def _merge(table: dict, new: dict, schema: dict) -> dict:
     old = {k: v[:cut] for k, v in table.items()}
     recent = {k: v[cut:] for k, v in table.items()}
     return _concat([old, _dedup(_concat([recent, new], schema))], schema)
+
+
+def _rows(dataset, positions) -> list[dict]:
+    """Rows at ``positions`` as feature dicts; one batched read for a ``datasets.Dataset``."""
+    if hasattr(dataset, "column_names"):
+        cols = dataset[[int(p) for p in positions]]
+        keys = list(cols)
+        return [dict(zip(keys, values)) for values in zip(*(cols[k] for k in keys))]
+    return [dataset[int(p)] for p in positions]
+
