@@ -43,6 +43,13 @@ _LAZY = {
     "StructureFunction": "hf_synthsample.structure",
     "structure_diagnostics": "hf_synthsample.structure",
     "resample_karel_io": "hf_synthsample.builders.karel",
+    "CartographyCallback": "hf_synthsample.cartography.callback",
+    "CartographyCollator": "hf_synthsample.cartography.callback",
+    "add_example_ids": "hf_synthsample.cartography.callback",
+    "load_dynamics": "hf_synthsample.cartography.store",
+    "DataMap": "hf_synthsample.cartography.datamap",
+    "ExponentialPacing": "hf_synthsample.cartography.curricula",
+    "BinnedCurriculum": "hf_synthsample.cartography.curricula",
 }
 
 __all__ = ["__version__", *_LAZY]
@@ -52,6 +59,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from .builders.base import homogenization_report
     from .domains.scan_augment import AugZero, PrimitiveAugmenter, scan_complexity_columns
     from .domains.scan_interpreter import interpret_scan
+    from .cartography.callback import CartographyCallback, CartographyCollator, add_example_ids
+    from .cartography.store import load_dynamics
+    from .cartography.curricula import BinnedCurriculum, ExponentialPacing
+    from .cartography.datamap import DataMap
     from .hub import write_hub_folder
     from .load import load_dataset, load_dataset_builder
     from .materialization import materialize

@@ -10,6 +10,9 @@ Subcommands:
 * ``configs [DOMAIN]``: list domains, configs and parameters.
 * ``homogenize SOURCE``: pool-side homogenization of an existing dataset (a Hub-layout folder or
   Parquet/JSON/CSV files) on some of its columns, written as a Hub-layout folder.
+* ``datamap DYNAMICS_DIR``: the data map of training dynamics recorded by ``CartographyCallback``:
+  a text summary, a PNG plot (``--plot``) and a region subset (``--select``, ``--fraction``,
+  ``--out``) of the training dataset (``--dataset``) or, without one, of the example ids.
 """
 
 from __future__ import annotations
@@ -100,6 +103,26 @@ def _build_parser() -> argparse.ArgumentParser:
     h.add_argument("--seed", type=int, default=0)
     h.add_argument("--name", default="homogenized", help="config name in the output folder [homogenized]")
     h.add_argument("--overwrite", action="store_true")
+
+    m = sub.add_parser("datamap", help="data map, plot and region subsets from recorded training dynamics")
+    m.add_argument("dynamics", help="a dynamics folder written by CartographyCallback")
+    m.add_argument("--measure", default="inv_ppl", help="inv_ppl, chia or bleu [inv_ppl]")
+    m.add_argument("--source", default="train", choices=["train", "eval"], help="training or dropout-free pass [train]")
+    m.add_argument("--min-epoch", type=int, default=None, help="first epoch of the window (0-based) [first recorded]")
+    m.add_argument("--max-epoch", type=int, default=None, help="convergence epoch, inclusive [last recorded]")
+    m.add_argument("--plot", default=None, help="write the data map as this PNG")
+    m.add_argument("--plot-fraction", type=float, default=None, help="plot a seeded sample of this fraction")
+    m.add_argument("--select", default=None,
+                   help="region(s): hard-to-learn, easy-to-learn, ambiguous, random, or a combination a+b")
+    m.add_argument("--fraction", type=float, default=0.33, help="subset size as a fraction of the examples [0.33]")
+    m.add_argument("--proportions", type=float, nargs="+", default=None, help="shares of combined regions [2/3 1/3]")
+    m.add_argument("--out", default=None, help="output folder (Hub layout) for the subset")
+    m.add_argument("--dataset", default=None, help="the training dataset (Hub-layout folder or Parquet/JSON/CSV) to cut")
+    m.add_argument("--config", default=None, help="config of a Hub-layout --dataset")
+    m.add_argument("--split", default="train", help="split of --dataset [train]")
+    m.add_argument("--oov-columns", nargs="+", default=None, help="columns whose tokens the subset must all cover")
+    m.add_argument("--seed", type=int, default=0, help="seed of the random region and plot sample [0]")
+    m.add_argument("--overwrite", action="store_true")
     return parser
 
 
@@ -210,11 +233,70 @@ def _homogenize(args: argparse.Namespace) -> int:
     return 0
 
 
+def _datamap(args: argparse.Namespace) -> int:
+    import numpy as np
+    from datasets import Dataset, DatasetDict
+
+    from .cartography import DataMap, example_tokens, parse_regions
+    from .hub import write_hub_folder
+    from .validation import check_float
+
+    regions = parse_regions(args.select) if args.select else None
+    check_float("--fraction", args.fraction, min=0.0, max=1.0, min_inclusive=False)
+    if regions and not args.out:
+        raise ValueError("--select needs --out (the folder the subset is written to)")
+    if args.oov_columns and not args.dataset:
+        raise ValueError("--oov-columns needs --dataset (the tokens come from its columns)")
+    if args.out and os.path.exists(args.out) and not args.overwrite:
+        raise FileExistsError(f"{args.out} exists; pass --overwrite to replace it")
+    dm = DataMap.from_dynamics(args.dynamics, args.measure, min_epoch=args.min_epoch, max_epoch=args.max_epoch,
+                               source=args.source)
+    print(dm.summary(args.fraction))
+    if args.plot:
+        print(f"\nPlot: {dm.plot(args.plot, sample_fraction=args.plot_fraction, seed=args.seed)}")
+    if not regions:
+        return 0
+    name = "_".join(regions).replace("-", "_")
+    kwargs = {"proportions": args.proportions, "seed": args.seed}
+    if args.dataset:
+        ds = _load_source(args.dataset, args.config, args.split)
+        tokens = example_tokens(ds, args.oov_columns) if args.oov_columns else None
+        ids = dm.select(regions, args.fraction, tokens=tokens, **kwargs)
+        if len(ds) <= int(dm.example_ids.max()):
+            raise ValueError(f"--dataset has {len(ds)} rows but the dynamics have example id {int(dm.example_ids.max())}")
+        subset = ds.select(ids)
+    else:
+        ids = dm.select(regions, args.fraction, **kwargs)
+        pos = np.searchsorted(dm.example_ids, ids)
+        subset = Dataset.from_dict({"example_id": ids, "confidence": dm.confidence[pos],
+                                    "variability": dm.variability[pos], "correctness": dm.correctness[pos]})
+    body = "\n".join([
+        f"# Data-map subset: {'+'.join(regions)}, {args.fraction:.0%}",
+        "",
+        f"{len(subset):,} of {len(dm):,} examples selected by hf-synthsample dataset cartography "
+        f"(measure {dm.measure}, {dm.source} pass, epochs {dm.epochs[0]}..{dm.epochs[-1]}"
+        f"{', OOV-repaired on ' + ', '.join(args.oov_columns) if args.oov_columns else ''}).",
+        "",
+        "```",
+        dm.summary(args.fraction),
+        "```",
+    ])
+    meta = {"hf_synthsample": {"datamap": {"dynamics": os.path.abspath(args.dynamics), "measure": dm.measure,
+                                           "source": dm.source, "epochs": list(dm.epochs), "regions": list(regions),
+                                           "fraction": args.fraction, "oov_columns": args.oov_columns,
+                                           "seed": args.seed}}}
+    out = write_hub_folder(args.out, {name: DatasetDict({args.split: subset})},
+                           body=body, metadata=meta, if_exists="overwrite" if args.overwrite else "error")
+    print(f"\nWrote {len(subset):,} rows to {out}/")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``hf-synthsample`` console script."""
     parser = _build_parser()
     args = parser.parse_args(argv)
-    handlers = {"quickstart": _quickstart, "generate": _generate, "configs": _configs, "homogenize": _homogenize}
+    handlers = {"quickstart": _quickstart, "generate": _generate, "configs": _configs, "homogenize": _homogenize,
+                "datamap": _datamap}
     try:
         return handlers[args.command](args)
     except (ValueError, TypeError, FileExistsError) as err:

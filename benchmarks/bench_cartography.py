@@ -1,0 +1,108 @@
+"""Overhead of CartographyCallback on training wall time, and the cost of the BLEU option.
+
+    python benchmarks/bench_cartography.py --data ../shared/data/cogs/train.tsv \
+        --num-examples 512 --epochs 2 --repeats 3
+
+Trains the same small scratch encoder-decoder (BART architecture, word-level COGS) with a stock
+``Seq2SeqTrainer``, alternating runs without the callback, with ``CartographyCallback(("inv_ppl",
+"chia"))`` and with ``("inv_ppl", "chia", "bleu")`` (greedy decodes of ``--bleu-examples``
+training examples at each epoch end), and prints the median wall times and ratios. Sizes:
+``--num-examples`` rows, ``--epochs``, ``--batch-size``, ``--d-model``, ``--layers``; ``--threads``
+torch threads (1 is fastest on a small shared CPU); ``--device cuda`` on a GPU machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "examples"))
+
+
+def _timed(fn, acc: list):
+    def wrapper(*args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            acc[0] += time.perf_counter() - t0
+
+    return wrapper
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", default=os.path.join(HERE, "..", "..", "shared", "data", "cogs", "train.tsv"),
+                   help="source<TAB>target TSV [../shared/data/cogs/train.tsv]")
+    p.add_argument("--num-examples", type=int, default=512, help="training rows [512]")
+    p.add_argument("--epochs", type=int, default=2, help="epochs per run [2]")
+    p.add_argument("--batch-size", type=int, default=32, help="[32]")
+    p.add_argument("--d-model", type=int, default=128, help="[128]")
+    p.add_argument("--layers", type=int, default=2, help="[2]")
+    p.add_argument("--repeats", type=int, default=3, help="runs of each variant, interleaved [3]")
+    p.add_argument("--bleu-examples", type=int, default=128, help="examples decoded per epoch for BLEU [128]")
+    p.add_argument("--threads", type=int, default=1, help="torch CPU threads [1]")
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="[cpu]")
+    a = p.parse_args(argv)
+
+    import torch
+
+    from cartography_cogs import build_vocab, encode, make_trainer, read_tsv, tiny_bart
+    from hf_synthsample.cartography import CartographyCallback, add_example_ids
+
+    torch.set_num_threads(a.threads)
+    rows = read_tsv(a.data, a.num_examples, seed=0)
+    vocab = build_vocab(rows)
+    ds = add_example_ids(encode(rows, vocab))
+    variants = {
+        "baseline": None,
+        "inv_ppl+chia": lambda: CartographyCallback(measures=("inv_ppl", "chia")),
+        "inv_ppl+chia+bleu": lambda: CartographyCallback(measures=("inv_ppl", "chia", "bleu"),
+                                                         eval_examples=a.bleu_examples),
+    }
+    times: dict[str, list[float]] = {k: [] for k in variants}
+    inside: dict[str, list[float]] = {k: [] for k in variants}
+    cpu: dict[str, list[float]] = {k: [] for k in variants}
+    with tempfile.TemporaryDirectory() as tmp:
+        for rep in range(a.repeats + 1):  # repeat 0 warms up (imports, allocator) and is not counted
+            for name, make_cb in variants.items():
+                model = tiny_bart(len(vocab), d_model=a.d_model, layers=a.layers, heads=4, seed=0)
+                cb = make_cb() if make_cb else None
+                spent = [0.0]
+                if cb is not None:  # time spent inside the callback's own code, in the same run
+                    for attr in ("_pre_hook", "_post_hook", "on_epoch_end", "on_train_end", "on_train_begin"):
+                        setattr(cb, attr, _timed(getattr(cb, attr), spent))
+                trainer = make_trainer(model, ds, os.path.join(tmp, f"{name}-{rep}"), epochs=a.epochs,
+                                       batch_size=a.batch_size, callbacks=[cb] if cb else [],
+                                       with_ids=make_cb is not None, use_cpu=a.device == "cpu")
+                t0, c0 = time.perf_counter(), time.process_time()
+                trainer.train()
+                if a.device == "cuda":
+                    torch.cuda.synchronize()
+                if rep:
+                    times[name].append(time.perf_counter() - t0)
+                    inside[name].append(spent[0])
+                    cpu[name].append(time.process_time() - c0)
+
+    steps = a.epochs * -(-len(ds) // a.batch_size)
+    print(f"CartographyCallback overhead: {len(ds)} COGS rows x {a.epochs} epochs = {steps} steps, batch {a.batch_size}, "
+          f"d_model {a.d_model}, {a.layers}+{a.layers} layers, vocab {len(vocab)}, device {a.device}, "
+          f"{a.threads} thread(s), {a.repeats} interleaved runs per variant")
+    print("  (ratios to the baseline; 'min' is the least disturbed run, 'cpu' the process CPU time, which a busy "
+          "machine disturbs less than wall time; 'inside' is the share of wall time spent in the callback's own code)")
+    base_min, base_med, base_cpu = min(times["baseline"]), statistics.median(times["baseline"]), min(cpu["baseline"])
+    for name, ts in times.items():
+        share = statistics.median(i / t for i, t in zip(inside[name], ts))
+        print(f"  {name:18} wall min {min(ts):7.2f} s ({min(ts) / base_min:5.3f})  median {statistics.median(ts):7.2f} s "
+              f"({statistics.median(ts) / base_med:5.3f})  cpu min {min(cpu[name]):7.2f} s ({min(cpu[name]) / base_cpu:5.3f})"
+              f"  inside {share:6.2%}   wall runs: {', '.join(f'{t:.1f}' for t in ts)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+"""Dataset cartography: training dynamics, data maps, subsets and curricula (ALGORITHMS.md §6).
+
+* :class:`CartographyCallback` + :class:`CartographyCollator` + :func:`add_example_ids`: record
+  per-example, per-epoch inverse perplexity / CHIA / correctness (and optionally BLEU) during a
+  stock ``Trainer`` run, saved as Parquet with each checkpoint.
+* :class:`DataMap`: confidence / variability / correctness, regions, subsets with OOV repair,
+  plot and summary.
+* :class:`ExponentialPacing`, :class:`BinnedCurriculum`: curricula as a training order.
+
+Names are imported lazily: the data-map side does not pull in ``transformers``.
+
+Example:
+    >>> from hf_synthsample.cartography import DataMap, CartographyCallback
+    >>> CartographyCallback(measures=("inv_ppl",)).measures
+    ('inv_ppl',)
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_LAZY = {
+    "CartographyCallback": "callback",
+    "CartographyCollator": "callback",
+    "add_example_ids": "callback",
+    "load_dynamics": "store",
+    "DataMap": "datamap",
+    "REGIONS": "datamap",
+    "example_tokens": "datamap",
+    "parse_regions": "datamap",
+    "ExponentialPacing": "curricula",
+    "BinnedCurriculum": "curricula",
+    "CurriculumSchedule": "curricula",
+    "curriculum_order": "curricula",
+    "infer_task": "measures",
+    "sequence_measures": "measures",
+}
+
+__all__ = list(_LAZY)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .callback import CartographyCallback, CartographyCollator, add_example_ids
+    from .store import load_dynamics
+    from .curricula import BinnedCurriculum, CurriculumSchedule, ExponentialPacing, curriculum_order
+    from .datamap import REGIONS, DataMap, example_tokens, parse_regions
+    from .measures import infer_task, sequence_measures
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hf_synthsample.cartography' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

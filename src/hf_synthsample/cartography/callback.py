@@ -1,0 +1,545 @@
+"""Training dynamics for a stock ``transformers.Trainer``: :class:`CartographyCallback`.
+
+How it sees each training step without subclassing the Trainer:
+
+* :func:`add_example_ids` gives the training set an ``example_id`` column (row numbers), and
+  :class:`CartographyCollator` wraps the data collator so every batch carries those ids under
+  the key ``cartography_ids``. Set ``TrainingArguments(remove_unused_columns=False)`` so the id
+  column reaches the collator (the Trainer drops columns the model's ``forward`` does not name).
+* At train start the callback registers a forward pre-hook on the model that pops
+  ``cartography_ids`` (the model never sees it) and a forward hook that reads the logits of that
+  very forward pass and the ``labels`` it was given: no extra forward pass. Per-example values
+  stay on the device until the next sync point (epoch end, checkpoint save, train end), where
+  they are gathered across processes with ``accelerate`` and de-duplicated: each (example,
+  epoch) is kept once, the first time it was seen (wrap-around padding of an uneven last batch
+  under data parallelism and gradient accumulation change nothing).
+* ``on_save`` writes the dynamics into the checkpoint folder (``checkpoint-N/cartography/``);
+  a run resumed from that checkpoint reloads them, and the Trainer skips exactly the batches the
+  checkpoint already covers, so nothing is lost or counted twice.
+
+Stored as Parquet (``dynamics.parquet``; ``eval_dynamics.parquet`` for the optional dropout-free
+end-of-epoch pass) with ``cartography.json`` (measures, task, epochs) in ``output_dir``
+(default ``<TrainingArguments.output_dir>/cartography``). Epochs are the Trainer's 0-based
+epoch indices.
+
+Example (see README "Dataset cartography" for a full run):
+    >>> from hf_synthsample.cartography import CartographyCallback, CartographyCollator
+    >>> cb = CartographyCallback(measures=("inv_ppl", "chia"))
+    >>> cb.measures
+    ('inv_ppl', 'chia')
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from transformers import TrainerCallback
+from transformers.utils import logging
+
+from ..validation import check_choice, check_int, check_str_tuple
+from .measures import IGNORE_INDEX, MEASURES, TASKS, infer_task, sequence_measures
+from .store import (
+    _EVAL_SCHEMA,
+    _TRAIN_SCHEMA,
+    CHECKPOINT_SUBDIR,
+    DYNAMICS_FILE,
+    EVAL_DYNAMICS_FILE,
+    META_FILE,
+    _concat,
+    _dedup,
+    _empty,
+    _read_parquet,
+    _write_json,
+    _write_parquet,
+    load_dynamics,
+)
+
+logger = logging.get_logger(__name__)
+
+__all__ = [
+    "CartographyCallback",
+    "CartographyCollator",
+    "add_example_ids",
+    "load_dynamics",
+    "ID_KEY",
+    "DYNAMICS_FILE",
+    "EVAL_DYNAMICS_FILE",
+    "META_FILE",
+]
+
+ID_KEY = "cartography_ids"
+
+
+def add_example_ids(dataset, id_column: str = "example_id"):
+    """``dataset`` with a column ``id_column`` holding the row numbers 0..n-1.
+
+    Example:
+        >>> from datasets import Dataset
+        >>> add_example_ids(Dataset.from_dict({"x": [5, 6]}))[:]["example_id"]
+        [0, 1]
+    """
+    if id_column in dataset.column_names:
+        raise ValueError(f"id_column: the dataset already has a column {id_column!r}; pick another name")
+    return dataset.add_column(id_column, np.arange(len(dataset), dtype=np.int64))
+
+
+class CartographyCollator:
+    """Wraps a data collator so each batch carries the example ids (as ``batch["cartography_ids"]``).
+
+    Args:
+        collator: the collator to wrap (default: ``transformers.default_data_collator``).
+        id_column: the feature holding the example id (see :func:`add_example_ids`).
+        drop_columns: features to drop before the wrapped collator sees them (e.g. raw text
+            columns kept because of ``remove_unused_columns=False``).
+
+    Features without ``id_column`` (an evaluation set) are collated unchanged.
+
+    Example:
+        >>> import torch
+        >>> batch = CartographyCollator()([{"input_ids": [1, 2], "labels": [3, 4], "example_id": 7}])
+        >>> batch["cartography_ids"].tolist(), sorted(batch)
+        ([7], ['cartography_ids', 'input_ids', 'labels'])
+    """
+
+    def __init__(self, collator: Callable | None = None, *, id_column: str = "example_id",
+                 drop_columns: Sequence[str] = ()):
+        if collator is None:
+            from transformers import default_data_collator
+
+            collator = default_data_collator
+        if not callable(collator):
+            raise TypeError(f"collator must be callable, got {type(collator).__name__}")
+        self.collator = collator
+        self.id_column = id_column
+        self.drop_columns = tuple(drop_columns)
+
+    def __call__(self, features: list[dict]) -> dict:
+        import torch
+
+        drop = set(self.drop_columns) | {self.id_column}
+        has_ids = [self.id_column in f for f in features]
+        if any(has_ids) and not all(has_ids):
+            raise ValueError(f"id_column {self.id_column!r} is missing from some features of the batch")
+        ids = [int(f[self.id_column]) for f in features] if all(has_ids) and features else None
+        batch = self.collator([{k: v for k, v in f.items() if k not in drop} for f in features])
+        if ids is not None:
+            batch[ID_KEY] = torch.tensor(ids, dtype=torch.long)
+        return batch
+
+
+# ----------------------------------------------------------------------------- callback
+class CartographyCallback(TrainerCallback):
+    """Records per-example, per-epoch training dynamics during ``Trainer.train()``.
+
+    Args:
+        measures: among ``"inv_ppl"``, ``"chia"`` (from the training forward pass) and
+            ``"bleu"`` (sentence BLEU of greedy decodes in the end-of-epoch pass; seq2seq and
+            decoder-only models, the latter decoding from the prompt the labels mask). Teacher-forced exact-match correctness (``correct``) is always recorded.
+        output_dir: where the final dynamics go (default ``<args.output_dir>/cartography``).
+        task: ``"auto"`` (from the model class) or one of ``"seq2seq"``, ``"causal_lm"``,
+            ``"classification"``.
+        id_column: the dataset column with example ids (see :func:`add_example_ids`).
+        eval_pass: also run a dropout-free pass over the training examples at each epoch end
+            (implied by ``"bleu"``); its values go to ``eval_dynamics.parquet``.
+        eval_examples: ``None`` (all training examples) or how many, drawn with ``seed``.
+        eval_batch_size: batch size of that pass (default ``per_device_eval_batch_size``).
+        max_new_tokens: decode length limit (default: each example's gold length + 5).
+        seed: seed of the ``eval_examples`` draw.
+        resume_from: a checkpoint folder whose dynamics to reload when training resumes
+            (default ``<args.output_dir>/checkpoint-<global_step>``).
+
+    Raises at construction for unknown measures or bad numbers, and at train start (before any
+    step) for a dataset without ids or labels, ``remove_unused_columns=True`` dropping the ids,
+    or a measure the model type cannot give.
+    """
+
+    def __init__(
+        self,
+        measures: Sequence[str] = ("inv_ppl", "chia"),
+        *,
+        output_dir: str | os.PathLike | None = None,
+        task: str = "auto",
+        id_column: str = "example_id",
+        eval_pass: bool = False,
+        eval_examples: int | None = None,
+        eval_batch_size: int | None = None,
+        max_new_tokens: int | None = None,
+        seed: int = 0,
+        resume_from: str | os.PathLike | None = None,
+    ):
+        self.measures = check_str_tuple("measures", measures, MEASURES)
+        if not self.measures:
+            raise ValueError(f"measures must name at least one of {list(MEASURES)}")
+        self.task = check_choice("task", task, ("auto", *TASKS))
+        if not isinstance(id_column, str) or not id_column:
+            raise TypeError(f"id_column must be a non-empty str, got {id_column!r}")
+        self.id_column = id_column
+        self.output_dir = None if output_dir is None else os.fspath(output_dir)
+        self.eval_pass = bool(eval_pass) or "bleu" in self.measures
+        self.eval_examples = None if eval_examples is None else check_int("eval_examples", eval_examples, min=1)
+        self.eval_batch_size = None if eval_batch_size is None else check_int("eval_batch_size", eval_batch_size, min=1)
+        self.max_new_tokens = None if max_new_tokens is None else check_int("max_new_tokens", max_new_tokens, min=1)
+        self.seed = check_int("seed", seed)
+        self.resume_from = None if resume_from is None else os.fspath(resume_from)
+        self._reset()
+
+    # -- state
+    def _reset(self) -> None:
+        self._handles: list = []
+        self._pending: list = []
+        self._pending_eval: list[dict] = []
+        self._train = _empty(_TRAIN_SCHEMA)
+        self._eval = _empty(_EVAL_SCHEMA)
+        self._epoch = 0
+        self._order = 0
+        self._ids = None
+        self._state = None
+        self._task = None
+        self._dataset = None
+        self._collate = None
+        self._tokenizer = None
+        self._num_examples = None
+        self._model = None
+
+    # -- hooks on the model
+    def _pre_hook(self, module, args, kwargs):
+        self._ids = kwargs.pop(ID_KEY, None)
+        return args, kwargs
+
+    def _post_hook(self, module, args, kwargs, output):
+        ids, self._ids = self._ids, None
+        if ids is None or not module.training:
+            return None
+        labels = kwargs.get("labels")
+        if labels is None:
+            raise ValueError(
+                "CartographyCallback: the training forward pass got no `labels` (label smoothing and "
+                "compute_loss_func pop them before the forward); the measures need the gold labels"
+            )
+        if hasattr(output, "logits"):
+            logits = output.logits
+        else:  # return_dict=False: (loss, logits, ...) when labels are given
+            logits = output[1] if len(output) > 1 and output[0].dim() == 0 else output[0]
+        m = sequence_measures(logits, labels, task=self._task)
+        n = ids.shape[0]
+        self._pending.append((ids.detach(), self._epoch, self._state.global_step, self._order, m))
+        self._order += n
+        return None
+
+    # -- helpers
+    @staticmethod
+    def _process():
+        from accelerate import PartialState
+
+        state = PartialState()
+        return state.process_index, state.num_processes
+
+    def _flush_pending(self) -> dict:
+        import torch
+
+        rank, _ = self._process()
+        if not self._pending:
+            return _empty(_TRAIN_SCHEMA)
+        sizes = [p[0].shape[0] for p in self._pending]
+        # one device->host copy per column, not one per step
+        cat = {k: torch.cat([p[4][k] for p in self._pending]).cpu().numpy()
+               for k in ("inv_ppl", "chia", "correct", "num_tokens")}
+        table = {
+            "example_id": torch.cat([p[0] for p in self._pending]).cpu().numpy(),
+            "epoch": np.repeat([p[1] for p in self._pending], sizes),
+            "step": np.repeat([p[2] for p in self._pending], sizes),
+            "order": np.concatenate([p[3] + np.arange(n) for p, n in zip(self._pending, sizes)]),
+            "rank": np.full(sum(sizes), rank),
+            **cat,
+        }
+        self._pending = []
+        return _concat([table], _TRAIN_SCHEMA)
+
+    def _sync(self) -> None:
+        """Gather every process's new rows, merge them into the tables (same on every process)."""
+        local = self._flush_pending()
+        local_eval = _concat(self._pending_eval, _EVAL_SCHEMA)
+        self._pending_eval = []
+        _, world = self._process()
+        if world > 1:
+            from accelerate.utils import gather_object
+
+            gathered = gather_object([(local, local_eval)])
+            local = _concat([g[0] for g in gathered], _TRAIN_SCHEMA)
+            local_eval = _concat([g[1] for g in gathered], _EVAL_SCHEMA)
+        self._train = _merge(self._train, local, _TRAIN_SCHEMA)
+        self._eval = _merge(self._eval, local_eval, _EVAL_SCHEMA)
+
+    def _meta(self) -> dict:
+        epochs = sorted(set(self._train["epoch"].tolist()))
+        return {
+            "format": "hf-synthsample cartography dynamics v1",
+            "measures": list(self.measures),
+            "task": self._task,
+            "id_column": self.id_column,
+            "num_examples": self._num_examples,
+            "epochs": epochs,
+            "eval_pass": self.eval_pass,
+            "eval_epochs": sorted(set(self._eval["epoch"].tolist())),
+        }
+
+    def _write(self, folder: str) -> None:
+        rank, _ = self._process()
+        if rank != 0:
+            return
+        os.makedirs(folder, exist_ok=True)
+        keep = ["example_id", "epoch", "step", "order", "rank", *[m for m in ("inv_ppl", "chia") if m in self.measures],
+                "correct", "num_tokens"]
+        _write_parquet(os.path.join(folder, DYNAMICS_FILE), self._train, keep)
+        if self.eval_pass:
+            ekeep = ["example_id", "epoch", "step", "order", "rank", "inv_ppl", "chia", "correct", "num_tokens"]
+            if "bleu" in self.measures:
+                ekeep += ["bleu", "exact_match"]
+            _write_parquet(os.path.join(folder, EVAL_DYNAMICS_FILE), self._eval, ekeep)
+        _write_json(os.path.join(folder, META_FILE), self._meta())
+
+    def _final_dir(self, args) -> str:
+        return self.output_dir or os.path.join(args.output_dir, "cartography")
+
+    @property
+    def dynamics(self) -> "Any":
+        """The recorded training dynamics so far, as a ``pyarrow.Table`` (synced rows only)."""
+        import pyarrow as pa
+
+        return pa.table(self._train)
+
+    # -- validation at train start
+    def _validate(self, args, model, train_dataloader) -> None:
+        dataset = getattr(train_dataloader, "dataset", None)
+        self._dataset = dataset
+        self._collate = getattr(train_dataloader, "collate_fn", None)
+        names = getattr(dataset, "column_names", None)
+        if names is not None:
+            if self.id_column not in names:
+                hint = (
+                    " The Trainer removed it: set TrainingArguments(remove_unused_columns=False)."
+                    if getattr(args, "remove_unused_columns", False)
+                    else " Add one with hf_synthsample.cartography.add_example_ids(dataset)."
+                )
+                raise ValueError(f"CartographyCallback: the training dataset has no id column {self.id_column!r}.{hint}")
+            label_names = ["labels", "label", "label_ids", *(getattr(args, "label_names", None) or [])]
+            if not any(n in names for n in label_names):
+                raise ValueError(
+                    f"CartographyCallback: the training dataset has no labels column (one of {label_names}); "
+                    f"columns: {names}"
+                )
+            from ..columns import column_array
+
+            ids = column_array(dataset, self.id_column)
+            if ids.dtype.kind not in "iu":
+                raise TypeError(f"id_column {self.id_column!r} must hold integers, got dtype {ids.dtype}")
+            if len(np.unique(ids)) != len(ids):
+                raise ValueError(f"id_column {self.id_column!r} holds repeated ids; each example needs its own")
+            self._num_examples = int(len(ids))
+        elif dataset is not None and hasattr(dataset, "__len__"):
+            self._num_examples = len(dataset)
+        if not isinstance(self._collate, CartographyCollator) and not isinstance(
+            getattr(self._collate, "data_collator", None), CartographyCollator
+        ):
+            raise ValueError(
+                "CartographyCallback: wrap the Trainer's data collator in CartographyCollator(...) so the "
+                "batches carry the example ids"
+            )
+        self._task = infer_task(model) if self.task == "auto" else self.task
+        if "bleu" in self.measures and self._task == "classification":
+            raise ValueError(
+                "measures: 'bleu' needs greedy decodes of a generative model; this is task 'classification'. "
+                "Accepted measures for it: ['inv_ppl', 'chia'] (both the gold-class probability)"
+            )
+        if getattr(args, "label_smoothing_factor", 0) > 0:
+            raise ValueError(
+                "CartographyCallback: label_smoothing_factor > 0 makes the Trainer pop the labels before the "
+                "forward pass; the measures need them (use label_smoothing_factor=0)"
+            )
+
+    # -- TrainerCallback events
+    def on_train_begin(self, args, state, control, model=None, train_dataloader=None, **kwargs):
+        self._reset()
+        self._state = state
+        self._tokenizer = kwargs.get("processing_class")
+        self._validate(args, model, train_dataloader)
+        if state.global_step > 0:
+            self._restore(args, state)
+        self._model = model
+        self._handles = [
+            model.register_forward_pre_hook(self._pre_hook, with_kwargs=True),
+            model.register_forward_hook(self._post_hook, with_kwargs=True),
+        ]
+
+    def _restore(self, args, state) -> None:
+        ckpt = self.resume_from or os.path.join(args.output_dir, f"checkpoint-{state.global_step}")
+        folder = os.path.join(ckpt, CHECKPOINT_SUBDIR)
+        if not os.path.exists(os.path.join(folder, META_FILE)):
+            raise ValueError(
+                f"CartographyCallback: resuming at step {state.global_step} but {folder!r} holds no dynamics; "
+                f"pass resume_from=<the checkpoint folder> so the earlier epochs are not lost"
+            )
+        self._train = _dedup(_read_parquet(os.path.join(folder, DYNAMICS_FILE), _TRAIN_SCHEMA))
+        if os.path.exists(os.path.join(folder, EVAL_DYNAMICS_FILE)):
+            self._eval = _dedup(_read_parquet(os.path.join(folder, EVAL_DYNAMICS_FILE), _EVAL_SCHEMA))
+        self._order = int(self._train["order"].max()) + 1 if len(self._train["order"]) else 0
+        logger.info(f"CartographyCallback: restored {len(self._train['example_id'])} rows from {folder}")
+
+    def on_epoch_begin(self, args, state, control, **kwargs):
+        # state.epoch is epoch + fraction done; a resumed run starts mid-epoch
+        self._epoch = int(math.floor(state.epoch + 1e-6)) if state.epoch else 0
+
+    def on_epoch_end(self, args, state, control, model=None, **kwargs):
+        if self.eval_pass:
+            self._run_eval_pass(args, state, model if model is not None else self._model)
+        self._sync()
+        self._write(self._final_dir(args))
+
+    def on_save(self, args, state, control, **kwargs):
+        self._sync()
+        ckpt = os.path.join(args.output_dir, f"checkpoint-{state.global_step}")
+        if os.path.isdir(ckpt):
+            self._write(os.path.join(ckpt, CHECKPOINT_SUBDIR))
+
+    def on_train_end(self, args, state, control, **kwargs):
+        self._sync()
+        self._write(self._final_dir(args))
+        for h in self._handles:
+            h.remove()
+        self._handles = []
+
+    # -- the optional dropout-free pass
+    def _eval_ids(self) -> np.ndarray:
+        from ..columns import column_array
+
+        ids = np.sort(column_array(self._dataset, self.id_column)) if hasattr(self._dataset, "column_names") \
+            else np.arange(len(self._dataset))
+        if self.eval_examples is not None and self.eval_examples < len(ids):
+            rng = np.random.default_rng(self.seed)
+            ids = np.sort(rng.choice(ids, size=self.eval_examples, replace=False))
+        return ids
+
+    def _run_eval_pass(self, args, state, model) -> None:
+        import torch
+
+        rank, world = self._process()
+        all_ids = self._eval_ids()
+        # rows of the (possibly column-reduced) training dataset holding those ids
+        if hasattr(self._dataset, "column_names"):
+            from ..columns import column_array
+
+            col = column_array(self._dataset, self.id_column)
+            pos = np.empty(int(col.max()) + 1, dtype=np.int64)
+            pos[col] = np.arange(len(col))
+            rows = pos[all_ids]
+        else:
+            rows = all_ids
+        rows = rows[rank::world]
+        bs = self.eval_batch_size or args.per_device_eval_batch_size
+        device = next(model.parameters()).device
+        was_training = model.training
+        model.eval()
+        parts = []
+        try:
+            with torch.no_grad():
+                for start in range(0, len(rows), bs):
+                    chunk = rows[start:start + bs]
+                    features = _rows(self._dataset, chunk)
+                    batch = self._collate(features)
+                    ids = batch.pop(ID_KEY)
+                    batch = {k: v.to(device) if hasattr(v, "to") else v for k, v in batch.items()}
+                    out = model(**batch)
+                    m = sequence_measures(out["logits"], batch["labels"], task=self._task)
+                    n = len(chunk)
+                    part = {
+                        "example_id": ids.numpy(), "epoch": np.full(n, self._epoch), "step": np.full(n, state.global_step),
+                        "order": np.arange(start, start + n), "rank": np.full(n, rank),
+                        "inv_ppl": m["inv_ppl"].cpu().numpy(), "chia": m["chia"].cpu().numpy(),
+                        "correct": m["correct"].cpu().numpy(), "num_tokens": m["num_tokens"].cpu().numpy(),
+                        "bleu": np.full(n, np.nan), "exact_match": np.zeros(n, dtype=bool),
+                    }
+                    if "bleu" in self.measures:
+                        part["bleu"], part["exact_match"] = self._decode_scores(model, batch)
+                    parts.append(part)
+        finally:
+            model.train(was_training)
+        self._pending_eval.append(_concat(parts, _EVAL_SCHEMA))
+
+    def _decode_scores(self, model, batch) -> tuple[np.ndarray, np.ndarray]:
+        import sacrebleu
+        import torch
+
+        labels = batch["labels"]
+        # each example's own decode limit (its gold length + 5 unless max_new_tokens is given), so the
+        # score does not depend on what else is in the batch
+        limits = [self.max_new_tokens or int(n) + 5 for n in (labels != IGNORE_INDEX).sum(dim=1).tolist()]
+        max_new = max(limits)
+        cfg = model.generation_config if hasattr(model, "generation_config") else model.config
+        eos = getattr(cfg, "eos_token_id", None)
+        eos = set(eos) if isinstance(eos, (list, tuple)) else {eos}
+        special = {t for t in (getattr(cfg, "pad_token_id", None), getattr(cfg, "bos_token_id", None),
+                               getattr(cfg, "decoder_start_token_id", None), *eos) if isinstance(t, int)}
+        greedy = {"max_new_tokens": max_new, "do_sample": False, "num_beams": 1}
+        if self._task == "seq2seq":
+            gen_inputs = {k: batch[k] for k in ("input_ids", "attention_mask") if k in batch}
+            # drop the decoder start token
+            continuations = [g[1:] for g in model.generate(**gen_inputs, **greedy).tolist()]
+        else:  # decoder-only: the prompt is what the labels mask; decode one example at a time
+            continuations = []
+            pad = getattr(cfg, "pad_token_id", None)
+            for ids, lab in zip(batch["input_ids"], labels):
+                gold_pos = (lab != IGNORE_INDEX).nonzero()
+                start = int(gold_pos[0]) if len(gold_pos) else int(lab.shape[0])
+                prompt = ids[:start][None]
+                out = model.generate(prompt, attention_mask=torch.ones_like(prompt),
+                                     pad_token_id=pad if pad is not None else next(iter(eos)),
+                                     **{**greedy, "max_new_tokens": limits[len(continuations)]})
+                continuations.append(out[0, start:].tolist())
+        bleu, exact = [], []
+        for cont, gold_ids, limit in zip(continuations, labels.tolist(), limits):
+            hyp = []
+            for t in cont[:limit]:  # up to the first EOS, without special tokens
+                if t in eos:
+                    break
+                if t not in special:
+                    hyp.append(t)
+            gold = [t for t in gold_ids if t != IGNORE_INDEX and t not in special]
+            hyp_text, gold_text = self._detok(hyp), self._detok(gold)
+            # sacrebleu: the decode is the hypothesis, the gold is the (single) reference
+            bleu.append(sacrebleu.sentence_bleu(hyp_text, [gold_text]).score / 100.0)
+            exact.append(hyp == gold)
+        return np.asarray(bleu, dtype=np.float32), np.asarray(exact, dtype=bool)
+
+    def _detok(self, ids: list[int]) -> str:
+        tok = self._tokenizer
+        if tok is not None and hasattr(tok, "decode"):
+            return tok.decode(ids, skip_special_tokens=True)
+        return " ".join(map(str, ids))
+
+
+def _merge(table: dict, new: dict, schema: dict) -> dict:
+    """``table`` (deduplicated, sorted by epoch) plus ``new`` rows, deduplicated.
+
+    Only epochs the new rows touch are re-sorted, so a sync costs the size of the recent epochs,
+    not of the whole history.
+    """
+    if not len(new["example_id"]):
+        return table
+    first = int(new["epoch"].min())
+    cut = int(np.searchsorted(table["epoch"], first, side="left"))
+    old = {k: v[:cut] for k, v in table.items()}
+    recent = {k: v[cut:] for k, v in table.items()}
+    return _concat([old, _dedup(_concat([recent, new], schema))], schema)
+
+
+def _rows(dataset, positions) -> list[dict]:
+    """Rows at ``positions`` as feature dicts; one batched read for a ``datasets.Dataset``."""
+    if hasattr(dataset, "column_names"):
+        cols = dataset[[int(p) for p in positions]]
+        keys = list(cols)
+        return [dict(zip(keys, values)) for values in zip(*(cols[k] for k in keys))]
+    return [dataset[int(p)] for p in positions]
+

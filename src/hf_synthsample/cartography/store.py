@@ -1,0 +1,116 @@
+"""Storage of training dynamics: Parquet tables + a JSON sidecar, written atomically.
+
+A dynamics folder holds ``dynamics.parquet`` (one row per example and epoch of the training
+pass), optionally ``eval_dynamics.parquet`` (the dropout-free end-of-epoch pass) and
+``cartography.json`` (measures, task, epochs). No ``transformers`` import here, so data maps can
+be built without it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from typing import Any, Sequence
+
+import numpy as np
+
+__all__ = ["load_dynamics", "DYNAMICS_FILE", "EVAL_DYNAMICS_FILE", "META_FILE", "CHECKPOINT_SUBDIR"]
+
+DYNAMICS_FILE = "dynamics.parquet"
+EVAL_DYNAMICS_FILE = "eval_dynamics.parquet"
+META_FILE = "cartography.json"
+CHECKPOINT_SUBDIR = "cartography"
+
+
+_TRAIN_SCHEMA = {"example_id": np.int64, "epoch": np.int32, "step": np.int64, "order": np.int64,
+                 "rank": np.int32, "inv_ppl": np.float32, "chia": np.float32, "correct": np.bool_,
+                 "num_tokens": np.int32}
+_EVAL_SCHEMA = {"example_id": np.int64, "epoch": np.int32, "step": np.int64, "order": np.int64,
+                "rank": np.int32, "inv_ppl": np.float32, "chia": np.float32, "correct": np.bool_,
+                "num_tokens": np.int32, "bleu": np.float32, "exact_match": np.bool_}
+_ORDER_COLUMNS = ("step", "order", "rank")
+
+
+def _empty(schema: dict) -> dict:
+    return {k: np.zeros(0, dtype=t) for k, t in schema.items()}
+
+
+def _concat(parts: list[dict], schema: dict) -> dict:
+    parts = [p for p in parts if len(p["example_id"])]
+    if not parts:
+        return _empty(schema)
+    return {k: np.concatenate([np.asarray(p[k], dtype=t) for p in parts]) for k, t in schema.items()}
+
+
+def _dedup(table: dict) -> dict:
+    """One row per (example_id, epoch): the first seen (smallest step, order, rank), sorted by key."""
+    if not len(table["example_id"]):
+        return table
+    # np.lexsort sorts by the last key first; it is a stable sort
+    order = np.lexsort((table["rank"], table["order"], table["step"], table["example_id"], table["epoch"]))
+    ep, ex = table["epoch"][order], table["example_id"][order]
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = (ep[1:] != ep[:-1]) | (ex[1:] != ex[:-1])
+    keep = order[first]
+    return {k: v[keep] for k, v in table.items()}
+
+
+def _write_parquet(path: str, table: dict, columns: Sequence[str]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".parquet")
+    os.close(fd)
+    try:
+        pq.write_table(pa.table({c: table[c] for c in columns}), tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def _write_json(path: str, obj: Any) -> None:
+    folder = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
+    with os.fdopen(fd, "w") as f:
+        json.dump(obj, f, indent=2, sort_keys=True)
+    os.replace(tmp, path)
+
+
+def _read_parquet(path: str, schema: dict) -> dict:
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(path)
+    out = _empty(schema)
+    for k, typ in schema.items():
+        if k in t.column_names:
+            out[k] = t.column(k).to_numpy(zero_copy_only=False).astype(typ)
+        elif k in ("step", "order", "rank"):
+            out[k] = np.zeros(t.num_rows, dtype=typ)
+        else:
+            out[k] = np.full(t.num_rows, np.nan if np.dtype(typ).kind == "f" else 0, dtype=typ)
+    return out
+
+
+def load_dynamics(folder: str | os.PathLike) -> dict:
+    """Read a dynamics folder written by :class:`CartographyCallback`.
+
+    Returns ``{"meta": dict, "train": pyarrow.Table, "eval": pyarrow.Table | None}``.
+    """
+    import pyarrow.parquet as pq
+
+    folder = os.fspath(folder)
+    meta_path = os.path.join(folder, META_FILE)
+    if not os.path.exists(meta_path):
+        raise ValueError(f"dynamics: {folder!r} is not a dynamics folder (no {META_FILE})")
+    with open(meta_path) as f:
+        meta = json.load(f)
+    eval_path = os.path.join(folder, EVAL_DYNAMICS_FILE)
+    return {
+        "meta": meta,
+        "train": pq.read_table(os.path.join(folder, DYNAMICS_FILE)),
+        "eval": pq.read_table(eval_path) if os.path.exists(eval_path) else None,
+    }
