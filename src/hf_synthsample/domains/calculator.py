@@ -85,7 +85,9 @@ class Rendered(NamedTuple):
     max_depth: int  # max over digits of their parenthesis depth
 
 
-_LEAVES = tuple(Rendered(str(d), _ATOM, d, 0, 0, 0, 1, 0) for d in range(10))
+# Inside the samplers a rendered subexpression is a plain tuple with Rendered's fields (building a
+# NamedTuple per node costs a third of generation time); public functions return Rendered.
+_LEAVES = tuple((str(d), _ATOM, d, 0, 0, 0, 1, 0) for d in range(10))
 
 
 def _combine(op: str, left: Rendered, right: Rendered) -> Rendered:
@@ -115,9 +117,7 @@ def _combine(op: str, left: Rendered, right: Rendered) -> Rendered:
         value = (lv - rv) % 10
     else:
         value = (lv * rv) % 10
-    return Rendered(
-        lt + op + rt, p, value, lo + ro + 1, lpa + rpa, lds + rds, ln + rn, lmd if lmd > rmd else rmd
-    )
+    return (lt + op + rt, p, value, lo + ro + 1, lpa + rpa, lds + rds, ln + rn, lmd if lmd > rmd else rmd)
 
 
 @dataclass(frozen=True)
@@ -134,6 +134,10 @@ RENDER_ALGEBRA = Algebra(leaf=_LEAVES.__getitem__, node=_combine)
 
 def render(expr: Expr) -> Rendered:
     """Print ``expr`` with minimal parentheses and measure it in one bottom-up pass."""
+    return Rendered(*_render(expr))
+
+
+def _render(expr: Expr) -> tuple:
     if isinstance(expr, int):
         if not 0 <= expr <= 9:
             raise ValueError(f"expr: leaves must be digits 0-9, got {expr!r}")
@@ -141,7 +145,7 @@ def render(expr: Expr) -> Rendered:
     op, left, right = expr
     if op not in PRECEDENCE:
         raise ValueError(f"expr: operator must be one of {OPERATORS}, got {op!r}")
-    return _combine(op, render(left), render(right))
+    return _combine(op, _render(left), _render(right))
 
 
 def to_string(expr: Expr) -> str:
@@ -159,13 +163,14 @@ def round_mean_depth(depth_sum: int, num_digits: int) -> float:
     return ((20 * depth_sum + num_digits) // (2 * num_digits)) / 10
 
 
-def _row_features(r: Rendered) -> dict:
+def _row_features(r: tuple) -> dict:
+    text, _, _, num_ops, num_parens, depth_sum, num_digits, max_depth = r
     return {
-        "length": round_length(len(r.text)),
-        "num_ops": r.num_ops,
-        "num_parens": r.num_parens,
-        "mean_paren_depth": round_mean_depth(r.depth_sum, r.num_digits),
-        "max_paren_depth": r.max_depth,
+        "length": round_length(len(text)),
+        "num_ops": num_ops,
+        "num_parens": num_parens,
+        "mean_paren_depth": round_mean_depth(depth_sum, num_digits),
+        "max_paren_depth": max_depth,
     }
 
 
@@ -368,8 +373,9 @@ def sample(
 ):
     """Draw one expression from ``distribution`` (one of :data:`DISTRIBUTIONS`).
 
-    With the default algebra the result is a tree; with :data:`RENDER_ALGEBRA` it is a
-    :class:`Rendered`. DCFG/RCFG draws longer than ``params.max_length`` are redrawn.
+    With the default algebra the result is a tree; with :data:`RENDER_ALGEBRA` it is a tuple
+    with the fields of :class:`Rendered` (``Rendered(*result)`` names them). DCFG/RCFG draws
+    longer than ``params.max_length`` are redrawn.
 
     Example:
         >>> tree = sample(random.Random(0), "bal", CalculatorParams(bal_min_depth=2, bal_max_depth=2))
@@ -389,7 +395,7 @@ def sample(
             out = _rcfg(rng, algebra, params.p_digit, params.max_tree_depth, params.max_run)
         if params.max_length is None:
             return out
-        text = out.text if isinstance(out, Rendered) else to_string(out)
+        text = out[0] if algebra is RENDER_ALGEBRA else to_string(out)
         if len(text) <= params.max_length:
             return out
     raise ValueError(
@@ -401,6 +407,6 @@ def sample(
 def sample_row(rng: random.Random, distribution: str, params: CalculatorParams) -> dict:
     """One dataset row: expression, answer, distribution and the five salient variables."""
     r = sample(rng, distribution, params, RENDER_ALGEBRA)
-    row = {"expression": r.text, "answer": r.value, "distribution": distribution}
+    row = {"expression": r[0], "answer": r[2], "distribution": distribution}
     row.update(_row_features(r))
     return row
