@@ -3,6 +3,7 @@
 from .base import BaseSampler
 from .homogenize import HomogenizeSampler, homogenize_indices, homogenize_stream
 from .report import HomogenizationReport, kl_to_uniform
+from .structural import CMaxEntSampler, HybridSampler, UATSampler, UniformSampler
 
 __all__ = [
     "BaseSampler",
@@ -11,4 +12,8 @@ __all__ = [
     "homogenize_stream",
     "HomogenizationReport",
     "kl_to_uniform",
+    "UniformSampler",
+    "UATSampler",
+    "CMaxEntSampler",
+    "HybridSampler",
 ]
