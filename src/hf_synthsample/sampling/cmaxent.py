@@ -10,10 +10,10 @@ after each pick, updates it only where a count changed:
 * examples with identical bags form one *group*, scored once (the group offers its members in
   tie-break order);
 * *sparse* features (in few groups) update the groups that hold them (a CSC column each);
-* *dense* features (in many groups: ``now``, ``=>``...) would touch almost every group at every
-  step; their contribution depends only on the group's multiplicities of the dense features,
-  so groups sharing that *dense signature* share it: one value per signature per step, then a
-  gather.
+* a feature in most groups (``now``, ``=>``...) would touch almost every group at every step, so
+  each feature has a *default* multiplicity (its commonest, often 0) whose contribution is one
+  shared offset; a step updates only the groups that hold the pick's features with another
+  multiplicity (the *exceptions*).
 
 Each step is then one vector pass over the live groups (on ``device``) plus the sparse updates.
 Ties: scores within ``tol * (1 + |best|)`` of the best count as equal and the smallest
@@ -22,6 +22,7 @@ Ties: scores within ``tol * (1 + |best|)`` of the best count as equal and the sm
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections import Counter
 from typing import Mapping, Sequence
@@ -34,20 +35,21 @@ __all__ = ["GreedyEntropy", "reference_greedy", "TOL"]
 TOL = 1e-9
 
 
-def _xlogx(x):
-    import torch
-
-    return torch.where(x > 0, x * torch.log(torch.clamp(x, min=1e-300)), torch.zeros_like(x))
-
-
 class _Side:
-    """Counts of one feature family (atoms or compounds) over groups, sparse + dense parts."""
+    """Counts of one feature family (atoms or compounds) over the groups.
 
-    def __init__(self, bags: list[dict[int, float]], num_features: int, dense_fraction: float, device, dtype):
+    ``dA_g = offset + E_g``: each feature ``c`` has a *default* multiplicity ``x*_c`` (its most
+    common one over the groups, often 0); ``offset = sum_c f(n_c, x*_c)`` is shared by every
+    group, and ``E_g`` adds ``f(n_c, x_gc) - f(n_c, x*_c)`` only over the group's *exceptions*
+    (``x_gc != x*_c``). A pick changes ``n_c`` of its own features only, so a step touches the
+    exceptions of those features: a feature in every program (``now``) or in none costs O(1).
+    """
+
+    def __init__(self, bags: list[dict[int, float]], num_features: int, device, dtype):
         import torch
 
         G = len(bags)
-        self.device = device
+        self.device, self.dtype = device, dtype
         rows, cols, vals = [], [], []
         for g, bag in enumerate(bags):
             for f, x in bag.items():
@@ -57,77 +59,77 @@ class _Side:
         rows = np.asarray(rows, dtype=np.int64)
         cols = np.asarray(cols, dtype=np.int64)
         vals = np.asarray(vals, dtype=np.float64)
-        df = np.bincount(cols, minlength=num_features)
-        dense = df > max(64, dense_fraction * G)
         self.total = torch.as_tensor(np.bincount(rows, weights=vals, minlength=G), device=device, dtype=dtype)
-        self.n = np.zeros(num_features, dtype=np.float64)  # current counts of S (host: small, scalar-indexed)
+        self.n = np.zeros(num_features, dtype=np.float64)  # counts of S (host: small, scalar-indexed)
         self.M = 0.0
         self.A = 0.0
-        # CSR of every group (host): its features and multiplicities, for the pick's update
+        # CSR of every group (host): the pick's features and multiplicities
         order = np.lexsort((cols, rows))
         rows, cols, vals = rows[order], cols[order], vals[order]
         self.row_ptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=G))])
         self.row_col, self.row_val = cols, vals
-        # sparse part: CSC over sparse features (device)
-        sp = ~dense[cols]
-        s_rows, s_cols, s_vals = rows[sp], cols[sp], vals[sp]
-        o = np.argsort(s_cols, kind="stable")
-        s_rows, s_cols, s_vals = s_rows[o], s_cols[o], s_vals[o]
-        self.col_ptr = np.concatenate([[0], np.cumsum(np.bincount(s_cols, minlength=num_features))])
-        self.col_row = torch.as_tensor(s_rows, device=device)
-        self.col_val = torch.as_tensor(s_vals, device=device, dtype=dtype)
-        self.is_dense = dense
-        self.dA_sparse = torch.zeros(G, device=device, dtype=dtype)  # all n = 0 at the start: f(0, x) = x log x
-        self.dA_sparse.index_add_(0, torch.as_tensor(s_rows, device=device), _xlogx(self.col_val))
-        # dense part: signatures
-        dn = dense[cols]
-        sig_keys: dict[tuple, int] = {}
-        sig_of = np.zeros(G, dtype=np.int64)
-        d_rows, d_cols, d_vals = rows[dn], cols[dn], vals[dn]
-        starts = np.searchsorted(d_rows, np.arange(G + 1))
-        sig_cols, sig_vals, sig_ids = [], [], []
-        for g in range(G):
-            a, b = starts[g], starts[g + 1]
-            key = (tuple(d_cols[a:b].tolist()), tuple(d_vals[a:b].tolist()))
-            s = sig_keys.get(key)
-            if s is None:
-                s = sig_keys[key] = len(sig_keys)
-                sig_cols.extend(key[0])
-                sig_vals.extend(key[1])
-                sig_ids.extend([s] * len(key[0]))
-            sig_of[g] = s
-        self.num_sigs = len(sig_keys)
-        self.sig_of = torch.as_tensor(sig_of, device=device)
-        self.sig_col = torch.as_tensor(np.asarray(sig_cols, dtype=np.int64), device=device)
-        self.sig_val = torch.as_tensor(np.asarray(sig_vals, dtype=np.float64), device=device, dtype=dtype)
-        self.sig_id = torch.as_tensor(np.asarray(sig_ids, dtype=np.int64), device=device)
-        self.dtype = dtype
-        self._n_dev = torch.zeros(num_features, device=device, dtype=dtype)
+        # default multiplicity of each feature: the most common value, 0 included
+        default = np.zeros(num_features, dtype=np.float64)
+        df = np.bincount(cols, minlength=num_features)
+        pair_vals, pair_inv = np.unique(np.stack([cols, vals]), axis=1, return_inverse=True)
+        pair_count = np.bincount(pair_inv.reshape(-1), minlength=pair_vals.shape[1])
+        best = np.zeros(num_features, dtype=np.int64)  # count of the best nonzero value so far
+        for (c, x), m in zip(pair_vals.T.tolist(), pair_count.tolist()):
+            c = int(c)
+            if m > best[c] or (m == best[c] and x < default[c]):
+                best[c], default[c] = m, x
+        zero_wins = (G - df) >= best
+        default[zero_wins] = 0.0
+        self.default = default
+        # exceptions: present with another value, or absent while the default is nonzero
+        exc = vals != default[cols]
+        e_rows, e_cols, e_vals = [rows[exc]], [cols[exc]], [vals[exc]]
+        present = np.zeros(G, dtype=bool)
+        for c in np.flatnonzero(default > 0).tolist():
+            present[:] = False
+            present[rows[cols == c]] = True
+            absent = np.flatnonzero(~present)
+            e_rows.append(absent)
+            e_cols.append(np.full(len(absent), c, dtype=np.int64))
+            e_vals.append(np.zeros(len(absent)))
+        e_rows, e_cols, e_vals = np.concatenate(e_rows), np.concatenate(e_cols), np.concatenate(e_vals)
+        # sorted by (feature, multiplicity): a (feature, multiplicity) pair is one contiguous run,
+        # and every group of a run gets the same update
+        o = np.lexsort((e_vals, e_cols))
+        e_rows, e_cols, e_vals = e_rows[o], e_cols[o], e_vals[o]
+        self.col_ptr = np.concatenate([[0], np.cumsum(np.bincount(e_cols, minlength=num_features))])
+        self.col_row = torch.as_tensor(e_rows, device=device)
+        if len(e_cols):
+            pairs, pair_count = np.unique(np.stack([e_cols.astype(np.float64), e_vals]), axis=1, return_counts=True)
+        else:
+            pairs, pair_count = np.zeros((2, 0)), np.zeros(0, dtype=np.int64)
+        self.pair_col = pairs[0].astype(np.int64)
+        self.pair_val = pairs[1]
+        self.pair_count = pair_count
+        self.pair_ptr = np.concatenate([[0], np.cumsum(np.bincount(self.pair_col, minlength=num_features))])
+        # at n = 0: f(0, x) = x log x
+        self.offset = float(np.sum(default * np.log(np.where(default > 0, default, 1))))
+        self.E = torch.zeros(G, device=device, dtype=dtype)
+        init = _f(0.0, e_vals) - _f(0.0, default[e_cols])
+        self.E.index_add_(0, self.col_row, torch.as_tensor(init, device=device, dtype=dtype))
 
-    def dense_dA(self):
-        """Per signature, ``sum over its dense features of f(n_c, x)`` at the current counts."""
-        import torch
-
-        n = self._n_dev[self.sig_col]
-        contrib = _xlogx(n + self.sig_val) - _xlogx(n)
-        out = torch.zeros(self.num_sigs, device=self.device, dtype=self.dtype)
-        out.index_add_(0, self.sig_id, contrib)
-        return out
+    @property
+    def num_exceptions(self) -> int:
+        return len(self.col_row)
 
     def entropy_after(self, groups=None):
         """``H(S + g)`` for every group (or the given group index tensor)."""
         import torch
 
-        dA = self.dA_sparse + self.dense_dA()[self.sig_of]
-        total = self.total
-        if groups is not None:
-            dA, total = dA[groups], total[groups]
+        E, total = (self.E, self.total) if groups is None else (self.E[groups], self.total[groups])
         M = self.M + total
-        safe = torch.clamp(M, min=1e-300)
-        return torch.where(M > 0, torch.log(safe) - (self.A + dA) / safe, torch.zeros_like(M))
+        if self.M > 0:
+            return torch.log(M) - (self.A + self.offset + E) / M
+        safe = torch.clamp(M, min=1e-300)  # S is empty: a bag with no mass has H = 0
+        return torch.where(M > 0, torch.log(safe) - (self.A + self.offset + E) / safe, torch.zeros_like(M))
 
     def add(self, g: int) -> None:
-        """Add group ``g``'s bag to S and update the increments of the groups it affects."""
+        """Add group ``g``'s bag to S and update what its features change."""
         import torch
 
         a, b = self.row_ptr[g], self.row_ptr[g + 1]
@@ -136,27 +138,38 @@ class _Side:
             return
         old = self.n[cols]
         new = old + vals
-        self.A += float(np.sum(new * np.log(np.where(new > 0, new, 1))) - np.sum(old * np.log(np.where(old > 0, old, 1))))
+        self.A += float(np.sum(_f(old, vals)))
         self.M += float(vals.sum())
         self.n[cols] = new
-        self._n_dev[torch.as_tensor(cols, device=self.device)] = torch.as_tensor(new, device=self.device, dtype=self.dtype)
-        sparse = ~self.is_dense[cols]
-        cols, old, new = cols[sparse], old[sparse], new[sparse]
-        if not len(cols):
+        d = self.default[cols]
+        self.offset += float(np.sum(_f(new, d) - _f(old, d)))
+        lens = self.col_ptr[cols + 1] - self.col_ptr[cols]
+        keep = lens > 0
+        if not keep.any():
             return
-        starts, ends = self.col_ptr[cols], self.col_ptr[cols + 1]
-        lens = ends - starts
-        total = int(lens.sum())
-        if total == 0:
-            return
-        seg = np.repeat(np.arange(len(cols)), lens)
-        idx = np.arange(total) - np.repeat(np.cumsum(lens) - lens, lens) + starts[seg]
-        idx_t = torch.as_tensor(idx, device=self.device)
-        y = self.col_val[idx_t]
-        o = torch.as_tensor(old[seg], device=self.device, dtype=self.dtype)
-        nw = torch.as_tensor(new[seg], device=self.device, dtype=self.dtype)
-        delta = (_xlogx(nw + y) - _xlogx(nw)) - (_xlogx(o + y) - _xlogx(o))
-        self.dA_sparse.index_add_(0, self.col_row[idx_t], delta)
+        cols, old, new, lens = cols[keep], old[keep], new[keep], lens[keep]
+        # per (feature, multiplicity) run: its update, repeated over the run's groups
+        plens = self.pair_ptr[cols + 1] - self.pair_ptr[cols]
+        pseg = np.repeat(np.arange(len(cols)), plens)
+        pairs = _ranges(self.pair_ptr[cols], plens)
+        o, nw, y, dflt = old[pseg], new[pseg], self.pair_val[pairs], self.default[cols][pseg]
+        delta = (_f(nw, y) - _f(o, y)) - (_f(nw, dflt) - _f(o, dflt))
+        rep = np.repeat(delta, self.pair_count[pairs])
+        idx = torch.as_tensor(_ranges(self.col_ptr[cols], lens), device=self.device)
+        self.E.index_add_(0, self.col_row[idx], torch.as_tensor(rep, device=self.device, dtype=self.dtype))
+
+
+def _f(n, x):
+    """``f(n, x) = (n + x) log(n + x) - n log n`` (numpy, 0 log 0 = 0)."""
+    n = np.asarray(n, dtype=np.float64)
+    m = n + x
+    return m * np.log(np.where(m > 0, m, 1)) - n * np.log(np.where(n > 0, n, 1))
+
+
+def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """Concatenation of ``arange(s, s + l)`` for each start and length."""
+    total = int(lens.sum())
+    return np.arange(total) - np.repeat(np.cumsum(lens) - lens - starts, lens)
 
 
 class GreedyEntropy:
@@ -169,8 +182,6 @@ class GreedyEntropy:
         priority: per row, the tie-break key (smaller wins).
         w_atoms, w_compounds: objective weights.
         device: torch device of the per-step vector work.
-        dense_fraction: a feature in more than this fraction of the groups is handled by
-            signatures rather than by per-group updates (speed only; the result does not change).
     """
 
     def __init__(
@@ -185,7 +196,6 @@ class GreedyEntropy:
         w_atoms: float = 1.0,
         w_compounds: float = 1.0,
         device: str = "cpu",
-        dense_fraction: float = 0.02,
         tol: float = TOL,
     ):
         import torch
@@ -193,8 +203,8 @@ class GreedyEntropy:
         self.torch = torch
         dtype = torch.float64
         self.device = torch.device(device)
-        self.atoms = _Side(atom_bags, num_atoms, dense_fraction, self.device, dtype)
-        self.compounds = _Side(compound_bags, num_compounds, dense_fraction, self.device, dtype)
+        self.atoms = _Side(atom_bags, num_atoms, self.device, dtype)
+        self.compounds = _Side(compound_bags, num_compounds, self.device, dtype)
         self.w_atoms, self.w_compounds, self.tol = float(w_atoms), float(w_compounds), float(tol)
         self.members = members
         self.priority = np.asarray(priority)
@@ -243,9 +253,23 @@ class GreedyEntropy:
         from tqdm.auto import tqdm
 
         out = []
-        for _ in tqdm(range(k), disable=not progress, desc="CMaxEnt"):
-            out.append(self.take(self.best_group()))
+        with self.threads():
+            for _ in tqdm(range(k), disable=not progress, desc="CMaxEnt"):
+                out.append(self.take(self.best_group()))
         return out
+
+    @contextlib.contextmanager
+    def threads(self):
+        """One intra-op thread on CPU while stepping: the per-step tensors are too small to gain
+        from more, and on a busy machine thread hand-offs cost more than the work."""
+        torch = self.torch
+        before = torch.get_num_threads()
+        if self.device.type == "cpu":
+            torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
 
 
 def reference_greedy(

@@ -362,10 +362,10 @@ class HybridSampler(CMaxEntSampler):
         np.add.at(left, codes, [len(m) for m in eng.members])
         rng = np.random.default_rng(self.seed)
         order = []
-        for _ in range(k):
-            live = np.flatnonzero(left > 0)
-            t = live[rng.integers(len(live))]
-            g = eng.best_group(by_template[t])
-            order.append(eng.take(g))
-            left[t] -= 1
+        with eng.threads():
+            for _ in range(k):
+                live = np.flatnonzero(left > 0)
+                t = live[rng.integers(len(live))]
+                order.append(eng.take(eng.best_group(by_template[t])))
+                left[t] -= 1
         return self._finish(order)
