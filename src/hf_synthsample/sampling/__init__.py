@@ -3,6 +3,9 @@
 from .base import BaseSampler
 from .homogenize import HomogenizeSampler, homogenize_indices, homogenize_stream
 from .report import HomogenizationReport, kl_to_uniform
+from .difficulty import ComplexityFunction, DifficultySampler, prototype_difficulty
+from .diversity import DiversityReport, diversity_report
+from .repetition import RepetitionCurriculum
 from .structural import CMaxEntSampler, HybridSampler, UATSampler, UniformSampler
 
 __all__ = [
@@ -16,4 +19,10 @@ __all__ = [
     "UATSampler",
     "CMaxEntSampler",
     "HybridSampler",
+    "DiversityReport",
+    "diversity_report",
+    "ComplexityFunction",
+    "DifficultySampler",
+    "prototype_difficulty",
+    "RepetitionCurriculum",
 ]
