@@ -153,6 +153,7 @@ def test_diversity_report_hand_known(tmp_path):
 
 
 def test_load_dataset_with_sampler(tmp_path):
+    # a foundation sampler through the new sampling config; the structural ones share the interface
     sampler = HomogenizeSampler("length", seed=0)
     full = hf_synthsample.load_dataset("calculator", "dcfg", num_examples=300, split="train", cache_dir=str(tmp_path))
     ds = hf_synthsample.load_dataset(
@@ -193,5 +194,9 @@ def test_schema2qa_pattern_at_2000(schema2qa_pool):
                     ("cmaxent", CMaxEntSampler(seed=0)), ("hybrid", HybridSampler(seed=0))]:
         reps[name] = diversity_report(s.sample(ds, k), name=name)
     assert reps["uat"].num_templates >= 3 * reps["uniform"].num_templates
-    assert reps["cmaxent"].num_templates > 1.2 * reps["uniform"].num_templates
+    assert reps["hybrid"].num_templates >= 3 * reps["uniform"].num_templates
     assert reps["cmaxent"].compound_entropy == max(r.compound_entropy for r in reps.values())
+    assert reps["cmaxent"].atom_entropy == max(r.atom_entropy for r in reps.values())
+    # Not asserted: the paper's "CMaxEnt covers clearly more templates than uniform". On this
+    # grammar's pool (969 templates in 20K rows, a long flat tail) it does not hold: uniform
+    # 304, CMaxEnt 268 (see the hand-over note of issue 6).
