@@ -178,7 +178,11 @@ def uat_order(templates: Sequence, alpha: float, k: int, seed: int, candidates: 
     """
     alpha = check_float("alpha", alpha, min=-1.0, max=0.0)
     rows = np.arange(len(templates)) if candidates is None else np.asarray(candidates, dtype=np.int64)
-    _, codes = np.unique(np.asarray(templates, dtype=object)[rows].astype(str), return_inverse=True)
+    templates = np.asarray(templates) if not isinstance(templates, np.ndarray) else templates
+    if templates.dtype.kind in "iu":  # already integer codes
+        codes = np.unique(templates[rows], return_inverse=True)[1].reshape(-1)
+    else:
+        codes = np.unique(templates.astype(object)[rows].astype(str), return_inverse=True)[1].reshape(-1)
     counts = np.bincount(codes)
     p = counts[codes] / len(rows)
     rng = np.random.default_rng(seed)
@@ -221,7 +225,9 @@ class UATSampler(_StructuralSampler):
         if self.template_column in dataset.column_names:
             if k is None:
                 raise ValueError(f"k: UATSampler needs a sample size (an int in [0, {len(dataset)}])")
-            templates = column_arrow(dataset, self.template_column).to_numpy(zero_copy_only=False)
+            # dictionary codes: no string sort, milliseconds for a million rows
+            templates = column_arrow(dataset, self.template_column).combine_chunks().dictionary_encode().indices
+            templates = templates.to_numpy(zero_copy_only=False).astype(np.int64)
             self.unparsable_ = np.zeros(0, dtype=np.int64)
             return self._finish(uat_order(templates, self.alpha, k, self.seed))
         cols, candidates = self._read(dataset, ["template"], k)
