@@ -45,17 +45,11 @@ class _Side:
     exceptions of those features: a feature in every program (``now``) or in none costs O(1).
     """
 
-    def __init__(self, bags: list[dict[int, float]], num_features: int, device, dtype):
+    def __init__(self, coo: tuple, device, dtype):
         import torch
 
-        G = len(bags)
+        rows, cols, vals, G, num_features = coo
         self.device, self.dtype = device, dtype
-        rows, cols, vals = [], [], []
-        for g, bag in enumerate(bags):
-            for f, x in bag.items():
-                rows.append(g)
-                cols.append(f)
-                vals.append(x)
         rows = np.asarray(rows, dtype=np.int64)
         cols = np.asarray(cols, dtype=np.int64)
         vals = np.asarray(vals, dtype=np.float64)
@@ -176,8 +170,8 @@ class GreedyEntropy:
     """The exact CMaxEnt greedy over groups of identical bags.
 
     Args:
-        atom_bags, compound_bags: per group, ``{feature id: multiplicity}`` (compound
-            multiplicities already weighted).
+        atoms, compounds: ``(group, feature, multiplicity, num_groups, num_features)`` arrays
+            (compound multiplicities already weighted).
         members: per group, its row indices in tie-break order (best first).
         priority: per row, the tie-break key (smaller wins).
         w_atoms, w_compounds: objective weights.
@@ -186,10 +180,8 @@ class GreedyEntropy:
 
     def __init__(
         self,
-        atom_bags: list[dict[int, float]],
-        compound_bags: list[dict[int, float]],
-        num_atoms: int,
-        num_compounds: int,
+        atoms: tuple,
+        compounds: tuple,
         members: list[np.ndarray],
         priority: np.ndarray,
         *,
@@ -203,8 +195,8 @@ class GreedyEntropy:
         self.torch = torch
         dtype = torch.float64
         self.device = torch.device(device)
-        self.atoms = _Side(atom_bags, num_atoms, self.device, dtype)
-        self.compounds = _Side(compound_bags, num_compounds, self.device, dtype)
+        self.atoms = _Side(atoms, self.device, dtype)
+        self.compounds = _Side(compounds, self.device, dtype)
         self.w_atoms, self.w_compounds, self.tol = float(w_atoms), float(w_compounds), float(tol)
         self.members = members
         self.priority = np.asarray(priority)

@@ -114,6 +114,34 @@ class StructureColumns:
         return out, np.asarray([i for i, _ in errors], dtype=np.int64)
 
 
+    def read_encoded(self, dataset: "Dataset", need: Sequence[str]) -> tuple[dict, np.ndarray]:
+        """Like :meth:`read`, as integer codes without building Python lists of a big pool.
+
+        ``template`` -> per-row codes; ``atoms`` / ``compounds`` -> ``(offsets, codes, vocab_size)``
+        (row ``i`` holds ``codes[offsets[i]:offsets[i + 1]]``). Unparsable rows are empty.
+        """
+        import pyarrow as pa
+
+        have = set(dataset.column_names)
+        missing = [c for c in need if c not in have]
+        computed, bad = self.read(dataset, missing) if missing else ({}, np.zeros(0, dtype=np.int64))
+        out = {}
+        for c in need:
+            arr = pa.array(computed[c]) if c in computed else column_arrow(dataset, c).combine_chunks()
+            if c == "template":  # codes in sorted template order, whatever the row order
+                enc = arr.dictionary_encode()
+                names = np.asarray(enc.dictionary.to_pylist(), dtype=object).astype(str)
+                rank = np.empty(len(names), dtype=np.int64)
+                rank[np.argsort(names, kind="stable")] = np.arange(len(names))
+                out[c] = rank[enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)]
+                continue
+            lens = arr.value_lengths().fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+            enc = arr.flatten().dictionary_encode()
+            codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+            out[c] = (np.concatenate([[0], np.cumsum(lens)]), codes, len(enc.dictionary), enc.dictionary)
+        return out, bad
+
+
 class _StructuralSampler(BaseSampler):
     """Shared parts: the structure source, the seed, the candidate rows and the size check."""
 
@@ -127,8 +155,8 @@ class _StructuralSampler(BaseSampler):
         self.order_: np.ndarray | None = None
         self.unparsable_: np.ndarray = np.zeros(0, dtype=np.int64)
 
-    def _read(self, dataset, need, k):
-        cols, bad = self._source.read(dataset, need)
+    def _read(self, dataset, need, k, encoded=False):
+        cols, bad = (self._source.read_encoded if encoded else self._source.read)(dataset, need)
         self.unparsable_ = bad
         candidates = np.setdiff1d(np.arange(len(dataset)), bad)
         if k is None:
@@ -234,33 +262,52 @@ class UATSampler(_StructuralSampler):
         return self._finish(uat_order(cols["template"], self.alpha, k, self.seed, candidates))
 
 
-def _bags(atoms: list, compounds: list, rows: np.ndarray, weights: Mapping[str, float] | None, extra: list | None):
-    """Group rows with identical bags: (atom bags, compound bags, vocab sizes, members, group of row)."""
-    from collections import Counter
+def _sorted_rows(offsets: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """``codes`` sorted within each row (rows keep their place)."""
+    rows = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+    return codes[np.lexsort((codes, rows))].astype(np.int32)
 
+
+def _bags(atoms: tuple, compounds: tuple, order: np.ndarray, weights: np.ndarray | None, templates: np.ndarray | None):
+    """Group the rows of ``order`` with identical bags (and template, if given).
+
+    Returns ``(atom COO, compound COO, members, group templates)``; a COO is
+    ``(group, feature, multiplicity, num_groups, num_features)``, compound multiplicities
+    weighted by ``weights`` (zero-weight compounds dropped).
+    """
+    from .cmaxent import _ranges
+
+    (a_off, a_codes, na, _), (c_off, c_codes, nc, _) = atoms, compounds
+    a_sorted, c_sorted = _sorted_rows(a_off, a_codes), _sorted_rows(c_off, c_codes)
     groups: dict = {}
     members: list[list[int]] = []
-    keys = []
-    for r in rows.tolist():
-        key = (tuple(sorted(atoms[r])), tuple(sorted(compounds[r])), None if extra is None else extra[r])
+    reps = []
+    for r in order.tolist():
+        key = (a_sorted[a_off[r]:a_off[r + 1]].tobytes(), c_sorted[c_off[r]:c_off[r + 1]].tobytes(),
+               None if templates is None else int(templates[r]))
         g = groups.get(key)
         if g is None:
             g = groups[key] = len(members)
             members.append([])
-            keys.append(key)
+            reps.append(r)
         members[g].append(r)
-    avocab: dict[str, int] = {}
-    cvocab: dict[str, int] = {}
-    abags, cbags = [], []
-    for a, c, _ in keys:
-        abags.append({avocab.setdefault(x, len(avocab)): float(n) for x, n in Counter(a).items()})
-        cb = {}
-        for x, n in Counter(c).items():
-            w = 1.0 if weights is None else float(weights.get(x, 1.0))
-            if w > 0:
-                cb[cvocab.setdefault(x, len(cvocab))] = n * w
-        cbags.append(cb)
-    return abags, cbags, len(avocab), len(cvocab), members, keys
+    reps = np.asarray(reps, dtype=np.int64)
+    G = len(members)
+
+    def coo(off, sorted_codes, V, w):
+        lens = off[reps + 1] - off[reps]
+        g = np.repeat(np.arange(G, dtype=np.int64), lens)
+        c = sorted_codes[_ranges(off[reps], lens)].astype(np.int64)
+        key, mult = np.unique(g * max(V, 1) + c, return_counts=True)
+        g, c, x = key // max(V, 1), key % max(V, 1), mult.astype(np.float64)
+        if w is not None:
+            x = x * w[c]
+            keep = x > 0
+            g, c, x = g[keep], c[keep], x[keep]
+        return g, c, x, G, V
+
+    group_templates = None if templates is None else templates[reps]
+    return coo(a_off, a_sorted, na, None), coo(c_off, c_sorted, nc, weights), [np.asarray(m) for m in members], group_templates
 
 
 class CMaxEntSampler(_StructuralSampler):
@@ -329,15 +376,18 @@ class CMaxEntSampler(_StructuralSampler):
         from .cmaxent import GreedyEntropy
 
         need = ["atoms", "compounds"] + (["template"] if self._hybrid else [])
-        cols, candidates = self._read(dataset, need, k)
+        cols, candidates = self._read(dataset, need, k, encoded=True)
         prio = self.priority(len(dataset))
         order = candidates[np.argsort(prio[candidates], kind="stable")]
         weights = self._weights(dataset, candidates)
+        if weights is not None:
+            vocab = cols["compounds"][3].to_pylist()
+            weights = np.asarray([float(weights.get(c, 1.0)) for c in vocab], dtype=np.float64)
         extra = cols["template"] if self._hybrid else None
-        abags, cbags, na, nc, members, keys = _bags(cols["atoms"], cols["compounds"], order, weights, extra)
-        eng = GreedyEntropy(abags, cbags, na, nc, [np.asarray(m) for m in members], prio,
+        a_coo, c_coo, members, group_templates = _bags(cols["atoms"], cols["compounds"], order, weights, extra)
+        eng = GreedyEntropy(a_coo, c_coo, members, prio,
                             w_atoms=self.w_atoms, w_compounds=self.w_compounds, device=self.device)
-        return eng, [key[2] for key in keys]
+        return eng, group_templates
 
     def _indices(self, dataset, k):
         eng, _ = self.engine(dataset, k)
@@ -362,7 +412,7 @@ class HybridSampler(CMaxEntSampler):
         import torch
 
         eng, group_templates = self.engine(dataset, k)
-        names, codes = np.unique(np.asarray(group_templates, dtype=object).astype(str), return_inverse=True)
+        names, codes = np.unique(group_templates, return_inverse=True)
         by_template = [torch.as_tensor(np.flatnonzero(codes == t), device=eng.device) for t in range(len(names))]
         left = np.zeros(len(names), dtype=np.int64)
         np.add.at(left, codes, [len(m) for m in eng.members])
