@@ -53,7 +53,10 @@ class _Side:
         rows = np.asarray(rows, dtype=np.int64)
         cols = np.asarray(cols, dtype=np.int64)
         vals = np.asarray(vals, dtype=np.float64)
-        self.total = torch.as_tensor(np.bincount(rows, weights=vals, minlength=G), device=device, dtype=dtype)
+        total = np.bincount(rows, weights=vals, minlength=G)
+        sizes, size_id = np.unique(total, return_inverse=True)
+        self.sizes = torch.as_tensor(sizes, device=device, dtype=dtype)
+        self.size_id = torch.as_tensor(size_id.reshape(-1), device=device)
         self.n = np.zeros(num_features, dtype=np.float64)  # counts of S (host: small, scalar-indexed)
         self.M = 0.0
         self.A = 0.0
@@ -100,6 +103,7 @@ class _Side:
         self.pair_col = pairs[0].astype(np.int64)
         self.pair_val = pairs[1]
         self.pair_count = pair_count
+        self.pair_count_t = torch.as_tensor(pair_count, device=device)
         self.pair_ptr = np.concatenate([[0], np.cumsum(np.bincount(self.pair_col, minlength=num_features))])
         # at n = 0: f(0, x) = x log x
         self.offset = float(np.sum(default * np.log(np.where(default > 0, default, 1))))
@@ -115,12 +119,13 @@ class _Side:
         """``H(S + g)`` for every group (or the given group index tensor)."""
         import torch
 
-        E, total = (self.E, self.total) if groups is None else (self.E[groups], self.total[groups])
-        M = self.M + total
-        if self.M > 0:
-            return torch.log(M) - (self.A + self.offset + E) / M
-        safe = torch.clamp(M, min=1e-300)  # S is empty: a bag with no mass has H = 0
-        return torch.where(M > 0, torch.log(safe) - (self.A + self.offset + E) / safe, torch.zeros_like(M))
+        # log(M + m_g) and 1 / (M + m_g) over the few distinct bag sizes m, then gathered
+        Mv = self.M + self.sizes
+        safe = torch.clamp(Mv, min=1e-300)  # S empty and a bag with no mass: H = 0
+        lg = torch.where(Mv > 0, torch.log(safe), torch.zeros_like(Mv))
+        inv = torch.where(Mv > 0, 1.0 / safe, torch.zeros_like(Mv))
+        E, sid = (self.E, self.size_id) if groups is None else (self.E[groups], self.size_id[groups])
+        return lg[sid] - (self.A + self.offset + E) * inv[sid]
 
     def add(self, g: int) -> None:
         """Add group ``g``'s bag to S and update what its features change."""
@@ -142,15 +147,20 @@ class _Side:
         if not keep.any():
             return
         cols, old, new, lens = cols[keep], old[keep], new[keep], lens[keep]
-        # per (feature, multiplicity) run: its update, repeated over the run's groups
+        # per (feature, multiplicity) run: its update, repeated over the run's groups; each
+        # feature's exceptions are one contiguous slice of col_row (a view, no gather)
         plens = self.pair_ptr[cols + 1] - self.pair_ptr[cols]
         pseg = np.repeat(np.arange(len(cols)), plens)
         pairs = _ranges(self.pair_ptr[cols], plens)
         o, nw, y, dflt = old[pseg], new[pseg], self.pair_val[pairs], self.default[cols][pseg]
         delta = (_f(nw, y) - _f(o, y)) - (_f(nw, dflt) - _f(o, dflt))
-        rep = np.repeat(delta, self.pair_count[pairs])
-        idx = torch.as_tensor(_ranges(self.col_ptr[cols], lens), device=self.device)
-        self.E.index_add_(0, self.col_row[idx], torch.as_tensor(rep, device=self.device, dtype=self.dtype))
+        src = torch.repeat_interleave(torch.as_tensor(delta, device=self.device, dtype=self.dtype),
+                                      self.pair_count_t[torch.as_tensor(pairs, device=self.device)])
+        at = 0
+        for c, n in zip(cols.tolist(), lens.tolist()):
+            a = self.col_ptr[c]
+            self.E.index_add_(0, self.col_row[a:a + n], src[at:at + n])
+            at += n
 
 
 def _f(n, x):
