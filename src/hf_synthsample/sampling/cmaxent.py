@@ -61,22 +61,24 @@ class _Side:
         self.M = 0.0
         self.A = 0.0
         # CSR of every group (host): the pick's features and multiplicities
-        order = np.lexsort((cols, rows))
-        rows, cols, vals = rows[order], cols[order], vals[order]
+        key = rows * max(num_features, 1) + cols
+        if len(key) > 1 and not (key[1:] > key[:-1]).all():
+            o = np.argsort(key, kind="stable")
+            rows, cols, vals = rows[o], cols[o], vals[o]
         self.row_ptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=G))])
         self.row_col, self.row_val = cols, vals
-        # default multiplicity of each feature: the most common value, 0 included
+        # default multiplicity of each feature: the most common value, 0 included (ties: smaller)
         default = np.zeros(num_features, dtype=np.float64)
         df = np.bincount(cols, minlength=num_features)
-        pair_vals, pair_inv = np.unique(np.stack([cols, vals]), axis=1, return_inverse=True)
-        pair_count = np.bincount(pair_inv.reshape(-1), minlength=pair_vals.shape[1])
-        best = np.zeros(num_features, dtype=np.int64)  # count of the best nonzero value so far
-        for (c, x), m in zip(pair_vals.T.tolist(), pair_count.tolist()):
-            c = int(c)
-            if m > best[c] or (m == best[c] and x < default[c]):
-                best[c], default[c] = m, x
-        zero_wins = (G - df) >= best
-        default[zero_wins] = 0.0
+        o = np.lexsort((vals, cols))
+        pc, pv, counts = _runs(cols[o], vals[o])
+        best = np.zeros(num_features, dtype=np.int64)
+        if len(pc):
+            o2 = np.lexsort((pv, -counts, pc))
+            first = o2[np.concatenate([[True], pc[o2][1:] != pc[o2][:-1]])]
+            best[pc[first]] = counts[first]
+            default[pc[first]] = pv[first]
+        default[(G - df) >= best] = 0.0
         self.default = default
         # exceptions: present with another value, or absent while the default is nonzero
         exc = vals != default[cols]
@@ -96,12 +98,7 @@ class _Side:
         e_rows, e_cols, e_vals = e_rows[o], e_cols[o], e_vals[o]
         self.col_ptr = np.concatenate([[0], np.cumsum(np.bincount(e_cols, minlength=num_features))])
         self.col_row = torch.as_tensor(e_rows, device=device)
-        if len(e_cols):
-            pairs, pair_count = np.unique(np.stack([e_cols.astype(np.float64), e_vals]), axis=1, return_counts=True)
-        else:
-            pairs, pair_count = np.zeros((2, 0)), np.zeros(0, dtype=np.int64)
-        self.pair_col = pairs[0].astype(np.int64)
-        self.pair_val = pairs[1]
+        self.pair_col, self.pair_val, pair_count = _runs(e_cols, e_vals)
         self.pair_count = pair_count
         self.pair_count_t = torch.as_tensor(pair_count, device=device)
         self.pair_ptr = np.concatenate([[0], np.cumsum(np.bincount(self.pair_col, minlength=num_features))])
@@ -161,6 +158,15 @@ class _Side:
             a = self.col_ptr[c]
             self.E.index_add_(0, self.col_row[a:a + n], src[at:at + n])
             at += n
+
+
+def _runs(cols: np.ndarray, vals: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Run-length encoding of sorted ``(cols, vals)`` pairs: ``(col, val, count)`` per run."""
+    if not len(cols):
+        return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate([[True], (cols[1:] != cols[:-1]) | (vals[1:] != vals[:-1])]))
+    counts = np.diff(np.concatenate([starts, [len(cols)]]))
+    return cols[starts].astype(np.int64), vals[starts], counts.astype(np.int64)
 
 
 def _f(n, x):

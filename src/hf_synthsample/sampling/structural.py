@@ -264,8 +264,9 @@ class UATSampler(_StructuralSampler):
 
 def _sorted_rows(offsets: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """``codes`` sorted within each row (rows keep their place)."""
-    rows = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
-    return codes[np.lexsort((codes, rows))].astype(np.int32)
+    V = int(codes.max()) + 1 if len(codes) else 1
+    rows = np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))
+    return (np.sort(rows * V + codes) % V).astype(np.int32)
 
 
 def _bags(atoms: tuple, compounds: tuple, order: np.ndarray, weights: np.ndarray | None, templates: np.ndarray | None):
