@@ -83,22 +83,15 @@ class StructureColumns:
                 f"program_column: the dataset has no {', '.join(repr(c) for c in missing)} column and no program "
                 f"column {self.program_column!r} to compute it from; columns: {dataset.column_names}"
             )
-        from ..structure import _atoms_and_compounds, get_language
+        from ..structure import structure
 
-        lang = get_language(self.language)
         computed: dict[str, list] = {c: [] for c in missing}
         errors: list[tuple[int, str]] = []
         for i, program in enumerate(column_arrow(dataset, self.program_column).to_pylist()):
             try:
-                tree = lang.parse(program)
-                if "template" in computed:
-                    computed["template"].append(lang.template(tree))
-                if "atoms" in computed or "compounds" in computed:
-                    a, c = _atoms_and_compounds(tree, self.max_height)
-                    if "atoms" in computed:
-                        computed["atoms"].append(a)
-                    if "compounds" in computed:
-                        computed["compounds"].append(c)
+                parts = dict(zip(("template", "atoms", "compounds"), structure(program, self.language, self.max_height)))
+                for c in computed:
+                    computed[c].append(parts[c])
             except (ValueError, TypeError, IndexError, KeyError) as err:
                 errors.append((i, f"{type(err).__name__}: {err}"))
                 for c in computed:
@@ -112,7 +105,6 @@ class StructureColumns:
             )
         out.update(computed)
         return out, np.asarray([i for i, _ in errors], dtype=np.int64)
-
 
     def read_encoded(self, dataset: "Dataset", need: Sequence[str]) -> tuple[dict, np.ndarray]:
         """Like :meth:`read`, as integer codes without building Python lists of a big pool.
