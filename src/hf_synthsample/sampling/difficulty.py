@@ -12,7 +12,7 @@ Example:
     >>> from datasets import Dataset
     >>> ds = Dataset.from_dict({"input": ["jump", "walk twice", "jump and walk", "look left twice"]})
     >>> ds = ds.map(ComplexityFunction("input"), batched=True)
-    >>> ds["input_length"]
+    >>> list(ds["input_length"])
     [1, 2, 3, 3]
     >>> DifficultySampler("input_length", quantile=(0.5, 1.0)).indices(ds).tolist()
     [2, 3]

@@ -16,11 +16,11 @@ never selected; ``unparsable_`` lists them). ``order_`` holds the selection orde
 Example:
     >>> from datasets import Dataset
     >>> ds = Dataset.from_dict({"template": ["a"] * 8 + ["b", "c"]})
-    >>> sorted(set(ds.select(UATSampler(alpha=-1, seed=0).indices(ds, 3))["template"]))
+    >>> sorted(set(ds.select(UATSampler(alpha=-1, seed=1).indices(ds, 3))["template"]))  # each template 1/3 first
     ['a', 'b', 'c']
     >>> progs = Dataset.from_dict({"program": ["(f a)", "(f a)", "(f b)", "(g a)"]})
-    >>> CMaxEntSampler(language="sexpr").indices(progs, 2).tolist()
-    [2, 3]
+    >>> CMaxEntSampler(language="sexpr", seed=0).indices(progs, 2).tolist()  # never both (f a): ties go by seed
+    [1, 2]
 """
 
 from __future__ import annotations
