@@ -41,6 +41,16 @@ _LAZY = {
     "atoms": "hf_synthsample.structure",
     "compounds": "hf_synthsample.structure",
     "StructureFunction": "hf_synthsample.structure",
+    "UniformSampler": "hf_synthsample.sampling.structural",
+    "UATSampler": "hf_synthsample.sampling.structural",
+    "CMaxEntSampler": "hf_synthsample.sampling.structural",
+    "HybridSampler": "hf_synthsample.sampling.structural",
+    "DiversityReport": "hf_synthsample.sampling.diversity",
+    "diversity_report": "hf_synthsample.sampling.diversity",
+    "ComplexityFunction": "hf_synthsample.sampling.difficulty",
+    "DifficultySampler": "hf_synthsample.sampling.difficulty",
+    "prototype_difficulty": "hf_synthsample.sampling.difficulty",
+    "RepetitionCurriculum": "hf_synthsample.sampling.repetition",
     "structure_diagnostics": "hf_synthsample.structure",
     "resample_karel_io": "hf_synthsample.builders.karel",
     "CartographyCallback": "hf_synthsample.cartography.callback",
@@ -69,6 +79,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from .publish import Provenance, push_curated, save_curated
     from .sampling.homogenize import HomogenizeSampler, homogenize_indices, homogenize_stream
     from .sampling.report import HomogenizationReport, kl_to_uniform
+    from .sampling.difficulty import ComplexityFunction, DifficultySampler, prototype_difficulty
+    from .sampling.diversity import DiversityReport, diversity_report
+    from .sampling.repetition import RepetitionCurriculum
+    from .sampling.structural import CMaxEntSampler, HybridSampler, UATSampler, UniformSampler
     from .structure import StructureFunction, abstract_template, atoms, compounds, structure_diagnostics
 
 

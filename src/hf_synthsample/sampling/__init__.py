@@ -3,6 +3,10 @@
 from .base import BaseSampler
 from .homogenize import HomogenizeSampler, homogenize_indices, homogenize_stream
 from .report import HomogenizationReport, kl_to_uniform
+from .difficulty import ComplexityFunction, DifficultySampler, prototype_difficulty
+from .diversity import DiversityReport, diversity_report
+from .repetition import RepetitionCurriculum
+from .structural import CMaxEntSampler, HybridSampler, UATSampler, UniformSampler
 
 __all__ = [
     "BaseSampler",
@@ -11,4 +15,14 @@ __all__ = [
     "homogenize_stream",
     "HomogenizationReport",
     "kl_to_uniform",
+    "UniformSampler",
+    "UATSampler",
+    "CMaxEntSampler",
+    "HybridSampler",
+    "DiversityReport",
+    "diversity_report",
+    "ComplexityFunction",
+    "DifficultySampler",
+    "prototype_difficulty",
+    "RepetitionCurriculum",
 ]

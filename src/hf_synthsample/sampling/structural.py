@@ -1,0 +1,420 @@
+"""Structurally diverse samplers (Oren et al. 2021, section 3; ALGORITHMS.md §5).
+
+* :class:`UniformSampler`: ``k`` rows uniformly without replacement.
+* :class:`UATSampler`: weights ``p(t)^alpha`` over abstract templates, drawn without replacement
+  and renormalised over what is left (one vectorised pass of Efraimidis-Spirakis keys).
+* :class:`CMaxEntSampler`: the exact greedy maximising atom + compound entropy
+  (:mod:`~hf_synthsample.sampling.cmaxent`).
+* :class:`HybridSampler`: each step a template uniformly among the non-exhausted ones, then the
+  greedy pick within it.
+
+They read the ``template`` / ``atoms`` / ``compounds`` columns when the dataset has them, and
+otherwise compute them from a program column with :mod:`hf_synthsample.structure`. Rows whose
+program does not parse are an error listing them, unless ``skip_unparsable=True`` (then they are
+never selected; ``unparsable_`` lists them). ``order_`` holds the selection order of the last call.
+
+Example:
+    >>> from datasets import Dataset
+    >>> ds = Dataset.from_dict({"template": ["a"] * 8 + ["b", "c"]})
+    >>> sorted(set(ds.select(UATSampler(alpha=-1, seed=1).indices(ds, 3))["template"]))  # each template 1/3 first
+    ['a', 'b', 'c']
+    >>> progs = Dataset.from_dict({"program": ["(f a)", "(f a)", "(f b)", "(g a)"]})
+    >>> CMaxEntSampler(language="sexpr", seed=0).indices(progs, 2).tolist()  # never both (f a): ties go by seed
+    [1, 2]
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+import numpy as np
+
+from ..columns import column_arrow
+from ..validation import check_float, check_int
+from .base import BaseSampler
+
+if TYPE_CHECKING:  # pragma: no cover
+    from datasets import Dataset
+
+__all__ = [
+    "StructureColumns",
+    "UniformSampler",
+    "UATSampler",
+    "CMaxEntSampler",
+    "HybridSampler",
+    "uat_order",
+]
+
+
+class StructureColumns:
+    """Where the structure of each row comes from: existing columns or a parsed program column.
+
+    Args:
+        program_column: the program column parsed when a structure column is missing.
+        language: the structure language of the programs (``hf_synthsample.structure.languages()``).
+        max_height: compound height when compounds are computed here.
+        skip_unparsable: leave rows whose program does not parse out of the sample instead of failing.
+    """
+
+    def __init__(self, program_column: str = "program", language: str = "thingtalk", max_height: int = 2,
+                 skip_unparsable: bool = False):
+        from ..structure import get_language
+
+        if not isinstance(program_column, str) or not program_column:
+            raise TypeError(f"program_column must be a non-empty str, got {program_column!r}")
+        get_language(language)
+        self.program_column = program_column
+        self.language = language
+        self.max_height = check_int("max_height", max_height, min=1)
+        if not isinstance(skip_unparsable, bool):
+            raise TypeError(f"skip_unparsable must be a bool, got {skip_unparsable!r}")
+        self.skip_unparsable = skip_unparsable
+
+    def read(self, dataset: "Dataset", need: Sequence[str]) -> tuple[dict[str, list], np.ndarray]:
+        """The ``need`` columns as lists, and the indices of rows left out (unparsable)."""
+        have = set(dataset.column_names)
+        out = {c: column_arrow(dataset, c).to_pylist() for c in need if c in have}
+        missing = [c for c in need if c not in out]
+        bad = np.zeros(0, dtype=np.int64)
+        if not missing:
+            return out, bad
+        if self.program_column not in have:
+            raise ValueError(
+                f"program_column: the dataset has no {', '.join(repr(c) for c in missing)} column and no program "
+                f"column {self.program_column!r} to compute it from; columns: {dataset.column_names}"
+            )
+        from ..structure import structure
+
+        computed: dict[str, list] = {c: [] for c in missing}
+        errors: list[tuple[int, str]] = []
+        for i, program in enumerate(column_arrow(dataset, self.program_column).to_pylist()):
+            try:
+                parts = dict(zip(("template", "atoms", "compounds"), structure(program, self.language, self.max_height)))
+                for c in computed:
+                    computed[c].append(parts[c])
+            except (ValueError, TypeError, IndexError, KeyError) as err:
+                errors.append((i, f"{type(err).__name__}: {err}"))
+                for c in computed:
+                    computed[c].append(None)
+        if errors and not self.skip_unparsable:
+            shown = "; ".join(f"row {i}: {msg}" for i, msg in errors[:5])
+            raise ValueError(
+                f"{self.program_column}: {len(errors)} of {len(dataset)} programs do not parse as {self.language!r} "
+                f"(rows {[i for i, _ in errors[:20]]}{'...' if len(errors) > 20 else ''}): {shown}. "
+                f"Pass skip_unparsable=True to leave them out of the sample."
+            )
+        out.update(computed)
+        return out, np.asarray([i for i, _ in errors], dtype=np.int64)
+
+    def read_encoded(self, dataset: "Dataset", need: Sequence[str]) -> tuple[dict, np.ndarray]:
+        """Like :meth:`read`, as integer codes without building Python lists of a big pool.
+
+        ``template`` -> per-row codes; ``atoms`` / ``compounds`` -> ``(offsets, codes, vocab_size)``
+        (row ``i`` holds ``codes[offsets[i]:offsets[i + 1]]``). Unparsable rows are empty.
+        """
+        import pyarrow as pa
+
+        have = set(dataset.column_names)
+        missing = [c for c in need if c not in have]
+        computed, bad = self.read(dataset, missing) if missing else ({}, np.zeros(0, dtype=np.int64))
+        out = {}
+        for c in need:
+            arr = pa.array(computed[c]) if c in computed else column_arrow(dataset, c).combine_chunks()
+            if c == "template":  # codes in sorted template order, whatever the row order
+                enc = arr.dictionary_encode()
+                names = np.asarray(enc.dictionary.to_pylist(), dtype=object).astype(str)
+                rank = np.empty(len(names), dtype=np.int64)
+                rank[np.argsort(names, kind="stable")] = np.arange(len(names))
+                out[c] = rank[enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)]
+                continue
+            lens = arr.value_lengths().fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+            enc = arr.flatten().dictionary_encode()
+            codes = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+            out[c] = (np.concatenate([[0], np.cumsum(lens)]), codes, len(enc.dictionary), enc.dictionary)
+        return out, bad
+
+
+class _StructuralSampler(BaseSampler):
+    """Shared parts: the structure source, the seed, the candidate rows and the size check."""
+
+    def _setup(self, program_column, language, max_height, skip_unparsable, seed):
+        self.program_column = program_column
+        self.language = language
+        self.max_height = max_height
+        self.skip_unparsable = skip_unparsable
+        self.seed = check_int("seed", seed, min=0)
+        self._source = StructureColumns(program_column, language, max_height, skip_unparsable)
+        self.order_: np.ndarray | None = None
+        self.unparsable_: np.ndarray = np.zeros(0, dtype=np.int64)
+
+    def _read(self, dataset, need, k, encoded=False):
+        cols, bad = (self._source.read_encoded if encoded else self._source.read)(dataset, need)
+        self.unparsable_ = bad
+        candidates = np.setdiff1d(np.arange(len(dataset)), bad)
+        if k is None:
+            raise ValueError(f"k: {type(self).__name__} needs a sample size (an int in [0, {len(candidates)}])")
+        if k > len(candidates):
+            raise ValueError(f"k: {k} is larger than the {len(candidates)} rows that can be sampled "
+                             f"({len(bad)} unparsable rows left out); accepted: 0..{len(candidates)}")
+        return cols, candidates
+
+    def _finish(self, order) -> np.ndarray:
+        self.order_ = np.asarray(order, dtype=np.int64)
+        return np.sort(self.order_)
+
+
+class UniformSampler(_StructuralSampler):
+    """``k`` rows uniformly at random, without replacement.
+
+    Example:
+        >>> from datasets import Dataset
+        >>> ds = Dataset.from_dict({"x": list(range(10))})
+        >>> len(UniformSampler(seed=0).indices(ds, 4))
+        4
+    """
+
+    def __init__(self, *, seed: int = 0):
+        self.seed = check_int("seed", seed, min=0)
+        self.order_ = None
+
+    def _indices(self, dataset, k):
+        if k is None:
+            raise ValueError(f"k: UniformSampler needs a sample size (an int in [0, {len(dataset)}])")
+        rng = np.random.default_rng(self.seed)
+        self.order_ = rng.permutation(len(dataset))[:k].astype(np.int64)
+        return np.sort(self.order_)
+
+
+def uat_order(templates: Sequence, alpha: float, k: int, seed: int, candidates: np.ndarray | None = None) -> np.ndarray:
+    """The first ``k`` rows of a UAT draw (selection order), over ``candidates`` (default all rows).
+
+    Row ``i`` has weight ``p(t_i)^alpha`` (``p(t) = N_t / N`` over the candidates); drawing
+    without replacement, renormalised over what is left, is the ascending order of the
+    Efraimidis-Spirakis keys ``E_i / w_i`` (``E_i`` standard exponential).
+
+    Example:
+        >>> uat_order(["a", "a", "a", "b"], alpha=-1.0, k=4, seed=0).shape
+        (4,)
+    """
+    alpha = check_float("alpha", alpha, min=-1.0, max=0.0)
+    rows = np.arange(len(templates)) if candidates is None else np.asarray(candidates, dtype=np.int64)
+    templates = np.asarray(templates) if not isinstance(templates, np.ndarray) else templates
+    if templates.dtype.kind in "iu":  # already integer codes
+        codes = np.unique(templates[rows], return_inverse=True)[1].reshape(-1)
+    else:
+        codes = np.unique(templates.astype(object)[rows].astype(str), return_inverse=True)[1].reshape(-1)
+    counts = np.bincount(codes)
+    p = counts[codes] / len(rows)
+    rng = np.random.default_rng(seed)
+    keys = rng.standard_exponential(len(rows)) * p ** (-alpha)  # E / w with w = p^alpha
+    if k < len(rows):
+        top = np.argpartition(keys, k)[:k]
+    else:
+        top = np.arange(len(rows))
+    top = top[np.argsort(keys[top], kind="stable")]
+    return rows[top]
+
+
+class UATSampler(_StructuralSampler):
+    """Uniform Abstract Template sampling: weight ``p(t)^alpha``, ``alpha`` in ``[-1, 0]``.
+
+    ``alpha=0`` is uniform over rows; ``alpha=-1`` starts uniform over templates. Needs a
+    ``template`` column, or a program column to compute it from.
+
+    Example:
+        >>> from datasets import Dataset
+        >>> ds = Dataset.from_dict({"template": ["a"] * 98 + ["b", "c"]})
+        >>> s = UATSampler(alpha=-1.0, seed=1)
+        >>> len(set(ds.select(s.indices(ds, 10))["template"]))
+        3
+    """
+
+    def __init__(self, alpha: float = -1.0, *, template_column: str = "template", program_column: str = "program",
+                 language: str = "thingtalk", skip_unparsable: bool = False, seed: int = 0):
+        self.alpha = check_float("alpha", alpha, min=-1.0, max=0.0)
+        if not isinstance(template_column, str):
+            raise TypeError(f"template_column must be a str, got {template_column!r}")
+        self.template_column = template_column
+        self._setup(program_column, language, 2, skip_unparsable, seed)
+
+    def get_params(self) -> dict:
+        return {"alpha": self.alpha, "template_column": self.template_column, "program_column": self.program_column,
+                "language": self.language, "skip_unparsable": self.skip_unparsable, "seed": self.seed}
+
+    def _indices(self, dataset, k):
+        if self.template_column in dataset.column_names:
+            if k is None:
+                raise ValueError(f"k: UATSampler needs a sample size (an int in [0, {len(dataset)}])")
+            # dictionary codes: no string sort, milliseconds for a million rows
+            templates = column_arrow(dataset, self.template_column).combine_chunks().dictionary_encode().indices
+            templates = templates.to_numpy(zero_copy_only=False).astype(np.int64)
+            self.unparsable_ = np.zeros(0, dtype=np.int64)
+            return self._finish(uat_order(templates, self.alpha, k, self.seed))
+        cols, candidates = self._read(dataset, ["template"], k)
+        return self._finish(uat_order(cols["template"], self.alpha, k, self.seed, candidates))
+
+
+def _sorted_rows(offsets: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """``codes`` sorted within each row (rows keep their place)."""
+    V = int(codes.max()) + 1 if len(codes) else 1
+    rows = np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))
+    return (np.sort(rows * V + codes) % V).astype(np.int32)
+
+
+def _bags(atoms: tuple, compounds: tuple, order: np.ndarray, weights: np.ndarray | None, templates: np.ndarray | None):
+    """Group the rows of ``order`` with identical bags (and template, if given).
+
+    Returns ``(atom COO, compound COO, members, group templates)``; a COO is
+    ``(group, feature, multiplicity, num_groups, num_features)``, compound multiplicities
+    weighted by ``weights`` (zero-weight compounds dropped).
+    """
+    from .cmaxent import _ranges
+
+    (a_off, a_codes, na, _), (c_off, c_codes, nc, _) = atoms, compounds
+    a_sorted, c_sorted = _sorted_rows(a_off, a_codes), _sorted_rows(c_off, c_codes)
+    groups: dict = {}
+    members: list[list[int]] = []
+    reps = []
+    for r in order.tolist():
+        key = (a_sorted[a_off[r]:a_off[r + 1]].tobytes(), c_sorted[c_off[r]:c_off[r + 1]].tobytes(),
+               None if templates is None else int(templates[r]))
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = len(members)
+            members.append([])
+            reps.append(r)
+        members[g].append(r)
+    reps = np.asarray(reps, dtype=np.int64)
+    G = len(members)
+
+    def coo(off, sorted_codes, V, w):
+        lens = off[reps + 1] - off[reps]
+        g = np.repeat(np.arange(G, dtype=np.int64), lens)
+        c = sorted_codes[_ranges(off[reps], lens)].astype(np.int64)
+        key, mult = np.unique(g * max(V, 1) + c, return_counts=True)
+        g, c, x = key // max(V, 1), key % max(V, 1), mult.astype(np.float64)
+        if w is not None:
+            x = x * w[c]
+            keep = x > 0
+            g, c, x = g[keep], c[keep], x[keep]
+        return g, c, x, G, V
+
+    group_templates = None if templates is None else templates[reps]
+    return coo(a_off, a_sorted, na, None), coo(c_off, c_sorted, nc, weights), [np.asarray(m) for m in members], group_templates
+
+
+class CMaxEntSampler(_StructuralSampler):
+    """Compound maximum entropy: greedily add the row maximising ``w_atoms H_atoms + w_compounds H_compounds``.
+
+    Exact: it picks what the naive greedy (:func:`~hf_synthsample.sampling.cmaxent.reference_greedy`)
+    picks; ties (scores within a relative 1e-9) go to the row first in a seeded random order.
+
+    Args:
+        w_atoms, w_compounds: objective weights (>= 0).
+        compound_weights: ``True`` for Keysers et al. weights computed on the pool
+            (:func:`hf_synthsample.structure.compound_weights`, needs the program column), or a
+            mapping compound -> weight, or ``None`` (all 1).
+        max_height: compound height when compounds are computed from programs.
+        device: torch device of the per-step vector work (``"cuda"`` for big pools).
+        seed: tie-break order.
+
+    Example:
+        >>> from datasets import Dataset
+        >>> ds = Dataset.from_dict({"atoms": [["a"], ["a"], ["b"]], "compounds": [["x"], ["x"], ["y"]]})
+        >>> CMaxEntSampler().indices(ds, 2).tolist() in ([0, 2], [1, 2])
+        True
+    """
+
+    _hybrid = False
+
+    def __init__(self, *, w_atoms: float = 1.0, w_compounds: float = 1.0,
+                 compound_weights: bool | Mapping[str, float] | None = None, max_height: int = 2,
+                 program_column: str = "program", language: str = "thingtalk", skip_unparsable: bool = False,
+                 device: str = "cpu", seed: int = 0, progress: bool = False):
+        self.w_atoms = check_float("w_atoms", w_atoms, min=0.0)
+        self.w_compounds = check_float("w_compounds", w_compounds, min=0.0)
+        if not (compound_weights is None or isinstance(compound_weights, (bool, Mapping))):
+            raise TypeError(f"compound_weights must be None, a bool or a mapping compound -> weight, got {compound_weights!r}")
+        self.compound_weights = compound_weights
+        self.device = str(device)
+        self.progress = bool(progress)
+        self._setup(program_column, language, max_height, skip_unparsable, seed)
+
+    def get_params(self) -> dict:
+        params = dict(w_atoms=self.w_atoms, w_compounds=self.w_compounds, max_height=self.max_height,
+                      program_column=self.program_column, language=self.language,
+                      skip_unparsable=self.skip_unparsable, device=self.device, seed=self.seed)
+        cw = self.compound_weights
+        params["compound_weights"] = cw if cw is None or isinstance(cw, bool) else "<mapping>"
+        return params
+
+    def _weights(self, dataset, candidates):
+        cw = self.compound_weights
+        if cw is True:
+            from ..structure import compound_weights
+
+            if self.program_column not in dataset.column_names:
+                raise ValueError(f"compound_weights=True: needs the program column {self.program_column!r}; "
+                                 f"columns: {dataset.column_names}")
+            programs = column_arrow(dataset, self.program_column).to_pylist()
+            return compound_weights([programs[i] for i in candidates], self.language, self.max_height)
+        return None if cw in (None, False) else cw
+
+    def priority(self, n: int) -> np.ndarray:
+        """Tie-break rank of each of ``n`` rows (smaller wins): a seeded random permutation."""
+        return np.random.default_rng(self.seed).permutation(n)
+
+    def engine(self, dataset: "Dataset", k: int | None = None):
+        """The prepared :class:`~hf_synthsample.sampling.cmaxent.GreedyEntropy` (and the template of each group)."""
+        from .cmaxent import GreedyEntropy
+
+        need = ["atoms", "compounds"] + (["template"] if self._hybrid else [])
+        cols, candidates = self._read(dataset, need, k, encoded=True)
+        prio = self.priority(len(dataset))
+        order = candidates[np.argsort(prio[candidates], kind="stable")]
+        weights = self._weights(dataset, candidates)
+        if weights is not None:
+            vocab = cols["compounds"][3].to_pylist()
+            weights = np.asarray([float(weights.get(c, 1.0)) for c in vocab], dtype=np.float64)
+        extra = cols["template"] if self._hybrid else None
+        a_coo, c_coo, members, group_templates = _bags(cols["atoms"], cols["compounds"], order, weights, extra)
+        eng = GreedyEntropy(a_coo, c_coo, members, prio,
+                            w_atoms=self.w_atoms, w_compounds=self.w_compounds, device=self.device)
+        return eng, group_templates
+
+    def _indices(self, dataset, k):
+        eng, _ = self.engine(dataset, k)
+        return self._finish(eng.run(k, self.progress))
+
+
+class HybridSampler(CMaxEntSampler):
+    """UAT template choice + greedy within template: each step a template uniformly among the
+    non-exhausted ones (seeded), then the row of that template maximising the CMaxEnt objective.
+
+    Example:
+        >>> from datasets import Dataset
+        >>> ds = Dataset.from_dict({"template": ["t", "t", "t", "u"], "atoms": [["a"], ["a"], ["b"], ["c"]],
+        ...                         "compounds": [["x"], ["x"], ["y"], ["z"]]})
+        >>> sorted(ds.select(HybridSampler(seed=0).indices(ds, 2))["template"])
+        ['t', 'u']
+    """
+
+    _hybrid = True
+
+    def _indices(self, dataset, k):
+        import torch
+
+        eng, group_templates = self.engine(dataset, k)
+        names, codes = np.unique(group_templates, return_inverse=True)
+        by_template = [torch.as_tensor(np.flatnonzero(codes == t), device=eng.device) for t in range(len(names))]
+        left = np.zeros(len(names), dtype=np.int64)
+        np.add.at(left, codes, [len(m) for m in eng.members])
+        rng = np.random.default_rng(self.seed)
+        order = []
+        with eng.threads():
+            for _ in range(k):
+                live = np.flatnonzero(left > 0)
+                t = live[rng.integers(len(live))]
+                order.append(eng.take(eng.best_group(by_template[t])))
+                left[t] -= 1
+        return self._finish(order)
