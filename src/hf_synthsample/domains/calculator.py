@@ -335,14 +335,26 @@ def _dcfg(rng: random.Random, alg: Algebra, p: float, cap: int, depth: int = 0):
     return alg.node(op, left, _dcfg(rng, alg, p, cap, depth + 1))
 
 
-def _rcfg(rng: random.Random, alg: Algebra, p: float, cap: int, max_run: int, depth: int = 0):
+class _TooLong(Exception):
+    """A draw already has more digits than ``max_length`` allows: abandon it early."""
+
+
+def _rcfg(rng: random.Random, alg: Algebra, p: float, cap: int, max_run: int, depth: int = 0, budget=None):
+    # RCFG is supercritical at the default p_digit (mean branching 0.45 * 8/3 > 1): most draws
+    # would grow to the depth cap only to be rejected by max_length. ``budget`` (a one-element
+    # list of digits still allowed) abandons them as soon as they cannot fit; the distribution
+    # of accepted draws is unchanged.
     if depth >= cap or rng.random() < p:
+        if budget is not None:
+            budget[0] -= 1
+            if budget[0] < 0:
+                raise _TooLong
         return _digit(rng, alg)
     op = _op(rng)
     run = 2 if op == "-" else rng.randint(2, max_run)
-    acc = _rcfg(rng, alg, p, cap, max_run, depth + 1)
+    acc = _rcfg(rng, alg, p, cap, max_run, depth + 1, budget)
     for _ in range(run - 1):  # a run a op b op c ... is the left-associated chain
-        acc = alg.node(op, acc, _rcfg(rng, alg, p, cap, max_run, depth + 1))
+        acc = alg.node(op, acc, _rcfg(rng, alg, p, cap, max_run, depth + 1, budget))
     return acc
 
 
@@ -392,7 +404,11 @@ def sample(
         if distribution == "dcfg":
             out = _dcfg(rng, algebra, params.p_digit, params.max_tree_depth)
         else:
-            out = _rcfg(rng, algebra, params.p_digit, params.max_tree_depth, params.max_run)
+            budget = None if params.max_length is None else [(params.max_length + 1) // 2]
+            try:
+                out = _rcfg(rng, algebra, params.p_digit, params.max_tree_depth, params.max_run, budget=budget)
+            except _TooLong:
+                continue
         if params.max_length is None:
             return out
         text = out[0] if algebra is RENDER_ALGEBRA else to_string(out)
