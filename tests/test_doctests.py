@@ -19,6 +19,9 @@ MODULES = [
     "hf_synthsample.materialization",
     "hf_synthsample.publish",
     "hf_synthsample.metrics.scores",
+    "hf_synthsample.curriculum",
+    "hf_synthsample.cartography.curricula",
+    "hf_synthsample.sampling.repetition",
 ]
 
 

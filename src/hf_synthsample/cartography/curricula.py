@@ -39,49 +39,13 @@ from typing import Sequence
 
 import numpy as np
 
+from ..curriculum import CurriculumSchedule, GrowingPoolSchedule
 from ..validation import check_float, check_int
 
 __all__ = ["CurriculumSchedule", "ExponentialPacing", "BinnedCurriculum", "curriculum_order"]
 
 
-class CurriculumSchedule:
-    """Base class: a schedule of ``batch_size``-sized batches over a ranking of row indices."""
-
-    def __init__(self, ranking: Sequence[int], *, batch_size: int, seed: int = 0):
-        ranking = np.asarray(ranking, dtype=np.int64)
-        if ranking.ndim != 1 or not len(ranking):
-            raise ValueError("ranking must be a non-empty 1-D sequence of row indices")
-        if len(np.unique(ranking)) != len(ranking):
-            raise ValueError("ranking lists a row twice")
-        self.ranking = ranking
-        self.batch_size = check_int("batch_size", batch_size, min=1, max=len(ranking))
-        self.seed = check_int("seed", seed)
-
-    def batches(self, num_steps: int) -> np.ndarray:
-        """``[num_steps, batch_size]`` row indices, one row per optimizer step."""
-        raise NotImplementedError  # pragma: no cover
-
-    def indices(self, num_steps: int) -> np.ndarray:
-        """The flat order (``num_steps * batch_size`` row indices) for ``dataset.select``."""
-        return self.batches(num_steps).reshape(-1)
-
-    def sampler(self, num_steps: int):
-        """The order as a ``torch.utils.data.Sampler``."""
-        from torch.utils.data import Sampler
-
-        order = self.indices(num_steps).tolist()
-
-        class _Fixed(Sampler):
-            def __iter__(self):
-                return iter(order)
-
-            def __len__(self):
-                return len(order)
-
-        return _Fixed()
-
-
-class ExponentialPacing(CurriculumSchedule):
+class ExponentialPacing(GrowingPoolSchedule):
     """Exponential pacing: pool = ``start`` * ``growth``^phase of the ranked data (capped at all of it)."""
 
     def __init__(self, ranking: Sequence[int], *, batch_size: int, start: float = 0.04, growth: float = 1.9,
@@ -102,12 +66,6 @@ class ExponentialPacing(CurriculumSchedule):
         phase = np.minimum(np.arange(num_steps) * self.num_phases // num_steps, self.num_phases - 1)
         frac = np.minimum(self.start * self.growth ** phase, 1.0)
         return np.maximum(np.ceil(frac * n - 1e-9).astype(np.int64), self.batch_size).clip(max=n)
-
-    def batches(self, num_steps: int) -> np.ndarray:
-        rng = np.random.default_rng(self.seed)
-        pools = self.pool_sizes(num_steps)
-        return np.stack([self.ranking[rng.choice(p, size=self.batch_size, replace=False)] for p in pools])
-
 
 class BinnedCurriculum(CurriculumSchedule):
     """The 10-bin schedule: bins of the ranking, length-sorted batches, one more bin every few steps."""

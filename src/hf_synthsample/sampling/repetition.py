@@ -8,7 +8,7 @@ the pool then grows linearly, in ranking order, until it holds every example at 
 * primitive repetition: the examples whose primitives all lie in a random 20 % of the
   primitives (:meth:`RepetitionCurriculum.primitive_repetition`).
 
-Same mechanism as the cartography curricula (a ranking of rows + a pool size per step, batches
+The mechanism of :mod:`hf_synthsample.curriculum`, shared with the cartography curricula (a ranking of rows + a pool size per step, batches
 drawn uniformly without replacement from the pool; ``indices`` / ``batches`` / ``sampler``), so a
 stock ``transformers.Trainer`` follows it without subclassing::
 
@@ -32,12 +32,13 @@ from typing import Sequence
 
 import numpy as np
 
+from ..curriculum import GrowingPoolSchedule
 from ..validation import check_float, check_int
 
 __all__ = ["RepetitionCurriculum"]
 
 
-class RepetitionCurriculum:
+class RepetitionCurriculum(GrowingPoolSchedule):
     """Batches over ``ranking`` whose first ``initial_size`` rows are the repeated initial pool.
 
     Args:
@@ -52,17 +53,10 @@ class RepetitionCurriculum:
 
     def __init__(self, ranking: Sequence[int], *, batch_size: int, initial_size: int, hold: float = 0.2,
                  full_at: float = 0.8, seed: int = 0):
-        ranking = np.asarray(ranking, dtype=np.int64)
-        if ranking.ndim != 1 or not len(ranking):
-            raise ValueError("ranking must be a non-empty 1-D sequence of row indices")
-        if len(np.unique(ranking)) != len(ranking):
-            raise ValueError("ranking lists a row twice")
-        self.ranking = ranking
-        self.batch_size = check_int("batch_size", batch_size, min=1, max=len(ranking))
+        super().__init__(ranking, batch_size=batch_size, seed=seed)
         self.initial_size = check_int("initial_size", initial_size, min=0, max=len(ranking))
         self.hold = check_float("hold", hold, min=0.0, max=1.0)
         self.full_at = check_float("full_at", full_at, min=self.hold, max=1.0)
-        self.seed = check_int("seed", seed, min=0)
 
     @classmethod
     def example_repetition(cls, num_rows: int, *, batch_size: int, fraction: float = 0.2, seed: int = 0,
@@ -104,28 +98,3 @@ class RepetitionCurriculum:
         grow[frac >= self.full_at] = 1.0
         sizes = np.round(self.initial_size + grow * (n - self.initial_size)).astype(np.int64)
         return np.clip(sizes, self.batch_size, n)
-
-    def batches(self, num_steps: int) -> np.ndarray:
-        """``[num_steps, batch_size]`` row indices, one row per optimizer step."""
-        rng = np.random.default_rng(self.seed)
-        pools = self.pool_sizes(num_steps)
-        return np.stack([self.ranking[rng.choice(p, size=self.batch_size, replace=False)] for p in pools])
-
-    def indices(self, num_steps: int) -> np.ndarray:
-        """The flat order (``num_steps * batch_size`` row indices) for ``dataset.select``."""
-        return self.batches(num_steps).reshape(-1)
-
-    def sampler(self, num_steps: int):
-        """The order as a ``torch.utils.data.Sampler``."""
-        from torch.utils.data import Sampler
-
-        order = self.indices(num_steps).tolist()
-
-        class _Fixed(Sampler):
-            def __iter__(self):
-                return iter(order)
-
-            def __len__(self):
-                return len(order)
-
-        return _Fixed()
