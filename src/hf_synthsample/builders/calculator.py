@@ -29,6 +29,14 @@ from .base import SyntheticBuilder, SyntheticConfig, param
 __all__ = ["CalculatorConfig", "Calculator"]
 
 _DISTRIBUTION_CHOICES = (*calc.DISTRIBUTIONS, "mixture")
+
+#: Shin et al. (2019), cited by every domain it defines (Calculator, Karel).
+SHIN2019_CITATION = """@inproceedings{shin2019synthetic,
+  title={Synthetic Datasets for Neural Program Synthesis},
+  author={Shin, Richard and Kant, Neel and Gupta, Kavi and Bender, Christopher and Trabucco, Brandon and Singh, Rishabh and Song, Dawn},
+  booktitle={International Conference on Learning Representations},
+  year={2019}
+}"""
 _DEFAULTS = calc.CalculatorParams()
 
 
@@ -119,12 +127,7 @@ class Calculator(SyntheticBuilder):
         "Columns: expression, answer, distribution, and the salient variables length, num_ops, "
         "num_parens, mean_paren_depth and max_paren_depth."
     )
-    CITATION = """@inproceedings{shin2019synthetic,
-  title={Synthetic Datasets for Neural Program Synthesis},
-  author={Shin, Richard and Kant, Neel and Gupta, Kavi and Bender, Christopher and Trabucco, Brandon and Singh, Rishabh and Song, Dawn},
-  booktitle={International Conference on Learning Representations},
-  year={2019}
-}"""
+    CITATION = SHIN2019_CITATION
 
     def _features(self) -> datasets.Features:
         return datasets.Features(

@@ -55,6 +55,7 @@ import random
 import datasets
 
 from ..domains.karel import features as F
+from .calculator import SHIN2019_CITATION
 from ..domains.karel.dsl import CONTROL, parse, to_json, to_tokens
 from ..domains.karel.interpreter import compile_program
 from ..domains.karel.io import DISTRIBUTIONS, MARKER_COUNTS, IOParams, IOSamplingError, flat_pairs_to_examples, sample_io_flat
@@ -244,12 +245,7 @@ class Karel(SyntheticBuilder):
         "program_tokens, program_json, examples, and the salient variables program_size, num_control_flow, "
         "control_flow_ratio, nesting_depth, grid_size, marker_ratio, wall_ratio, marker_count, num_grids."
     )
-    CITATION = """@inproceedings{shin2019synthetic,
-  title={Synthetic Datasets for Neural Program Synthesis},
-  author={Shin, Richard and Kant, Neel and Gupta, Kavi and Bender, Christopher and Trabucco, Brandon and Singh, Rishabh and Song, Dawn},
-  booktitle={International Conference on Learning Representations},
-  year={2019}
-}
+    CITATION = SHIN2019_CITATION + """
 @inproceedings{bunel2018leveraging,
   title={Leveraging Grammar and Reinforcement Learning for Neural Program Synthesis},
   author={Bunel, Rudy and Hausknecht, Matthew and Devlin, Jacob and Singh, Rishabh and Kohli, Pushmeet},
