@@ -22,6 +22,8 @@ MODULES = [
     "hf_synthsample.curriculum",
     "hf_synthsample.cartography.curricula",
     "hf_synthsample.sampling.repetition",
+    "hf_synthsample.atomic",
+    "hf_synthsample.experiments",
 ]
 
 

@@ -35,6 +35,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from .atomic import save_figure_atomic
 from .validation import check_choice, check_float, check_int
 
 __all__ = [
@@ -571,9 +572,7 @@ def plot_template_frequencies(templates: Iterable[str] | Mapping[str, int], path
     ax.set_ylabel("examples")
     ax.set_title(title or f"{len(values)} templates, {sum(values):,} examples")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save_figure_atomic(fig, path, dpi=100)
 
 
 def diagnostics(

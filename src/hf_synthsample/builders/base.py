@@ -44,6 +44,7 @@ import pyarrow as pa
 from datasets.builder import Key
 from datasets.utils import logging
 
+from ..atomic import write_json_atomic
 from ..sampling.homogenize import MODES, HomogenizerChain, merge_stats, pilot_counts, report_from_stats
 from ..sampling.report import HomogenizationReport, _decode, _encode
 from ..validation import check_choice, check_float, check_int, check_str_tuple
@@ -239,7 +240,7 @@ class SyntheticBuilder(datasets.ArrowBasedBuilder):
                     if chain.offer(row, rng):
                         rows.append(row)
                 if stats_dir is not None:
-                    _write_json_atomic(
+                    write_json_atomic(
                         os.path.join(stats_dir, f"{split}-{block:07d}.json"), _stats_to_json(chain.stats())
                     )
             else:
@@ -261,7 +262,7 @@ class SyntheticBuilder(datasets.ArrowBasedBuilder):
             split: report_from_stats(merge_stats(stats), cfg.homogenize, cfg.homogenize_mode, cfg.eps).to_dict()
             for split, stats in per_split.items()
         }
-        _write_json_atomic(os.path.join(self._output_dir, REPORT_FILENAME), reports)
+        write_json_atomic(os.path.join(self._output_dir, REPORT_FILENAME), reports)
         shutil.rmtree(stats_dir)
         for split, report in reports.items():
             logger.info(
@@ -296,14 +297,6 @@ def _stats_from_json(data: Mapping) -> dict:
         "offered": [hist(p) for p in data["offered"]],
         "level_accepted": [hist(p) for p in data["level_accepted"]],
     }
-
-
-def _write_json_atomic(path: str, data: Any) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w") as f:
-        json.dump(data, f)
-    os.replace(tmp, path)
 
 
 def homogenization_report(dataset: datasets.Dataset) -> HomogenizationReport | None:

@@ -33,11 +33,12 @@ import pyarrow as pa
 from datasets.builder import Key
 from datasets.utils import logging
 
+from ..atomic import write_json_atomic
 from ..domains import schema2qa as s2q
 from ..domains import thingtalk
 from ..sampling.homogenize import HomogenizerChain
 from ..validation import check_choice, check_float, check_int
-from .base import _STATS_DIRNAME, SyntheticBuilder, SyntheticConfig, _code_hash, _stats_to_json, _write_json_atomic, block_rng, param
+from .base import SyntheticBuilder, SyntheticConfig, _code_hash, _stats_to_json, block_rng, param
 
 __all__ = ["Schema2QAConfig", "Schema2QA", "annotated_splits"]
 
@@ -313,6 +314,6 @@ class Schema2QA(SyntheticBuilder):
                     continue
                 out.append(row)
             if chain is not None and stats_dir is not None:
-                _write_json_atomic(os.path.join(stats_dir, f"{split}-{block:07d}.json"), _stats_to_json(chain.stats()))
+                write_json_atomic(os.path.join(stats_dir, f"{split}-{block:07d}.json"), _stats_to_json(chain.stats()))
             yield Key(i, 0), pa.Table.from_pylist(out, schema=schema)
 

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Hashable, Iterable, Sequence
 
 import numpy as np
 
+from ..atomic import save_figure_atomic
 from ..validation import check_choice, check_float, check_int
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -332,14 +333,7 @@ class DataMap:
         ax.set_xlabel("variability")
         ax.set_ylabel(f"confidence ({self.measure})")
         ax.set_title(title or f"Data map: {len(idx)} examples, epochs {self.epochs[0]}-{self.epochs[-1]}")
-        path = os.fspath(path)
-        folder = os.path.dirname(os.path.abspath(path))
-        os.makedirs(folder, exist_ok=True)
-        tmp = os.path.join(folder, f".tmp-{os.getpid()}-{os.path.basename(path)}")
-        fig.savefig(tmp, format="png", bbox_inches="tight")
-        plt.close(fig)
-        os.replace(tmp, path)
-        return path
+        return save_figure_atomic(fig, path)
 
     def summary(self, fraction: float = 0.33) -> str:
         """A short text summary: sizes, ranges and the region cut-offs at ``fraction``."""

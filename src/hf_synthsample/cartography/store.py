@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from typing import Any, Sequence
 
 import numpy as np
+
+from ..atomic import atomic_path, write_json_atomic
 
 __all__ = ["load_dynamics", "DYNAMICS_FILE", "EVAL_DYNAMICS_FILE", "META_FILE", "CHECKPOINT_SUBDIR"]
 
@@ -60,24 +61,12 @@ def _write_parquet(path: str, table: dict, columns: Sequence[str]) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    folder = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".parquet")
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         pq.write_table(pa.table({c: table[c] for c in columns}), tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
 
 
 def _write_json(path: str, obj: Any) -> None:
-    folder = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
-    with os.fdopen(fd, "w") as f:
-        json.dump(obj, f, indent=2, sort_keys=True)
-    os.replace(tmp, path)
+    write_json_atomic(path, obj, indent=2, sort_keys=True)
 
 
 def _read_parquet(path: str, schema: dict) -> dict:

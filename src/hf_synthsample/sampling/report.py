@@ -8,6 +8,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Hashable, Iterable, Mapping
 
+from ..atomic import save_figure_atomic
+
 __all__ = ["kl_to_uniform", "sorted_histogram", "HomogenizationReport"]
 
 
@@ -215,9 +217,7 @@ class HomogenizationReport:
         )
         ax.legend()
         fig.tight_layout()
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
-        return path
+        return save_figure_atomic(fig, path, dpi=100)
 
     # ---------------------------------------------------------------------------- persistence
     def to_dict(self) -> dict:
