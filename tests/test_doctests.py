@@ -24,6 +24,7 @@ MODULES = [
     "hf_synthsample.sampling.repetition",
     "hf_synthsample.atomic",
     "hf_synthsample.experiments",
+    "hf_synthsample.languages",
 ]
 
 

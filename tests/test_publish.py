@@ -133,3 +133,20 @@ def test_push_rejects_bad_input_before_any_call(curated, tmp_path, monkeypatch, 
     with pytest.raises(TypeError, match="Provenance"):
         push_curated(subset, "someone/x", provenance={"source": "x"}, token=TOKEN, api=api)
     assert api.calls == []
+
+
+def test_report_objects_as_statistics(curated, tmp_path):
+    """Reports go into the card as Markdown and into the YAML as numbers; junk is refused first."""
+    pool, sampler, subset, provenance = curated
+    diversity = hf_synthsample.diversity_report(subset, pool, name="homogenized", program_column="expression",
+                                                language="calculator")
+    folder = tmp_path / "c"
+    save_curated(subset, folder, provenance, config_name="ops", statistics=[diversity, sampler.report_])
+    record = read_card_metadata(folder)["hf_synthsample"]["curated"]["ops"]
+    assert [s["report"] for s in record["statistics"]] == ["DiversityReport", "HomogenizationReport"]
+    assert record["statistics"][0]["num_templates"] == diversity.num_templates
+    card = (folder / "README.md").read_text()
+    assert diversity.to_markdown().strip() in card and "KL before" in card
+    with pytest.raises(TypeError, match="statistics must be Markdown text, a report"):
+        save_curated(subset, tmp_path / "bad", provenance, statistics=42)
+    assert not (tmp_path / "bad").exists()

@@ -121,6 +121,27 @@ def _splits(dataset: "Dataset | DatasetDict") -> dict:
     return dict(dataset)
 
 
+def _statistics(statistics: Any) -> tuple[str | None, list[dict]]:
+    """Markdown and YAML-able dicts from a string, a report (``to_markdown()``) or a list of them."""
+    if statistics is None or isinstance(statistics, str):
+        return statistics, []
+    items = list(statistics) if isinstance(statistics, (list, tuple)) else [statistics]
+    texts, dicts = [], []
+    for item in items:
+        if isinstance(item, str):
+            texts.append(item)
+        elif callable(getattr(item, "to_markdown", None)):
+            texts.append(item.to_markdown())
+            if callable(getattr(item, "to_dict", None)):
+                dicts.append({"report": type(item).__name__, **_jsonable(item.to_dict())})
+        else:
+            raise TypeError(
+                "statistics must be Markdown text, a report with to_markdown() (e.g. DiversityReport, "
+                f"HomogenizationReport) or a list of these; got {type(item).__name__}"
+            )
+    return "\n\n".join(t.strip() for t in texts), dicts
+
+
 def _section(config_name: str, provenance: Provenance, sizes: Mapping[str, int], statistics: str | None, plots: Mapping[str, str]) -> str:
     rows = [f"### Curated config `{config_name}`", ""]
     if provenance.description:
@@ -171,12 +192,15 @@ def _card_body(text: str) -> str:
 
 def _curated_card(
     previous_meta: Mapping, previous_body: str, config_name: str, provenance: Provenance,
-    sizes: Mapping[str, int], statistics: str | None, plots: Mapping[str, str],
+    sizes: Mapping[str, int], statistics: Any, plots: Mapping[str, str],
 ) -> tuple[dict, str]:
+    statistics, stat_dicts = _statistics(statistics)
     meta = {k: v for k, v in previous_meta.items() if k != "configs"}
     ours = dict(meta.get("hf_synthsample") or {})
     curated = dict(ours.get("curated") or {})
     curated[config_name] = {**provenance.to_dict(), "sizes": dict(sizes)}
+    if stat_dicts:
+        curated[config_name]["statistics"] = stat_dicts
     ours["curated"] = curated
     meta["hf_synthsample"] = ours
     tags = list(meta.get("tags") or [])
@@ -206,15 +230,18 @@ def save_curated(
     provenance: Provenance,
     *,
     config_name: str = "default",
-    statistics: str | None = None,
+    statistics: Any = None,
     plots: Mapping[str, str | os.PathLike] | None = None,
 ) -> Path:
     """Write ``dataset`` as config ``config_name`` of the Hub-layout ``folder`` with its provenance.
 
-    Other configs in ``folder`` are kept. ``statistics`` is Markdown for the card (e.g. a
-    report's ``to_markdown()``); ``plots`` maps a name to an image file, copied under ``plots/``.
+    Other configs in ``folder`` are kept. ``statistics`` is Markdown for the card, or a report
+    (``DiversityReport``, ``HomogenizationReport``: anything with ``to_markdown()``) or a list of
+    them, whose numbers (``to_dict()``) also go into the card's YAML; ``plots`` maps a name to an
+    image file, copied under ``plots/``.
     """
     parts = _check_inputs(dataset, provenance, config_name)
+    _statistics(statistics)  # a bad statistics argument fails before any work
     folder = Path(folder)
     previous_meta = read_card_metadata(folder) if folder.exists() else {}
     previous_body = _card_body((folder / "README.md").read_text()) if (folder / "README.md").exists() else ""
@@ -235,7 +262,7 @@ def push_curated(
     *,
     provenance: Provenance,
     config_name: str = "default",
-    statistics: str | None = None,
+    statistics: Any = None,
     plots: Mapping[str, str | os.PathLike] | None = None,
     token: str | None = None,
     private: bool | None = None,
@@ -256,6 +283,7 @@ def push_curated(
     from huggingface_hub.utils import HFValidationError, get_token, validate_repo_id
 
     parts = _check_inputs(dataset, provenance, config_name)
+    _statistics(statistics)  # a bad statistics argument fails before any work
     try:
         validate_repo_id(repo_id)
     except HFValidationError as err:

@@ -18,7 +18,9 @@ a ``label`` (the atom), its ``children`` and a ``kind`` saying what the abstract
   :func:`plot_template_frequencies` are the diagnostics of a pool.
 
 Adapters are registered by name with :func:`register_language`; ``"thingtalk"`` (ThingTalk 1.x
-as in Schema2QA) and ``"sexpr"`` (``(label child child ...)`` s-expressions) are built in.
+as in Schema2QA), ``"sexpr"`` (``(label child child ...)`` s-expressions) and, from
+:mod:`hf_synthsample.languages`, ``"scan"``, ``"scan_actions"``, ``"cogs"``, ``"karel"`` and
+``"calculator"`` are built in.
 
 Example:
     >>> from hf_synthsample.structure import abstract_template, compounds
@@ -189,6 +191,10 @@ def _builtin() -> None:
         register_language("thingtalk", thingtalk.parse, thingtalk.template)
     if "sexpr" not in _LANGUAGES:
         register_language("sexpr", parse_sexpr)
+    if "scan" not in _LANGUAGES:
+        from .languages import register_all
+
+        register_all(register_language)
 
 
 def parse_sexpr(text: str) -> Node:
