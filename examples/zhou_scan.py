@@ -151,8 +151,8 @@ def train_and_evaluate(train, test, args, *, seed: int, output_dir: str) -> dict
     train_seq2seq(
         model, tokenizer, train, source_column="commands", target_column="actions", output_dir=output_dir,
         max_steps=args.steps, batch_size=args.batch_size, learning_rate=args.learning_rate, seed=seed,
-        lr_scheduler_type=args.scheduler, warmup_steps=args.warmup_steps, report_to=[], save_strategy="no",
-        logging_strategy="no", disable_tqdm=True)
+        lr_scheduler_type=args.scheduler, warmup_steps=args.warmup_steps,
+        disable_tqdm=True)
     train_s = time.perf_counter() - start
     longest = int(max(len(a.split()) for a in column_array(test, "actions")))
     result = evaluate_seq2seq(
