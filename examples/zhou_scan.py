@@ -2,7 +2,7 @@
 augmentation (Table 1), dataset size vs number of primitives (Table 3) and SCAN* length
 extrapolation (Figure 2), with a Transformer trained from scratch.
 
-    python examples/zhou_scan.py                          # --small (default): CPU, ~6-9 min here
+    python examples/zhou_scan.py                          # --small (default): CPU, 4-11 min (see Scale)
     python examples/zhou_scan.py --tables 1               # one table only (choices: 1 3 fig2)
     accelerate launch examples/zhou_scan.py --paper       # paper scale: GPU, hours per table
 
@@ -26,10 +26,14 @@ What each table is (paper sections 3 and 4.3, appendices A.2, B.1, C.1, C.3):
 Every model of one table trains for the same number of steps (the paper's rule), whatever the
 train set size. Results are the mean over ``--seeds``; every run is in ``runs.json``.
 
-Scale. ``--small`` subsamples the SCAN train sets (``--train-size``) and test sets
-(``--test-size``), uses a narrow T5 (d_model 64, 2+2 layers) for a few hundred steps with greedy
-decoding, and scales SCAN* down (``L`` in 4, 8, 16 halved from 16, 300 test rows): its numbers
-show the pipeline, *not* the paper's results. ``--paper`` is the paper's setting (App. B.1): T5
+Scale. ``--small`` subsamples the SCAN train sets to 1,000 rows before augmentation
+(``--train-size``) and the test sets to 200 (``--test-size``), trains a narrow T5 (d_model 64,
+2+2 layers, no dropout, constant learning rate 5e-3) for 200 steps of batch 32, decodes greedily,
+and scales SCAN* down (``L`` in 4, 8, 16 halved from 16, 50 primitives, 1,000 train / 100 test
+rows). That is ~3.5 min of CPU time for the 11 runs (about 4 min on an idle 2-core machine, 11 on
+this shared one under load 8-11); the models are undertrained (exact match ~0 also on their own
+training rows: ``train_exact_match`` in ``runs.json``), so its numbers check the pipeline and are
+*not* the paper's results. ``--paper`` is the paper's setting (App. B.1): T5
 with relative positions, 3+3 layers, d_model 256, feed-forward 512, 4 heads, dropout 0.1, Adam,
 batch 128, Noam schedule with factor 2.0 and 5,000 warmup steps (peak learning rate
 2.0 * 256^-0.5 * 5000^-0.5 = 1.77e-3, ``inverse_sqrt`` here), 50,000 steps, beam 5, 5 seeds, all
@@ -44,6 +48,7 @@ import argparse
 import os
 import statistics
 import sys
+import tempfile
 import time
 from typing import Any, Sequence
 
@@ -54,17 +59,17 @@ TABLES = ("1", "3", "fig2")
 
 _PAPER_LR = 2.0 * 256 ** -0.5 * 5000 ** -0.5
 PRESETS: dict[str, dict[str, Any]] = {
-    "tiny": dict(train_size=48, test_size=12, factors=[1, 2, 20], augzero_k=3, steps=4, batch_size=16,
+    "tiny": dict(sanity_size=8, train_size=48, test_size=12, factors=[1, 2, 20], augzero_k=3, steps=4, batch_size=16,
                  learning_rate=1e-3, warmup_steps=0, scheduler="constant", d_model=16, layers=1, ffn=32, heads=2,
                  dropout=0.1, seeds=[0], num_beams=1, star_lengths=[2, 4], star_source=4, star_primitives=10,
                  star_train=48, star_test=8),
-    "small": dict(train_size=1000, test_size=200, factors=[1, 2, 20], augzero_k=20, steps=200, batch_size=32,
-                  learning_rate=2e-3, warmup_steps=20, scheduler="inverse_sqrt", d_model=64, layers=2, ffn=128,
-                  heads=4, dropout=0.1, seeds=[0], num_beams=1, star_lengths=[4, 8, 16], star_source=16,
+    "small": dict(sanity_size=100, train_size=1000, test_size=200, factors=[1, 2, 20], augzero_k=20, steps=200,
+                  batch_size=32, learning_rate=5e-3, warmup_steps=20, scheduler="constant_with_warmup", d_model=64,
+                  layers=2, ffn=128, heads=4, dropout=0.0, seeds=[0], num_beams=1, star_lengths=[4, 8, 16], star_source=16,
                   star_primitives=50, star_train=1000, star_test=100),
-    "paper": dict(train_size=0, test_size=0, factors=[1, 2, 20, 200], augzero_k=200, steps=50_000, batch_size=128,
-                  learning_rate=_PAPER_LR, warmup_steps=5_000, scheduler="inverse_sqrt", d_model=256, layers=3,
-                  ffn=512, heads=4, dropout=0.1, seeds=[0, 1, 2, 3, 4], num_beams=5, star_lengths=[31, 62, 125, 250],
+    "paper": dict(sanity_size=1000, train_size=0, test_size=0, factors=[1, 2, 20, 200], augzero_k=200, steps=50_000,
+                  batch_size=128, learning_rate=_PAPER_LR, warmup_steps=5_000, scheduler="inverse_sqrt", d_model=256,
+                  layers=3, ffn=512, heads=4, dropout=0.1, seeds=[0, 1, 2, 3, 4], num_beams=5, star_lengths=[31, 62, 125, 250],
                   star_source=250, star_primitives=200, star_train=10_000, star_test=1_000),
 }
 
@@ -158,7 +163,14 @@ def train_and_evaluate(train, test, args, *, seed: int, output_dir: str) -> dict
     result = evaluate_seq2seq(
         model, tokenizer, test, source_column="commands", target_column="actions", num_beams=args.num_beams,
         max_new_tokens=longest + 2, batch_size=args.eval_batch_size)
+    # the same decoding on a sample of the training rows: tells an undertrained model (both ~0)
+    # from one that fits its data and fails to generalize (the paper's baseline)
+    seen = evaluate_seq2seq(
+        model, tokenizer, subsample(train, args.sanity_size, seed), source_column="commands",
+        target_column="actions", num_beams=args.num_beams, max_new_tokens=longest + 2,
+        batch_size=args.eval_batch_size) if args.sanity_size else {"exact_match": None}
     return {"exact_match": float(result["exact_match"]), "num_test": int(result["num_examples"]),
+            "train_exact_match": seen["exact_match"],
             "train_rows": int(train.num_rows), "train_seconds": round(train_s, 1),
             "eval_seconds": round(time.perf_counter() - start - train_s, 1)}
 
@@ -174,8 +186,9 @@ class Runner:
     def run(self, key: tuple, make_data, seed: int) -> dict[str, Any]:
         if (key, seed) not in self._done:
             train, test = make_data(seed)
-            out = train_and_evaluate(train, test, self.args, seed=seed,
-                                     output_dir=os.path.join(self.args.out, "checkpoints", "-".join(map(str, key))))
+            # the Trainer wants an output_dir; nothing is saved there (no checkpoints)
+            with tempfile.TemporaryDirectory(prefix="zhou-scan-") as tmp:
+                out = train_and_evaluate(train, test, self.args, seed=seed, output_dir=tmp)
             record = {"key": "/".join(map(str, key)), "seed": seed, **out}
             print(f"  {record}", flush=True)
             self.runs.append(record)
@@ -314,7 +327,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                        ("batch_size", int), ("learning_rate", float), ("warmup_steps", int), ("scheduler", str),
                        ("d_model", int), ("layers", int), ("ffn", int), ("heads", int), ("dropout", float),
                        ("num_beams", int), ("star_source", int), ("star_primitives", int), ("star_train", int),
-                       ("star_test", int)]:
+                       ("star_test", int), ("sanity_size", int)]:
         p.add_argument("--" + name.replace("_", "-"), type=kind, default=None, help=f"override the preset's {name}")
     p.add_argument("--factors", type=int, nargs="+", help="augmentation factors of Table 1 (1 = none)")
     p.add_argument("--star-lengths", type=int, nargs="+", help="SCAN* L values (each reached by halving --star-source)")
@@ -326,6 +339,22 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         args.seeds = [args.seed]
     if 1 not in args.factors or 2 not in args.factors:
         p.error(f"--factors must include 1 and 2 (Table 3 needs them), got {args.factors}")
+    for name in ("train_size", "test_size", "sanity_size", "warmup_steps"):
+        if getattr(args, name) < 0:
+            p.error(f"--{name.replace('_', '-')} must be >= 0 (0: all rows / none), got {getattr(args, name)}")
+    for name in ("steps", "batch_size", "augzero_k", "d_model", "layers", "ffn", "heads", "num_beams", "star_train",
+                 "star_test", "star_primitives"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    if min(args.factors) < 1:
+        p.error(f"--factors must be >= 1 (1 = no augmentation), got {args.factors}")
+    from hf_synthsample.domains.scan import halving_steps
+
+    for L in args.star_lengths:
+        try:  # the SCAN* length splits are halved from --star-source: say so before any training
+            halving_steps(args.star_source, L)
+        except ValueError as err:
+            p.error(f"--star-lengths {L}: {err}")
     if args.d_model % args.heads:
         p.error(f"--d-model {args.d_model} must be divisible by --heads {args.heads}")
     return args

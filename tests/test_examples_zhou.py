@@ -74,6 +74,10 @@ def test_bad_arguments():
         zhou.parse_args(["--tables", "2"])
     with pytest.raises(SystemExit):
         zhou.parse_args(["--factors", "1", "20"])
+    with pytest.raises(SystemExit):
+        zhou.parse_args(["--star-lengths", "5", "--star-source", "16"])  # 16 halves to 8, 4, 2, 1
+    with pytest.raises(SystemExit):
+        zhou.parse_args(["--steps", "0"])
     args = zhou.parse_args(["--paper", "--steps", "7"])
     assert (args.steps, args.d_model, args.layers, args.ffn, args.heads, args.num_beams) == (7, 256, 3, 512, 4, 5)
     assert args.seeds == [0, 1, 2, 3, 4] and args.batch_size == 128 and abs(args.learning_rate - 1.768e-3) < 1e-6
