@@ -25,6 +25,11 @@ MODULES = [
     "hf_synthsample.atomic",
     "hf_synthsample.experiments",
     "hf_synthsample.languages",
+    "hf_synthsample.models",
+    "hf_synthsample.models.tokenization",
+    "hf_synthsample.models.scratch",
+    "hf_synthsample.models.seq2seq",
+    "hf_synthsample.models.calculator",
 ]
 
 

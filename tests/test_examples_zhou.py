@@ -1,0 +1,111 @@
+"""examples/zhou_scan.py: the data transforms of Tables 1 and 3 (hand-known sizes) and a --tiny run
+of the whole example (tables' rows, columns and value ranges; not the paper's accuracies)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _load_example():
+    spec = importlib.util.spec_from_file_location("zhou_scan", REPO / "examples" / "zhou_scan.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+zhou = _load_example()
+
+
+def test_scan_split_subsample_and_augmentation(cache_dir):
+    train, test = zhou.scan_split("addprim_jump", train_size=40, test_size=10, seed=0, cache_dir=cache_dir)
+    assert (train.num_rows, test.num_rows) == (40, 10)
+    # the held-out primitive never appears in a train command except bare; every test command has it
+    assert all(c == "jump" or "jump" not in c.split() for c in train["commands"])
+    assert all("jump" in c.split() and c != "jump" for c in test["commands"])
+    same, _ = zhou.scan_split("addprim_jump", train_size=40, test_size=10, seed=0, cache_dir=cache_dir)
+    assert same["commands"] == train["commands"]
+
+    one = zhou.augment(train, "addprim_jump", 1, seed=0)
+    assert one["commands"] == train["commands"] and set(one["augmented"]) == {0}
+    two = zhou.augment(train, "addprim_jump", 2, seed=0)
+    # every row keeps its original and gains at most 2 distinct variants, each with mutated verbs only
+    assert [c for c, a in zip(two["commands"], two["augmented"]) if a == 0] == train["commands"]
+    assert train.num_rows < two.num_rows <= 3 * train.num_rows
+    for c, a, flag in zip(two["commands"], two["actions"], two["augmented"]):
+        if flag:
+            mutated = [w.rsplit("_", 1)[0] for w in c.split() if w.rsplit("_", 1)[-1].isdigit()]
+            assert mutated and set(mutated) <= {"walk", "run", "look", "jump"}
+            assert any(t.rsplit("_", 1)[-1].isdigit() for t in a.split())
+
+
+def test_more_primitives_keeps_originals_and_matches_2x_size(cache_dir):
+    train, _ = zhou.scan_split("template_around_right", train_size=60, test_size=5, seed=1, cache_dir=cache_dir)
+    two = zhou.augment(train, "template_around_right", 2, seed=1)
+    twenty = zhou.augment(train, "template_around_right", 20, seed=1)
+    mixed = zhou.more_primitives(twenty, two, seed=1)
+    assert mixed.num_rows == two.num_rows
+    assert sorted(c for c, a in zip(mixed["commands"], mixed["augmented"]) if a == 0) == sorted(train["commands"])
+    # the augmented rows come from the 20x set: suffixes above 2 occur
+    suffixes = {int(w.rsplit("_", 1)[1]) for c in mixed["commands"] for w in c.split() if "_" in w}
+    assert max(suffixes) > 2
+    with pytest.raises(ValueError, match="fewer than"):
+        zhou.more_primitives(two, twenty, seed=1)
+
+
+def test_augzero_and_star_length_split(cache_dir):
+    train, _ = zhou.scan_split("template_around_right", train_size=7, test_size=5, seed=0, cache_dir=cache_dir)
+    zero = zhou.augzero(train, 3)
+    assert zero.num_rows == 21
+    assert zero["commands"][1] == " ".join(w + "_2" for w in train["commands"][0].split())
+    tr, te = zhou.star_length_split(4, source=16, num_primitives=10, train_size=30, test_size=10, seed=0,
+                                    cache_dir=cache_dir)
+    assert max(tr["input_length"]) <= 4 < min(te["input_length"]) and max(te["input_length"]) <= 8
+    assert all(len(c.split()) == n for c, n in zip(te["commands"], te["input_length"]))
+
+
+def test_bad_arguments():
+    with pytest.raises(SystemExit):
+        zhou.parse_args(["--tables", "2"])
+    with pytest.raises(SystemExit):
+        zhou.parse_args(["--factors", "1", "20"])
+    with pytest.raises(SystemExit):
+        zhou.parse_args(["--star-lengths", "5", "--star-source", "16"])  # 16 halves to 8, 4, 2, 1
+    with pytest.raises(SystemExit):
+        zhou.parse_args(["--steps", "0"])
+    args = zhou.parse_args(["--paper", "--steps", "7"])
+    assert (args.steps, args.d_model, args.layers, args.ffn, args.heads, args.num_beams) == (7, 256, 3, 512, 4, 5)
+    assert args.seeds == [0, 1, 2, 3, 4] and args.batch_size == 128 and abs(args.learning_rate - 1.768e-3) < 1e-6
+
+
+def test_tiny_run_writes_the_tables(tmp_path, cache_dir):
+    out = tmp_path / "zhou"
+    assert zhou.main(["--tiny", "--out", str(out), "--cache-dir", cache_dir]) == 0
+    result = json.loads((out / "results.json").read_text())
+    tables = result["tables"]
+    t1 = tables["table1"]
+    assert t1["columns"] == ["split", "1x", "2x", "20x"]
+    assert [r["split"] for r in t1["rows"]] == ["jump", "around_right"]
+    t3 = tables["table3"]
+    assert [r["dataset"] for r in t3["rows"]] == list(zhou.TABLE3_ROWS)
+    # the 1x / 2x / 20x rows of Table 3 are Table 1's around-right runs (shared, same numbers)
+    ar = t1["rows"][1]
+    assert [r["SCAN (Around Right)"] for r in t3["rows"][:2]] == [ar["1x"], ar["2x"]]
+    assert t3["rows"][3]["SCAN (Around Right)"] == ar["20x"]
+    sizes = [r["train rows"] for r in t3["rows"]]
+    assert sizes[0] == 48 and sizes[1] == sizes[2] < sizes[3] and sizes[4] == 3 * 48
+    f2 = tables["figure2"]
+    assert [r["L"] for r in f2["rows"]] == [2, 4]
+    values = [v for t in (t1, t3, f2) for r in t["rows"] for c, v in r.items()
+              if c in {"1x", "2x", "20x", "SCAN (Around Right)", "exact match"}]
+    assert len(values) == 6 + 5 + 2 and all(0.0 <= v <= 100.0 for v in values)
+    assert "NOT the paper's results" in t1["caption"]
+    for name in ("results.md", "table1.md", "table3.png", "figure2.png", "table1.png", "runs.json"):
+        assert (out / name).exists(), name
+    runs = json.loads((out / "runs.json").read_text())
+    assert len(runs) == 6 + 2 + 2  # Table 3 reuses Table 1's three around-right runs
