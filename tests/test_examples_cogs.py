@@ -10,6 +10,8 @@ from conftest import REPO_ROOT, shared_data
 
 sys.path.insert(0, str(REPO_ROOT / "examples"))
 
+SCORES = ["dev", "test", "gen", "dev BLEU", "test BLEU", "gen BLEU"]
+
 
 def _cogs():
     return {split: str(shared_data("cogs", f"{split}.tsv")) for split in ("train", "dev", "test")}
@@ -31,7 +33,7 @@ def test_tiny_run_writes_the_paper_tables(tmp_path):
     n = results["settings"]["num_train"]
     for name, pct in (("table2", "33%"), ("table3", "50%")):
         t = tables[name]
-        assert t["columns"] == ["subset", "size", "repaired", "dev", "test", "gen"]
+        assert t["columns"] == ["subset", "size", "repaired", *SCORES]
         assert [r["subset"] for r in t["rows"]] == [f"{pct} {r}" for r in
                                                      ("easy-to-learn", "ambiguous", "hard-to-learn", "random")] + [
                                                         "100% training"]
@@ -41,20 +43,19 @@ def test_tiny_run_writes_the_paper_tables(tmp_path):
             assert row["repaired"] in ("yes", "no")
         assert t["rows"][-1]["size"] == n
         for row in t["rows"]:
-            for split in ("dev", "test", "gen"):
-                assert 0.0 <= row[split] <= 100.0
+            for col in SCORES:
+                assert 0.0 <= row[col] <= 100.0
         assert "NOT the paper's numbers" in t["caption"]
     # the same model trained on the full pool: one run, reported in both tables and as "no curriculum"
     assert tables["table2"]["rows"][-1] == tables["table3"]["rows"][-1]
     cur = tables["curricula"]
-    assert cur["columns"] == ["curriculum", "order", "dev", "test", "gen"]
+    assert cur["columns"] == ["curriculum", "order", *SCORES]
     assert [(r["curriculum"].split()[0], r["order"]) for r in cur["rows"]] == [
         ("none", "uniform random"), ("exponential", "easy-to-hard"), ("exponential", "hard-to-easy"),
         ("10", "easy-to-hard"), ("10", "hard-to-easy")]
-    assert {k: cur["rows"][0][k] for k in ("dev", "test", "gen")} == {
-        k: tables["table2"]["rows"][-1][k] for k in ("dev", "test", "gen")}
+    assert {k: cur["rows"][0][k] for k in SCORES} == {k: tables["table2"]["rows"][-1][k] for k in SCORES}
     for row in cur["rows"]:
-        assert all(0.0 <= row[s] <= 100.0 for s in ("dev", "test", "gen"))
+        assert all(0.0 <= row[c] <= 100.0 for c in SCORES)
     md = (out / "results.md").read_text()
     assert "Table 2 layout" in md and "Table 3 layout" in md and "Curricula" in md
     for png in ("datamap.png", "table2.png", "table3.png", "curricula.png"):
