@@ -53,8 +53,9 @@ def main(argv=None) -> int:
     import torch
 
     from cartography_cogs import read_cogs
-    from hf_synthsample.cartography import CartographyCallback, add_example_ids
-    from hf_synthsample.models import build_scratch_model, build_word_tokenizer, tokenize_seq2seq, train_seq2seq
+    from hf_synthsample.cartography import CartographyCallback, CartographyCollator, add_example_ids
+    from hf_synthsample.models import (build_scratch_model, build_word_tokenizer, seq2seq_collator, tokenize_seq2seq,
+                                       train_seq2seq)
 
     torch.set_num_threads(a.threads)
     raw = read_cogs(a.data, a.num_examples, seed=0)
@@ -89,7 +90,8 @@ def main(argv=None) -> int:
                 train_seq2seq(model, tok, with_ids if cb else plain, source_column="source", target_column="target",
                               output_dir=os.path.join(tmp, f"{name}-{rep}"), epochs=a.epochs, batch_size=a.batch_size,
                               learning_rate=1e-3, seed=0, callbacks=[cb] if cb else [], warmup_steps=0,
-                              remove_unused_columns=cb is None, use_cpu=a.device == "cpu")
+                              remove_unused_columns=cb is None, use_cpu=a.device == "cpu", disable_tqdm=True,
+                              data_collator=CartographyCollator(seq2seq_collator(tok, model)) if cb else None)
                 if a.device == "cuda":
                     torch.cuda.synchronize()
                 if rep:

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import logging
 import os
 import sys
 import time
@@ -354,6 +355,8 @@ def main(argv=None) -> int:
     from hf_synthsample.experiments import is_main_process
 
     torch.set_num_threads(a.threads)
+    # sacrebleu warns that COGS logical forms end in a tokenized '.': they are meant to
+    logging.getLogger("sacrebleu").setLevel(logging.ERROR)
     start = time.perf_counter()
     exp = Experiment(a)
     _say(f"COGS: {len(exp.train)} training rows, vocabulary {len(exp.tokenizer)}, preset --{a.preset}")

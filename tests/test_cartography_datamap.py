@@ -187,9 +187,10 @@ def test_cogs_end_to_end_datamap_is_not_degenerate(tmp_path):
     sys.path.insert(0, str(REPO_ROOT / "examples"))
     from cartography_cogs import read_cogs
 
-    from hf_synthsample.models import build_scratch_model, build_word_tokenizer, train_seq2seq
+    from hf_synthsample.cartography import CartographyCollator
+    from hf_synthsample.models import build_scratch_model, build_word_tokenizer, seq2seq_collator, train_seq2seq
 
-    ds = add_example_ids(read_cogs(str(shared_data("cogs", "train.tsv")), 200, seed=0))
+    ds = add_example_ids(read_cogs(str(shared_data("cogs", "train.tsv")), 200, seed=0).remove_columns("category"))
     tok = build_word_tokenizer(ds, columns=["source", "target"])
     model = build_scratch_model(tok, "bart", d_model=64, encoder_layers=2, decoder_layers=2, encoder_ffn_dim=256,
                                 decoder_ffn_dim=256, max_position_embeddings=256)
@@ -198,6 +199,7 @@ def test_cogs_end_to_end_datamap_is_not_degenerate(tmp_path):
     try:
         train_seq2seq(model, tok, ds, source_column="source", target_column="target", output_dir=str(tmp_path / "run"),
                       epochs=5, batch_size=16, learning_rate=3e-3, remove_unused_columns=False, use_cpu=True,
+                      data_collator=CartographyCollator(seq2seq_collator(tok, model)),
                       callbacks=[CartographyCallback(measures=("inv_ppl", "chia"))])
     finally:
         torch.set_num_threads(threads)
