@@ -155,6 +155,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         if bad or not value:
             p.error(f"--{name.replace('_', '-')}: unknown {bad}; accepted: {list(accepted)}")
         setattr(a, name, value)
+    if len({round(f, 4) for f in a.fractions}) != len(a.fractions):
+        p.error(f"--fractions: each fraction once, got {list(a.fractions)}")
     for f in a.fractions:
         if not 0 < f < 1:
             p.error(f"--fractions: each fraction must be in (0, 1), got {f}")
@@ -281,10 +283,10 @@ def subset_tables(exp: Experiment, dm):
     full_row = dict(subset="100% training", size=len(exp.train), repaired="-", **full)
     _say(f"  100% training: {full} ({time.perf_counter() - t0:.0f} s)")
     tables, not_repaired = [], []
-    for number, fraction in zip((2, 3), a.fractions):
+    for fraction in a.fractions:
         pct = f"{fraction:.0%}"
         table = ResultsTable(
-            f"Table {number} layout: exact match (%) after training on {pct} subsets ({a.measure} data map)",
+            f"{_layout(fraction)}exact match (%) after training on {pct} subsets ({a.measure} data map)",
             ["subset", "size", "repaired", *SCORE_COLUMNS], caption=_caption(exp, dm))
         regions = list(REGIONS) + (list(COMBINATIONS) if a.combinations and fraction >= 0.5 else []) + ["random"]
         for region in regions:
@@ -331,6 +333,18 @@ def curricula_table(exp: Experiment, dm, no_curriculum: dict):
     return table
 
 
+def _layout(fraction: float) -> str:
+    """The paper's table for a fraction: Table 2 holds the 33 % subsets, Table 3 the 50 % ones."""
+    number = {0.33: 2, 0.5: 3}.get(round(fraction, 2))
+    return f"Table {number} layout: " if number else ""
+
+
+def table_name(fraction: float) -> str:
+    """File name of a fraction's table: ``table2`` (33 %), ``table3`` (50 %), else ``subsets-<pct>``."""
+    number = {0.33: 2, 0.5: 3}.get(round(fraction, 2))
+    return f"table{number}" if number else f"subsets-{round(fraction * 100)}"
+
+
 def _caption(exp: Experiment, dm) -> str:
     a = exp.a
     sizes = ", ".join(f"{k} {len(v)}" for k, v in exp.evals.items())
@@ -374,7 +388,7 @@ def main(argv=None) -> int:
                 title=f"COGS data map ({a.measure}), {len(dm)} examples")
         write_text_atomic(os.path.join(a.out, "datamap.txt"), dm.summary(a.fractions[0]) + "\n")
     tables, full = subset_tables(exp, dm)
-    names = [f"table{n}" for n in (2, 3)][: len(tables)]
+    names = [table_name(f) for f in a.fractions]
     if a.curricula:
         tables.append(curricula_table(exp, dm, full))
         names.append("curricula")
