@@ -59,7 +59,7 @@ PRESETS = {
     # seconds: the test suite's smoke run
     "tiny": dict(num_train=48, num_eval=8, d_model=32, layers=1, ffn=64, heads=2, batch_size=8, map_epochs=3,
                  min_epoch=1, steps=6, lr=3e-3, max_new_tokens=24, combinations=False,
-                 schedules=("exponential", "bins"), curriculum_regions=("easy-to-learn", "hard-to-learn")),
+                 schedules=("exponential", "bins"), curriculum_regions=("hard-to-learn",)),
     # CPU, under 10 minutes on a 2-core shared machine
     "small": dict(num_train=1000, num_eval=100, d_model=64, layers=2, ffn=256, heads=4, batch_size=32, map_epochs=4,
                   min_epoch=1, steps=80, lr=2e-3, max_new_tokens=None, combinations=False,
@@ -352,7 +352,7 @@ def _caption(exp: Experiment, dm) -> str:
     scale = ("" if a.preset == "paper" else
              f" --{a.preset} scale: NOT the paper's numbers (small model, {len(exp.train)} training rows).")
     return (f"COGS, {len(exp.train)} training rows; evaluation rows: {sizes}; every run {a.steps} steps of "
-            f"{a.batch_size}, d_model {a.d_model}, {a.layers}+{a.layers} layers, seed {a.seed}; data map epochs "
+            f"{a.batch_size} per device, d_model {a.d_model}, {a.layers}+{a.layers} layers, seed {a.seed}; data map epochs "
             f"{dm.epochs[0]}..{dm.epochs[-1]} of {a.map_epochs}.{gen}{scale}")
 
 
