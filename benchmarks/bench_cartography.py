@@ -4,8 +4,9 @@
         --num-examples 512 --epochs 2 --repeats 3
 
 Trains the same small scratch encoder-decoder (BART architecture, word-level COGS; built and
-trained with ``hf_synthsample.models``: a stock ``Seq2SeqTrainer``), alternating runs without the callback, with ``CartographyCallback(("inv_ppl",
-"chia"))`` and with ``("inv_ppl", "chia", "bleu")`` (greedy decodes of ``--bleu-examples``
+trained with ``hf_synthsample.models``, i.e. a stock ``Seq2SeqTrainer``; the timed span is
+``Trainer.train()`` itself), alternating runs without the callback, with
+``CartographyCallback(("inv_ppl", "chia"))`` and with ``("inv_ppl", "chia", "bleu")`` (greedy decodes of ``--bleu-examples``
 training examples at each epoch end), and prints the median wall times and ratios. Sizes:
 ``--num-examples`` rows, ``--epochs``, ``--batch-size``, ``--d-model``, ``--layers``; ``--threads``
 torch threads (1 is fastest on a small shared CPU); ``--device cuda`` on a GPU machine.
@@ -33,6 +34,20 @@ def _timed(fn, acc: list):
             acc[0] += time.perf_counter() - t0
 
     return wrapper
+
+
+def _clock(stamps: dict, key: str, event: str):
+    """A TrainerCallback noting wall and CPU time at ``event`` (``on_train_begin`` / ``on_train_end``)."""
+    from transformers import TrainerCallback
+
+    def note(self, *args, **kwargs):
+        import torch
+
+        if torch.cuda.is_available():  # queued GPU work belongs to the span
+            torch.cuda.synchronize()
+        stamps[key] = (time.perf_counter(), time.process_time())
+
+    return type(f"Clock_{key}", (TrainerCallback,), {event: note})()
 
 
 def main(argv=None) -> int:
@@ -85,19 +100,21 @@ def main(argv=None) -> int:
                 if cb is not None:  # time spent inside the callback's own code, in the same run
                     for attr in ("_pre_hook", "_post_hook", "on_epoch_end", "on_train_end", "on_train_begin"):
                         setattr(cb, attr, _timed(getattr(cb, attr), spent))
-                t0, c0 = time.perf_counter(), time.process_time()
-                # Trainer construction + train(); the data is already tokenized
+                # the timed span is Trainer.train() from the first on_train_begin to the last on_train_end
+                # (the clocks come first and last among the callbacks): Trainer construction is left out
+                stamps: dict = {}
+                clocks = [_clock(stamps, "start", "on_train_begin"), *([cb] if cb else []),
+                          _clock(stamps, "end", "on_train_end")]
                 train_seq2seq(model, tok, with_ids if cb else plain, source_column="source", target_column="target",
                               output_dir=os.path.join(tmp, f"{name}-{rep}"), epochs=a.epochs, batch_size=a.batch_size,
-                              learning_rate=1e-3, seed=0, callbacks=[cb] if cb else [], warmup_steps=0,
+                              learning_rate=1e-3, seed=0, callbacks=clocks, warmup_steps=0,
                               remove_unused_columns=cb is None, use_cpu=a.device == "cpu", disable_tqdm=True,
                               data_collator=CartographyCollator(seq2seq_collator(tok, model)) if cb else None)
-                if a.device == "cuda":
-                    torch.cuda.synchronize()
                 if rep:
-                    times[name].append(time.perf_counter() - t0)
+                    (t0, c0), (t1, c1) = stamps["start"], stamps["end"]
+                    times[name].append(t1 - t0)
                     inside[name].append(spent[0])
-                    cpu[name].append(time.process_time() - c0)
+                    cpu[name].append(c1 - c0)
 
     ds, vocab = plain, tok
     steps = a.epochs * -(-len(ds) // a.batch_size)
