@@ -66,11 +66,20 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
 
     import torch
-
     from cartography_cogs import read_cogs
-    from hf_synthsample.cartography import CartographyCallback, CartographyCollator, add_example_ids
-    from hf_synthsample.models import (build_scratch_model, build_word_tokenizer, seq2seq_collator, tokenize_seq2seq,
-                                       train_seq2seq)
+
+    from hf_synthsample.cartography import (
+        CartographyCallback,
+        CartographyCollator,
+        add_example_ids,
+    )
+    from hf_synthsample.models import (
+        build_scratch_model,
+        build_word_tokenizer,
+        seq2seq_collator,
+        tokenize_seq2seq,
+        train_seq2seq,
+    )
 
     torch.set_num_threads(a.threads)
     raw = read_cogs(a.data, a.num_examples, seed=0)

@@ -188,7 +188,12 @@ def test_cogs_end_to_end_datamap_is_not_degenerate(tmp_path):
     from cartography_cogs import read_cogs
 
     from hf_synthsample.cartography import CartographyCollator
-    from hf_synthsample.models import build_scratch_model, build_word_tokenizer, seq2seq_collator, train_seq2seq
+    from hf_synthsample.models import (
+        build_scratch_model,
+        build_word_tokenizer,
+        seq2seq_collator,
+        train_seq2seq,
+    )
 
     ds = add_example_ids(read_cogs(str(shared_data("cogs", "train.tsv")), 200, seed=0).remove_columns("category"))
     tok = build_word_tokenizer(ds, columns=["source", "target"])
@@ -214,7 +219,8 @@ def test_cogs_end_to_end_datamap_is_not_degenerate(tmp_path):
     means = df.groupby("epoch").inv_ppl.mean()
     assert means.iloc[-1] > means.iloc[0]
     png = dm.plot(tmp_path / "map.png")
-    assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    with open(png, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
     assert "hard-to-learn" in dm.summary()
 
     # the CLI on the same dynamics, with the dataset to cut
