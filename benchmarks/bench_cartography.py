@@ -3,9 +3,10 @@
     python benchmarks/bench_cartography.py --data ../shared/data/cogs/train.tsv \
         --num-examples 512 --epochs 2 --repeats 3
 
-Trains the same small scratch encoder-decoder (BART architecture, word-level COGS) with a stock
-``Seq2SeqTrainer``, alternating runs without the callback, with ``CartographyCallback(("inv_ppl",
-"chia"))`` and with ``("inv_ppl", "chia", "bleu")`` (greedy decodes of ``--bleu-examples``
+Trains the same small scratch encoder-decoder (BART architecture, word-level COGS; built and
+trained with ``hf_synthsample.models``, i.e. a stock ``Seq2SeqTrainer``; the timed span is
+``Trainer.train()`` itself), alternating runs without the callback, with
+``CartographyCallback(("inv_ppl", "chia"))`` and with ``("inv_ppl", "chia", "bleu")`` (greedy decodes of ``--bleu-examples``
 training examples at each epoch end), and prints the median wall times and ratios. Sizes:
 ``--num-examples`` rows, ``--epochs``, ``--batch-size``, ``--d-model``, ``--layers``; ``--threads``
 torch threads (1 is fastest on a small shared CPU); ``--device cuda`` on a GPU machine.
@@ -35,6 +36,20 @@ def _timed(fn, acc: list):
     return wrapper
 
 
+def _clock(stamps: dict, key: str, event: str):
+    """A TrainerCallback noting wall and CPU time at ``event`` (``on_train_begin`` / ``on_train_end``)."""
+    from transformers import TrainerCallback
+
+    def note(self, *args, **kwargs):
+        import torch
+
+        if torch.cuda.is_available():  # queued GPU work belongs to the span
+            torch.cuda.synchronize()
+        stamps[key] = (time.perf_counter(), time.process_time())
+
+    return type(f"Clock_{key}", (TrainerCallback,), {event: note})()
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", default=os.path.join(HERE, "..", "..", "shared", "data", "cogs", "train.tsv"),
@@ -51,14 +66,28 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
 
     import torch
+    from cartography_cogs import read_cogs
 
-    from cartography_cogs import build_vocab, encode, make_trainer, read_tsv, tiny_bart
-    from hf_synthsample.cartography import CartographyCallback, add_example_ids
+    from hf_synthsample.cartography import (
+        CartographyCallback,
+        CartographyCollator,
+        add_example_ids,
+    )
+    from hf_synthsample.models import (
+        build_scratch_model,
+        build_word_tokenizer,
+        seq2seq_collator,
+        tokenize_seq2seq,
+        train_seq2seq,
+    )
 
     torch.set_num_threads(a.threads)
-    rows = read_tsv(a.data, a.num_examples, seed=0)
-    vocab = build_vocab(rows)
-    ds = add_example_ids(encode(rows, vocab))
+    raw = read_cogs(a.data, a.num_examples, seed=0)
+    tok = build_word_tokenizer(raw, columns=["source", "target"])
+    # tokenized once, outside the timed runs; the text columns are dropped (reading them per row costs time)
+    tokenized = tokenize_seq2seq(raw, tok, source_column="source", target_column="target")
+    plain = tokenized.remove_columns(["source", "target", "category"])
+    with_ids = add_example_ids(plain)
     variants = {
         "baseline": None,
         "inv_ppl+chia": lambda: CartographyCallback(measures=("inv_ppl", "chia")),
@@ -71,24 +100,32 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for rep in range(a.repeats + 1):  # repeat 0 warms up (imports, allocator) and is not counted
             for name, make_cb in variants.items():
-                model = tiny_bart(len(vocab), d_model=a.d_model, layers=a.layers, heads=4, seed=0)
+                model = build_scratch_model(
+                    tok, "bart", seed=0, d_model=a.d_model, encoder_layers=a.layers, decoder_layers=a.layers,
+                    encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=4 * a.d_model,
+                    decoder_ffn_dim=4 * a.d_model, max_position_embeddings=256)
                 cb = make_cb() if make_cb else None
                 spent = [0.0]
                 if cb is not None:  # time spent inside the callback's own code, in the same run
                     for attr in ("_pre_hook", "_post_hook", "on_epoch_end", "on_train_end", "on_train_begin"):
                         setattr(cb, attr, _timed(getattr(cb, attr), spent))
-                trainer = make_trainer(model, ds, os.path.join(tmp, f"{name}-{rep}"), epochs=a.epochs,
-                                       batch_size=a.batch_size, callbacks=[cb] if cb else [],
-                                       with_ids=make_cb is not None, use_cpu=a.device == "cpu")
-                t0, c0 = time.perf_counter(), time.process_time()
-                trainer.train()
-                if a.device == "cuda":
-                    torch.cuda.synchronize()
+                # the timed span is Trainer.train() from the first on_train_begin to the last on_train_end
+                # (the clocks come first and last among the callbacks): Trainer construction is left out
+                stamps: dict = {}
+                clocks = [_clock(stamps, "start", "on_train_begin"), *([cb] if cb else []),
+                          _clock(stamps, "end", "on_train_end")]
+                train_seq2seq(model, tok, with_ids if cb else plain, source_column="source", target_column="target",
+                              output_dir=os.path.join(tmp, f"{name}-{rep}"), epochs=a.epochs, batch_size=a.batch_size,
+                              learning_rate=1e-3, seed=0, callbacks=clocks, warmup_steps=0,
+                              remove_unused_columns=cb is None, use_cpu=a.device == "cpu", disable_tqdm=True,
+                              data_collator=CartographyCollator(seq2seq_collator(tok, model)) if cb else None)
                 if rep:
-                    times[name].append(time.perf_counter() - t0)
+                    (t0, c0), (t1, c1) = stamps["start"], stamps["end"]
+                    times[name].append(t1 - t0)
                     inside[name].append(spent[0])
-                    cpu[name].append(time.process_time() - c0)
+                    cpu[name].append(c1 - c0)
 
+    ds, vocab = plain, tok
     steps = a.epochs * -(-len(ds) // a.batch_size)
     print(f"CartographyCallback overhead: {len(ds)} COGS rows x {a.epochs} epochs = {steps} steps, batch {a.batch_size}, "
           f"d_model {a.d_model}, {a.layers}+{a.layers} layers, vocab {len(vocab)}, device {a.device}, "

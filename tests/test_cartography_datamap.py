@@ -117,13 +117,11 @@ def test_oov_repair_keeps_the_exact_size_and_covers_the_vocabulary(toks, confs, 
 
 
 def test_oov_repair_on_the_full_cogs_vocabulary():
-    from datasets import Dataset
-
     sys.path.insert(0, str(REPO_ROOT / "examples"))
-    from cartography_cogs import read_tsv
+    from cartography_cogs import read_cogs
 
-    rows = read_tsv(str(shared_data("cogs", "train.tsv")), 6000, seed=0)
-    ds = Dataset.from_dict({"source": [r["source"] for r in rows], "target": [r["target"] for r in rows]})
+    ds = read_cogs(str(shared_data("cogs", "train.tsv")), 6000, seed=0)
+    rows = range(len(ds))
     rng = np.random.default_rng(0)
     values = rng.random((len(rows), 3))
     t = pa.table({"example_id": np.repeat(np.arange(len(rows)), 3), "epoch": np.tile(np.arange(3), len(rows)),
@@ -187,16 +185,27 @@ def test_cogs_end_to_end_datamap_is_not_degenerate(tmp_path):
     from hf_synthsample.cli import main
 
     sys.path.insert(0, str(REPO_ROOT / "examples"))
-    from cartography_cogs import build_vocab, encode, make_trainer, read_tsv, tiny_bart
+    from cartography_cogs import read_cogs
 
-    rows = read_tsv(str(shared_data("cogs", "train.tsv")), 200, seed=0)
-    vocab = build_vocab(rows)
-    ds = add_example_ids(encode(rows, vocab))
+    from hf_synthsample.cartography import CartographyCollator
+    from hf_synthsample.models import (
+        build_scratch_model,
+        build_word_tokenizer,
+        seq2seq_collator,
+        train_seq2seq,
+    )
+
+    ds = add_example_ids(read_cogs(str(shared_data("cogs", "train.tsv")), 200, seed=0).remove_columns("category"))
+    tok = build_word_tokenizer(ds, columns=["source", "target"])
+    model = build_scratch_model(tok, "bart", d_model=64, encoder_layers=2, decoder_layers=2, encoder_ffn_dim=256,
+                                decoder_ffn_dim=256, max_position_embeddings=256)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        make_trainer(tiny_bart(len(vocab), d_model=64), ds, str(tmp_path / "run"), epochs=5, lr=3e-3,
-                     callbacks=[CartographyCallback(measures=("inv_ppl", "chia"))]).train()
+        train_seq2seq(model, tok, ds, source_column="source", target_column="target", output_dir=str(tmp_path / "run"),
+                      epochs=5, batch_size=16, learning_rate=3e-3, remove_unused_columns=False, use_cpu=True,
+                      data_collator=CartographyCollator(seq2seq_collator(tok, model)),
+                      callbacks=[CartographyCallback(measures=("inv_ppl", "chia"))])
     finally:
         torch.set_num_threads(threads)
     dyn = tmp_path / "run" / "cartography"
@@ -210,7 +219,8 @@ def test_cogs_end_to_end_datamap_is_not_degenerate(tmp_path):
     means = df.groupby("epoch").inv_ppl.mean()
     assert means.iloc[-1] > means.iloc[0]
     png = dm.plot(tmp_path / "map.png")
-    assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    with open(png, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
     assert "hard-to-learn" in dm.summary()
 
     # the CLI on the same dynamics, with the dataset to cut
