@@ -43,6 +43,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import random
+import threading
 from typing import Any, Callable
 
 import numpy as np
@@ -52,11 +53,15 @@ from .dsl import ACTIONS, Body
 from .interpreter import DEFAULT_MAX_MARKERS, DEFAULT_TICK_BUDGET, CompiledProgram, compile_program
 from .world import DIRECTIONS, MAX_TENSOR_GRID, World
 
+try:  # optional compiled batch runner (numba); same results as the pure path, see _fastvm
+    from . import _fastvm as _fast
+except ImportError:
+    _fast = None
+
 __all__ = ["DISTRIBUTIONS", "MARKER_COUNTS", "IOParams", "IOSamplingError", "sample_io", "sample_world",
            "GridSource", "flat_grid_json"]
 
 DISTRIBUTIONS = ("uniform", "narrow")
-_SMALL = 150  # padded grids up to this many cells are handled in plain Python (about 10 x 10)
 MARKER_COUNTS = ("uniform", "geometric", "ten_minus_geometric")
 
 
@@ -125,197 +130,182 @@ def _marker_counts(g: np.random.Generator, kind: str, n, cap: int) -> np.ndarray
     return np.minimum(k, cap)
 
 
-def _count_drawer(rng: random.Random, kind: str, cap: int) -> Callable[[], int]:
-    rand = rng.random
-    if kind == "uniform":
-        return lambda: min(1 + int(rand() * 9), cap)
-
-    def geometric() -> int:  # Geom(0.5) on 1, 2, ..., capped at 9
-        k = 1
-        while k < 9 and rand() < 0.5:
-            k += 1
-        return k
-
-    if kind == "geometric":
-        return lambda: min(geometric(), cap)
-    return lambda: min(10 - geometric(), cap)
+# Candidate inputs are drawn in batches: one set of numpy calls per _BATCH grids, each batch from
+# a generator whose state is set from ``rng`` at that moment (so a batch is a function of rng's
+# state alone). Unused candidates of the last batch are dropped.
+_BATCH = 32
+_LOCAL = threading.local()
 
 
-def _draw_cell(rand, count, B: list, M: list, Mo: list, wr: float, mr: float, n: int) -> int:
-    if rand() < wr:
-        B[n] = 1
-        return 1
-    B[n] = 0
-    if rand() < mr:
-        M[n] = Mo[n] = count()
-    return 0
+def _generator(rng: random.Random) -> np.random.Generator:
+    """A numpy generator in a state drawn from ``rng`` (one reused per thread: a fresh one costs ~20 us)."""
+    g = getattr(_LOCAL, "g", None)
+    if g is None:
+        g = _LOCAL.g = np.random.Generator(np.random.PCG64(0))
+        _LOCAL.state = g.bit_generator.state
+    state = _LOCAL.state
+    state["state"]["state"] = rng.getrandbits(128)
+    state["state"]["inc"] = rng.getrandbits(128) | 1
+    g.bit_generator.state = state
+    return g
 
 
 class GridSource:
-    """Input grids of one distribution in the padded flat layout (see ``interpreter.to_flat``).
+    """Candidate input grids of one distribution, in batches, in one padded flat layout.
 
-    Calling it returns ``(rows, cols, B, M, pos, dir, wall_ratio, marker_ratio)``.
+    Every grid of a source uses the layout of the largest grid: ``W = max_grid_size + 2`` columns,
+    ``S = (max_grid_size + 2) * W`` cells, cell ``(r, c)`` at ``(r + 1) * W + c + 1``; cells off a
+    smaller grid hold 2 like its border ring (``B``: 0 free, 1 wall, 2 off the grid; ``M``: marker
+    counts). :meth:`batch` returns ``(rows, cols, B, M, pos, dir)`` for ``k`` grids: ``B`` and
+    ``M`` the ``k`` layouts back to back as ``bytes``, ``pos`` Karel's index in that buffer (grid
+    ``j`` starts at ``j * S``), all others lists. Moves never leave a grid (its ring is not free),
+    so a program runs on the whole buffer from any grid's ``pos``.
 
-    *Uniform* grids are drawn **lazily**: Karel's cell is drawn first (uniform over the grid, then
-    made free, its markers drawn), every other cell starts as "not drawn yet" (``B[i] == 3``) and is
-    drawn, independently with the grid's ratios, the first time the program looks at it (the
-    compiled program calls the resolver that :meth:`resolver` makes). Cells are independent, so a
-    cell drawn late has the same distribution as one drawn early; most candidate inputs are
-    rejected after the program has seen a handful of cells, and only accepted inputs are
-    completed (:meth:`complete`). Karel thus stands on a uniform cell made free, the reading of
-    "a random location not containing a wall" that makes cells independent.
-    *Narrow* grids (exact wall and marker counts) are drawn whole with numpy.
+    *Uniform* grids: each cell independently a wall with the grid's wall ratio, else holds
+    markers with its marker ratio (one uniform ``u`` per cell: wall if ``u < wr``, markers if
+    ``wr <= u < wr + (1 - wr) * mr``); Karel on a uniform cell, made free, whose markers are drawn
+    afresh with the marker ratio (a free cell's law), facing a uniform direction. That is the
+    reading of "a random location not containing a wall" that keeps cells independent.
+    *Narrow* grids: exact wall and marker cell counts at uniform positions.
     """
 
     def __init__(self, rng: random.Random, params: IOParams):
         self.rng, self.p = rng, params
-        self._g: np.random.Generator | None = None
-        self._templates: dict = {}
-        self._count = _count_drawer(rng, params.marker_counts, params.max_markers)
+        side = params.max_grid_size
+        self.W = side + 2
+        self.S = (side + 2) * self.W
+        self.D = (self.W, 1, -self.W, -1)
 
-    @property
-    def g(self) -> np.random.Generator:
-        if self._g is None:
-            self._g = np.random.default_rng(self.rng.getrandbits(64))
-        return self._g
-
-    def _sizes(self) -> tuple[int, int]:
-        rng, lo, span = self.rng, self.p.min_grid_size, self.p.max_grid_size - self.p.min_grid_size + 1
-        return lo + int(rng.random() * span), lo + int(rng.random() * span)
-
-    def __call__(self) -> tuple:
-        if self.p.distribution == "narrow":
-            return self._narrow()
-        rand, p = self.rng.random, self.p
-        lo, span = p.min_grid_size, p.max_grid_size - p.min_grid_size + 1
-        if span > 1:
-            rows = lo + int(rand() * span)
-            cols = lo + int(rand() * span)
+    def batch(self, k: int = _BATCH) -> tuple:
+        """``k`` candidate grids (see the class docstring)."""
+        g, p = _generator(self.rng), self.p
+        lo, hi, W, S = p.min_grid_size, p.max_grid_size, self.W, self.S
+        if hi > lo:
+            rows = g.integers(lo, hi + 1, k)
+            cols = g.integers(lo, hi + 1, k)
         else:
-            rows = cols = lo
+            rows = cols = np.full(k, lo)
+        B = np.full((k, hi + 2, W), 2, np.uint8)
+        M = np.zeros((k, hi + 2, W), np.uint8)
+        if p.distribution == "narrow":
+            pos = self._narrow(g, rows, cols, B, M)
+        else:
+            pos = self._uniform(g, rows, cols, B, M)
+        d = g.integers(0, 4, k)
+        pos += np.arange(k) * S
+        return rows.tolist(), cols.tolist(), B.tobytes(), M.tobytes(), pos.tolist(), d.tolist()
+
+    def _uniform(self, g, rows, cols, B, M) -> np.ndarray:
+        p, k, side = self.p, len(rows), self.p.max_grid_size
         (wa, wb), (ma, mb) = p.wall_ratio_range, p.marker_ratio_range
-        wr = wa + rand() * (wb - wa) if wb > wa else wa  # a fixed ratio needs no draw
-        mr = ma + rand() * (mb - ma) if mb > ma else ma
-        tmpl = self._templates.get((rows, cols))
-        if tmpl is None:
-            w2 = cols + 2
-            tmpl = self._templates[(rows, cols)] = [2] * w2 + ([2] + [3] * cols + [2]) * rows + [2] * w2
-        B = tmpl.copy()
-        M = [0] * len(B)
-        pos = (int(rand() * rows) + 1) * (cols + 2) + int(rand() * cols) + 1
-        B[pos] = 0
-        if rand() < mr:
-            M[pos] = self._count()
-        return rows, cols, B, M, pos, int(rand() * 4), wr, mr
+        wr = wa + g.random(k) * (wb - wa) if wb > wa else np.full(k, wa)
+        mr = ma + g.random(k) * (mb - ma) if mb > ma else np.full(k, ma)
+        u = g.random((k, side, side))
+        wall = u < wr[:, None, None]
+        marked = ~wall & (u < (wr + (1 - wr) * mr)[:, None, None])
+        inner = wall.view(np.uint8)
+        if p.min_grid_size < side:
+            r = np.arange(side)
+            off = (r[None, :, None] >= rows[:, None, None]) | (r[None, None, :] >= cols[:, None, None])
+            inner = np.where(off, np.uint8(2), inner)
+            marked &= ~off
+        B[:, 1:-1, 1:-1] = inner
+        inner_m = np.zeros((k, side, side), np.uint8)
+        inner_m[marked] = _marker_counts(g, p.marker_counts, int(marked.sum()), p.max_markers)
+        M[:, 1:-1, 1:-1] = inner_m
+        hero = ((g.random(k) * rows).astype(np.int64) + 1) * self.W + (g.random(k) * cols).astype(np.int64) + 1
+        at = np.arange(k)
+        B.reshape(k, -1)[at, hero] = 0
+        counts = _marker_counts(g, p.marker_counts, k, p.max_markers)
+        M.reshape(k, -1)[at, hero] = np.where(g.random(k) < mr, counts, 0)
+        return hero
 
-    def resolver(self, B: list, M: list, Mo: list, wr: float, mr: float) -> Callable[[int], int]:
-        """The function the compiled program calls on a cell not drawn yet (writes input and working markers)."""
-        return functools.partial(_draw_cell, self.rng.random, self._count, B, M, Mo, wr, mr)
-
-    def complete(self, B: list, M: list, Mo: list, wr: float, mr: float) -> None:
-        """Draw every cell still marked 3 (into the input markers ``M`` and the output markers ``Mo``)."""
-        if len(B) <= _SMALL:  # numpy's per-call cost exceeds the work on small grids
-            rand, count = self.rng.random, self._count
-            for i, b in enumerate(B):
-                if b == 3:
-                    if rand() < wr:
-                        B[i] = 1
-                    else:
-                        B[i] = 0
-                        if rand() < mr:
-                            M[i] = Mo[i] = count()
-            return
-        Ba = np.frombuffer(bytes(B), np.int8).copy()
-        unknown = np.flatnonzero(Ba == 3)
-        if not len(unknown):
-            return
-        g = self.g
-        u = g.random((2, len(unknown)))
-        walls = u[0] < wr
-        Ba[unknown] = walls
-        B[:] = Ba.tolist()
-        marked = unknown[~walls & (u[1] < mr)]
-        if len(marked):
-            counts = _marker_counts(g, self.p.marker_counts, len(marked), self.p.max_markers)
-            for i, k in zip(marked.tolist(), counts.tolist()):
-                M[i] = Mo[i] = k
-
-    def _narrow(self) -> tuple:
-        rng, p, g = self.rng, self.p, self.g
-        rows, cols = self._sizes()
-        n = rows * cols
-        nw = min(int(p.wall_ratio * n + 0.5), n - 1)
-        perm = g.permutation(n)
-        free = perm[nw:]
-        nm = min(int(p.marker_ratio * n + 0.5), len(free))
-        B = np.full((rows + 2, cols + 2), 2, np.int8)
-        inner = np.zeros(n, np.int8)
-        inner[perm[:nw]] = 1
-        B[1:-1, 1:-1] = inner.reshape(rows, cols)
-        counts = np.zeros(n, np.int64)
-        counts[free[:nm]] = _marker_counts(g, p.marker_counts, nm, p.max_markers)
-        M = np.zeros((rows + 2, cols + 2), np.int64)
-        M[1:-1, 1:-1] = counts.reshape(rows, cols)
-        k = int(free[int(rng.random() * len(free))])
-        pos = (k // cols + 1) * (cols + 2) + k % cols + 1
-        return rows, cols, B.ravel().tolist(), M.ravel().tolist(), pos, int(rng.random() * 4), None, None
+    def _narrow(self, g, rows, cols, B, M) -> np.ndarray:
+        p, W = self.p, self.W
+        hero = np.empty(len(rows), np.int64)
+        for j, (nr, nc) in enumerate(zip(rows.tolist(), cols.tolist())):
+            n = nr * nc
+            nw = min(int(p.wall_ratio * n + 0.5), n - 1)
+            perm = g.permutation(n)
+            free = perm[nw:]
+            nm = min(int(p.marker_ratio * n + 0.5), len(free))
+            inner = np.zeros(n, np.uint8)
+            inner[perm[:nw]] = 1
+            B[j, 1 : nr + 1, 1 : nc + 1] = inner.reshape(nr, nc)
+            counts = np.zeros(n, np.uint8)
+            counts[free[:nm]] = _marker_counts(g, p.marker_counts, nm, p.max_markers)
+            M[j, 1 : nr + 1, 1 : nc + 1] = counts.reshape(nr, nc)
+            cell = int(free[int(g.random() * len(free))])
+            hero[j] = (cell // nc + 1) * W + cell % nc + 1
+        return hero
 
 
 def sample_world(rng: random.Random, params: IOParams | None = None) -> World:
     """One input world of the configured distribution (no program involved)."""
     p = (params or IOParams()).validate()
     source = GridSource(rng, p)
-    rows, cols, B, M, pos, d, wr, mr = source()
-    source.complete(B, M, M, wr, mr)
-    return World.from_json(flat_grid_json(rows, cols, B, M, pos, d))
+    rows, cols, B, M, pos, d = source.batch(1)
+    return World.from_json(flat_grid_json(rows[0], cols[0], B, M, pos[0], d[0], width=source.W))
 
 
-@functools.lru_cache(maxsize=4096)
-def _cell_names(rows: int, cols: int) -> list:
-    w2 = cols + 2
-    return [f"{i // w2 - 1}:{i % w2 - 1}" for i in range((rows + 2) * w2)]
+@functools.lru_cache(maxsize=256)
+def _cell_names(width: int, size: int) -> list:
+    return [f"{i // width - 1}:{i % width - 1}" for i in range(size)]
 
 
-def _positions(values: list, nonzero: bool = False) -> list:
+_NONZERO = bytes([0] + [1] * 255)
+
+
+def _positions(values, nonzero: bool = False) -> list:
     """Indices of the entries equal to 1 (or, with ``nonzero``, of every non-zero entry)."""
-    if len(values) <= _SMALL:
-        return [i for i, v in enumerate(values) if v] if nonzero else [i for i, v in enumerate(values) if v == 1]
-    # cells hold small ints (walls 0..3, markers <= 255): bytes() converts at C speed
-    a = np.frombuffer(bytes(values), np.uint8)
-    return np.flatnonzero(a if nonzero else a == 1).tolist()
+    # cells hold small ints (walls 0..2, markers <= 255): bytes.find scans at C speed
+    buf = bytes(values)
+    if nonzero:
+        buf = buf.translate(_NONZERO)
+    out = []
+    i = buf.find(1)
+    while i >= 0:
+        out.append(i)
+        i = buf.find(1, i + 1)
+    return out
 
 
-def flat_grid_json(rows: int, cols: int, B: list, M: list, pos: int, d: int, crashed: bool = False,
-                   blocked: str | None = None) -> dict:
-    """Grid JSON of a padded flat grid (``blocked`` may pass the precomputed wall string)."""
-    names = _cell_names(rows, cols)
+def _marker_string(names: list, M) -> str:
+    return " ".join([f"{names[i]}:{M[i]}" for i in _positions(M, nonzero=True)])
+
+
+def flat_grid_json(rows: int, cols: int, B, M, pos: int, d: int, crashed: bool = False,
+                   blocked: str | None = None, width: int | None = None) -> dict:
+    """Grid JSON of a padded flat grid of ``width`` columns (default ``cols + 2``; ``blocked`` may
+    pass the precomputed wall string)."""
+    names = _cell_names(width or cols + 2, len(B))
     if blocked is None:
         blocked = " ".join([names[i] for i in _positions(B)])
-    return {
-        "rows": rows,
-        "cols": cols,
-        "crashed": crashed,
-        "hero": f"{names[pos]}:{DIRECTIONS[d]}",
-        "blocked": blocked,
-        "markers": " ".join([f"{names[i]}:{M[i]}" for i in _positions(M, nonzero=True)]),
-    }
+    return {"rows": rows, "cols": cols, "crashed": crashed, "hero": f"{names[pos]}:{DIRECTIONS[d]}",
+            "blocked": blocked, "markers": _marker_string(names, M)}
 
 
 def sample_io_flat(program: Body | CompiledProgram, rng: random.Random, params: IOParams) -> list:
-    """The pairs of one task in the flat layout (what :func:`sample_io` formats); see the module docstring."""
+    """The pairs of one task in the flat layout (what :func:`sample_io` formats); see the module docstring.
+
+    Each pair is ``(rows, cols, B, M, pos, d, Mo, pos2, d2, actions, W)``: the grid's layout
+    (``bytes``, ``W`` columns, see :class:`GridSource`), input markers ``M`` and Karel, output
+    markers ``Mo`` and Karel, and the action indices of the run.
+    """
     p = params
     compiled = program if isinstance(program, CompiledProgram) else compile_program(program)
     run, full = compiled.run, compiled.full_coverage
-    draw = GridSource(rng, p)
+    source = GridSource(rng, p)
+    S, D = source.S, source.D
     T, X, noop_ok = p.tick_budget, p.max_markers, not p.reject_noop
+    batch_run = _fast.batch_runner(compiled) if _fast is not None else None
     attempts, limit = 0, min(p.probe_attempts, p.max_attempts)
     pairs: list = []
     cov = 0
     want = p.num_shown
-    steps = {}
-    cell, rand, count = functools.partial, rng.random, draw._count
     seen = 0  # branches taken by any valid input so far, kept or discarded
     check_at = 2 * p.probe_attempts if p.require_coverage else -1
+    k = K = _BATCH
     while True:
         attempts += 1
         if attempts == check_at and seen != full:
@@ -329,19 +319,31 @@ def sample_io_flat(program: Body | CompiledProgram, rng: random.Random, params: 
                 "times out or does nothing on most inputs of this distribution"
                 + (", or its branches are rarely all covered" if p.require_coverage else "")
             )
-        rows, cols, B, M, pos, d, wr, mr = draw()
-        Mo = M.copy()
-        D = steps.get(cols)
-        if D is None:
-            D = steps[cols] = (cols + 2, 1, -cols - 2, -1)
-        # no action trace here: most candidates are rejected; kept pairs are replayed below
-        code, pos2, d2, _, c = run(B, Mo, pos, d, T, X, D, None,
-                                   None if wr is None else cell(_draw_cell, rand, count, B, M, Mo, wr, mr), True)
-        if code or (pos2 == pos and d2 == d and not noop_ok and Mo == M):
-            continue
+        if k == K:
+            rows, cols, B, M, pos0, d0 = source.batch(K)
+            k = 0
+            if batch_run is not None:  # every candidate of the batch at once, same results as run()
+                results = batch_run(B, M, pos0, d0, T, X, D, noop_ok)
+            else:
+                Mw = bytearray(M)
+        j = k
+        k += 1
+        if batch_run is not None:
+            code, pos2, d2, c = results[j]
+            if code:
+                continue
+        else:
+            pos = pos0[j]
+            d = d0[j]
+            # no action trace here: most candidates are rejected; kept pairs are replayed below
+            code, pos2, d2, _, c = run(B, Mw, pos, d, T, X, D, None, True)
+            if code:
+                continue
+            if pos2 == pos and d2 == d and not noop_ok and Mw[j * S : j * S + S] == M[j * S : j * S + S]:
+                continue
         limit = p.max_attempts
         seen |= c
-        pairs.append((rows, cols, B, M, pos, d, Mo, pos2, d2, D, wr, mr))
+        pairs.append((rows[j], cols[j], B, M, j * S, pos0[j], d0[j], pos2, d2))
         if want == p.num_shown:
             cov |= c
             if len(pairs) == want:
@@ -350,28 +352,33 @@ def sample_io_flat(program: Body | CompiledProgram, rng: random.Random, params: 
                     continue
                 want += p.num_held_out
         if len(pairs) == want:
-            out = []
-            for rows, cols, B, M, pos, d, Mo, pos2, d2, D, wr, mr in pairs:
-                if wr is not None:  # only now, for the inputs kept, draw the cells no run looked at
-                    draw.complete(B, M, Mo, wr, mr)
-                acts: list = []
-                replay = run(B, M.copy(), pos, d, T, X, D, acts.append)
-                assert replay[:3] == (0, pos2, d2), "a kept input replays differently"  # cannot happen
-                out.append((rows, cols, B, M, pos, d, Mo, pos2, d2, acts))
-            return out
+            return [_kept_pair(run, pair, S, D, T, X, source.W) for pair in pairs]
+
+
+def _kept_pair(run: Callable, pair: tuple, S: int, D: tuple, T: int, X: int, W: int) -> tuple:
+    """A kept candidate cut out of its batch, with its action trace (one more run of the program)."""
+    rows, cols, B, M, base, pos, d, pos2, d2 = pair
+    Bj, Mj = B[base : base + S], M[base : base + S]
+    Mo = bytearray(Mj)
+    acts: list = []
+    code, p2, dd2, _, _ = run(Bj, Mo, pos - base, d, T, X, D, acts.append)
+    assert (code, p2, dd2) == (0, pos2 - base, d2), "a kept input replays differently"  # cannot happen
+    return rows, cols, Bj, Mj, pos - base, d, bytes(Mo), p2, dd2, acts, W
 
 
 def flat_pairs_to_examples(pairs: list, *, tensors: bool = False) -> list[dict]:
     """The field's ``examples`` entries (``example_index``, ``actions``, grid JSON, optional tensors)."""
     out = []
-    for i, (rows, cols, B, M, pos, d, Mo, pos2, d2, acts) in enumerate(pairs):
-        names = _cell_names(rows, cols)
+    for i, (rows, cols, B, M, pos, d, Mo, pos2, d2, acts, *width) in enumerate(pairs):
+        names = _cell_names(width[0] if width else cols + 2, len(B))
         blocked = " ".join([names[j] for j in _positions(B)])
         ex = {
             "example_index": i,
             "actions": [ACTIONS[a] for a in acts],
-            "inpgrid_json": flat_grid_json(rows, cols, B, M, pos, d, blocked=blocked),
-            "outgrid_json": flat_grid_json(rows, cols, B, Mo, pos2, d2, blocked=blocked),
+            "inpgrid_json": {"rows": rows, "cols": cols, "crashed": False, "hero": f"{names[pos]}:{DIRECTIONS[d]}",
+                             "blocked": blocked, "markers": _marker_string(names, M)},
+            "outgrid_json": {"rows": rows, "cols": cols, "crashed": False, "hero": f"{names[pos2]}:{DIRECTIONS[d2]}",
+                             "blocked": blocked, "markers": _marker_string(names, Mo)},
         }
         if tensors:
             if rows > MAX_TENSOR_GRID or cols > MAX_TENSOR_GRID:
