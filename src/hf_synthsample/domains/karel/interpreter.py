@@ -399,7 +399,7 @@ class CompiledProgram:
     ``cycles=True`` ends a run that provably loops forever at once as a timeout (see ``_vm``).
     """
 
-    __slots__ = ("program", "run", "num_branch_points", "full_coverage", "code")
+    __slots__ = ("program", "run", "num_branch_points", "full_coverage", "code", "slots")
 
     def __init__(self, program: Body):
         code: list = []
@@ -407,6 +407,7 @@ class CompiledProgram:
         _flatten(program, code, state)
         self.code = tuple(code)
         self.program = program
+        self.slots = state[1]
         self.run: Callable = functools.partial(_vm, self.code, state[1])
         self.num_branch_points = state[0]
         self.full_coverage = (1 << (2 * state[0])) - 1

@@ -130,10 +130,19 @@ def _marker_counts(g: np.random.Generator, kind: str, n, cap: int) -> np.ndarray
     return np.minimum(k, cap)
 
 
-# Candidate inputs are drawn in batches: one set of numpy calls per _BATCH grids, each batch from
-# a generator whose state is set from ``rng`` at that moment (so a batch is a function of rng's
-# state alone). Unused candidates of the last batch are dropped.
+# Candidate inputs are drawn in batches of _BATCH grids. A uniform batch is a pure function of a
+# 64-bit seed drawn from ``rng`` (so it depends on rng's state alone) through the 64-bit words
+# ``_mix(seed, i)`` (SplitMix64 over a counter; a counter-based stream lets the optional numba
+# module compute only the words it needs, yet the same ones): per grid, _HEADER words (rows,
+# cols, wall ratio, marker ratio, Karel's row, column, direction, Karel's cell markers) and one
+# word per cell of the largest grid. Of a word, the high 32 bits make a uniform u = hi / 2**32
+# (cell: wall if u < wr, markers if wr <= u < wr + (1 - wr) * mr) or an integer (hi * n) >> 32
+# uniform over n values, and the low 32 bits the marker count: Geom(0.5) capped at 9 is 1 + the
+# trailing one bits of the low byte (exact), uniform 1..9 is 1 + (lo * 9) >> 32. The ratios use
+# 53 bits, like random.random(). The numba module computes the same batch with the same integer
+# and IEEE float operations (tests check the bytes agree). Unused candidates of a batch are dropped.
 _BATCH = 32
+_HEADER = 8
 _LOCAL = threading.local()
 
 
@@ -150,6 +159,68 @@ def _generator(rng: random.Random) -> np.random.Generator:
     return g
 
 
+_GOLDEN, _MIX1, _MIX2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+
+
+def _mix(seed: int, idx: np.ndarray) -> np.ndarray:
+    """SplitMix64 words ``idx`` of the stream ``seed`` (``idx`` uint64)."""
+    with np.errstate(over="ignore"):
+        z = np.uint64(seed) + (idx + np.uint64(1)) * _GOLDEN
+        z = (z ^ (z >> np.uint64(30))) * _MIX1
+        z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return z ^ (z >> np.uint64(31))
+
+
+@functools.lru_cache(maxsize=64)
+def _count_table(kind: str, cap: int) -> np.ndarray:
+    """Marker count of each low byte (``kind`` geometric / ten_minus_geometric), capped at ``cap``."""
+    ones = np.array([(b ^ (b + 1)).bit_length() - 1 for b in range(256)])  # trailing one bits, 0..8
+    k = 1 + ones if kind == "geometric" else np.maximum(9 - ones, 1)
+    return np.minimum(k, cap).astype(np.uint8)
+
+
+def _counts(lo: np.ndarray, kind: str, cap: int) -> np.ndarray:
+    if kind == "uniform":
+        return np.minimum(1 + ((lo * 9) >> 32), cap)
+    return _count_table(kind, cap)[lo & 255]
+
+
+def _uniform_numpy(raw: np.ndarray, k: int, p: IOParams) -> tuple:
+    """The pure-numpy uniform batch: ``(B, M, rows, cols, pos, dir)`` arrays (see the comment above)."""
+    side = p.max_grid_size
+    W, lo_size, span = side + 2, p.min_grid_size, p.max_grid_size - p.min_grid_size + 1
+    w = raw.reshape(k, _HEADER + side * side)
+    hi = (w >> np.uint64(32)).astype(np.int64)
+    lo = (w & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    if span > 1:
+        rows = lo_size + ((hi[:, 0] * span) >> 32)
+        cols = lo_size + ((hi[:, 1] * span) >> 32)
+    else:
+        rows = cols = np.full(k, lo_size, np.int64)
+    f = (w[:, 2:4] >> np.uint64(11)).astype(np.float64) * 2.0**-53
+    (wa, wb), (ma, mb) = p.wall_ratio_range, p.marker_ratio_range
+    wr = wa + f[:, 0] * (wb - wa) if wb > wa else np.full(k, wa)
+    mr = ma + f[:, 1] * (mb - ma) if mb > ma else np.full(k, ma)
+    u = hi[:, _HEADER:] * 2.0**-32
+    wall = u < wr[:, None]
+    marked = ~wall & (u < (wr + (1.0 - wr) * mr)[:, None])
+    inner = wall.astype(np.uint8)
+    if span > 1:
+        r = np.arange(side * side)
+        off = (r[None, :] // side >= rows[:, None]) | (r[None, :] % side >= cols[:, None])
+        inner[off] = 2
+        marked &= ~off
+    B = np.full((k, side + 2, W), 2, np.uint8)
+    B[:, 1:-1, 1:-1] = inner.reshape(k, side, side)
+    M = np.zeros((k, side + 2, W), np.uint8)
+    M[:, 1:-1, 1:-1] = np.where(marked, _counts(lo[:, _HEADER:], p.marker_counts, p.max_markers), 0).reshape(k, side, side)
+    hero = (((hi[:, 4] * rows) >> 32) + 1) * W + ((hi[:, 5] * cols) >> 32) + 1
+    at = np.arange(k)
+    B.reshape(k, -1)[at, hero] = 0
+    M.reshape(k, -1)[at, hero] = np.where(hi[:, 7] * 2.0**-32 < mr, _counts(lo[:, 7], p.marker_counts, p.max_markers), 0)
+    return B.reshape(-1), M.reshape(-1), rows, cols, hero + at * B.shape[1] * W, hi[:, 6] >> 30
+
+
 class GridSource:
     """Candidate input grids of one distribution, in batches, in one padded flat layout.
 
@@ -162,8 +233,7 @@ class GridSource:
     so a program runs on the whole buffer from any grid's ``pos``.
 
     *Uniform* grids: each cell independently a wall with the grid's wall ratio, else holds
-    markers with its marker ratio (one uniform ``u`` per cell: wall if ``u < wr``, markers if
-    ``wr <= u < wr + (1 - wr) * mr``); Karel on a uniform cell, made free, whose markers are drawn
+    markers with its marker ratio; Karel on a uniform cell, made free, whose markers are drawn
     afresh with the marker ratio (a free cell's law), facing a uniform direction. That is the
     reading of "a random location not containing a wall" that keeps cells independent.
     *Narrow* grids: exact wall and marker cell counts at uniform positions.
@@ -176,53 +246,31 @@ class GridSource:
         self.S = (side + 2) * self.W
         self.D = (self.W, 1, -self.W, -1)
 
+    def arrays(self, k: int = _BATCH, fast=None) -> tuple:
+        """``(B, M, rows, cols, pos, dir)`` numpy arrays of ``k`` grids (``fast``: the numba module)."""
+        p = self.p
+        if p.distribution == "narrow":
+            return self._narrow(_generator(self.rng), k)
+        seed = self.rng.getrandbits(64)
+        if fast is not None:
+            return fast.uniform_batch(np.uint64(seed), k, p.min_grid_size, p.max_grid_size, *p.wall_ratio_range,
+                                      *p.marker_ratio_range, p.marker_counts == "uniform",
+                                      _count_table("geometric" if p.marker_counts == "uniform" else p.marker_counts,
+                                                   p.max_markers), p.max_markers)
+        return _uniform_numpy(_mix(seed, np.arange(k * (_HEADER + p.max_grid_size**2), dtype=np.uint64)), k, p)
+
     def batch(self, k: int = _BATCH) -> tuple:
         """``k`` candidate grids (see the class docstring)."""
-        g, p = _generator(self.rng), self.p
-        lo, hi, W, S = p.min_grid_size, p.max_grid_size, self.W, self.S
-        if hi > lo:
-            rows = g.integers(lo, hi + 1, k)
-            cols = g.integers(lo, hi + 1, k)
-        else:
-            rows = cols = np.full(k, lo)
-        B = np.full((k, hi + 2, W), 2, np.uint8)
-        M = np.zeros((k, hi + 2, W), np.uint8)
-        if p.distribution == "narrow":
-            pos = self._narrow(g, rows, cols, B, M)
-        else:
-            pos = self._uniform(g, rows, cols, B, M)
-        d = g.integers(0, 4, k)
-        pos += np.arange(k) * S
+        B, M, rows, cols, pos, d = self.arrays(k)
         return rows.tolist(), cols.tolist(), B.tobytes(), M.tobytes(), pos.tolist(), d.tolist()
 
-    def _uniform(self, g, rows, cols, B, M) -> np.ndarray:
-        p, k, side = self.p, len(rows), self.p.max_grid_size
-        (wa, wb), (ma, mb) = p.wall_ratio_range, p.marker_ratio_range
-        wr = wa + g.random(k) * (wb - wa) if wb > wa else np.full(k, wa)
-        mr = ma + g.random(k) * (mb - ma) if mb > ma else np.full(k, ma)
-        u = g.random((k, side, side))
-        wall = u < wr[:, None, None]
-        marked = ~wall & (u < (wr + (1 - wr) * mr)[:, None, None])
-        inner = wall.view(np.uint8)
-        if p.min_grid_size < side:
-            r = np.arange(side)
-            off = (r[None, :, None] >= rows[:, None, None]) | (r[None, None, :] >= cols[:, None, None])
-            inner = np.where(off, np.uint8(2), inner)
-            marked &= ~off
-        B[:, 1:-1, 1:-1] = inner
-        inner_m = np.zeros((k, side, side), np.uint8)
-        inner_m[marked] = _marker_counts(g, p.marker_counts, int(marked.sum()), p.max_markers)
-        M[:, 1:-1, 1:-1] = inner_m
-        hero = ((g.random(k) * rows).astype(np.int64) + 1) * self.W + (g.random(k) * cols).astype(np.int64) + 1
-        at = np.arange(k)
-        B.reshape(k, -1)[at, hero] = 0
-        counts = _marker_counts(g, p.marker_counts, k, p.max_markers)
-        M.reshape(k, -1)[at, hero] = np.where(g.random(k) < mr, counts, 0)
-        return hero
-
-    def _narrow(self, g, rows, cols, B, M) -> np.ndarray:
-        p, W = self.p, self.W
-        hero = np.empty(len(rows), np.int64)
+    def _narrow(self, g: np.random.Generator, k: int) -> tuple:
+        p, W, side = self.p, self.W, self.p.max_grid_size
+        rows = g.integers(p.min_grid_size, side + 1, k)
+        cols = g.integers(p.min_grid_size, side + 1, k)
+        B = np.full((k, side + 2, W), 2, np.uint8)
+        M = np.zeros((k, side + 2, W), np.uint8)
+        hero = np.empty(k, np.int64)
         for j, (nr, nc) in enumerate(zip(rows.tolist(), cols.tolist())):
             n = nr * nc
             nw = min(int(p.wall_ratio * n + 0.5), n - 1)
@@ -237,7 +285,7 @@ class GridSource:
             M[j, 1 : nr + 1, 1 : nc + 1] = counts.reshape(nr, nc)
             cell = int(free[int(g.random() * len(free))])
             hero[j] = (cell // nc + 1) * W + cell % nc + 1
-        return hero
+        return B.reshape(-1), M.reshape(-1), rows, cols, hero + np.arange(k) * self.S, g.integers(0, 4, k)
 
 
 def sample_world(rng: random.Random, params: IOParams | None = None) -> World:
@@ -298,7 +346,7 @@ def sample_io_flat(program: Body | CompiledProgram, rng: random.Random, params: 
     source = GridSource(rng, p)
     S, D = source.S, source.D
     T, X, noop_ok = p.tick_budget, p.max_markers, not p.reject_noop
-    batch_run = _fast.batch_runner(compiled) if _fast is not None else None
+    batch_run = _fast.batch_runner(compiled, D) if _fast is not None else None
     attempts, limit = 0, min(p.probe_attempts, p.max_attempts)
     pairs: list = []
     cov = 0
@@ -320,11 +368,13 @@ def sample_io_flat(program: Body | CompiledProgram, rng: random.Random, params: 
                 + (", or its branches are rarely all covered" if p.require_coverage else "")
             )
         if k == K:
-            rows, cols, B, M, pos0, d0 = source.batch(K)
             k = 0
             if batch_run is not None:  # every candidate of the batch at once, same results as run()
-                results = batch_run(B, M, pos0, d0, T, X, D, noop_ok)
+                Ba, Ma, rows, cols, pa, da = source.arrays(K, _fast)
+                results = batch_run(Ba, Ma, pa, da, T, X, noop_ok)
+                B, M, rows, cols, pos0, d0 = Ba.tobytes(), Ma.tobytes(), rows.tolist(), cols.tolist(), pa.tolist(), da.tolist()
             else:
+                rows, cols, B, M, pos0, d0 = source.batch(K)
                 Mw = bytearray(M)
         j = k
         k += 1
