@@ -416,19 +416,53 @@ def _kept_pair(run: Callable, pair: tuple, S: int, D: tuple, T: int, X: int, W: 
     return rows, cols, Bj, Mj, pos - base, d, bytes(Mo), p2, dd2, acts, W
 
 
+@functools.lru_cache(maxsize=64)
+def _marker_names(width: int, size: int, stride: int) -> list:
+    """``"r:c:n"`` for cell ``i`` holding ``n`` markers at ``i * stride + n``."""
+    names = _cell_names(width, size)
+    return [f"{names[i]}:{n}" for i in range(size) for n in range(stride)]
+
+
+def _strings_by_grid(mask: np.ndarray, table: list, stride: int = 0, values: np.ndarray | None = None) -> list:
+    """For each row of ``mask``, the ``table`` strings of its set cells joined by spaces."""
+    rows, cells = np.nonzero(mask)
+    keys = cells * stride + values[rows, cells] if stride else cells
+    items = list(map(table.__getitem__, keys.tolist()))
+    ends = np.cumsum(np.bincount(rows, minlength=len(mask))).tolist()
+    return [" ".join(items[lo:hi]) for lo, hi in zip([0] + ends[:-1], ends)]
+
+
+def _width(pair: tuple) -> int:
+    return pair[10] if len(pair) > 10 else pair[1] + 2  # pairs without a width: the grid's own layout
+
+
 def flat_pairs_to_examples(pairs: list, *, tensors: bool = False) -> list[dict]:
     """The field's ``examples`` entries (``example_index``, ``actions``, grid JSON, optional tensors)."""
+    n = len(pairs)
+    if not n:
+        return []
+    W, S = _width(pairs[0]), len(pairs[0][2])
+    if any(len(p[2]) != S or _width(p) != W for p in pairs):  # mixed layouts: one at a time
+        return [ex | {"example_index": i} for i, p in enumerate(pairs) for ex in flat_pairs_to_examples([p], tensors=tensors)]
+    # all grids of the task in one array: wall and marker strings for every grid at numpy speed
+    grids = np.frombuffer(b"".join([bytes(p[k]) for k in (2, 3, 6) for p in pairs]), np.uint8).reshape(3 * n, S)
+    names = _cell_names(W, S)
+    blocked = _strings_by_grid(grids[:n] == 1, names)
+    markers = grids[n:]
+    stride = 1 << int(markers.max()).bit_length()
+    if S * stride <= 1 << 17:
+        marks = _strings_by_grid(markers != 0, _marker_names(W, S, stride), stride, markers)
+    else:  # many markers per cell allowed on a big layout: no table
+        marks = [" ".join([f"{names[i]}:{m[i]}" for i in np.flatnonzero(m).tolist()]) for m in markers]
     out = []
-    for i, (rows, cols, B, M, pos, d, Mo, pos2, d2, acts, *width) in enumerate(pairs):
-        names = _cell_names(width[0] if width else cols + 2, len(B))
-        blocked = " ".join([names[j] for j in _positions(B)])
+    for i, (rows, cols, B, M, pos, d, Mo, pos2, d2, acts, *_) in enumerate(pairs):
         ex = {
             "example_index": i,
             "actions": [ACTIONS[a] for a in acts],
             "inpgrid_json": {"rows": rows, "cols": cols, "crashed": False, "hero": f"{names[pos]}:{DIRECTIONS[d]}",
-                             "blocked": blocked, "markers": _marker_string(names, M)},
+                             "blocked": blocked[i], "markers": marks[i]},
             "outgrid_json": {"rows": rows, "cols": cols, "crashed": False, "hero": f"{names[pos2]}:{DIRECTIONS[d2]}",
-                             "blocked": blocked, "markers": _marker_string(names, Mo)},
+                             "blocked": blocked[i], "markers": marks[n + i]},
         }
         if tensors:
             if rows > MAX_TENSOR_GRID or cols > MAX_TENSOR_GRID:
