@@ -26,13 +26,14 @@ _MAX_BRANCH_POINTS = 31  # coverage bits must fit an int64
 
 
 @numba.njit(cache=True, nogil=True)
-def _run_batch(code, nslots, B, M, pos0, d0, T, X, D, noop_ok):  # pragma: no cover (compiled)
+def _run_batch(code, nslots, B, M, pos0, d0, rows, cols, T, X, D, noop_ok):  # pragma: no cover (compiled)
     k = pos0.shape[0]
     S = B.shape[0] // k
     n = code.shape[0]
     Mw = M.copy()
     ctr = np.zeros(max(nslots, 1), np.int64)
-    out = np.zeros((k, 4), np.int64)
+    out = np.zeros((k, 8), np.int64)
+    valid = 0
     turn = np.array([0, 3, 1], np.int64)
     for j in range(k):
         pos = pos0[j]
@@ -114,11 +115,17 @@ def _run_batch(code, nslots, B, M, pos0, d0, T, X, D, noop_ok):  # pragma: no co
                     break
             if same:
                 status = 6
-        out[j, 0] = status
-        out[j, 1] = pos
-        out[j, 2] = d
-        out[j, 3] = cov
-    return out
+        if status == 0:
+            out[valid, 0] = j
+            out[valid, 1] = pos
+            out[valid, 2] = d
+            out[valid, 3] = cov
+            out[valid, 4] = pos0[j]
+            out[valid, 5] = d0[j]
+            out[valid, 6] = rows[j]
+            out[valid, 7] = cols[j]
+            valid += 1
+    return out[:valid]
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -193,8 +200,9 @@ def uniform_batch(seed, k, lo_size, side, wa, wb, ma, mb, uniform_counts, table,
 
 
 def batch_runner(compiled, D):
-    """``run(B, M, pos, d, T, X, noop_ok) -> [[status, pos, dir, coverage_bits], ...]`` for
-    ``compiled`` on every grid of a batch (``GridSource.arrays``; steps ``D``), or ``None`` when the
+    """``run(B, M, pos, d, rows, cols, T, X, noop_ok) -> [[j, pos2, dir2, coverage_bits, pos, dir, rows, cols], ...]``:
+    ``compiled`` on every grid of a batch (``GridSource.arrays``; steps ``D``), a row for each
+    valid run (no crash, no timeout, not a no-op unless ``noop_ok``) in order; ``None`` when the
     program has too many branch points for 64-bit coverage masks (the caller then uses the pure path)."""
     if compiled.num_branch_points > _MAX_BRANCH_POINTS:
         return None
@@ -202,7 +210,7 @@ def batch_runner(compiled, D):
     nslots = compiled.slots
     steps = np.array(D, np.int64)
 
-    def run(B, M, pos, d, T, X, noop_ok):
-        return _run_batch(code, nslots, B, M, pos, d, T, X, steps, noop_ok).tolist()
+    def run(B, M, pos, d, rows, cols, T, X, noop_ok):
+        return _run_batch(code, nslots, B, M, pos, d, rows, cols, T, X, steps, noop_ok).tolist()
 
     return run

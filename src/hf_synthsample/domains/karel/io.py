@@ -143,6 +143,7 @@ def _marker_counts(g: np.random.Generator, kind: str, n, cap: int) -> np.ndarray
 # and IEEE float operations (tests check the bytes agree). Unused candidates of a batch are dropped.
 _BATCH = 32
 _HEADER = 8
+_SMALL = 150  # layouts up to this many cells (about 10 x 10) are formatted in plain Python
 _LOCAL = threading.local()
 
 
@@ -301,36 +302,37 @@ def _cell_names(width: int, size: int) -> list:
     return [f"{i // width - 1}:{i % width - 1}" for i in range(size)]
 
 
-_NONZERO = bytes([0] + [1] * 255)
+def _valid_pure(run: Callable, source: GridSource, p: IOParams):
+    """``(attempt, candidate)`` for each candidate input in order: ``candidate`` is
+    ``(rows, cols, B, M, base, pos, d, pos2, d2, coverage)`` when the run is valid, else None."""
+    S, D, T, X, noop_ok = source.S, source.D, p.tick_budget, p.max_markers, not p.reject_noop
+    attempt = 0
+    while True:
+        rows, cols, B, M, pos0, d0 = source.batch(_BATCH)
+        Mw = bytearray(M)
+        for j in range(_BATCH):
+            attempt += 1
+            pos, d = pos0[j], d0[j]
+            # no action trace here: most candidates are rejected; kept pairs are replayed at the end
+            code, pos2, d2, _, c = run(B, Mw, pos, d, T, X, D, None, True)
+            if code or (pos2 == pos and d2 == d and not noop_ok and Mw[j * S : j * S + S] == M[j * S : j * S + S]):
+                yield attempt, None
+            else:
+                yield attempt, (rows[j], cols[j], B, M, j * S, pos, d, pos2, d2, c)
 
 
-def _positions(values, nonzero: bool = False) -> list:
-    """Indices of the entries equal to 1 (or, with ``nonzero``, of every non-zero entry)."""
-    # cells hold small ints (walls 0..2, markers <= 255): bytes.find scans at C speed
-    buf = bytes(values)
-    if nonzero:
-        buf = buf.translate(_NONZERO)
-    out = []
-    i = buf.find(1)
-    while i >= 0:
-        out.append(i)
-        i = buf.find(1, i + 1)
-    return out
-
-
-def _marker_string(names: list, M) -> str:
-    return " ".join([f"{names[i]}:{M[i]}" for i in _positions(M, nonzero=True)])
-
-
-def flat_grid_json(rows: int, cols: int, B, M, pos: int, d: int, crashed: bool = False,
-                   blocked: str | None = None, width: int | None = None) -> dict:
-    """Grid JSON of a padded flat grid of ``width`` columns (default ``cols + 2``; ``blocked`` may
-    pass the precomputed wall string)."""
-    names = _cell_names(width or cols + 2, len(B))
-    if blocked is None:
-        blocked = " ".join([names[i] for i in _positions(B)])
-    return {"rows": rows, "cols": cols, "crashed": crashed, "hero": f"{names[pos]}:{DIRECTIONS[d]}",
-            "blocked": blocked, "markers": _marker_string(names, M)}
+def _valid_fast(batch_run: Callable, source: GridSource, p: IOParams):
+    """:func:`_valid_pure` through the numba runner: the valid candidates of a whole batch at once,
+    then ``(last attempt of the batch, None)``."""
+    S, T, X, noop_ok = source.S, p.tick_budget, p.max_markers, not p.reject_noop
+    attempt = 0
+    while True:
+        Ba, Ma, rows, cols, pos, d = source.arrays(_BATCH, _fast)
+        B, M = Ba.tobytes(), Ma.tobytes()
+        for j, pos2, d2, c, pos0, d0, nr, nc in batch_run(Ba, Ma, pos, d, rows, cols, T, X, noop_ok):
+            yield attempt + j + 1, (nr, nc, B, M, j * S, pos0, d0, pos2, d2, c)
+        attempt += _BATCH
+        yield attempt, None
 
 
 def sample_io_flat(program: Body | CompiledProgram, rng: random.Random, params: IOParams) -> list:
@@ -344,22 +346,21 @@ def sample_io_flat(program: Body | CompiledProgram, rng: random.Random, params: 
     compiled = program if isinstance(program, CompiledProgram) else compile_program(program)
     run, full = compiled.run, compiled.full_coverage
     source = GridSource(rng, p)
-    S, D = source.S, source.D
-    T, X, noop_ok = p.tick_budget, p.max_markers, not p.reject_noop
-    batch_run = _fast.batch_runner(compiled, D) if _fast is not None else None
-    attempts, limit = 0, min(p.probe_attempts, p.max_attempts)
+    batch_run = _fast.batch_runner(compiled, source.D) if _fast is not None else None
+    candidates = _valid_fast(batch_run, source, p) if batch_run is not None else _valid_pure(run, source, p)
+    done, limit = 0, min(p.probe_attempts, p.max_attempts)
     pairs: list = []
     cov = 0
     want = p.num_shown
     seen = 0  # branches taken by any valid input so far, kept or discarded
     check_at = 2 * p.probe_attempts if p.require_coverage else -1
-    k = K = _BATCH
-    while True:
-        attempts += 1
-        if attempts == check_at and seen != full:
+    for attempt, cand in candidates:
+        # the rules of the attempts done + 1 .. attempt, in their order (nothing changed in between)
+        first_over = max(done + 1, limit + 1)
+        if done < check_at <= min(attempt, first_over) and seen != full:
             raise IOSamplingError(f"after {check_at} inputs (2 * probe_attempts) some branch was never taken by a "
                                   "valid input: the coverage rule is unlikely to be met")
-        if attempts > limit:
+        if first_over <= attempt:
             if limit < p.max_attempts:
                 raise IOSamplingError(f"none of the first {limit} inputs (probe_attempts) is valid for this program")
             raise IOSamplingError(
@@ -367,33 +368,13 @@ def sample_io_flat(program: Body | CompiledProgram, rng: random.Random, params: 
                 "times out or does nothing on most inputs of this distribution"
                 + (", or its branches are rarely all covered" if p.require_coverage else "")
             )
-        if k == K:
-            k = 0
-            if batch_run is not None:  # every candidate of the batch at once, same results as run()
-                Ba, Ma, rows, cols, pa, da = source.arrays(K, _fast)
-                results = batch_run(Ba, Ma, pa, da, T, X, noop_ok)
-                B, M, rows, cols, pos0, d0 = Ba.tobytes(), Ma.tobytes(), rows.tolist(), cols.tolist(), pa.tolist(), da.tolist()
-            else:
-                rows, cols, B, M, pos0, d0 = source.batch(K)
-                Mw = bytearray(M)
-        j = k
-        k += 1
-        if batch_run is not None:
-            code, pos2, d2, c = results[j]
-            if code:
-                continue
-        else:
-            pos = pos0[j]
-            d = d0[j]
-            # no action trace here: most candidates are rejected; kept pairs are replayed below
-            code, pos2, d2, _, c = run(B, Mw, pos, d, T, X, D, None, True)
-            if code:
-                continue
-            if pos2 == pos and d2 == d and not noop_ok and Mw[j * S : j * S + S] == M[j * S : j * S + S]:
-                continue
+        done = attempt
+        if cand is None:
+            continue
         limit = p.max_attempts
+        c = cand[9]
         seen |= c
-        pairs.append((rows[j], cols[j], B, M, j * S, pos0[j], d0[j], pos2, d2))
+        pairs.append(cand)
         if want == p.num_shown:
             cov |= c
             if len(pairs) == want:
@@ -402,18 +383,19 @@ def sample_io_flat(program: Body | CompiledProgram, rng: random.Random, params: 
                     continue
                 want += p.num_held_out
         if len(pairs) == want:
-            return [_kept_pair(run, pair, S, D, T, X, source.W) for pair in pairs]
+            return [_kept_pair(run, pair, source, p) for pair in pairs]
 
 
-def _kept_pair(run: Callable, pair: tuple, S: int, D: tuple, T: int, X: int, W: int) -> tuple:
+def _kept_pair(run: Callable, pair: tuple, source: GridSource, p: IOParams) -> tuple:
     """A kept candidate cut out of its batch, with its action trace (one more run of the program)."""
-    rows, cols, B, M, base, pos, d, pos2, d2 = pair
+    rows, cols, B, M, base, pos, d, pos2, d2, _ = pair
+    S = source.S
     Bj, Mj = B[base : base + S], M[base : base + S]
     Mo = bytearray(Mj)
     acts: list = []
-    code, p2, dd2, _, _ = run(Bj, Mo, pos - base, d, T, X, D, acts.append)
+    code, p2, dd2, _, _ = run(Bj, Mo, pos - base, d, p.tick_budget, p.max_markers, source.D, acts.append)
     assert (code, p2, dd2) == (0, pos2 - base, d2), "a kept input replays differently"  # cannot happen
-    return rows, cols, Bj, Mj, pos - base, d, bytes(Mo), p2, dd2, acts, W
+    return rows, cols, Bj, Mj, pos - base, d, bytes(Mo), p2, dd2, acts, source.W
 
 
 @functools.lru_cache(maxsize=64)
@@ -432,6 +414,33 @@ def _strings_by_grid(mask: np.ndarray, table: list, stride: int = 0, values: np.
     return [" ".join(items[lo:hi]) for lo, hi in zip([0] + ends[:-1], ends)]
 
 
+def _grid_strings(width: int, walls: list, markers: list) -> tuple[list, list]:
+    """The ``blocked`` strings of the layouts ``walls`` and the ``markers`` strings of the layouts
+    ``markers`` (all of one layout of ``width`` columns), with a fixed number of numpy calls."""
+    n, size = len(walls), len(walls[0])
+    names = _cell_names(width, size)
+    if size <= _SMALL:  # numpy's per-call cost exceeds the work on small grids
+        return ([" ".join([names[i] for i, v in enumerate(g) if v == 1]) for g in walls],
+                [" ".join([f"{names[i]}:{v}" for i, v in enumerate(g) if v]) for g in markers])
+    grids = np.frombuffer(b"".join([bytes(g) for g in (*walls, *markers)]), np.uint8).reshape(-1, size)
+    blocked = _strings_by_grid(grids[:n] == 1, names)
+    counts = grids[n:]
+    stride = 1 << int(counts.max()).bit_length()
+    if size * stride <= 1 << 17:  # "r:c:n" strings from a table
+        return blocked, _strings_by_grid(counts != 0, _marker_names(width, size, stride), stride, counts)
+    return blocked, [" ".join([f"{names[i]}:{m[i]}" for i in np.flatnonzero(m).tolist()]) for m in counts]
+
+
+def flat_grid_json(rows: int, cols: int, B, M, pos: int, d: int, crashed: bool = False,
+                   blocked: str | None = None, width: int | None = None) -> dict:
+    """Grid JSON of a padded flat grid of ``width`` columns (default ``cols + 2``; ``blocked`` may
+    pass the precomputed wall string)."""
+    width = width or cols + 2
+    walls, markers = _grid_strings(width, [B], [M])
+    return {"rows": rows, "cols": cols, "crashed": crashed, "hero": f"{_cell_names(width, len(B))[pos]}:{DIRECTIONS[d]}",
+            "blocked": walls[0] if blocked is None else blocked, "markers": markers[0]}
+
+
 def _width(pair: tuple) -> int:
     return pair[10] if len(pair) > 10 else pair[1] + 2  # pairs without a width: the grid's own layout
 
@@ -444,16 +453,9 @@ def flat_pairs_to_examples(pairs: list, *, tensors: bool = False) -> list[dict]:
     W, S = _width(pairs[0]), len(pairs[0][2])
     if any(len(p[2]) != S or _width(p) != W for p in pairs):  # mixed layouts: one at a time
         return [ex | {"example_index": i} for i, p in enumerate(pairs) for ex in flat_pairs_to_examples([p], tensors=tensors)]
-    # all grids of the task in one array: wall and marker strings for every grid at numpy speed
-    grids = np.frombuffer(b"".join([bytes(p[k]) for k in (2, 3, 6) for p in pairs]), np.uint8).reshape(3 * n, S)
+    # every grid of the task in one array: the strings of all of them with a few numpy calls
+    blocked, marks = _grid_strings(W, [p[2] for p in pairs], [p[3] for p in pairs] + [p[6] for p in pairs])
     names = _cell_names(W, S)
-    blocked = _strings_by_grid(grids[:n] == 1, names)
-    markers = grids[n:]
-    stride = 1 << int(markers.max()).bit_length()
-    if S * stride <= 1 << 17:
-        marks = _strings_by_grid(markers != 0, _marker_names(W, S, stride), stride, markers)
-    else:  # many markers per cell allowed on a big layout: no table
-        marks = [" ".join([f"{names[i]}:{m[i]}" for i in np.flatnonzero(m).tolist()]) for m in markers]
     out = []
     for i, (rows, cols, B, M, pos, d, Mo, pos2, d2, acts, *_) in enumerate(pairs):
         ex = {
