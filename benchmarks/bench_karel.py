@@ -22,6 +22,9 @@ Usage::
     python benchmarks/bench_karel.py [--sizes 8 18] [--seconds 10] [--peer-python /tmp/karel-bench/bin/python]
 
 Prints tasks/s for both and the ratio. Without the peer environment only our figures are printed.
+Ours uses the optional numba runner when numba is installed (``pip install numba`` or the
+``hf-synthsample[fast]`` extra; the first line says which path ran): same rows, faster.
+``HF_SYNTHSAMPLE_NO_NUMBA=1`` measures the pure-Python path.
 """
 
 from __future__ import annotations
@@ -85,6 +88,10 @@ def main(argv=None) -> int:
     ap.add_argument("--peer-python", default="/tmp/karel-bench/bin/python",
                     help="interpreter of the venv holding karel==1.3.0 [/tmp/karel-bench/bin/python]")
     args = ap.parse_args(argv)
+    from hf_synthsample.domains.karel import io as karel_io
+
+    runner = "numba batch runner" if karel_io._fast is not None else "pure Python (numba not installed or HF_SYNTHSAMPLE_NO_NUMBA set)"
+    print(f"ours: {runner}; one process each")
     print(f"{'grid':>6} {'ours tasks/s':>13} {'peer tasks/s':>13} {'ratio':>7}  (dropped programs)")
     for size in args.sizes:
         p = peer(args.peer_python, size, args.seconds, args.seed)
