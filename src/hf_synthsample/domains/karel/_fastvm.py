@@ -19,14 +19,13 @@ if os.environ.get("HF_SYNTHSAMPLE_NO_NUMBA"):
 import numba  # noqa: E402  (ImportError when absent: io then uses the pure path)
 import numpy as np  # noqa: E402
 
-__all__ = ["batch_runner", "NOOP"]
+__all__ = ["run_batch", "uniform_batch", "draw_and_run", "MAX_BRANCH_POINTS"]
 
-NOOP = 6  # status of a valid run that left the world unchanged (the pure path checks this itself)
-_MAX_BRANCH_POINTS = 31  # coverage bits must fit an int64
+MAX_BRANCH_POINTS = 31  # coverage bits must fit an int64
 
 
 @numba.njit(cache=True, nogil=True)
-def _run_batch(code, nslots, B, M, pos0, d0, rows, cols, T, X, D, noop_ok):  # pragma: no cover (compiled)
+def run_batch(code, nslots, B, M, pos0, d0, rows, cols, T, X, D, noop_ok):  # pragma: no cover (compiled)
     k = pos0.shape[0]
     S = B.shape[0] // k
     n = code.shape[0]
@@ -114,7 +113,7 @@ def _run_batch(code, nslots, B, M, pos0, d0, rows, cols, T, X, D, noop_ok):  # p
                     same = False
                     break
             if same:
-                status = 6
+                status = 6  # a no-op
         if status == 0:
             out[valid, 0] = j
             out[valid, 1] = pos
@@ -199,18 +198,10 @@ def uniform_batch(seed, k, lo_size, side, wa, wb, ma, mb, uniform_counts, table,
     return B, M, rows, cols, pos, dirs
 
 
-def batch_runner(compiled, D):
-    """``run(B, M, pos, d, rows, cols, T, X, noop_ok) -> [[j, pos2, dir2, coverage_bits, pos, dir, rows, cols], ...]``:
-    ``compiled`` on every grid of a batch (``GridSource.arrays``; steps ``D``), a row for each
-    valid run (no crash, no timeout, not a no-op unless ``noop_ok``) in order; ``None`` when the
-    program has too many branch points for 64-bit coverage masks (the caller then uses the pure path)."""
-    if compiled.num_branch_points > _MAX_BRANCH_POINTS:
-        return None
-    code = np.array(compiled.code, np.int64).reshape(-1, 3)
-    nslots = compiled.slots
-    steps = np.array(D, np.int64)
-
-    def run(B, M, pos, d, rows, cols, T, X, noop_ok):
-        return _run_batch(code, nslots, B, M, pos, d, rows, cols, T, X, steps, noop_ok).tolist()
-
-    return run
+@numba.njit(cache=True, nogil=True)
+def draw_and_run(seed, k, ip, fp, table, code, D):  # pragma: no cover (compiled)
+    """One uniform batch (``uniform_batch``) and ``compiled`` run on it (``run_batch``) in one call;
+    ``ip`` = (min size, max size, uniform counts, cap, repeat slots, tick budget, max markers,
+    no-ops ok), ``fp`` = (wall ratio low, high, marker ratio low, high)."""
+    B, M, rows, cols, pos, dirs = uniform_batch(seed, k, ip[0], ip[1], fp[0], fp[1], fp[2], fp[3], ip[2] != 0, table, ip[3])
+    return B, M, run_batch(code, ip[4], B, M, pos, dirs, rows, cols, ip[5], ip[6], D, ip[7] != 0)

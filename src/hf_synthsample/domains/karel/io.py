@@ -321,15 +321,27 @@ def _valid_pure(run: Callable, source: GridSource, p: IOParams):
                 yield attempt, (rows[j], cols[j], B, M, j * S, pos, d, pos2, d2, c)
 
 
-def _valid_fast(batch_run: Callable, source: GridSource, p: IOParams):
-    """:func:`_valid_pure` through the numba runner: the valid candidates of a whole batch at once,
-    then ``(last attempt of the batch, None)``."""
+def _valid_fast(compiled: CompiledProgram, source: GridSource, p: IOParams):
+    """:func:`_valid_pure` through the numba kernels: the valid candidates of a whole batch at once
+    (one compiled call per batch), then ``(last attempt of the batch, None)``."""
     S, T, X, noop_ok = source.S, p.tick_budget, p.max_markers, not p.reject_noop
+    code = np.array(compiled.code, np.int64).reshape(-1, 3)
+    D = np.array(source.D, np.int64)
+    uniform = p.distribution == "uniform"
+    if uniform:
+        ip = np.array([p.min_grid_size, p.max_grid_size, p.marker_counts == "uniform", p.max_markers,
+                       compiled.slots, T, X, noop_ok], np.int64)
+        fp = np.array([*p.wall_ratio_range, *p.marker_ratio_range], np.float64)
+        table = _count_table("geometric" if p.marker_counts == "uniform" else p.marker_counts, p.max_markers)
     attempt = 0
     while True:
-        Ba, Ma, rows, cols, pos, d = source.arrays(_BATCH, _fast)
+        if uniform:
+            Ba, Ma, valid = _fast.draw_and_run(np.uint64(source.rng.getrandbits(64)), _BATCH, ip, fp, table, code, D)
+        else:
+            Ba, Ma, rows, cols, pos, d = source.arrays(_BATCH)
+            valid = _fast.run_batch(code, compiled.slots, Ba, Ma, pos, d, rows, cols, T, X, D, noop_ok)
         B, M = Ba.tobytes(), Ma.tobytes()
-        for j, pos2, d2, c, pos0, d0, nr, nc in batch_run(Ba, Ma, pos, d, rows, cols, T, X, noop_ok):
+        for j, pos2, d2, c, pos0, d0, nr, nc in valid.tolist():
             yield attempt + j + 1, (nr, nc, B, M, j * S, pos0, d0, pos2, d2, c)
         attempt += _BATCH
         yield attempt, None
@@ -346,8 +358,8 @@ def sample_io_flat(program: Body | CompiledProgram, rng: random.Random, params: 
     compiled = program if isinstance(program, CompiledProgram) else compile_program(program)
     run, full = compiled.run, compiled.full_coverage
     source = GridSource(rng, p)
-    batch_run = _fast.batch_runner(compiled, source.D) if _fast is not None else None
-    candidates = _valid_fast(batch_run, source, p) if batch_run is not None else _valid_pure(run, source, p)
+    fast = _fast is not None and compiled.num_branch_points <= _fast.MAX_BRANCH_POINTS  # 64-bit coverage masks
+    candidates = _valid_fast(compiled, source, p) if fast else _valid_pure(run, source, p)
     done, limit = 0, min(p.probe_attempts, p.max_attempts)
     pairs: list = []
     cov = 0
