@@ -283,7 +283,7 @@ def test_exact_dedup_across_blocks(cache_dir):
     assert len(set(train)) < len(train)
 
 
-@pytest.mark.parametrize("sizes", [(2, 6), (12, 16), (20, 24)])  # plain-Python and numpy completion paths
+@pytest.mark.parametrize("sizes", [(2, 6), (12, 16), (20, 24)])  # plain-Python and numpy formatting paths
 def test_sample_io_pairs_replay_on_every_grid_size(sizes):
     rng = random.Random(sum(sizes))
     p = IOParams(min_grid_size=sizes[0], max_grid_size=sizes[1], marker_ratio_range=(0.0, 0.5),
@@ -305,7 +305,7 @@ def test_sample_io_pairs_replay_on_every_grid_size(sizes):
         done += 1
 
 
-@pytest.mark.parametrize("side", [6, 14])  # plain-Python and numpy completion paths
+@pytest.mark.parametrize("side", [6, 14])
 def test_uniform_cells_follow_their_ratios(side):
     p = IOParams(min_grid_size=side, max_grid_size=side, wall_ratio_range=(0.3, 0.3), marker_ratio_range=(0.2, 0.2),
                  marker_counts="uniform").validate()

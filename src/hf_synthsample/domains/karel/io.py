@@ -9,7 +9,8 @@ Grid distributions (Shin et al. 2019, section 4.2; ALGORITHMS.md section 3), cho
   probability, else holds markers with the marker ratio's probability, the count drawn from
   ``marker_counts``; Karel on a uniform cell (made free: it never stands on a wall) facing a
   uniform direction. A degenerate range (``(0.1, 0.1)``) gives fixed per-cell probabilities.
-  Cells are drawn lazily, as the program first looks at them (see :class:`GridSource`).
+  Karel's cell is drawn first and made free, its markers drawn like any free cell's (this keeps
+  cells independent; see :class:`GridSource`).
 * ``"narrow"`` (section 4.2's narrow datasets): the same sizes, but exactly
   ``round(wall_ratio * cells)`` walls and ``round(marker_ratio * cells)`` marker cells at uniform
   positions (marker cells among non-wall cells; at least one cell stays free).
@@ -28,6 +29,11 @@ and so does, early, a program none of whose first ``probe_attempts`` inputs is v
 took: such programs almost never meet the rules within ``max_attempts`` and would only burn
 draws. Like ``max_attempts`` itself, this decides which programs are kept, not how their inputs
 are distributed given the draws.
+
+Speed: candidate inputs are drawn whole, 32 at a time (:class:`GridSource`); with numba installed
+(optional, ``hf-synthsample[fast]``) each batch is drawn and run by compiled kernels
+(``_fastvm``), else the pure-Python interpreter runs the candidates one by one. Both paths draw
+the same grids and accept the same candidates: the rows are identical either way.
 
 Example:
     >>> import random
