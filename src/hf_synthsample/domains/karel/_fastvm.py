@@ -199,9 +199,9 @@ def uniform_batch(seed, k, lo_size, side, wa, wb, ma, mb, uniform_counts, table,
 
 
 @numba.njit(cache=True, nogil=True)
-def draw_and_run(seed, k, ip, fp, table, code, D):  # pragma: no cover (compiled)
-    """One uniform batch (``uniform_batch``) and ``compiled`` run on it (``run_batch``) in one call;
-    ``ip`` = (min size, max size, uniform counts, cap, repeat slots, tick budget, max markers,
-    no-ops ok), ``fp`` = (wall ratio low, high, marker ratio low, high)."""
+def draw_and_run(seed, k, ip, fp, table, code, nslots, D):  # pragma: no cover (compiled)
+    """One uniform batch (``uniform_batch``) and a program run on it (``run_batch``) in one call;
+    ``ip`` = (min size, max size, uniform counts, cap, tick budget, max markers, no-ops ok),
+    ``fp`` = (wall ratio low, high, marker ratio low, high)."""
     B, M, rows, cols, pos, dirs = uniform_batch(seed, k, ip[0], ip[1], fp[0], fp[1], fp[2], fp[3], ip[2] != 0, table, ip[3])
-    return B, M, run_batch(code, ip[4], B, M, pos, dirs, rows, cols, ip[5], ip[6], D, ip[7] != 0)
+    return B, M, run_batch(code, nslots, B, M, pos, dirs, rows, cols, ip[4], ip[5], D, ip[6] != 0)

@@ -327,22 +327,29 @@ def _valid_pure(run: Callable, source: GridSource, p: IOParams):
                 yield attempt, (rows[j], cols[j], B, M, j * S, pos, d, pos2, d2, c)
 
 
+@functools.lru_cache(maxsize=64)
+def _kernel_args(min_size: int, max_size: int, counts: str, cap: int, T: int, noop_ok: bool, walls: tuple,
+                 markers: tuple) -> tuple:
+    """The numba kernels' constant arguments for one parameter set (built once, not per program)."""
+    ip = np.array([min_size, max_size, counts == "uniform", cap, T, cap, noop_ok], np.int64)
+    table = _count_table("geometric" if counts == "uniform" else counts, cap)
+    W = max_size + 2
+    return ip, np.array([*walls, *markers], np.float64), table, np.array([W, 1, -W, -1], np.int64)
+
+
 def _valid_fast(compiled: CompiledProgram, source: GridSource, p: IOParams):
     """:func:`_valid_pure` through the numba kernels: the valid candidates of a whole batch at once
     (one compiled call per batch), then ``(last attempt of the batch, None)``."""
     S, T, X, noop_ok = source.S, p.tick_budget, p.max_markers, not p.reject_noop
     code = np.array(compiled.code, np.int64).reshape(-1, 3)
-    D = np.array(source.D, np.int64)
     uniform = p.distribution == "uniform"
-    if uniform:
-        ip = np.array([p.min_grid_size, p.max_grid_size, p.marker_counts == "uniform", p.max_markers,
-                       compiled.slots, T, X, noop_ok], np.int64)
-        fp = np.array([*p.wall_ratio_range, *p.marker_ratio_range], np.float64)
-        table = _count_table("geometric" if p.marker_counts == "uniform" else p.marker_counts, p.max_markers)
+    ip, fp, table, D = _kernel_args(p.min_grid_size, p.max_grid_size, p.marker_counts, p.max_markers, T, noop_ok,
+                                    p.wall_ratio_range, p.marker_ratio_range)
     attempt = 0
     while True:
         if uniform:
-            Ba, Ma, valid = _fast.draw_and_run(np.uint64(source.rng.getrandbits(64)), _BATCH, ip, fp, table, code, D)
+            Ba, Ma, valid = _fast.draw_and_run(np.uint64(source.rng.getrandbits(64)), _BATCH, ip, fp, table, code,
+                                               compiled.slots, D)
         else:
             Ba, Ma, rows, cols, pos, d = source.arrays(_BATCH)
             valid = _fast.run_batch(code, compiled.slots, Ba, Ma, pos, d, rows, cols, T, X, D, noop_ok)
