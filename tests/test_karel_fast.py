@@ -40,7 +40,7 @@ def test_splitmix_words_and_count_tables_by_hand():
     ten = np.bincount(io._count_table("ten_minus_geometric", 10), minlength=11)
     assert ten.tolist() == [0, 1, 1, 2, 4, 8, 16, 32, 64, 128, 0]
     assert io._count_table("geometric", 3).max() == 3
-    lo = np.array([0, 2**32 // 9 - 1, 2**32 // 9 + 1, 2**32 - 1])
+    lo = np.array([0, 2**32 // 9 - 1, 2**32 // 9 + 1, 2**32 - 1], np.uint64)  # a word's low 32 bits
     assert io._counts(lo, "uniform", 10).tolist() == [1, 1, 2, 9]
 
 

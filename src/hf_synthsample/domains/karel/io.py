@@ -166,15 +166,15 @@ def _generator(rng: random.Random) -> np.random.Generator:
     return g
 
 
+_SHIFT32 = np.uint64(32)
 _GOLDEN, _MIX1, _MIX2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 
 
 def _mix(seed: int, idx: np.ndarray) -> np.ndarray:
-    """SplitMix64 words ``idx`` of the stream ``seed`` (``idx`` uint64)."""
-    with np.errstate(over="ignore"):
-        z = np.uint64(seed) + (idx + np.uint64(1)) * _GOLDEN
-        z = (z ^ (z >> np.uint64(30))) * _MIX1
-        z = (z ^ (z >> np.uint64(27))) * _MIX2
+    """SplitMix64 words ``idx`` of the stream ``seed`` (``idx`` uint64; array arithmetic wraps mod 2**64)."""
+    z = (idx + np.uint64(1)) * _GOLDEN + np.uint64(seed)
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
     return z ^ (z >> np.uint64(31))
 
 
@@ -188,44 +188,54 @@ def _count_table(kind: str, cap: int) -> np.ndarray:
 
 def _counts(lo: np.ndarray, kind: str, cap: int) -> np.ndarray:
     if kind == "uniform":
-        return np.minimum(1 + ((lo * 9) >> 32), cap)
+        return np.minimum(1 + ((lo * np.uint64(9)) >> _SHIFT32), cap)
     return _count_table(kind, cap)[lo & 255]
 
 
 def _uniform_numpy(raw: np.ndarray, k: int, p: IOParams) -> tuple:
-    """The pure-numpy uniform batch: ``(B, M, rows, cols, pos, dir)`` arrays (see the comment above)."""
+    """The pure-numpy uniform batch: ``(B, M, rows, cols, pos, dir)`` arrays (see the comment above).
+
+    ``hi / 2**32 < x`` is tested as ``hi < x * 2**32``: scaling by a power of two is exact, so the
+    outcome is the numba kernel's."""
     side = p.max_grid_size
     W, lo_size, span = side + 2, p.min_grid_size, p.max_grid_size - p.min_grid_size + 1
     w = raw.reshape(k, _HEADER + side * side)
-    hi = (w >> np.uint64(32)).astype(np.int64)
-    lo = (w & np.uint64(0xFFFFFFFF)).astype(np.int64)
+    hi = w >> _SHIFT32
+    head = hi[:, :_HEADER].astype(np.int64)
     if span > 1:
-        rows = lo_size + ((hi[:, 0] * span) >> 32)
-        cols = lo_size + ((hi[:, 1] * span) >> 32)
+        rows = lo_size + ((head[:, 0] * span) >> 32)
+        cols = lo_size + ((head[:, 1] * span) >> 32)
     else:
         rows = cols = np.full(k, lo_size, np.int64)
-    f = (w[:, 2:4] >> np.uint64(11)).astype(np.float64) * 2.0**-53
     (wa, wb), (ma, mb) = p.wall_ratio_range, p.marker_ratio_range
-    wr = wa + f[:, 0] * (wb - wa) if wb > wa else np.full(k, wa)
-    mr = ma + f[:, 1] * (mb - ma) if mb > ma else np.full(k, ma)
-    u = hi[:, _HEADER:] * 2.0**-32
-    wall = u < wr[:, None]
-    marked = ~wall & (u < (wr + (1.0 - wr) * mr)[:, None])
-    inner = wall.astype(np.uint8)
+    if wb > wa or mb > ma:
+        f = (w[:, 2:4] >> np.uint64(11)).astype(np.float64) * 2.0**-53
+        wr = (wa + f[:, 0] * (wb - wa) if wb > wa else np.full(k, wa))[:, None]
+        mr = (ma + f[:, 1] * (mb - ma) if mb > ma else np.full(k, ma))[:, None]
+    else:  # fixed ratios: scalars
+        wr, mr = wa, ma
+    cells = hi[:, _HEADER:]
+    wall = cells < wr * 2.0**32
+    marked = cells < (wr + (1.0 - wr) * mr) * 2.0**32
+    marked &= ~wall
+    inner = wall.view(np.uint8)
     if span > 1:
         r = np.arange(side * side)
-        off = (r[None, :] // side >= rows[:, None]) | (r[None, :] % side >= cols[:, None])
-        inner[off] = 2
+        off = (r // side >= rows[:, None]) | (r % side >= cols[:, None])
+        inner = np.where(off, np.uint8(2), inner)
         marked &= ~off
     B = np.full((k, side + 2, W), 2, np.uint8)
     B[:, 1:-1, 1:-1] = inner.reshape(k, side, side)
     M = np.zeros((k, side + 2, W), np.uint8)
-    M[:, 1:-1, 1:-1] = np.where(marked, _counts(lo[:, _HEADER:], p.marker_counts, p.max_markers), 0).reshape(k, side, side)
-    hero = (((hi[:, 4] * rows) >> 32) + 1) * W + ((hi[:, 5] * cols) >> 32) + 1
+    lo = w[:, _HEADER:] & np.uint64(0xFFFFFFFF)
+    M[:, 1:-1, 1:-1] = np.where(marked, _counts(lo, p.marker_counts, p.max_markers), 0).reshape(k, side, side)
+    hero = (((head[:, 4] * rows) >> 32) + 1) * W + ((head[:, 5] * cols) >> 32) + 1
     at = np.arange(k)
     B.reshape(k, -1)[at, hero] = 0
-    M.reshape(k, -1)[at, hero] = np.where(hi[:, 7] * 2.0**-32 < mr, _counts(lo[:, 7], p.marker_counts, p.max_markers), 0)
-    return B.reshape(-1), M.reshape(-1), rows, cols, hero + at * B.shape[1] * W, hi[:, 6] >> 30
+    mr_h = mr[:, 0] if isinstance(mr, np.ndarray) else mr
+    hero_counts = _counts(w[:, 7] & np.uint64(0xFFFFFFFF), p.marker_counts, p.max_markers)
+    M.reshape(k, -1)[at, hero] = np.where(head[:, 7] < mr_h * 2.0**32, hero_counts, 0)
+    return B.reshape(-1), M.reshape(-1), rows, cols, hero + at * B.shape[1] * W, head[:, 6] >> 30
 
 
 class GridSource:
