@@ -354,7 +354,7 @@ def _valid_fast(compiled: CompiledProgram, source: GridSource, p: IOParams):
     code = np.array(compiled.code, np.int64).reshape(-1, 3)
     uniform = p.distribution == "uniform"
     ip, fp, table, D = _kernel_args(p.min_grid_size, p.max_grid_size, p.marker_counts, p.max_markers, T, noop_ok,
-                                    p.wall_ratio_range, p.marker_ratio_range)
+                                    tuple(p.wall_ratio_range), tuple(p.marker_ratio_range))
     attempt = 0
     while True:
         if uniform:
