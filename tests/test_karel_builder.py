@@ -119,11 +119,12 @@ def test_impossible_program_constraints():
 def test_narrow_grids_have_exact_counts():
     p = IOParams(distribution="narrow", min_grid_size=10, max_grid_size=10, wall_ratio=0.25, marker_ratio=0.05,
                  marker_counts="ten_minus_geometric").validate()
-    draw = GridSource(random.Random(1), p)
-    for _ in range(20):
-        rows, cols, B, M, pos, d, _, _ = draw()
-        assert B.count(1) == 25 and sum(1 for m in M if m) == 5 and B[pos] == 0
-        assert all(1 <= m <= 9 for m in M if m)
+    source = GridSource(random.Random(1), p)
+    rows, cols, B, M, pos, d = source.batch(20)
+    for j in range(20):
+        Bj, Mj = B[j * source.S : (j + 1) * source.S], M[j * source.S : (j + 1) * source.S]
+        assert Bj.count(1) == 25 and sum(1 for m in Mj if m) == 5 and B[pos[j]] == 0 and pos[j] // source.S == j
+        assert all(1 <= m <= 9 for m in Mj if m)
 
 
 def test_io_sampling_errors_are_clear():
@@ -282,7 +283,7 @@ def test_exact_dedup_across_blocks(cache_dir):
     assert len(set(train)) < len(train)
 
 
-@pytest.mark.parametrize("sizes", [(2, 6), (12, 16), (20, 24)])  # plain-Python and numpy completion paths
+@pytest.mark.parametrize("sizes", [(2, 6), (12, 16), (20, 24)])  # plain-Python and numpy formatting paths
 def test_sample_io_pairs_replay_on_every_grid_size(sizes):
     rng = random.Random(sum(sizes))
     p = IOParams(min_grid_size=sizes[0], max_grid_size=sizes[1], marker_ratio_range=(0.0, 0.5),
@@ -304,7 +305,7 @@ def test_sample_io_pairs_replay_on_every_grid_size(sizes):
         done += 1
 
 
-@pytest.mark.parametrize("side", [6, 14])  # plain-Python and numpy completion paths
+@pytest.mark.parametrize("side", [6, 14])
 def test_uniform_cells_follow_their_ratios(side):
     p = IOParams(min_grid_size=side, max_grid_size=side, wall_ratio_range=(0.3, 0.3), marker_ratio_range=(0.2, 0.2),
                  marker_counts="uniform").validate()

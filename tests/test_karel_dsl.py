@@ -225,7 +225,7 @@ def test_interpreters_agree_and_respect_the_budget(seed, budget):
         assert ref.coverage <= required_coverage(prog)
         # the sampler's early cycle exit changes nothing but the ticks counted for a timeout
         B, M, pos, d, D = to_flat(w)
-        code, pos2, d2, ticks, cov = compiled.run(B, M, pos, d, budget, 10, D, [].append, None, True)
+        code, pos2, d2, ticks, cov = compiled.run(B, M, pos, d, budget, 10, D, [].append, True)
         assert (code == 3) == (ref.status == "timeout")
         if code != 3:
             assert from_flat(w, M, pos2, d2, code != 0) == ref.world and ticks == ref.ticks
@@ -235,7 +235,7 @@ def test_interpreters_agree_and_respect_the_budget(seed, budget):
 def test_cycle_exit_on_a_hand_case():
     prog = compile_program(dsl.parse(P("WHILE c( noMarkersPresent c) w( turnLeft w)")))
     B, M, pos, d, D = to_flat(World(1, 1, (0, 0, 0)))
-    code, _, _, ticks, _ = prog.run(B, M, pos, d, 200, 10, D, [].append, None, True)
+    code, _, _, ticks, _ = prog.run(B, M, pos, d, 200, 10, D, [].append, True)
     assert code == 3 and ticks == 9  # the 5th test meets the state of the 1st (4 turns later)
 
 

@@ -308,12 +308,11 @@ def _flatten(body: Body, code: list, state: list) -> None:
             code[jump_at] = (_JUMP, len(code), 0)
 
 
-def _vm(code, slots, B, M, pos, d, T, X, D, A, F=None, cycles=False):
-    # B[i] == 3 marks a cell not drawn yet (lazily drawn inputs, see io.GridSource): reading it
-    # calls F(i), which draws the cell, stores it and returns 1 for a wall, 0 for a free cell.
-    # cycles=True: at each while test, a machine state seen before (same instruction, hero,
-    # repeat counters, and no marker change or newly drawn cell since) can only loop until the
-    # tick budget runs out, so the run ends at once as a timeout (with fewer ticks counted).
+def _vm(code, slots, B, M, pos, d, T, X, D, A=None, cycles=False):
+    # B and M: lists, bytes or bytearrays (M is written). cycles=True: at each while test, a
+    # machine state seen before (same instruction, hero, repeat counters, and no marker change
+    # since) can only loop until the tick budget runs out, so the run ends at once as a timeout
+    # (with fewer ticks counted).
     pc = t = cov = events = 0
     end = len(code)
     ctr = [0] * slots if slots else None
@@ -328,9 +327,6 @@ def _vm(code, slots, B, M, pos, d, T, X, D, A, F=None, cycles=False):
             if op == 0:
                 n = pos + D[d]
                 w = B[n]
-                if w == 3:
-                    w = F(n)
-                    events += 1
                 if w:
                     return w, pos, d, t, cov
                 pos = n
@@ -367,11 +363,7 @@ def _vm(code, slots, B, M, pos, d, T, X, D, A, F=None, cycles=False):
             c = a & 7
             if c < 3:
                 n = pos + D[(d + (0, 3, 1)[c]) & 3]
-                w = B[n]
-                if w == 3:
-                    w = F(n)
-                    events += 1
-                v = not w
+                v = not B[n]
             else:
                 v = (M[pos] > 0) == (c == 3)
             if a & 8:
@@ -400,15 +392,14 @@ def _vm(code, slots, B, M, pos, d, T, X, D, A, F=None, cycles=False):
 class CompiledProgram:
     """A program flattened for fast repeated runs over the flat layout (see :func:`to_flat`).
 
-    ``run(B, M, pos, d, tick_budget, max_markers, D, append, F=None, cycles=False)`` mutates ``M`` (and ``B`` through
-    ``F``, which draws cells marked 3 on first sight), calls ``append`` with
+    ``run(B, M, pos, d, tick_budget, max_markers, D, append=None, cycles=False)`` mutates ``M``, calls ``append`` with
     each action's index in :data:`~hf_synthsample.domains.karel.dsl.ACTIONS`, and returns
     ``(code, pos, d, ticks, coverage_bits)`` (``append=None``: no trace); code 0 ok, 1 hit_wall, 2 out_of_bounds, 3 timeout,
     4 no_marker, 5 marker_overflow; branch ``(i, True)`` is bit ``2i``, ``(i, False)`` bit ``2i + 1``.
     ``cycles=True`` ends a run that provably loops forever at once as a timeout (see ``_vm``).
     """
 
-    __slots__ = ("program", "run", "num_branch_points", "full_coverage", "code")
+    __slots__ = ("program", "run", "num_branch_points", "full_coverage", "code", "slots")
 
     def __init__(self, program: Body):
         code: list = []
@@ -416,6 +407,7 @@ class CompiledProgram:
         _flatten(program, code, state)
         self.code = tuple(code)
         self.program = program
+        self.slots = state[1]
         self.run: Callable = functools.partial(_vm, self.code, state[1])
         self.num_branch_points = state[0]
         self.full_coverage = (1 << (2 * state[0])) - 1

@@ -164,14 +164,24 @@ def has_pattern(program: Body, pattern: str) -> bool:
 
 # ------------------------------------------------------------------------------ sampling
 class _Grammar:
+    """One random derivation; counts its tokens, actions and moves as it goes (the filters then
+    need no walks over the tree)."""
+
     def __init__(self, rng: random.Random, p: ProgramParams):
         self.rng, self.p = rng, p
         self.control_left = p.max_control_flow
+        self.size = 4  # DEF run m( ... m)
+        self.actions = 0
+        self.moves = 0
 
     def cond(self):
         rng = self.rng
         c = CONDITIONS[int(rng.random() * 5)]
-        return ("not", c) if rng.random() < self.p.p_not else c
+        if rng.random() < self.p.p_not:
+            self.size += 4  # not c( c c)
+            return ("not", c)
+        self.size += 1
+        return c
 
     def body(self, depth: int) -> Body:
         rng, p = self.rng, self.p
@@ -182,29 +192,41 @@ class _Grammar:
                 head = p.constructs[int(rng.random() * len(p.constructs))]
                 if head == "repeat":
                     k = p.repeat_min + int(rng.random() * (p.repeat_max - p.repeat_min + 1))
+                    self.size += 4
                     out.append(("repeat", k, self.body(depth + 1)))
                 elif head == "ifelse":
+                    self.size += 8
                     out.append(("ifelse", self.cond(), self.body(depth + 1), self.body(depth + 1)))
                 else:
+                    self.size += 5
                     out.append((head, self.cond(), self.body(depth + 1)))
             else:
-                out.append(ACTIONS[int(rng.random() * 5)])
+                a = int(rng.random() * 5)
+                self.size += 1
+                self.actions += 1
+                if not a:
+                    self.moves += 1
+                out.append(ACTIONS[a])
         return tuple(out)
 
 
-def _accept(prog: Body, p: ProgramParams) -> bool:
-    if not p.min_size <= program_size(prog) <= p.max_size:
+def _accept(prog: Body, p: ProgramParams, g: _Grammar | None = None) -> bool:
+    if g is not None:  # the counts the derivation kept (same values as the walks below)
+        size, n_control, n_actions, has_move = g.size, p.max_control_flow - g.control_left, g.actions, g.moves > 0
+    else:
+        size, n_control, n_actions = program_size(prog), control_flow_count(prog), action_count(prog)
+        has_move = not p.require_move or _has_move(prog)
+    if not p.min_size <= size <= p.max_size:
         return False
-    n_control = control_flow_count(prog)
     if not p.min_control_flow <= n_control <= p.max_control_flow:
         return False
     if p.min_nesting and nesting_depth(prog) < p.min_nesting:
         return False
     if p.pattern is not None and not has_pattern(prog, p.pattern):
         return False
-    if action_count(prog) < p.min_actions:
+    if n_actions < p.min_actions:
         return False
-    return not p.require_move or _has_move(prog)
+    return not p.require_move or has_move
 
 
 def _has_move(body: Body) -> bool:
@@ -223,8 +245,9 @@ def sample_program(rng: random.Random, params: ProgramParams, *, max_draws: int 
                 return prog
     else:
         for _ in range(max_draws):
-            prog = _Grammar(rng, p).body(0)
-            if _accept(prog, p):
+            g = _Grammar(rng, p)
+            prog = g.body(0)
+            if _accept(prog, p, g):
                 return prog
     raise ProgramSamplingError(
         f"no program met the constraints in {max_draws} draws ({dataclasses.asdict(p)}); "
