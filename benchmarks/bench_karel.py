@@ -22,8 +22,8 @@ Usage::
     python benchmarks/bench_karel.py [--sizes 8 18] [--seconds 10] [--peer-python /tmp/karel-bench/bin/python]
 
 Prints tasks/s for both and the ratio. Without the peer environment only our figures are printed.
-Ours uses the optional numba runner when numba is installed (``pip install numba`` or the
-``hf-synthsample[fast]`` extra; the first line says which path ran): same rows, faster.
+Ours uses the numba runner when numba is importable (a package dependency; the first line says
+which path ran): same rows, faster.
 ``HF_SYNTHSAMPLE_NO_NUMBA=1`` measures the pure-Python path.
 """
 

@@ -1,7 +1,7 @@
-"""Optional compiled runner (numba) for the I/O sampler: one program on a whole batch of grids.
+"""Compiled runner (numba) for the I/O sampler: one program on a whole batch of grids.
 
-Imported by :mod:`.io` only when numba is installed (``pip install numba``, or the
-``hf-synthsample[fast]`` extra) and ``HF_SYNTHSAMPLE_NO_NUMBA`` is unset; otherwise the sampler
+Imported by :mod:`.io` when numba is importable (a dependency on CPython) and
+``HF_SYNTHSAMPLE_NO_NUMBA`` is unset; otherwise the sampler
 runs the pure-Python VM of :mod:`.interpreter` on each candidate. Both give the same results: the
 candidate grids come from the same numpy draws, and this is the same instruction set with the
 same semantics (``_vm``), so the same candidates are accepted and the rows are identical with or
