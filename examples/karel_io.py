@@ -198,10 +198,13 @@ def build_data(a: argparse.Namespace):
                          fn_kwargs=dict(seed=seed, max_grid_size=a.max_grid_size, on_failure="drop", **io))
 
     text = dict(batched=True, desc="serialising")
+    uniform = resample(ds["train"], a.seed + 1)
+    # the same programs in both training sets: drop the few that got no valid uniform I/O set
+    kept = set(uniform["guid"])
+    baseline = ds["train"].filter(lambda guid: guid in kept, input_columns="guid")
     train = {
-        "Baseline": ds["train"].map(add_text, **text),
-        "Uniform": resample(ds["train"], a.seed + 1).map(add_text, fn_kwargs={"uniform_grids": True, "seed": a.seed},
-                                                         **text),
+        "Baseline": baseline.map(add_text, **text),
+        "Uniform": uniform.map(add_text, fn_kwargs={"uniform_grids": True, "seed": a.seed}, **text),
     }
     tests = {"baseline I/O": ds["test"], "uniform I/O": resample(ds["test"], a.seed + 2)}
     for j, name in enumerate(a.narrow):
@@ -233,12 +236,16 @@ def score(model, tokenizer, test_ds, a: argparse.Namespace) -> dict[str, float]:
     from hf_synthsample.models import generate_predictions
 
     if test_ds.num_rows == 0:
-        return {"exact_match": float("nan"), "generalization_accuracy": float("nan")}
+        return {"exact_match": None, "generalization_accuracy": None, "semantic_accuracy": None}
     preds = generate_predictions(model, tokenizer, test_ds, source_column="source", batch_size=32,
                                  max_new_tokens=a.max_new_tokens, num_beams=a.num_beams)
     metric = evaluate.load(metric_path("karel_execution"))
     res = metric.compute(predictions=preds, references=list(test_ds["target"]), examples=list(test_ds["examples"]))
     return {k: 100.0 * res[k] for k in ("exact_match", "generalization_accuracy", "semantic_accuracy")}
+
+
+def _diff(x: float | None, y: float | None) -> float | None:
+    return None if x is None or y is None else x - y
 
 
 def build_tables(scores: dict[str, dict[str, dict[str, float]]], sizes: dict[str, int], caption: str):
@@ -254,7 +261,7 @@ def build_tables(scores: dict[str, dict[str, dict[str, float]]], sizes: dict[str
             t.add(train=model_name, **{name: per_test[name][key] for name in tests})
         if {"Baseline", "Uniform"} <= set(scores):
             t.add(train="Uniform - Baseline (pp)",
-                  **{n: scores["Uniform"][n][key] - scores["Baseline"][n][key] for n in tests})
+                  **{n: _diff(scores["Uniform"][n][key], scores["Baseline"][n][key]) for n in tests})
         tables[key] = t
     sizes_table = ResultsTable("Karel test sets: tasks per set (programs kept, I/O resampled)", ["set", *tests],
                                caption="Programs with no valid I/O set under a narrow distribution are left out.")
@@ -269,7 +276,7 @@ def plot_table(table1):
     models = [r for r in table1.rows if r["train"] in ("Baseline", "Uniform")]
     t = ResultsTable(table1.title, ["test set", *(r["train"] for r in models)])
     for col in table1.columns[1:]:
-        t.add(**{"test set": col}, **{r["train"]: (0.0 if r[col] != r[col] else r[col]) for r in models})
+        t.add(**{"test set": col}, **{r["train"]: (r[col] or 0.0) for r in models})
     return t
 
 
