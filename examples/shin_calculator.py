@@ -50,11 +50,11 @@ BASES = ("dcfg", "t2t")
 
 #: Settings per scale; every entry is also a command-line flag that overrides it.
 PRESETS = {
-    "tiny": dict(num_train=200, num_eval=200, epochs=1, hidden_size=32, embedding_size=16, batch_size=32,
+    "tiny": dict(num_train=200, num_eval=200, epochs=1, hidden_size=32, embedding_dim=16, batch_size=32,
                  learning_rate=3e-3, bases=["dcfg"], variables=["length", "num_ops"]),
-    "small": dict(num_train=4000, num_eval=2000, epochs=4, hidden_size=128, embedding_size=32, batch_size=32,
+    "small": dict(num_train=4000, num_eval=2000, epochs=4, hidden_size=128, embedding_dim=32, batch_size=32,
                   learning_rate=3e-3, bases=list(BASES), variables=list(VARIABLE_COLUMNS)),
-    "paper": dict(num_train=100_000, num_eval=20_000, epochs=20, hidden_size=256, embedding_size=64,
+    "paper": dict(num_train=100_000, num_eval=20_000, epochs=20, hidden_size=256, embedding_dim=64,
                   batch_size=128, learning_rate=1e-3, bases=list(BASES), variables=list(VARIABLE_COLUMNS)),
 }
 EVAL_SEED_OFFSET = 1_000_003  # the evaluation set's seed: far from every training set's seed
@@ -77,7 +77,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--num-eval", type=int, default=None, help="rows of the mixture evaluation set")
     p.add_argument("--epochs", type=float, default=None, help="training epochs")
     p.add_argument("--hidden-size", type=int, default=None, help="LSTM hidden units")
-    p.add_argument("--embedding-size", type=int, default=None, help="character embedding size")
+    p.add_argument("--embedding-dim", type=int, default=None, help="character embedding size")
     p.add_argument("--batch-size", type=int, default=None, help="per-device batch size")
     p.add_argument("--learning-rate", type=float, default=None, help="Adam(W) learning rate")
     p.add_argument("--eps", type=float, default=0.01, help="homogenization tolerance eps [0.01]")
@@ -91,7 +91,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     for key, value in PRESETS[a.preset].items():
         if getattr(a, key) is None:
             setattr(a, key, value)
-    for name in ("num_train", "num_eval", "hidden_size", "embedding_size", "batch_size", "seeds", "threads"):
+    for name in ("num_train", "num_eval", "hidden_size", "embedding_dim", "batch_size", "seeds", "threads"):
         if getattr(a, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(a, name)}")
     if a.epochs <= 0 or a.learning_rate <= 0 or a.eps <= 0:
@@ -119,20 +119,19 @@ def train_and_score(train_ds, eval_ds, a: argparse.Namespace, seed: int, workdir
     """Train one fresh classifier; its accuracy (%) on the mixture overall and per source distribution."""
     from hf_synthsample.models import build_calculator_model, evaluate_classifier, train_classifier
 
-    model, tokenizer = build_calculator_model(seed=seed, hidden_size=a.hidden_size, embedding_size=a.embedding_size)
+    model, tokenizer = build_calculator_model(seed=seed, hidden_size=a.hidden_size, embedding_dim=a.embedding_dim)
     trainer = train_classifier(model, tokenizer, train_ds, text_column="expression", label_column="answer",
                                output_dir=workdir, epochs=a.epochs, batch_size=a.batch_size,
-                               learning_rate=a.learning_rate, seed=seed)
+                               learning_rate=a.learning_rate, seed=seed, disable_tqdm=a.preset == "tiny")
     scores = evaluate_classifier(trainer.model, tokenizer, eval_ds, text_column="expression",
                                  label_column="answer", group_column="distribution")
     return to_percent(scores)
 
 
 def to_percent(scores: dict) -> dict[str, float]:
-    """``{"accuracy": .., "accuracy_dcfg": ..}`` (fractions or percents) -> percents keyed mixture/dcfg/..."""
-    acc = {k: float(v) for k, v in scores.items() if k == "accuracy" or k.startswith("accuracy_")}
-    scale = 100.0 if all(0.0 <= v <= 1.0 for v in acc.values()) and scores.get("percent") is not True else 1.0
-    return {("mixture" if k == "accuracy" else k[len("accuracy_"):]): v * scale for k, v in acc.items()}
+    """``evaluate_classifier``'s ``{"accuracy": pct, "accuracy_dcfg": pct, ...}`` -> ``{"mixture": pct, "dcfg": pct, ...}``."""
+    return {("mixture" if k == "accuracy" else k[len("accuracy_"):]): float(v)
+            for k, v in scores.items() if k == "accuracy" or k.startswith("accuracy_")}
 
 
 def mean_scores(runs: list[dict[str, float]]) -> dict[str, float]:
