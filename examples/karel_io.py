@@ -230,18 +230,15 @@ def train_model(name: str, train_ds, tokenizer, a: argparse.Namespace):
     return trainer.model
 
 
-def score(model, tokenizer, test_ds, a: argparse.Namespace) -> dict[str, float]:
-    """Exact match and generalization accuracy (%) of greedy/beam predictions, by execution."""
-    import evaluate
-
-    from hf_synthsample.metrics import metric_path
+def score(model, tokenizer, test_ds, metric, a: argparse.Namespace) -> dict[str, float | None]:
+    """Exact match and generalization accuracy (%) of greedy/beam predictions, by execution
+    (``metric``: the loaded ``karel_execution`` module); ``None`` for an empty test set."""
     from hf_synthsample.models import generate_predictions
 
     if test_ds.num_rows == 0:
         return {"exact_match": None, "generalization_accuracy": None, "semantic_accuracy": None}
     preds = generate_predictions(model, tokenizer, test_ds, source_column="source", batch_size=32,
                                  max_new_tokens=a.max_new_tokens, num_beams=a.num_beams)
-    metric = evaluate.load(metric_path("karel_execution"))
     res = metric.compute(predictions=preds, references=list(test_ds["target"]), examples=list(test_ds["examples"]))
     return {k: 100.0 * res[k] for k in ("exact_match", "generalization_accuracy", "semantic_accuracy")}
 
@@ -284,21 +281,24 @@ def plot_table(table1):
 
 def main(argv=None) -> int:
     a = parse_args(argv)
+    import evaluate
     import torch
 
     from hf_synthsample.atomic import write_text_atomic
     from hf_synthsample.experiments import is_main_process
+    from hf_synthsample.metrics import metric_path
     from hf_synthsample.models import build_word_tokenizer
 
     torch.set_num_threads(a.threads)
     os.makedirs(a.out, exist_ok=True)
     start = time.time()
     train, tests = build_data(a)
+    metric = evaluate.load(metric_path("karel_execution"))
     tokenizer = build_word_tokenizer([" ".join(vocabulary(a.max_grid_size))])
     scores: dict[str, dict[str, dict[str, float]]] = {}
     for name, train_ds in train.items():
         model = train_model(name, train_ds, tokenizer, a)
-        scores[name] = {test: score(model, tokenizer, ds, a) for test, ds in tests.items()}
+        scores[name] = {test: score(model, tokenizer, ds, metric, a) for test, ds in tests.items()}
         if is_main_process():
             print(f"[{time.time() - start:6.0f}s] {name}: " + ", ".join(
                 f"{t} {s['generalization_accuracy']:.1f}" for t, s in scores[name].items()), flush=True)
