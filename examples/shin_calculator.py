@@ -28,7 +28,8 @@ points of seed noise. The paper does not state its Calculator training sizes or 
 20,000 evaluation rows, 256-unit LSTM, 20 epochs), not the paper's own.
 
 Expected runtime: ``--small`` about 8 minutes on one CPU thread of a 2-core machine;
-``--small --base dcfg t2t`` twice that; ``--paper`` roughly an hour on one GPU (12 models; an estimate, not yet measured); ``--tiny`` (tests) a few seconds.
+``--small --base dcfg t2t`` twice that; ``--paper`` roughly an hour on one GPU (12 models; an
+estimate, not yet measured); ``--tiny`` (tests) a few seconds.
 """
 
 from __future__ import annotations
