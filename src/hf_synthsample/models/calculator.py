@@ -31,6 +31,7 @@ from transformers import AutoConfig, AutoModelForSequenceClassification, Pretrai
 from transformers.modeling_outputs import SequenceClassifierOutput
 
 from ..validation import check_columns, check_int, check_not_empty
+from ._inference import check_texts, run_batched
 from ._training import training_arguments
 from .tokenization import CALCULATOR_ALPHABET, build_char_tokenizer
 
@@ -295,27 +296,13 @@ def predict_classifier(
     """
     _check_classifier(model, tokenizer)
     batch_size = check_int("batch_size", batch_size, min=1)
-    if isinstance(texts, str):
-        raise TypeError("texts must be a list of strings, got a single str (wrap it in a list)")
-    texts = list(texts)
-    bad = next((i for i, t in enumerate(texts) if not isinstance(t, str)), None)
-    if bad is not None:
-        raise TypeError(f"texts: item {bad} is a {type(texts[bad]).__name__} ({texts[bad]!r}), expected str")
-    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-    out = [0] * len(texts)
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.inference_mode():
-            for start in range(0, len(order), batch_size):
-                idx = order[start:start + batch_size]
-                enc = tokenizer([texts[i] for i in idx], padding=True, return_tensors="pt").to(model.device)
-                logits = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).logits
-                for i, p in zip(idx, logits.argmax(dim=-1).tolist()):
-                    out[i] = int(p)
-    finally:
-        model.train(was_training)
-    return out
+    texts = check_texts(texts, "texts")
+
+    def step(enc) -> list[int]:
+        logits = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).logits
+        return [int(p) for p in logits.argmax(dim=-1).tolist()]
+
+    return run_batched(model, tokenizer, texts, [len(t) for t in texts], batch_size, step)
 
 
 def evaluate_classifier(

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from ..validation import check_columns, check_int, check_not_empty
+from ._inference import check_texts, run_batched
 from ._training import training_arguments
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -245,8 +246,6 @@ def train_seq2seq(
 
 
 def _source_texts(dataset_or_texts: Any, source_column: str | None) -> list[str]:
-    if isinstance(dataset_or_texts, str):
-        raise TypeError("dataset_or_texts must be a Dataset or a list of strings, got a single str (wrap it in a list)")
     if hasattr(dataset_or_texts, "column_names"):
         if source_column is None:
             raise ValueError(
@@ -258,13 +257,8 @@ def _source_texts(dataset_or_texts: Any, source_column: str | None) -> list[str]
 
         texts = column_arrow(dataset_or_texts, source_column).to_pylist()
     else:
-        if not isinstance(dataset_or_texts, Iterable):
-            raise TypeError(f"dataset_or_texts must be a Dataset or a list of strings, got {type(dataset_or_texts).__name__}")
-        texts = list(dataset_or_texts)
-    bad = next((i for i, t in enumerate(texts) if not isinstance(t, str)), None)
-    if bad is not None:
-        raise TypeError(f"dataset_or_texts: item {bad} is a {type(texts[bad]).__name__} ({texts[bad]!r}), expected str")
-    return texts
+        texts = dataset_or_texts
+    return check_texts(texts, "dataset_or_texts")
 
 
 def generate_predictions(
@@ -291,8 +285,6 @@ def generate_predictions(
         >>> len(preds), all(set(p.split()) <= {"a", "b", "c"} for p in preds)
         (2, True)
     """
-    import torch
-
     _check_seq2seq_model(model)
     _check_tokenizer(tokenizer)
     batch_size = check_int("batch_size", batch_size, min=1)
@@ -302,24 +294,15 @@ def generate_predictions(
     if not texts:
         return []
     lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]]
-    order = sorted(range(len(texts)), key=lambda i: -lengths[i])  # longest first: OOM shows up at once
-    out: list[str | None] = [None] * len(texts)
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.inference_mode():
-            for start in range(0, len(order), batch_size):
-                idx = order[start:start + batch_size]
-                enc = tokenizer([texts[i] for i in idx], padding=True, return_tensors="pt").to(model.device)
-                generated = model.generate(
-                    input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
-                    max_new_tokens=max_new_tokens, num_beams=num_beams, do_sample=False,
-                )
-                for i, text in zip(idx, tokenizer.batch_decode(generated, skip_special_tokens=True)):
-                    out[i] = " ".join(text.split())
-    finally:
-        model.train(was_training)
-    return out  # type: ignore[return-value]
+
+    def step(enc) -> list[str]:
+        generated = model.generate(
+            input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
+            max_new_tokens=max_new_tokens, num_beams=num_beams, do_sample=False,
+        )
+        return [" ".join(text.split()) for text in tokenizer.batch_decode(generated, skip_special_tokens=True)]
+
+    return run_batched(model, tokenizer, texts, lengths, batch_size, step)
 
 
 @functools.lru_cache(maxsize=None)
