@@ -100,6 +100,19 @@ class CharLSTMForSequenceClassification(PreTrainedModel):
         self.classifier = nn.Linear(config.hidden_size, config.num_labels)
         self.post_init()
 
+    def _init_weights(self, module: nn.Module) -> None:
+        if isinstance(module, nn.Embedding):
+            # N(0, 1), nn.Embedding's own default, not initializer_range (0.02): with 0.02 the LSTM's
+            # inputs are tiny next to its state and long expressions barely train (Shin et al. example,
+            # 4,000 length-homogenized DCFG rows, 4 epochs: 19% mixture accuracy vs 48% with N(0, 1)).
+            from transformers import initialization as init
+
+            init.normal_(module.weight, mean=0.0, std=1.0)
+            if module.padding_idx is not None:
+                init.zeros_(module.weight[module.padding_idx])
+        else:
+            super()._init_weights(module)
+
     def forward(
         self,
         input_ids: torch.LongTensor,
