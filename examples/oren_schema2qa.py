@@ -14,7 +14,8 @@ i.i.d. and compositional test splits. Rows are named as in the paper (``UAT+1K``
 fine-tuning only. Extra columns explain the result: the sample's distinct abstract templates, its
 compound entropy (nats; ``DiversityReport``) and the share of the compositional test set's
 templates it covers. Writes ``<out>/results.md`` / ``.json`` (the table), ``results.png`` (bars),
-``diversity.md`` (the samples' diversity comparison) and one template rank-frequency plot per sample.
+``diversity.md`` (the samples' diversity comparison) and ``templates.png`` (template rank-frequency
+of each sample, as the paper's Fig. 7).
 
 Presets (individual flags override them):
 
@@ -195,6 +196,29 @@ def parse_args(argv):
     return a
 
 
+def plot_template_frequencies(reports, path: str) -> str:
+    """Normalized template frequency by rank, one line per sample (the view of the paper's Fig. 7):
+    a flat, long line is a structurally diverse sample."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from hf_synthsample.atomic import save_figure_atomic
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for rep in reports:
+        counts = sorted(rep.template_counts.values(), reverse=True)
+        ax.plot(range(1, len(counts) + 1), [c / rep.num_rows for c in counts], label=f"{rep.name} ({len(counts)})")
+    ax.set_yscale("log")
+    ax.set_xlabel("template rank")
+    ax.set_ylabel("share of the sample")
+    ax.set_title("Abstract templates of each synthetic sample")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    return save_figure_atomic(fig, path, dpi=100)
+
+
 # ----------------------------------------------------------------------------- model
 def build_model(a, tokenizer, seed: int):
     """A fresh model for one row: the scratch T5 (seeded) or the checkpoint in ``a.init``."""
@@ -271,8 +295,6 @@ def main(argv=None) -> int:
             samples[row], reports = sample, reports + [rep]
             say(f"{row}: drawn in {time.perf_counter() - t0:.1f} s, {rep.num_templates} templates, "
                 f"compound entropy {rep.compound_entropy:.3f}")
-            if is_main_process():
-                rep.plot(os.path.join(a.out, f"templates-{name}-{size_label(k)}.png"))
     if a.anonymize:
         annotated = {s: d.map(anonymize_batch, batched=True) for s, d in annotated.items()}
         samples = {r: d.map(anonymize_batch, batched=True) for r, d in samples.items()}
@@ -315,6 +337,8 @@ def main(argv=None) -> int:
     table.bar_plot(os.path.join(a.out, "results.png"), values=["iid EM", "comp EM"], ylabel="exact match (%)")
     if is_main_process():
         from hf_synthsample.atomic import write_text_atomic
+
+        plot_template_frequencies(reports, os.path.join(a.out, "templates.png"))
 
         write_text_atomic(os.path.join(a.out, "diversity.md"),
                           "### Structural diversity of the synthetic samples\n\n"
