@@ -24,6 +24,10 @@ MODULES = [
     "hf_synthsample.sampling.repetition",
     "hf_synthsample.atomic",
     "hf_synthsample.experiments",
+    "hf_synthsample.models",
+    "hf_synthsample.models.tokenization",
+    "hf_synthsample.models.scratch",
+    "hf_synthsample.models.seq2seq",
 ]
 
 

@@ -60,6 +60,15 @@ _LAZY = {
     "DataMap": "hf_synthsample.cartography.datamap",
     "ExponentialPacing": "hf_synthsample.cartography.curricula",
     "BinnedCurriculum": "hf_synthsample.cartography.curricula",
+    "build_word_tokenizer": "hf_synthsample.models.tokenization",
+    "build_char_tokenizer": "hf_synthsample.models.tokenization",
+    "scratch_config": "hf_synthsample.models.scratch",
+    "build_scratch_model": "hf_synthsample.models.scratch",
+    "tokenize_seq2seq": "hf_synthsample.models.seq2seq",
+    "train_seq2seq": "hf_synthsample.models.seq2seq",
+    "generate_predictions": "hf_synthsample.models.seq2seq",
+    "evaluate_seq2seq": "hf_synthsample.models.seq2seq",
+    "load_seq2seq": "hf_synthsample.models.seq2seq",
 }
 
 __all__ = ["__version__", *_LAZY]
@@ -76,6 +85,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from .hub import write_hub_folder
     from .load import load_dataset, load_dataset_builder
     from .materialization import materialize
+    from .models.scratch import build_scratch_model, scratch_config
+    from .models.seq2seq import evaluate_seq2seq, generate_predictions, load_seq2seq, tokenize_seq2seq, train_seq2seq
+    from .models.tokenization import build_char_tokenizer, build_word_tokenizer
     from .publish import Provenance, push_curated, save_curated
     from .sampling.homogenize import HomogenizeSampler, homogenize_indices, homogenize_stream
     from .sampling.report import HomogenizationReport, kl_to_uniform

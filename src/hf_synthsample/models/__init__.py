@@ -1,0 +1,45 @@
+"""Models for synthetic tasks: tokenizers from a dataset's vocabulary, the field's small seq2seq
+Transformer, training / generation / exact-match helpers, and the Calculator character LSTM.
+
+Everything is a stock ``transformers`` object (``PreTrainedTokenizerFast``, ``T5Config``,
+``Seq2SeqTrainer``, ``PreTrainedModel``), so ``save_pretrained`` / ``from_pretrained``,
+``accelerate launch`` and the Hub work as usual. Names are imported lazily (no torch at import).
+
+Example:
+    >>> from hf_synthsample.models import build_word_tokenizer, scratch_config
+    >>> scratch_config(build_word_tokenizer(["a b"])).num_heads
+    4
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY = {
+    "build_word_tokenizer": "tokenization",
+    "build_char_tokenizer": "tokenization",
+    "scratch_config": "scratch",
+    "build_scratch_model": "scratch",
+    "tokenize_seq2seq": "seq2seq",
+    "seq2seq_collator": "seq2seq",
+    "train_seq2seq": "seq2seq",
+    "generate_predictions": "seq2seq",
+    "evaluate_seq2seq": "seq2seq",
+    "load_seq2seq": "seq2seq",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hf_synthsample.models' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,437 @@
+"""Train, run and score seq2seq models on synthetic datasets with the stock ``transformers`` stack.
+
+* :func:`tokenize_seq2seq` adds ``input_ids`` / ``attention_mask`` / ``labels`` (batched
+  ``Dataset.map``); a row longer than a given maximum is an error, never silently truncated.
+* :func:`train_seq2seq` trains with a stock ``Seq2SeqTrainer`` and ``DataCollatorForSeq2Seq``
+  (labels padded with -100), so ``accelerate launch``, multi-GPU, callbacks (e.g.
+  :class:`~hf_synthsample.CartographyCallback`) and checkpoints work as usual.
+* :func:`generate_predictions` / :func:`evaluate_seq2seq` decode greedily (or with beams) in input
+  order and score exact match with the package's ``exact_match`` evaluate module.
+* :func:`load_seq2seq` loads any BART / T5 (any ``AutoModelForSeq2SeqLM``) checkpoint to fine-tune.
+
+Example:
+    >>> from datasets import Dataset
+    >>> from hf_synthsample.models import build_word_tokenizer
+    >>> ds = Dataset.from_dict({"src": ["jump twice", "walk"], "tgt": ["I_JUMP I_JUMP", "I_WALK"]})
+    >>> tok = build_word_tokenizer(ds, columns=["src", "tgt"])
+    >>> tokenize_seq2seq(ds, tok, source_column="src", target_column="tgt")[0]["labels"]
+    [4, 4, 2]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import functools
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from ..validation import check_columns, check_float, check_int, check_not_empty
+
+if TYPE_CHECKING:  # pragma: no cover
+    from datasets import Dataset
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase, Seq2SeqTrainer
+
+__all__ = [
+    "tokenize_seq2seq",
+    "seq2seq_collator",
+    "train_seq2seq",
+    "generate_predictions",
+    "evaluate_seq2seq",
+    "load_seq2seq",
+    "MODEL_INPUTS",
+]
+
+#: Columns :func:`tokenize_seq2seq` adds.
+MODEL_INPUTS: tuple[str, ...] = ("input_ids", "attention_mask", "labels")
+
+
+def _check_tokenizer(tokenizer: Any) -> None:
+    if not callable(tokenizer) or not hasattr(tokenizer, "pad_token_id"):
+        raise TypeError(f"tokenizer must be a transformers tokenizer, got {type(tokenizer).__name__}")
+    if tokenizer.pad_token_id is None:
+        raise ValueError("tokenizer has no pad token: set tokenizer.pad_token before batching")
+
+
+def _check_seq2seq_model(model: Any) -> None:
+    config = getattr(model, "config", None)
+    if config is None or not getattr(config, "is_encoder_decoder", False) or not hasattr(model, "generate"):
+        raise TypeError(
+            f"model must be an encoder-decoder transformers model (e.g. T5ForConditionalGeneration, "
+            f"BartForConditionalGeneration), got {type(model).__name__}"
+        )
+
+
+def _check_max_length(name: str, value: Any) -> int | None:
+    return None if value is None else check_int(name, value, min=1)
+
+
+def _too_long(dataset: "Dataset", column: str, limit: int | None, name: str) -> None:
+    """Raise when a row of ``column`` (a list column) is longer than ``limit``."""
+    if limit is None:
+        return
+    import numpy as np
+    import pyarrow.compute as pc
+
+    from ..columns import column_arrow
+
+    lengths = pc.list_value_length(column_arrow(dataset, column)).to_numpy(zero_copy_only=False)
+    over = np.flatnonzero(lengths > limit)
+    if over.size:
+        first = int(over[0])
+        raise ValueError(
+            f"{name}={limit}: {over.size} row(s) are longer (tokens, eos included); first at row {first} "
+            f"with {int(lengths[first])} tokens. Raise {name} or filter those rows: nothing is truncated."
+        )
+
+
+def tokenize_seq2seq(
+    dataset: "Dataset",
+    tokenizer: "PreTrainedTokenizerBase",
+    *,
+    source_column: str,
+    target_column: str,
+    max_source_length: int | None = None,
+    max_target_length: int | None = None,
+    num_proc: int | None = None,
+) -> "Dataset":
+    """``dataset`` with ``input_ids``, ``attention_mask`` (source) and ``labels`` (target) added.
+
+    Args:
+        dataset: a ``datasets.Dataset`` with a source and a target text column.
+        tokenizer: any ``transformers`` tokenizer (e.g. from :func:`build_word_tokenizer`).
+        source_column, target_column: the text columns.
+        max_source_length, max_target_length: the longest allowed tokenized row (eos included);
+            a longer row raises ``ValueError`` with the count and the first row index. ``None``: no limit.
+        num_proc: processes for ``Dataset.map``.
+
+    The other columns are kept (the Trainer drops the ones the model does not take).
+    """
+    _check_tokenizer(tokenizer)
+    for name, value in (("source_column", source_column), ("target_column", target_column)):
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a column name (str), got {value!r}")
+        check_columns(dataset, [value], name=name)
+    max_source_length = _check_max_length("max_source_length", max_source_length)
+    max_target_length = _check_max_length("max_target_length", max_target_length)
+    if num_proc is not None:
+        num_proc = check_int("num_proc", num_proc, min=1)
+
+    def encode(batch: dict) -> dict:
+        enc = tokenizer(batch[source_column])
+        labels = tokenizer(text_target=batch[target_column])["input_ids"]
+        return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], "labels": labels}
+
+    out = dataset.map(encode, batched=True, num_proc=num_proc, desc="tokenizing")
+    _too_long(out, "input_ids", max_source_length, "max_source_length")
+    _too_long(out, "labels", max_target_length, "max_target_length")
+    return out
+
+
+def seq2seq_collator(tokenizer: "PreTrainedTokenizerBase", model: "PreTrainedModel | None" = None):
+    """The batch collator :func:`train_seq2seq` uses: dynamic padding, labels padded with -100.
+
+    With ``model``, it also builds ``decoder_input_ids`` from the labels (the model's own shift).
+    Wrap it (e.g. in a ``CartographyCollator``) and pass it back as ``data_collator=``.
+    """
+    from transformers import DataCollatorForSeq2Seq
+
+    return DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100, padding=True)
+
+
+# Named arguments of train_seq2seq that replace Seq2SeqTrainingArguments fields.
+_NAMED_ARGS = {"num_train_epochs": "epochs", "per_device_train_batch_size": "batch_size"}
+
+
+def _training_arguments(defaults: dict, training_args: dict):
+    from transformers import Seq2SeqTrainingArguments
+
+    fields = {f.name for f in dataclasses.fields(Seq2SeqTrainingArguments) if f.init}
+    for key in training_args:
+        if key in _NAMED_ARGS:
+            raise ValueError(f"training_args: pass {key} as {_NAMED_ARGS[key]}= instead")
+        if key not in fields:
+            hint = difflib.get_close_matches(key, sorted(fields), n=3)
+            raise ValueError(
+                f"training_args: {key!r} is not a Seq2SeqTrainingArguments field"
+                + (f"; did you mean {hint}?" if hint else "")
+                + " (see transformers.Seq2SeqTrainingArguments for the accepted names)"
+            )
+    return Seq2SeqTrainingArguments(**{**defaults, **training_args})
+
+
+def _prepare(dataset, tokenizer, source_column, target_column, max_length, name):
+    check_not_empty(dataset, name=name)
+    if not {"input_ids", "labels"} <= set(dataset.column_names):
+        dataset = tokenize_seq2seq(dataset, tokenizer, source_column=source_column, target_column=target_column,
+                                   max_source_length=max_length, max_target_length=max_length)
+    else:
+        _too_long(dataset, "input_ids", max_length, "max_source_length")
+        _too_long(dataset, "labels", max_length, "max_target_length")
+    # The raw text is not a model input, and the padding collator cannot batch strings.
+    text = [c for c in (source_column, target_column) if c in dataset.column_names and c not in MODEL_INPUTS]
+    return dataset.remove_columns(text)
+
+
+def train_seq2seq(
+    model: "PreTrainedModel",
+    tokenizer: "PreTrainedTokenizerBase",
+    train_dataset: "Dataset",
+    *,
+    source_column: str,
+    target_column: str,
+    output_dir: str | os.PathLike,
+    eval_dataset: "Dataset | dict[str, Dataset] | None" = None,
+    epochs: float = 1.0,
+    max_steps: int = -1,
+    batch_size: int = 32,
+    learning_rate: float = 5e-4,
+    seed: int = 0,
+    callbacks: Iterable[Any] = (),
+    data_collator: Any = None,
+    resume_from_checkpoint: str | bool | None = None,
+    **training_args: Any,
+) -> "Seq2SeqTrainer":
+    """Train ``model`` on ``train_dataset`` with a stock ``Seq2SeqTrainer``; returns the trainer.
+
+    Args:
+        model: an encoder-decoder model (:func:`build_scratch_model`, :func:`load_seq2seq`).
+        tokenizer: its tokenizer (passed to the Trainer as ``processing_class``).
+        train_dataset: text columns ``source_column`` / ``target_column`` (tokenized here), or
+            already tokenized by :func:`tokenize_seq2seq`. Rows longer than a BART model's
+            ``max_position_embeddings`` raise.
+        output_dir: the Trainer's output folder (nothing is written unless ``training_args`` asks,
+            e.g. ``save_strategy="epoch"``).
+        eval_dataset: optional, same format; evaluated (loss) when ``training_args`` sets an
+            ``eval_strategy``.
+        epochs, max_steps, batch_size, learning_rate, seed: as in ``Seq2SeqTrainingArguments``
+            (``max_steps > 0`` overrides ``epochs``; ``batch_size`` is per device).
+        callbacks: ``TrainerCallback`` objects (e.g. a ``CartographyCallback``).
+        data_collator: replaces :func:`seq2seq_collator` (e.g. a ``CartographyCollator`` around it).
+        resume_from_checkpoint: passed to ``Trainer.train``.
+        **training_args: any other ``Seq2SeqTrainingArguments`` field (unknown names raise). The
+            defaults here: no logging, no saving, ``report_to="none"``.
+
+    Works on CPU and under ``accelerate launch`` (the Trainer handles devices and processes).
+
+    Example:
+        >>> from datasets import Dataset
+        >>> from hf_synthsample.models import build_scratch_model, build_word_tokenizer
+        >>> ds = Dataset.from_dict({"src": ["a b", "b a"] * 8, "tgt": ["b a", "a b"] * 8})
+        >>> tok = build_word_tokenizer(ds, columns=["src", "tgt"])
+        >>> model = build_scratch_model(tok, d_model=16, d_ff=32, num_layers=1, num_heads=2)
+        >>> import tempfile
+        >>> trainer = train_seq2seq(model, tok, ds, source_column="src", target_column="tgt",
+        ...                         output_dir=tempfile.mkdtemp(), max_steps=2, batch_size=8, disable_tqdm=True)
+        {'train_runtime': ...}
+        >>> trainer.state.global_step
+        2
+    """
+    import torch
+    from transformers import Seq2SeqTrainer
+
+    _check_seq2seq_model(model)
+    _check_tokenizer(tokenizer)
+    for name, value in (("source_column", source_column), ("target_column", target_column)):
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a column name (str), got {value!r}")
+    if not isinstance(output_dir, (str, os.PathLike)):
+        raise TypeError(f"output_dir must be a path, got {type(output_dir).__name__}")
+    epochs = check_float("epochs", epochs, min=0, min_inclusive=False)
+    max_steps = check_int("max_steps", max_steps, min=-1)
+    if max_steps == 0:
+        raise ValueError("max_steps must be -1 (train for `epochs`) or >= 1, got 0")
+    batch_size = check_int("batch_size", batch_size, min=1)
+    learning_rate = check_float("learning_rate", learning_rate, min=0, min_inclusive=False)
+    seed = check_int("seed", seed, min=0)
+    callbacks = list(callbacks)
+    if data_collator is not None and not callable(data_collator):
+        raise TypeError(f"data_collator must be callable, got {type(data_collator).__name__}")
+    defaults = dict(
+        output_dir=str(output_dir), num_train_epochs=epochs, max_steps=max_steps,
+        per_device_train_batch_size=batch_size, per_device_eval_batch_size=batch_size,
+        learning_rate=learning_rate, seed=seed, report_to="none", save_strategy="no", logging_strategy="no",
+        eval_strategy="no",
+        # pinning only helps (and only works without a warning) with an accelerator
+        dataloader_pin_memory=torch.cuda.is_available(),
+    )
+    args = _training_arguments(defaults, training_args)
+    if not isinstance(train_dataset, (list, tuple)) and not hasattr(train_dataset, "column_names"):
+        raise TypeError(f"train_dataset must be a datasets.Dataset, got {type(train_dataset).__name__}")
+    for name, value in (("source_column", source_column), ("target_column", target_column)):
+        if not {"input_ids", "labels"} <= set(train_dataset.column_names):
+            check_columns(train_dataset, [value], name=name)
+    # learned absolute positions (BART) have a hard limit: say so instead of an index error on the device
+    max_len = getattr(model.config, "max_position_embeddings", None) if model.config.model_type != "t5" else None
+    train_dataset = _prepare(train_dataset, tokenizer, source_column, target_column, max_len, "train_dataset")
+    if isinstance(eval_dataset, dict):
+        eval_dataset = {k: _prepare(v, tokenizer, source_column, target_column, max_len, f"eval_dataset[{k!r}]")
+                        for k, v in eval_dataset.items()}
+    elif eval_dataset is not None:
+        eval_dataset = _prepare(eval_dataset, tokenizer, source_column, target_column, max_len, "eval_dataset")
+    trainer = Seq2SeqTrainer(
+        model=model,
+        args=args,
+        train_dataset=train_dataset,
+        eval_dataset=eval_dataset,
+        data_collator=data_collator if data_collator is not None else seq2seq_collator(tokenizer, model),
+        processing_class=tokenizer,
+        callbacks=callbacks,
+    )
+    trainer.train(resume_from_checkpoint=resume_from_checkpoint)
+    return trainer
+
+
+def _source_texts(dataset_or_texts: Any, source_column: str | None) -> list[str]:
+    if isinstance(dataset_or_texts, str):
+        raise TypeError("dataset_or_texts must be a Dataset or a list of strings, got a single str (wrap it in a list)")
+    if hasattr(dataset_or_texts, "column_names"):
+        if source_column is None:
+            raise ValueError(
+                "source_column: name the source text column when passing a Dataset; "
+                f"available columns: {dataset_or_texts.column_names}"
+            )
+        check_columns(dataset_or_texts, [source_column], name="source_column")
+        from ..columns import column_arrow
+
+        texts = column_arrow(dataset_or_texts, source_column).to_pylist()
+    else:
+        if not isinstance(dataset_or_texts, Iterable):
+            raise TypeError(f"dataset_or_texts must be a Dataset or a list of strings, got {type(dataset_or_texts).__name__}")
+        texts = list(dataset_or_texts)
+    bad = next((i for i, t in enumerate(texts) if not isinstance(t, str)), None)
+    if bad is not None:
+        raise TypeError(f"dataset_or_texts: item {bad} is a {type(texts[bad]).__name__} ({texts[bad]!r}), expected str")
+    return texts
+
+
+def generate_predictions(
+    model: "PreTrainedModel",
+    tokenizer: "PreTrainedTokenizerBase",
+    dataset_or_texts: "Dataset | Sequence[str]",
+    *,
+    source_column: str | None = None,
+    batch_size: int = 64,
+    max_new_tokens: int = 128,
+    num_beams: int = 1,
+) -> list[str]:
+    """Decoded outputs of ``model`` for each source text, in input order.
+
+    Greedy decoding (beam search with ``num_beams > 1``), decoded with special tokens skipped.
+    Sources are batched by length (less padding), results put back in input order. The model is
+    put in eval mode for the call and restored afterwards.
+
+    Example:
+        >>> from hf_synthsample.models import build_scratch_model, build_word_tokenizer
+        >>> tok = build_word_tokenizer(["a b c"])
+        >>> model = build_scratch_model(tok, d_model=16, d_ff=32, num_layers=1, num_heads=2)
+        >>> preds = generate_predictions(model, tok, ["a b", "c"], max_new_tokens=3)
+        >>> len(preds), all(set(p.split()) <= {"a", "b", "c"} for p in preds)
+        (2, True)
+    """
+    import torch
+
+    _check_seq2seq_model(model)
+    _check_tokenizer(tokenizer)
+    batch_size = check_int("batch_size", batch_size, min=1)
+    max_new_tokens = check_int("max_new_tokens", max_new_tokens, min=1)
+    num_beams = check_int("num_beams", num_beams, min=1)
+    texts = _source_texts(dataset_or_texts, source_column)
+    if not texts:
+        return []
+    lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]]
+    order = sorted(range(len(texts)), key=lambda i: -lengths[i])  # longest first: OOM shows up at once
+    out: list[str | None] = [None] * len(texts)
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.inference_mode():
+            for start in range(0, len(order), batch_size):
+                idx = order[start:start + batch_size]
+                enc = tokenizer([texts[i] for i in idx], padding=True, return_tensors="pt").to(model.device)
+                generated = model.generate(
+                    input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
+                    max_new_tokens=max_new_tokens, num_beams=num_beams, do_sample=False,
+                )
+                for i, text in zip(idx, tokenizer.batch_decode(generated, skip_special_tokens=True)):
+                    out[i] = " ".join(text.split())
+    finally:
+        model.train(was_training)
+    return out  # type: ignore[return-value]
+
+
+@functools.lru_cache(maxsize=None)
+def _load_metric(name: str):
+    import evaluate
+
+    from ..metrics import metric_path
+
+    return evaluate.load(metric_path(name))
+
+
+def evaluate_seq2seq(
+    model: "PreTrainedModel",
+    tokenizer: "PreTrainedTokenizerBase",
+    dataset: "Dataset",
+    *,
+    source_column: str,
+    target_column: str,
+    **generate_kwargs: Any,
+) -> dict[str, Any]:
+    """Exact match (percent) of the model's predictions against ``target_column``.
+
+    Returns ``{"exact_match": percent in [0, 100], "num_examples": n, "predictions": [...]}``
+    (predictions in row order). ``generate_kwargs`` go to :func:`generate_predictions`
+    (``batch_size``, ``max_new_tokens``, ``num_beams``). Scored by the package's ``exact_match``
+    evaluate module (whitespace runs collapsed).
+    """
+    check_columns(dataset, [source_column], name="source_column")
+    check_columns(dataset, [target_column], name="target_column")
+    check_not_empty(dataset, name="dataset")
+    unknown = sorted(set(generate_kwargs) - {"batch_size", "max_new_tokens", "num_beams"})
+    if unknown:
+        raise ValueError(f"generate_kwargs: unknown {unknown}; accepted: ['batch_size', 'max_new_tokens', 'num_beams']")
+    from ..columns import column_arrow
+
+    references = column_arrow(dataset, target_column).to_pylist()
+    predictions = generate_predictions(model, tokenizer, dataset, source_column=source_column, **generate_kwargs)
+    score = _load_metric("exact_match").compute(predictions=predictions, references=references)["exact_match"]
+    return {"exact_match": 100.0 * score, "num_examples": len(predictions), "predictions": predictions}
+
+
+def load_seq2seq(path_or_repo_id: str | os.PathLike, **from_pretrained_kwargs: Any):
+    """``(model, tokenizer)`` of a seq2seq checkpoint (BART, T5, ...) to fine-tune.
+
+    ``path_or_repo_id`` is a local folder (``save_pretrained`` output, with ``config.json`` and the
+    tokenizer files) or a Hub id. With ``HF_HUB_OFFLINE=1`` a Hub id must already be in the local
+    cache; otherwise a clear ``OSError`` says so. ``from_pretrained_kwargs`` (e.g. ``revision``,
+    ``dtype``) go to both ``from_pretrained`` calls.
+    """
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    if not isinstance(path_or_repo_id, (str, os.PathLike)) or not str(path_or_repo_id):
+        raise TypeError(f"path_or_repo_id must be a local folder or a Hub id (str), got {path_or_repo_id!r}")
+    path = Path(path_or_repo_id).expanduser()
+    if path.exists():
+        if not path.is_dir() or not (path / "config.json").is_file():
+            raise ValueError(f"path_or_repo_id: {str(path)!r} is not a checkpoint folder (no config.json in it)")
+        model = AutoModelForSeq2SeqLM.from_pretrained(path, **from_pretrained_kwargs)
+        tokenizer = AutoTokenizer.from_pretrained(path, **from_pretrained_kwargs)
+        return model, tokenizer
+    repo_id = str(path_or_repo_id)
+    offline = any(os.environ.get(v, "").upper() in {"1", "ON", "YES", "TRUE"} for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    try:
+        if offline:
+            from_pretrained_kwargs.setdefault("local_files_only", True)
+        model = AutoModelForSeq2SeqLM.from_pretrained(repo_id, **from_pretrained_kwargs)
+        tokenizer = AutoTokenizer.from_pretrained(repo_id, **from_pretrained_kwargs)
+    except OSError as err:
+        if offline:
+            raise OSError(
+                f"path_or_repo_id: {repo_id!r} is not a local folder and is not in the Hugging Face cache, and "
+                "HF_HUB_OFFLINE=1 forbids downloading it. Download it first where the Hub is reachable "
+                f"(`hf download {repo_id}`) or pass a local checkpoint folder."
+            ) from err
+        raise
+    return model, tokenizer
