@@ -2,7 +2,7 @@
 the synthetic Schema2QA pool as pre-training data, then fine-tuning on the annotated train split;
 exact match on the annotated i.i.d. and compositional test splits.
 
-    python examples/oren_schema2qa.py                      # --small (default): CPU, ~6-9 min here
+    python examples/oren_schema2qa.py                      # --small (default): CPU, ~8 min
     accelerate launch examples/oren_schema2qa.py --paper   # paper scale, GPU(s): many hours
     python examples/oren_schema2qa.py --sample-sizes 500 2000 --pretrain-epochs 20   # flags override a preset
 
@@ -19,9 +19,9 @@ of each sample, as the paper's Fig. 7).
 
 Presets (individual flags override them):
 
-* ``--small`` (default; CPU, 2 shared cores: ~6-9 min): pool 10,000, ``k`` = 1,000, a narrow
-  scratch T5 (d_model 128, 2+2 layers, feed-forward 256) with a word-level tokenizer,
-  pre-training 6 epochs, fine-tuning 15 epochs, one seed. Quoted entity values that appear
+* ``--small`` (default; CPU, one thread: ~7-8 min of CPU time, so about that on an idle 2-core
+  machine): pool 10,000, ``k`` = 1,000, a narrow scratch T5 (d_model 64, 2+2 layers, feed-forward
+  256, lr 2e-3) with a word-level tokenizer, pre-training 4 epochs, fine-tuning 8 epochs, one seed. Quoted entity values that appear
   verbatim in the utterance are replaced by ``QUOTED_STRING_i`` on both sides (``--anonymize``),
   as Genie's preprocessing does: a word-level model trained from scratch has no copy mechanism,
   so an entity name never seen in training could never be produced, and the table would measure
@@ -57,8 +57,8 @@ PRESETS = {
     "tiny": dict(pool_size=300, sample_sizes=[40], pretrain_epochs=1, finetune_epochs=1, d_model=32, layers=1,
                  ffn=64, heads=2, batch_size=16, learning_rate=1e-3, max_eval=16, max_train=32, init="scratch",
                  anonymize=True, threads=1),
-    "small": dict(pool_size=10_000, sample_sizes=[1_000], pretrain_epochs=6, finetune_epochs=15, d_model=128,
-                  layers=2, ffn=256, heads=4, batch_size=32, learning_rate=1e-3, max_eval=0, max_train=0,
+    "small": dict(pool_size=10_000, sample_sizes=[1_000], pretrain_epochs=4, finetune_epochs=8, d_model=64,
+                  layers=2, ffn=256, heads=4, batch_size=32, learning_rate=2e-3, max_eval=0, max_train=0,
                   init="scratch", anonymize=True, threads=1),
     "paper": dict(pool_size=1_000_000, sample_sizes=[2_000, 5_000, 10_000, 60_000, 120_000], pretrain_epochs=10,
                   finetune_epochs=40, d_model=256, layers=3, ffn=512, heads=4, batch_size=32, learning_rate=3e-5,
