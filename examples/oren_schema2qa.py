@@ -32,9 +32,10 @@ Presets (individual flags override them):
   to 120K, the largest size every sampler was run at), initialised from **BART-base** as the
   paper does (§2, Appendix C: "initialize them using BART base"): ``--init facebook/bart-base``
   (a local checkpoint folder or a cached Hub id; no anonymization: BART's BPE copies entities).
-  Pre-training 10 epochs, fine-tuning 40 epochs, batch 32, lr 3e-5. The paper tunes learning
-  rate / batch / warm-up per sampler and size and early-stops on the i.i.d. dev EM; this example
-  uses fixed settings (``--threads`` unused on GPU). ``--init scratch`` at paper scale gives the
+  Pre-training 10 epochs, fine-tuning 40 epochs, batch 32, lr 3e-5, 3 repeats (sample and model
+  seed vary together; the paper reports 3 samples x 5 seeds). The paper tunes learning rate /
+  batch / warm-up per sampler and size and early-stops on the i.i.d. dev EM; this example uses
+  fixed settings (``--threads`` unused on GPU). ``--init scratch`` at paper scale gives the
   field's scratch Transformer instead (``scratch_config``: 3+3 layers, d_model 256, relative
   positions), which is what a from-scratch comparison (no pre-trained LM) should use.
 * ``--tiny`` (seconds; the test suite): pool 300, ``k`` = 40, a one-layer d_model 32 model,
@@ -52,17 +53,20 @@ SAMPLERS = ("uniform", "uat", "cmaxent", "hybrid")
 #: the paper's row names (Table 5)
 SAMPLER_NAMES = {"uniform": "Uniform", "uat": "UAT", "cmaxent": "CMaxEnt", "hybrid": "CMaxEnt+UAT"}
 COLUMNS = ("method", "iid EM", "comp EM", "templates", "compound entropy", "comp templates covered (%)")
+#: added when --repeats > 1 (sample standard deviation over the repeats)
+SD_COLUMNS = ("iid EM sd", "comp EM sd")
 
 PRESETS = {
     "tiny": dict(pool_size=300, sample_sizes=[40], pretrain_epochs=1, finetune_epochs=1, d_model=32, layers=1,
-                 ffn=64, heads=2, batch_size=16, learning_rate=1e-3, max_eval=16, max_train=32, init="scratch",
-                 anonymize=True, threads=1),
+                 ffn=64, heads=2, batch_size=16, learning_rate=1e-3, max_eval=16, max_train=32, repeats=1,
+                 init="scratch", anonymize=True, threads=1),
     "small": dict(pool_size=10_000, sample_sizes=[1_000], pretrain_epochs=4, finetune_epochs=8, d_model=64,
                   layers=2, ffn=256, heads=4, batch_size=32, learning_rate=2e-3, max_eval=0, max_train=0,
-                  init="scratch", anonymize=True, threads=1),
+                  repeats=1, init="scratch", anonymize=True, threads=1),
     "paper": dict(pool_size=1_000_000, sample_sizes=[2_000, 5_000, 10_000, 60_000, 120_000], pretrain_epochs=10,
                   finetune_epochs=40, d_model=256, layers=3, ffn=512, heads=4, batch_size=32, learning_rate=3e-5,
-                  max_eval=0, max_train=0, init="facebook/bart-base", anonymize=False, threads=4),
+                  max_eval=0, max_train=0, repeats=3, init="facebook/bart-base", anonymize=False,
+                  threads=4),
 }
 
 
@@ -162,6 +166,8 @@ def parse_args(argv):
     p.add_argument("--data-dir", default=default_data_dir(), help="annotated Schema2QA folder (<domain>.tsv) [../shared/data/schema2qa]")
     p.add_argument("--out", default=os.path.join("runs", "oren_schema2qa"), help="output folder [runs/oren_schema2qa]")
     p.add_argument("--seed", type=int, default=0, help="pool, samplers, model init and training [0]")
+    p.add_argument("--repeats", type=int, help="runs per row: repeat r draws its sample and trains with seed + r; "
+                   "the table gives the mean and sd (the paper: 3 samples x 5 seeds)")
     p.add_argument("--samplers", nargs="+", choices=SAMPLERS, default=list(SAMPLERS), help="samplers compared [all four]")
     p.add_argument("--no-baseline", dest="baseline", action="store_false", help="skip the fine-tuning-only Baseline row")
     p.add_argument("--pool-size", type=int, help="synthetic pool rows")
@@ -184,7 +190,8 @@ def parse_args(argv):
     for key, value in PRESETS[a.preset].items():
         if getattr(a, key, None) is None:
             setattr(a, key, value)
-    for name in ("pool_size", "pretrain_epochs", "finetune_epochs", "batch_size", "d_model", "layers", "ffn", "heads", "threads"):
+    for name in ("pool_size", "pretrain_epochs", "finetune_epochs", "batch_size", "d_model", "layers", "ffn", "heads",
+                 "threads", "repeats"):
         if getattr(a, name) <= 0:
             p.error(f"--{name.replace('_', '-')} must be > 0, got {getattr(a, name)}")
     for name in ("max_eval", "max_train"):
@@ -258,6 +265,29 @@ def train_and_evaluate(a, tokenizer, pretrain, annotated, seed: int, workdir: st
     return out
 
 
+def table_row(method: str, ems: list[dict], reports=None, with_sd: bool = False) -> dict:
+    """One table row: mean exact match over the repeats (and their sample sd), mean diversity figures.
+
+    Example:
+        >>> table_row("UAT+1K", [{"iid": 50.0, "comp": 10.0}, {"iid": 60.0, "comp": 20.0}], with_sd=True)["iid EM sd"]
+        7.0710678118654755
+    """
+    import statistics
+
+    row = {"method": method}
+    for split in ("iid", "comp"):
+        values = [e[split] for e in ems]
+        row[f"{split} EM"] = statistics.fmean(values)
+        if with_sd:
+            row[f"{split} EM sd"] = statistics.stdev(values) if len(values) > 1 else None
+    if reports:
+        counts = [r.num_templates for r in reports]
+        row["templates"] = counts[0] if len(counts) == 1 else statistics.fmean(counts)
+        row["compound entropy"] = statistics.fmean(r.compound_entropy for r in reports)
+        row["comp templates covered (%)"] = 100.0 * statistics.fmean(r.template_coverage for r in reports)
+    return row
+
+
 # ----------------------------------------------------------------------------- main
 def main(argv=None) -> int:
     a = parse_args(argv)
@@ -284,20 +314,25 @@ def main(argv=None) -> int:
     say(f"pool: {len(pool):,} synthetic rows; annotated train {len(annotated['train']):,}, "
         f"i.i.d. test {len(annotated['iid']):,}, compositional test {len(annotated['comp']):,}")
 
-    # the samples (and their diversity) on the pool as generated; the model sees anonymized text
-    samples, reports = {}, []
+    # the samples (and their diversity) on the pool as generated; the model sees anonymized text.
+    # Repeat r draws its samples and initialises its models with seed + r (the paper varies both).
+    seeds = [a.seed + r for r in range(a.repeats)]
+    samples, reports = {}, {}
     for k in a.sample_sizes:
         for name in a.samplers:
-            t0 = time.perf_counter()
-            sample = pool.select(make_sampler(name, a.seed).indices(pool, k))
             row = f"{SAMPLER_NAMES[name]}+{size_label(k)}"
-            rep = diversity_report(sample, reference=annotated["comp"], name=row)
-            samples[row], reports = sample, reports + [rep]
-            say(f"{row}: drawn in {time.perf_counter() - t0:.1f} s, {rep.num_templates} templates, "
-                f"compound entropy {rep.compound_entropy:.3f}")
+            for s in seeds:
+                t0 = time.perf_counter()
+                sample = pool.select(make_sampler(name, s).indices(pool, k))
+                rep = diversity_report(sample, reference=annotated["comp"],
+                                       name=row if a.repeats == 1 else f"{row} (seed {s})")
+                samples.setdefault(row, []).append(sample)
+                reports.setdefault(row, []).append(rep)
+                say(f"{rep.name}: drawn in {time.perf_counter() - t0:.1f} s, {rep.num_templates} templates, "
+                    f"compound entropy {rep.compound_entropy:.3f}")
     if a.anonymize:
         annotated = {s: d.map(anonymize_batch, batched=True) for s, d in annotated.items()}
-        samples = {r: d.map(anonymize_batch, batched=True) for r, d in samples.items()}
+        samples = {r: [d.map(anonymize_batch, batched=True) for d in ds] for r, ds in samples.items()}
 
     tokenizer = None
     if a.init == "scratch":
@@ -308,29 +343,29 @@ def main(argv=None) -> int:
         # one vocabulary for every row (same model size and init): all training text, never the test splits
         cols = ["utterance", "program"]
         texts = concatenate_datasets([annotated["train"].select_columns(cols)]
-                                     + [d.select_columns(cols) for d in samples.values()])
+                                     + [d.select_columns(cols) for ds in samples.values() for d in ds])
         tokenizer = build_word_tokenizer(texts, columns=cols)
         say(f"word vocabulary: {len(tokenizer):,} tokens")
 
-    runs = ([("Baseline", None)] if a.baseline else []) + list(samples.items())
-    by_name = {r.name: r for r in reports}
+    columns = COLUMNS + (SD_COLUMNS if a.repeats > 1 else ())
     table = ResultsTable(
-        "Exact match (%) on the annotated Schema2QA test splits (Oren et al. 2021, Table 5 layout)", COLUMNS,
-        caption=(f"preset {a.preset}; pool {a.pool_size:,}; init {a.init}"
+        "Exact match (%) on the annotated Schema2QA test splits (Oren et al. 2021, Table 5 layout)", columns,
+        caption=(f"preset {a.preset}; pool {a.pool_size:,} (seed {a.seed}); init {a.init}"
                  + (f" (d_model {a.d_model}, {a.layers}+{a.layers} layers)" if a.init == "scratch" else "")
                  + f"; pre-train {a.pretrain_epochs:g} ep, fine-tune {a.finetune_epochs:g} ep on "
-                 f"{len(annotated['train']):,} annotated rows; seed {a.seed}; anonymized entities: {a.anonymize}; "
-                 f"i.i.d. test {len(annotated['iid'])} rows, compositional test {len(annotated['comp'])} rows. "
-                 "templates / compound entropy (nats) / comp templates covered: of the synthetic sample."))
-    for row, sample in runs:
+                 f"{len(annotated['train']):,} annotated rows; "
+                 + (f"mean (sd) of {a.repeats} repeats, seeds {seeds}" if a.repeats > 1 else f"seed {a.seed}")
+                 + f"; anonymized entities: {a.anonymize}; i.i.d. test {len(annotated['iid'])} rows, compositional "
+                 f"test {len(annotated['comp'])} rows. templates / compound entropy (nats) / comp templates covered: "
+                 "of the synthetic sample."))
+    runs = ([("Baseline", [None] * a.repeats)] if a.baseline else []) + list(samples.items())
+    for row, row_samples in runs:
         t0 = time.perf_counter()
-        em = train_and_evaluate(a, tokenizer, sample, annotated, a.seed, os.path.join(a.out, "trainer"))
-        rep = by_name.get(row)
-        table.add(**{"method": row, "iid EM": em["iid"], "comp EM": em["comp"],
-                     "templates": None if rep is None else rep.num_templates,
-                     "compound entropy": None if rep is None else rep.compound_entropy,
-                     "comp templates covered (%)": None if rep is None else 100.0 * rep.template_coverage})
-        say(f"{row}: iid EM {em['iid']:.1f}, comp EM {em['comp']:.1f} ({time.perf_counter() - t0:.0f} s)")
+        ems = [train_and_evaluate(a, tokenizer, sample, annotated, s, os.path.join(a.out, "trainer"))
+               for sample, s in zip(row_samples, seeds)]
+        table.add(**table_row(row, ems, reports.get(row), a.repeats > 1))
+        say(f"{row}: " + ", ".join(f"{split} EM " + "/".join(f"{e[split]:.1f}" for e in ems) for split in ("iid", "comp"))
+            + f" ({time.perf_counter() - t0:.0f} s)")
 
     table.caption += f" Wall time {time.perf_counter() - start:.0f} s."
     table.save(a.out, "results")
@@ -338,12 +373,12 @@ def main(argv=None) -> int:
     if is_main_process():
         from hf_synthsample.atomic import write_text_atomic
 
-        plot_template_frequencies(reports, os.path.join(a.out, "templates.png"))
-
+        all_reports = [rep for reps in reports.values() for rep in reps]
+        plot_template_frequencies(all_reports, os.path.join(a.out, "templates.png"))
         write_text_atomic(os.path.join(a.out, "diversity.md"),
                           "### Structural diversity of the synthetic samples\n\n"
                           "Entropies in nats; template coverage, D_A and D_C against the annotated compositional "
-                          "test split.\n\n" + compare_subsets(reports) + "\n")
+                          "test split.\n\n" + compare_subsets(all_reports) + "\n")
     say(table.to_markdown())
     say(f"wrote {os.path.join(a.out, 'results.md')}, results.png, diversity.md")
     return 0

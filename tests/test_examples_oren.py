@@ -91,3 +91,30 @@ def test_tiny_run_writes_the_table5_layout(tmp_path):
     assert all(f"| {r['method']} | 40 |" in div for r in sampled)
     assert open(out / "results.png", "rb").read(8) == b"\x89PNG\r\n\x1a\n"
     assert open(out / "templates.png", "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_repeats_average_and_spread(tmp_path):
+    data = shared_data("schema2qa")
+    out = tmp_path / "out"
+    assert oren.main(["--tiny", "--data-dir", str(data), "--out", str(out), "--samplers", "uat", "--no-baseline",
+                      "--repeats", "2"]) == 0
+    table = json.load(open(out / "results.json"))
+    assert table["columns"] == list(oren.COLUMNS + oren.SD_COLUMNS)
+    (row,) = table["rows"]
+    assert row["method"] == "UAT+40" and row["iid EM sd"] >= 0.0 and row["comp EM sd"] >= 0.0
+    div = open(out / "diversity.md").read()
+    counts = [int(line.split("|")[3]) for line in div.splitlines() if line.startswith("| UAT+40 (seed ")]
+    assert len(counts) == 2 and row["templates"] == sum(counts) / 2
+
+
+def test_table_row_mean_and_sd():
+    class Rep:
+        def __init__(self, n, h, c):
+            self.num_templates, self.compound_entropy, self.template_coverage = n, h, c
+
+    row = oren.table_row("UAT+1K", [{"iid": 50.0, "comp": 10.0}, {"iid": 60.0, "comp": 20.0}],
+                         [Rep(10, 1.0, 0.5), Rep(20, 2.0, 1.0)], with_sd=True)
+    assert row == {"method": "UAT+1K", "iid EM": 55.0, "comp EM": 15.0, "iid EM sd": 50 ** 0.5,
+                   "comp EM sd": 50 ** 0.5, "templates": 15.0, "compound entropy": 1.5,
+                   "comp templates covered (%)": 75.0}
+    assert oren.table_row("Baseline", [{"iid": 1.0, "comp": 0.0}]) == {"method": "Baseline", "iid EM": 1.0, "comp EM": 0.0}
