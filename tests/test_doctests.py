@@ -28,6 +28,7 @@ MODULES = [
     "hf_synthsample.models.tokenization",
     "hf_synthsample.models.scratch",
     "hf_synthsample.models.seq2seq",
+    "hf_synthsample.models.calculator",
 ]
 
 

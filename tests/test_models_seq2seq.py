@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import random
 
 import pytest
 
@@ -363,3 +361,19 @@ def test_load_seq2seq_errors(tmp_path, monkeypatch):
         load_seq2seq(tmp_path / "empty")
     with pytest.raises(TypeError, match="path_or_repo_id"):
         load_seq2seq(3)
+
+
+def test_train_seq2seq_with_cartography(tmp_path):
+    """The documented cartography path: wrapped collator, callback, example ids kept."""
+    from hf_synthsample.cartography import CartographyCallback, CartographyCollator, add_example_ids, load_dynamics
+    from hf_synthsample.models import seq2seq_collator
+
+    ds = add_example_ids(scan_like())
+    tok = build_word_tokenizer(ds, columns=["src", "tgt"])
+    model = build_scratch_model(tok, **TINY)
+    train_seq2seq(model, tok, ds, source_column="src", target_column="tgt", output_dir=str(tmp_path), epochs=2,
+                  batch_size=8, data_collator=CartographyCollator(seq2seq_collator(tok, model)),
+                  callbacks=[CartographyCallback(measures=("inv_ppl",))], remove_unused_columns=False,
+                  disable_tqdm=True)
+    dynamics = load_dynamics(tmp_path / "cartography")["train"].to_pydict()
+    assert sorted(set(zip(dynamics["example_id"], dynamics["epoch"]))) == [(i, e) for i in range(30) for e in range(2)]

@@ -69,6 +69,12 @@ _LAZY = {
     "generate_predictions": "hf_synthsample.models.seq2seq",
     "evaluate_seq2seq": "hf_synthsample.models.seq2seq",
     "load_seq2seq": "hf_synthsample.models.seq2seq",
+    "CharLSTMConfig": "hf_synthsample.models.calculator",
+    "CharLSTMForSequenceClassification": "hf_synthsample.models.calculator",
+    "build_calculator_model": "hf_synthsample.models.calculator",
+    "train_classifier": "hf_synthsample.models.calculator",
+    "predict_classifier": "hf_synthsample.models.calculator",
+    "evaluate_classifier": "hf_synthsample.models.calculator",
 }
 
 __all__ = ["__version__", *_LAZY]
@@ -85,6 +91,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from .hub import write_hub_folder
     from .load import load_dataset, load_dataset_builder
     from .materialization import materialize
+    from .models.calculator import (
+        CharLSTMConfig,
+        CharLSTMForSequenceClassification,
+        build_calculator_model,
+        evaluate_classifier,
+        predict_classifier,
+        train_classifier,
+    )
     from .models.scratch import build_scratch_model, scratch_config
     from .models.seq2seq import evaluate_seq2seq, generate_predictions, load_seq2seq, tokenize_seq2seq, train_seq2seq
     from .models.tokenization import build_char_tokenizer, build_word_tokenizer

@@ -27,6 +27,12 @@ _LAZY = {
     "generate_predictions": "seq2seq",
     "evaluate_seq2seq": "seq2seq",
     "load_seq2seq": "seq2seq",
+    "CharLSTMConfig": "calculator",
+    "CharLSTMForSequenceClassification": "calculator",
+    "build_calculator_model": "calculator",
+    "train_classifier": "calculator",
+    "predict_classifier": "calculator",
+    "evaluate_classifier": "calculator",
 }
 
 __all__ = sorted(_LAZY)

@@ -20,14 +20,14 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
-import difflib
 import functools
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from ..validation import check_columns, check_float, check_int, check_not_empty
+from ..validation import check_columns, check_int, check_not_empty
+from ._inference import check_texts, run_batched
+from ._training import training_arguments
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -140,27 +140,6 @@ def seq2seq_collator(tokenizer: "PreTrainedTokenizerBase", model: "PreTrainedMod
     return DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100, padding=True)
 
 
-# Named arguments of train_seq2seq that replace Seq2SeqTrainingArguments fields.
-_NAMED_ARGS = {"num_train_epochs": "epochs", "per_device_train_batch_size": "batch_size"}
-
-
-def _training_arguments(defaults: dict, training_args: dict):
-    from transformers import Seq2SeqTrainingArguments
-
-    fields = {f.name for f in dataclasses.fields(Seq2SeqTrainingArguments) if f.init}
-    for key in training_args:
-        if key in _NAMED_ARGS:
-            raise ValueError(f"training_args: pass {key} as {_NAMED_ARGS[key]}= instead")
-        if key not in fields:
-            hint = difflib.get_close_matches(key, sorted(fields), n=3)
-            raise ValueError(
-                f"training_args: {key!r} is not a Seq2SeqTrainingArguments field"
-                + (f"; did you mean {hint}?" if hint else "")
-                + " (see transformers.Seq2SeqTrainingArguments for the accepted names)"
-            )
-    return Seq2SeqTrainingArguments(**{**defaults, **training_args})
-
-
 def _prepare(dataset, tokenizer, source_column, target_column, max_length, name):
     check_not_empty(dataset, name=name)
     if not {"input_ids", "labels"} <= set(dataset.column_names):
@@ -228,36 +207,19 @@ def train_seq2seq(
         >>> trainer.state.global_step
         2
     """
-    import torch
-    from transformers import Seq2SeqTrainer
+    from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments
 
     _check_seq2seq_model(model)
     _check_tokenizer(tokenizer)
     for name, value in (("source_column", source_column), ("target_column", target_column)):
         if not isinstance(value, str):
             raise TypeError(f"{name} must be a column name (str), got {value!r}")
-    if not isinstance(output_dir, (str, os.PathLike)):
-        raise TypeError(f"output_dir must be a path, got {type(output_dir).__name__}")
-    epochs = check_float("epochs", epochs, min=0, min_inclusive=False)
-    max_steps = check_int("max_steps", max_steps, min=-1)
-    if max_steps == 0:
-        raise ValueError("max_steps must be -1 (train for `epochs`) or >= 1, got 0")
-    batch_size = check_int("batch_size", batch_size, min=1)
-    learning_rate = check_float("learning_rate", learning_rate, min=0, min_inclusive=False)
-    seed = check_int("seed", seed, min=0)
     callbacks = list(callbacks)
     if data_collator is not None and not callable(data_collator):
         raise TypeError(f"data_collator must be callable, got {type(data_collator).__name__}")
-    defaults = dict(
-        output_dir=str(output_dir), num_train_epochs=epochs, max_steps=max_steps,
-        per_device_train_batch_size=batch_size, per_device_eval_batch_size=batch_size,
-        learning_rate=learning_rate, seed=seed, report_to="none", save_strategy="no", logging_strategy="no",
-        eval_strategy="no",
-        # pinning only helps (and only works without a warning) with an accelerator
-        dataloader_pin_memory=torch.cuda.is_available(),
-    )
-    args = _training_arguments(defaults, training_args)
-    if not isinstance(train_dataset, (list, tuple)) and not hasattr(train_dataset, "column_names"):
+    args = training_arguments(Seq2SeqTrainingArguments, output_dir=output_dir, epochs=epochs, max_steps=max_steps,
+                              batch_size=batch_size, learning_rate=learning_rate, seed=seed, extra=training_args)
+    if not hasattr(train_dataset, "column_names"):
         raise TypeError(f"train_dataset must be a datasets.Dataset, got {type(train_dataset).__name__}")
     for name, value in (("source_column", source_column), ("target_column", target_column)):
         if not {"input_ids", "labels"} <= set(train_dataset.column_names):
@@ -284,8 +246,6 @@ def train_seq2seq(
 
 
 def _source_texts(dataset_or_texts: Any, source_column: str | None) -> list[str]:
-    if isinstance(dataset_or_texts, str):
-        raise TypeError("dataset_or_texts must be a Dataset or a list of strings, got a single str (wrap it in a list)")
     if hasattr(dataset_or_texts, "column_names"):
         if source_column is None:
             raise ValueError(
@@ -297,13 +257,8 @@ def _source_texts(dataset_or_texts: Any, source_column: str | None) -> list[str]
 
         texts = column_arrow(dataset_or_texts, source_column).to_pylist()
     else:
-        if not isinstance(dataset_or_texts, Iterable):
-            raise TypeError(f"dataset_or_texts must be a Dataset or a list of strings, got {type(dataset_or_texts).__name__}")
-        texts = list(dataset_or_texts)
-    bad = next((i for i, t in enumerate(texts) if not isinstance(t, str)), None)
-    if bad is not None:
-        raise TypeError(f"dataset_or_texts: item {bad} is a {type(texts[bad]).__name__} ({texts[bad]!r}), expected str")
-    return texts
+        texts = dataset_or_texts
+    return check_texts(texts, "dataset_or_texts")
 
 
 def generate_predictions(
@@ -330,8 +285,6 @@ def generate_predictions(
         >>> len(preds), all(set(p.split()) <= {"a", "b", "c"} for p in preds)
         (2, True)
     """
-    import torch
-
     _check_seq2seq_model(model)
     _check_tokenizer(tokenizer)
     batch_size = check_int("batch_size", batch_size, min=1)
@@ -341,24 +294,15 @@ def generate_predictions(
     if not texts:
         return []
     lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]]
-    order = sorted(range(len(texts)), key=lambda i: -lengths[i])  # longest first: OOM shows up at once
-    out: list[str | None] = [None] * len(texts)
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.inference_mode():
-            for start in range(0, len(order), batch_size):
-                idx = order[start:start + batch_size]
-                enc = tokenizer([texts[i] for i in idx], padding=True, return_tensors="pt").to(model.device)
-                generated = model.generate(
-                    input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
-                    max_new_tokens=max_new_tokens, num_beams=num_beams, do_sample=False,
-                )
-                for i, text in zip(idx, tokenizer.batch_decode(generated, skip_special_tokens=True)):
-                    out[i] = " ".join(text.split())
-    finally:
-        model.train(was_training)
-    return out  # type: ignore[return-value]
+
+    def step(enc) -> list[str]:
+        generated = model.generate(
+            input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
+            max_new_tokens=max_new_tokens, num_beams=num_beams, do_sample=False,
+        )
+        return [" ".join(text.split()) for text in tokenizer.batch_decode(generated, skip_special_tokens=True)]
+
+    return run_batched(model, tokenizer, texts, lengths, batch_size, step)
 
 
 @functools.lru_cache(maxsize=None)
