@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import time
 
@@ -373,6 +374,9 @@ def main(argv=None) -> int:
     if is_main_process():
         from hf_synthsample.atomic import write_text_atomic
 
+        trainer_dir = os.path.join(a.out, "trainer")
+        if not any(files for _, _, files in os.walk(trainer_dir)):  # the Trainer's empty output folders
+            shutil.rmtree(trainer_dir, ignore_errors=True)
         all_reports = [rep for reps in reports.values() for rep in reps]
         plot_template_frequencies(all_reports, os.path.join(a.out, "templates.png"))
         write_text_atomic(os.path.join(a.out, "diversity.md"),

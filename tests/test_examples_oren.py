@@ -91,6 +91,8 @@ def test_tiny_run_writes_the_table5_layout(tmp_path):
     assert all(f"| {r['method']} | 40 |" in div for r in sampled)
     assert open(out / "results.png", "rb").read(8) == b"\x89PNG\r\n\x1a\n"
     assert open(out / "templates.png", "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    assert sorted(p.name for p in out.iterdir()) == ["diversity.md", "results.json", "results.md", "results.png",
+                                                     "templates.png"]
 
 
 def test_repeats_average_and_spread(tmp_path):
