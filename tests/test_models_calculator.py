@@ -57,6 +57,9 @@ def test_forward_shapes_loss_and_padding_invariance():
     model, tok = build_calculator_model(**SMALL)
     assert isinstance(model.config, CharLSTMConfig) and model.config.num_labels == 10
     assert model.config.vocab_size == len(tok) == 19
+    # N(0, 1) character embeddings (initializer_range's 0.02 kept long expressions from training), pad row 0
+    emb = model.embeddings.weight.detach()
+    assert 0.5 < emb[1:].std().item() < 1.5 and not emb[tok.pad_token_id].any()
     model.eval()
     texts = ["1+2", "(3-4)*5+6", "7"]
     batch = tok(texts, padding=True, return_tensors="pt")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 from datasets import Dataset  # noqa: E402
@@ -59,6 +61,25 @@ def test_word_tokenizer_ids_roundtrip_and_unk():
     punct = build_word_tokenizer(["eat . agent ( x _ 2 , x _ 1 )"])
     text = "eat . agent ( x _ 2 , x _ 1 )"
     assert punct.decode(punct(text)["input_ids"], skip_special_tokens=True) == text
+
+
+_WORD = st.text(alphabet=list("abcXYZ019_.,()*+-é中<>/"), min_size=1, max_size=6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(_WORD, min_size=1, max_size=5), min_size=1, max_size=6), st.randoms(use_true_random=False))
+def test_word_tokenizer_roundtrip_property(sentences, rnd):
+    """Any in-vocabulary text decodes back to its words joined by single spaces; vocab is order-free."""
+    texts = [" ".join(words) for words in sentences]
+    tok = build_word_tokenizer(texts)
+    shuffled = list(texts)
+    rnd.shuffle(shuffled)
+    assert build_word_tokenizer(shuffled).get_vocab() == tok.get_vocab()
+    for words in sentences:
+        spaced = "  ".join(words) + "\t"
+        ids = tok(spaced)["input_ids"]
+        assert tok.unk_token_id not in ids and ids[-1] == tok.eos_token_id
+        assert tok.decode(ids, skip_special_tokens=True) == " ".join(words)
 
 
 def test_word_tokenizer_deterministic_and_options():
@@ -227,6 +248,9 @@ def test_tokenize_seq2seq_columns_and_lengths():
         tokenize_seq2seq(ds, tok, source_column="src", target_column="tgt", max_source_length=0)
     with pytest.raises(TypeError, match="tokenizer"):
         tokenize_seq2seq(ds, "tok", source_column="src", target_column="tgt")
+    holes = Dataset.from_dict({"src": ["w1 once", "w2 once", None], "tgt": ["W1", "W2", "W3"]})
+    with pytest.raises(ValueError, match="column 'src' has 1 missing value\\(s\\); first at row 2"):
+        tokenize_seq2seq(holes, tok, source_column="src", target_column="tgt")
 
 
 def test_tiny_t5_learns_scan_like_task(tmp_path):
