@@ -248,6 +248,9 @@ def test_tokenize_seq2seq_columns_and_lengths():
         tokenize_seq2seq(ds, tok, source_column="src", target_column="tgt", max_source_length=0)
     with pytest.raises(TypeError, match="tokenizer"):
         tokenize_seq2seq(ds, "tok", source_column="src", target_column="tgt")
+    holes = Dataset.from_dict({"src": ["w1 once", "w2 once", None], "tgt": ["W1", "W2", "W3"]})
+    with pytest.raises(ValueError, match="column 'src' has 1 missing value\\(s\\); first at row 2"):
+        tokenize_seq2seq(holes, tok, source_column="src", target_column="tgt")
 
 
 def test_tiny_t5_learns_scan_like_task(tmp_path):

@@ -19,6 +19,17 @@ def check_texts(texts: Any, name: str) -> list[str]:
     return texts
 
 
+def check_no_nulls(dataset: Any, columns: Sequence[str]) -> None:
+    """Every value of the text ``columns`` is present (a missing one would fail deep inside the tokenizer)."""
+    from ..columns import column_arrow
+
+    for column in columns:
+        values = column_arrow(dataset, column)
+        if values.null_count:
+            first = next(i for i, v in enumerate(values.is_null().to_pylist()) if v)
+            raise ValueError(f"column {column!r} has {values.null_count} missing value(s); first at row {first}")
+
+
 def run_batched(
     model: Any,
     tokenizer: Any,

@@ -31,7 +31,7 @@ from transformers import AutoConfig, AutoModelForSequenceClassification, Pretrai
 from transformers.modeling_outputs import SequenceClassifierOutput
 
 from ..validation import check_columns, check_int, check_not_empty
-from ._inference import check_texts, run_batched
+from ._inference import check_no_nulls, check_texts, run_batched
 from ._training import training_arguments
 from .tokenization import CALCULATOR_ALPHABET, build_char_tokenizer
 
@@ -203,6 +203,7 @@ def _encode(dataset: "Dataset", tokenizer, text_column: str, label_column: str, 
     from ..columns import column_array
 
     check_not_empty(dataset, name=name)
+    check_no_nulls(dataset, [text_column, label_column])
     labels = column_array(dataset, label_column)
     if labels.dtype.kind not in "iu":
         raise TypeError(f"label_column {label_column!r} must hold integers, got dtype {labels.dtype}")

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from ..validation import check_columns, check_int, check_not_empty
-from ._inference import check_texts, run_batched
+from ._inference import check_no_nulls, check_texts, run_batched
 from ._training import training_arguments
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -113,6 +113,7 @@ def tokenize_seq2seq(
         if not isinstance(value, str):
             raise TypeError(f"{name} must be a column name (str), got {value!r}")
         check_columns(dataset, [value], name=name)
+    check_no_nulls(dataset, [source_column, target_column])
     max_source_length = _check_max_length("max_source_length", max_source_length)
     max_target_length = _check_max_length("max_target_length", max_target_length)
     if num_proc is not None:

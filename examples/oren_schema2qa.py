@@ -1,0 +1,392 @@
+"""Oren et al. (2021), Table 5 at small scale: Uniform vs UAT vs CMaxEnt vs CMaxEnt+UAT samples of
+the synthetic Schema2QA pool as pre-training data, then fine-tuning on the annotated train split;
+exact match on the annotated i.i.d. and compositional test splits.
+
+    python examples/oren_schema2qa.py                      # --small (default): CPU, ~8 min
+    accelerate launch examples/oren_schema2qa.py --paper   # paper scale, GPU(s): many hours
+    python examples/oren_schema2qa.py --sample-sizes 500 2000 --pretrain-epochs 20   # flags override a preset
+
+For each sampler and sample size ``k`` the example draws ``k`` rows from one seeded synthetic pool
+(``hf_synthsample.load_dataset("schema2qa", "all", num_examples=pool_size)``), pre-trains a
+seq2seq model (utterance -> ThingTalk program) on them, fine-tunes it on the annotated train split
+(``annotated-iid`` / ``annotated-compositional`` share it) and reports exact match (%) on the
+i.i.d. and compositional test splits. Rows are named as in the paper (``UAT+1K``); ``Baseline`` is
+fine-tuning only. Extra columns explain the result: the sample's distinct abstract templates, its
+compound entropy (nats; ``DiversityReport``) and the share of the compositional test set's
+templates it covers. Writes ``<out>/results.md`` / ``.json`` (the table), ``results.png`` (bars),
+``diversity.md`` (the samples' diversity comparison) and ``templates.png`` (template rank-frequency
+of each sample, as the paper's Fig. 7).
+
+Presets (individual flags override them):
+
+* ``--small`` (default; CPU, one thread: ~7-8 min of CPU time, so about that on an idle 2-core
+  machine): pool 10,000, ``k`` = 1,000, a narrow scratch T5 (d_model 64, 2+2 layers, feed-forward
+  256, lr 2e-3) with a word-level tokenizer, pre-training 4 epochs, fine-tuning 8 epochs, one seed. Quoted entity values that appear
+  verbatim in the utterance are replaced by ``QUOTED_STRING_i`` on both sides (``--anonymize``),
+  as Genie's preprocessing does: a word-level model trained from scratch has no copy mechanism,
+  so an entity name never seen in training could never be produced, and the table would measure
+  vocabulary luck rather than structure. At this scale expect low, noisy numbers (one seed; the
+  paper averages 15 models); the diversity columns are exact and already show the paper's effect
+  on the sample (UAT covers far more templates than Uniform).
+* ``--paper`` (GPU): pool 1,000,000, ``k`` in 2K/5K/10K/60K/120K (the paper's Table 5 columns up
+  to 120K, the largest size every sampler was run at), initialised from **BART-base** as the
+  paper does (§2, Appendix C: "initialize them using BART base"): ``--init facebook/bart-base``
+  (a local checkpoint folder or a cached Hub id; no anonymization: BART's BPE copies entities).
+  Pre-training 10 epochs, fine-tuning 40 epochs, batch 32, lr 3e-5, 3 repeats (sample and model
+  seed vary together; the paper reports 3 samples x 5 seeds). The paper tunes learning rate /
+  batch / warm-up per sampler and size and early-stops on the i.i.d. dev EM; this example uses
+  fixed settings (``--threads`` unused on GPU). ``--init scratch`` at paper scale gives the
+  field's scratch Transformer instead (``scratch_config``: 3+3 layers, d_model 256, relative
+  positions), which is what a from-scratch comparison (no pre-trained LM) should use.
+* ``--tiny`` (seconds; the test suite): pool 300, ``k`` = 40, a one-layer d_model 32 model,
+  fine-tuning on the first 32 annotated train rows, evaluation on the first 16 rows of each test split.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import time
+
+SAMPLERS = ("uniform", "uat", "cmaxent", "hybrid")
+#: the paper's row names (Table 5)
+SAMPLER_NAMES = {"uniform": "Uniform", "uat": "UAT", "cmaxent": "CMaxEnt", "hybrid": "CMaxEnt+UAT"}
+COLUMNS = ("method", "iid EM", "comp EM", "templates", "compound entropy", "comp templates covered (%)")
+#: added when --repeats > 1 (sample standard deviation over the repeats)
+SD_COLUMNS = ("iid EM sd", "comp EM sd")
+
+PRESETS = {
+    "tiny": dict(pool_size=300, sample_sizes=[40], pretrain_epochs=1, finetune_epochs=1, d_model=32, layers=1,
+                 ffn=64, heads=2, batch_size=16, learning_rate=1e-3, max_eval=16, max_train=32, repeats=1,
+                 init="scratch", anonymize=True, threads=1),
+    "small": dict(pool_size=10_000, sample_sizes=[1_000], pretrain_epochs=4, finetune_epochs=8, d_model=64,
+                  layers=2, ffn=256, heads=4, batch_size=32, learning_rate=2e-3, max_eval=0, max_train=0,
+                  repeats=1, init="scratch", anonymize=True, threads=1),
+    "paper": dict(pool_size=1_000_000, sample_sizes=[2_000, 5_000, 10_000, 60_000, 120_000], pretrain_epochs=10,
+                  finetune_epochs=40, d_model=256, layers=3, ffn=512, heads=4, batch_size=32, learning_rate=3e-5,
+                  max_eval=0, max_train=0, repeats=3, init="facebook/bart-base", anonymize=False,
+                  threads=4),
+}
+
+
+def default_data_dir() -> str:
+    """``../shared/data/schema2qa`` next to the repository."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data", "schema2qa")
+
+
+def size_label(k: int) -> str:
+    """The paper's size suffix: 1000 -> ``1K``, 120000 -> ``120K``, 40 -> ``40``."""
+    return f"{k // 1000}K" if k >= 1000 and k % 1000 == 0 else f"{k / 1000:g}K" if k >= 1000 else str(k)
+
+
+# ----------------------------------------------------------------------------- entity anonymization
+def anonymize_pair(utterance: str, program: str) -> tuple[str, str]:
+    """Replace each quoted value of ``program`` whose words occur contiguously in ``utterance`` by
+    ``QUOTED_STRING_i`` on both sides (``i`` by first appearance; a repeated value keeps its
+    placeholder). Values not found verbatim in the utterance stay as they are.
+
+    Example:
+        >>> anonymize_pair('who wrote the good earth ?', 'filter id =~ " good earth " => notify')
+        ('who wrote the QUOTED_STRING_0 ?', 'filter id =~ " QUOTED_STRING_0 " => notify')
+    """
+    words, toks = utterance.split(), program.split()
+    out, seen, i = [], {}, 0
+    while i < len(toks):
+        if toks[i] != '"':
+            out.append(toks[i])
+            i += 1
+            continue
+        try:
+            j = toks.index('"', i + 1)
+        except ValueError:  # an unbalanced quote: leave the rest untouched
+            out.extend(toks[i:])
+            break
+        value = tuple(toks[i + 1:j])
+        at = _find(words, value) if value else -1
+        if value in seen or at >= 0:
+            if value not in seen:
+                seen[value] = f"QUOTED_STRING_{len(seen)}"
+                words = words[:at] + [seen[value]] + words[at + len(value):]
+            out += ['"', seen[value], '"']
+        else:
+            out += toks[i:j + 1]
+        i = j + 1
+    # a value mentioned twice in the utterance: every mention becomes its placeholder
+    for value, name in seen.items():
+        at = _find(words, value)
+        while at >= 0:
+            words = words[:at] + [name] + words[at + len(value):]
+            at = _find(words, value)
+    return " ".join(words), " ".join(out)
+
+
+def _find(words: list[str], value: tuple[str, ...]) -> int:
+    n = len(value)
+    for s in range(len(words) - n + 1):
+        if tuple(words[s:s + n]) == value:
+            return s
+    return -1
+
+
+def anonymize_batch(batch: dict) -> dict:
+    """``Dataset.map(batched=True)`` form of :func:`anonymize_pair` on ``utterance`` / ``program``."""
+    pairs = [anonymize_pair(u, p) for u, p in zip(batch["utterance"], batch["program"])]
+    return {"utterance": [u for u, _ in pairs], "program": [p for _, p in pairs]}
+
+
+# ----------------------------------------------------------------------------- data
+def make_sampler(name: str, seed: int):
+    """The public sampler for ``name`` (one of :data:`SAMPLERS`); UAT with ``alpha=-1`` as in the paper."""
+    from hf_synthsample.sampling.structural import CMaxEntSampler, HybridSampler, UATSampler, UniformSampler
+
+    if name not in SAMPLERS:
+        raise ValueError(f"sampler: unknown {name!r}; accepted: {list(SAMPLERS)}")
+    return {"uniform": lambda: UniformSampler(seed=seed), "uat": lambda: UATSampler(alpha=-1.0, seed=seed),
+            "cmaxent": lambda: CMaxEntSampler(seed=seed), "hybrid": lambda: HybridSampler(seed=seed)}[name]()
+
+
+def load_annotated(data_dir: str) -> dict:
+    """``{"train", "iid", "comp"}``: the shared annotated train split and the two test splits."""
+    import hf_synthsample
+
+    iid = hf_synthsample.load_dataset("schema2qa", "annotated-iid", annotated_dir=data_dir)
+    comp = hf_synthsample.load_dataset("schema2qa", "annotated-compositional", annotated_dir=data_dir, split="test")
+    return {"train": iid["train"], "iid": iid["test"], "comp": comp}
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    preset = p.add_mutually_exclusive_group()
+    preset.add_argument("--small", dest="preset", action="store_const", const="small", help="CPU preset (default)")
+    preset.add_argument("--paper", dest="preset", action="store_const", const="paper", help="paper-scale preset (GPU)")
+    preset.add_argument("--tiny", dest="preset", action="store_const", const="tiny", help="seconds (tests)")
+    p.set_defaults(preset="small")
+    p.add_argument("--data-dir", default=default_data_dir(), help="annotated Schema2QA folder (<domain>.tsv) [../shared/data/schema2qa]")
+    p.add_argument("--out", default=os.path.join("runs", "oren_schema2qa"), help="output folder [runs/oren_schema2qa]")
+    p.add_argument("--seed", type=int, default=0, help="pool, samplers, model init and training [0]")
+    p.add_argument("--repeats", type=int, help="runs per row: repeat r draws its sample and trains with seed + r; "
+                   "the table gives the mean and sd (the paper: 3 samples x 5 seeds)")
+    p.add_argument("--samplers", nargs="+", choices=SAMPLERS, default=list(SAMPLERS), help="samplers compared [all four]")
+    p.add_argument("--no-baseline", dest="baseline", action="store_false", help="skip the fine-tuning-only Baseline row")
+    p.add_argument("--pool-size", type=int, help="synthetic pool rows")
+    p.add_argument("--sample-sizes", type=int, nargs="+", help="k: rows drawn by each sampler (one row per sampler and k)")
+    p.add_argument("--pretrain-epochs", type=float, help="epochs on the synthetic sample")
+    p.add_argument("--finetune-epochs", type=float, help="epochs on the annotated train split")
+    p.add_argument("--init", help="'scratch' (word-level scratch T5) or a local BART/T5 checkpoint folder / cached Hub id")
+    p.add_argument("--d-model", type=int, help="scratch model width")
+    p.add_argument("--layers", type=int, help="scratch encoder and decoder layers")
+    p.add_argument("--ffn", type=int, help="scratch feed-forward width")
+    p.add_argument("--heads", type=int, help="scratch attention heads")
+    p.add_argument("--batch-size", type=int, help="per-device batch size")
+    p.add_argument("--learning-rate", type=float, help="peak learning rate (both stages)")
+    p.add_argument("--max-eval", type=int, help="evaluate on the first N rows of each test split (0: all)")
+    p.add_argument("--max-train", type=int, help="fine-tune on the first N annotated train rows (0: all)")
+    p.add_argument("--anonymize", action=argparse.BooleanOptionalAction, default=None,
+                   help="replace quoted entity values by QUOTED_STRING_i (default: on for scratch models)")
+    p.add_argument("--threads", type=int, help="torch CPU threads (1 is fastest on a small shared CPU)")
+    a = p.parse_args(argv)
+    for key, value in PRESETS[a.preset].items():
+        if getattr(a, key, None) is None:
+            setattr(a, key, value)
+    for name in ("pool_size", "pretrain_epochs", "finetune_epochs", "batch_size", "d_model", "layers", "ffn", "heads",
+                 "threads", "repeats"):
+        if getattr(a, name) <= 0:
+            p.error(f"--{name.replace('_', '-')} must be > 0, got {getattr(a, name)}")
+    for name in ("max_eval", "max_train"):
+        if getattr(a, name) < 0:
+            p.error(f"--{name.replace('_', '-')} must be >= 0, got {getattr(a, name)}")
+    bad = [k for k in a.sample_sizes if not 0 < k <= a.pool_size]
+    if bad:
+        p.error(f"--sample-sizes must be in [1, --pool-size={a.pool_size}], got {bad}")
+    return a
+
+
+def plot_template_frequencies(reports, path: str) -> str:
+    """Normalized template frequency by rank, one line per sample (the view of the paper's Fig. 7):
+    a flat, long line is a structurally diverse sample."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from hf_synthsample.atomic import save_figure_atomic
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for rep in reports:
+        counts = sorted(rep.template_counts.values(), reverse=True)
+        ax.plot(range(1, len(counts) + 1), [c / rep.num_rows for c in counts], label=f"{rep.name} ({len(counts)})")
+    ax.set_yscale("log")
+    ax.set_xlabel("template rank")
+    ax.set_ylabel("share of the sample")
+    ax.set_title("Abstract templates of each synthetic sample")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    return save_figure_atomic(fig, path, dpi=100)
+
+
+# ----------------------------------------------------------------------------- model
+def build_model(a, tokenizer, seed: int):
+    """A fresh model for one row: the scratch T5 (seeded) or the checkpoint in ``a.init``."""
+    from hf_synthsample.models import build_scratch_model, load_seq2seq
+
+    if a.init == "scratch":
+        return build_scratch_model(tokenizer, "t5", seed=seed, d_model=a.d_model, num_layers=a.layers,
+                                   num_decoder_layers=a.layers, d_ff=a.ffn, num_heads=a.heads,
+                                   d_kv=a.d_model // a.heads), tokenizer
+    import torch
+
+    torch.manual_seed(seed)
+    return load_seq2seq(a.init)
+
+
+def train_and_evaluate(a, tokenizer, pretrain, annotated, seed: int, workdir: str) -> dict:
+    """Pre-train on ``pretrain`` (skipped when ``None``), fine-tune on the annotated train split,
+    exact match (%) on the two test splits."""
+    from hf_synthsample.models import evaluate_seq2seq, train_seq2seq
+
+    model, tokenizer = build_model(a, tokenizer, seed)
+    common = dict(source_column="utterance", target_column="program", batch_size=a.batch_size,
+                  learning_rate=a.learning_rate, seed=seed, warmup_steps=0.05, lr_scheduler_type="linear", disable_tqdm=True)
+    if pretrain is not None:
+        train_seq2seq(model, tokenizer, pretrain, output_dir=os.path.join(workdir, "pretrain"),
+                      epochs=a.pretrain_epochs, **common)
+    train_seq2seq(model, tokenizer, annotated["train"], output_dir=os.path.join(workdir, "finetune"),
+                  epochs=a.finetune_epochs, **common)
+    model.eval()
+    out = {}
+    for split in ("iid", "comp"):
+        test = annotated[split]
+        max_new = max(len(tokenizer(p)["input_ids"]) for p in test["program"]) + 8
+        res = evaluate_seq2seq(model, tokenizer, test, source_column="utterance", target_column="program",
+                               batch_size=64, max_new_tokens=max_new)
+        out[split] = float(res["exact_match"])
+    return out
+
+
+def table_row(method: str, ems: list[dict], reports=None, with_sd: bool = False) -> dict:
+    """One table row: mean exact match over the repeats (and their sample sd), mean diversity figures.
+
+    Example:
+        >>> table_row("UAT+1K", [{"iid": 50.0, "comp": 10.0}, {"iid": 60.0, "comp": 20.0}], with_sd=True)["iid EM sd"]
+        7.0710678118654755
+    """
+    import statistics
+
+    row = {"method": method}
+    for split in ("iid", "comp"):
+        values = [e[split] for e in ems]
+        row[f"{split} EM"] = statistics.fmean(values)
+        if with_sd:
+            row[f"{split} EM sd"] = statistics.stdev(values) if len(values) > 1 else None
+    if reports:
+        counts = [r.num_templates for r in reports]
+        row["templates"] = counts[0] if len(counts) == 1 else statistics.fmean(counts)
+        row["compound entropy"] = statistics.fmean(r.compound_entropy for r in reports)
+        row["comp templates covered (%)"] = 100.0 * statistics.fmean(r.template_coverage for r in reports)
+    return row
+
+
+# ----------------------------------------------------------------------------- main
+def main(argv=None) -> int:
+    a = parse_args(argv)
+    if not os.path.isdir(a.data_dir):
+        print(f"error: the annotated Schema2QA folder {a.data_dir!r} does not exist; pass --data-dir "
+              "(a folder with <domain>.tsv files: id, utterance, program)", file=sys.stderr)
+        return 2
+    import torch
+
+    import hf_synthsample
+    from hf_synthsample.experiments import ResultsTable, is_main_process
+    from hf_synthsample.sampling.diversity import compare_subsets, diversity_report
+
+    torch.set_num_threads(a.threads)
+    start = time.perf_counter()
+    os.makedirs(a.out, exist_ok=True)
+    say = print if is_main_process() else (lambda *args, **kw: None)
+
+    annotated = load_annotated(a.data_dir)
+    for limit, splits in ((a.max_eval, ("iid", "comp")), (a.max_train, ("train",))):
+        if limit:
+            annotated.update({s: annotated[s].select(range(min(limit, len(annotated[s])))) for s in splits})
+    pool = hf_synthsample.load_dataset("schema2qa", "all", num_examples=a.pool_size, seed=a.seed, split="train")
+    say(f"pool: {len(pool):,} synthetic rows; annotated train {len(annotated['train']):,}, "
+        f"i.i.d. test {len(annotated['iid']):,}, compositional test {len(annotated['comp']):,}")
+
+    # the samples (and their diversity) on the pool as generated; the model sees anonymized text.
+    # Repeat r draws its samples and initialises its models with seed + r (the paper varies both).
+    seeds = [a.seed + r for r in range(a.repeats)]
+    samples, reports = {}, {}
+    for k in a.sample_sizes:
+        for name in a.samplers:
+            row = f"{SAMPLER_NAMES[name]}+{size_label(k)}"
+            for s in seeds:
+                t0 = time.perf_counter()
+                sample = pool.select(make_sampler(name, s).indices(pool, k))
+                rep = diversity_report(sample, reference=annotated["comp"],
+                                       name=row if a.repeats == 1 else f"{row} (seed {s})")
+                samples.setdefault(row, []).append(sample)
+                reports.setdefault(row, []).append(rep)
+                say(f"{rep.name}: drawn in {time.perf_counter() - t0:.1f} s, {rep.num_templates} templates, "
+                    f"compound entropy {rep.compound_entropy:.3f}")
+    if a.anonymize:
+        annotated = {s: d.map(anonymize_batch, batched=True) for s, d in annotated.items()}
+        samples = {r: [d.map(anonymize_batch, batched=True) for d in ds] for r, ds in samples.items()}
+
+    tokenizer = None
+    if a.init == "scratch":
+        from datasets import concatenate_datasets
+
+        from hf_synthsample.models import build_word_tokenizer
+
+        # one vocabulary for every row (same model size and init): all training text, never the test splits
+        cols = ["utterance", "program"]
+        texts = concatenate_datasets([annotated["train"].select_columns(cols)]
+                                     + [d.select_columns(cols) for ds in samples.values() for d in ds])
+        tokenizer = build_word_tokenizer(texts, columns=cols)
+        say(f"word vocabulary: {len(tokenizer):,} tokens")
+
+    columns = COLUMNS + (SD_COLUMNS if a.repeats > 1 else ())
+    table = ResultsTable(
+        "Exact match (%) on the annotated Schema2QA test splits (Oren et al. 2021, Table 5 layout)", columns,
+        caption=(f"preset {a.preset}; pool {a.pool_size:,} (seed {a.seed}); init {a.init}"
+                 + (f" (d_model {a.d_model}, {a.layers}+{a.layers} layers)" if a.init == "scratch" else "")
+                 + f"; pre-train {a.pretrain_epochs:g} ep, fine-tune {a.finetune_epochs:g} ep on "
+                 f"{len(annotated['train']):,} annotated rows; "
+                 + (f"mean (sd) of {a.repeats} repeats, seeds {seeds}" if a.repeats > 1 else f"seed {a.seed}")
+                 + f"; anonymized entities: {a.anonymize}; i.i.d. test {len(annotated['iid'])} rows, compositional "
+                 f"test {len(annotated['comp'])} rows. templates / compound entropy (nats) / comp templates covered: "
+                 "of the synthetic sample."))
+    runs = ([("Baseline", [None] * a.repeats)] if a.baseline else []) + list(samples.items())
+    for row, row_samples in runs:
+        t0 = time.perf_counter()
+        ems = [train_and_evaluate(a, tokenizer, sample, annotated, s, os.path.join(a.out, "trainer"))
+               for sample, s in zip(row_samples, seeds)]
+        table.add(**table_row(row, ems, reports.get(row), a.repeats > 1))
+        say(f"{row}: " + ", ".join(f"{split} EM " + "/".join(f"{e[split]:.1f}" for e in ems) for split in ("iid", "comp"))
+            + f" ({time.perf_counter() - t0:.0f} s)")
+
+    table.caption += f" Wall time {time.perf_counter() - start:.0f} s."
+    table.save(a.out, "results")
+    table.bar_plot(os.path.join(a.out, "results.png"), values=["iid EM", "comp EM"], ylabel="exact match (%)")
+    if is_main_process():
+        from hf_synthsample.atomic import write_text_atomic
+
+        trainer_dir = os.path.join(a.out, "trainer")
+        if not any(files for _, _, files in os.walk(trainer_dir)):  # the Trainer's empty output folders
+            shutil.rmtree(trainer_dir, ignore_errors=True)
+        all_reports = [rep for reps in reports.values() for rep in reps]
+        plot_template_frequencies(all_reports, os.path.join(a.out, "templates.png"))
+        write_text_atomic(os.path.join(a.out, "diversity.md"),
+                          "### Structural diversity of the synthetic samples\n\n"
+                          "Entropies in nats; template coverage, D_A and D_C against the annotated compositional "
+                          "test split.\n\n" + compare_subsets(all_reports) + "\n")
+    say(table.to_markdown())
+    say(f"wrote {os.path.join(a.out, 'results.md')}, results.png, diversity.md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

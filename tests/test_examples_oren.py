@@ -1,0 +1,122 @@
+"""examples/oren_schema2qa.py: the Table 5 example end to end at --tiny size, its entity anonymization
+and its argument checks."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import sys
+
+import pytest
+from conftest import REPO_ROOT, shared_data
+
+
+def _load_example():
+    spec = importlib.util.spec_from_file_location("oren_schema2qa", REPO_ROOT / "examples" / "oren_schema2qa.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["oren_schema2qa"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+oren = _load_example()
+
+
+@pytest.mark.parametrize("utterance, program, expected", [
+    # found verbatim: both sides anonymized
+    ('who wrote the good earth ?', 'filter id =~ " good earth " => notify',
+     ('who wrote the QUOTED_STRING_0 ?', 'filter id =~ " QUOTED_STRING_0 " => notify')),
+    # two values numbered by first appearance in the program; a repeated value keeps its name
+    ('movies with clint eastwood as actor and director in drama',
+     'a contains " clint eastwood " and b contains " clint eastwood " and g =~ " drama "',
+     ('movies with QUOTED_STRING_0 as actor and director in QUOTED_STRING_1',
+      'a contains " QUOTED_STRING_0 " and b contains " QUOTED_STRING_0 " and g =~ " QUOTED_STRING_1 "')),
+    # not in the utterance (paraphrased value): left as it is
+    ('show me pizza places', 'servesCuisine =~ " pizza restaurants "', ('show me pizza places', 'servesCuisine =~ " pizza restaurants "')),
+    # no quotes, and an unbalanced quote: unchanged
+    ('how many hotels ?', 'aggregate count of ( @Hotel )', ('how many hotels ?', 'aggregate count of ( @Hotel )')),
+    ('a b', 'x " a', ('a b', 'x " a')),
+])
+def test_anonymize_pair_hand_cases(utterance, program, expected):
+    assert oren.anonymize_pair(utterance, program) == expected
+
+
+def test_size_labels_follow_the_paper():
+    assert [oren.size_label(k) for k in (40, 1000, 2500, 120_000)] == ["40", "1K", "2.5K", "120K"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--tiny", "--sample-sizes", "0"], "--sample-sizes must be in"),
+    (["--tiny", "--pool-size", "100", "--sample-sizes", "200"], "--sample-sizes must be in"),
+    (["--tiny", "--pretrain-epochs", "0"], "--pretrain-epochs must be > 0"),
+    (["--tiny", "--max-eval", "-1"], "--max-eval must be >= 0"),
+    (["--tiny", "--samplers", "random"], "invalid choice"),
+])
+def test_bad_arguments_are_named(argv, message, capsys):
+    with pytest.raises(SystemExit):
+        oren.parse_args(argv)
+    assert message in capsys.readouterr().err
+
+
+def test_missing_data_dir_is_a_clear_error(tmp_path, capsys):
+    assert oren.main(["--tiny", "--data-dir", str(tmp_path / "nowhere"), "--out", str(tmp_path / "out")]) == 2
+    assert "annotated Schema2QA folder" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_tiny_run_writes_the_table5_layout(tmp_path):
+    import hf_synthsample
+
+    data = shared_data("schema2qa")
+    out = tmp_path / "out"
+    assert oren.main(["--tiny", "--data-dir", str(data), "--out", str(out), "--seed", "3"]) == 0
+    table = json.load(open(out / "results.json"))
+    assert table["columns"] == list(oren.COLUMNS)
+    assert [r["method"] for r in table["rows"]] == ["Baseline", "Uniform+40", "UAT+40", "CMaxEnt+40", "CMaxEnt+UAT+40"]
+    for r in table["rows"]:
+        assert 0.0 <= r["iid EM"] <= 100.0 and 0.0 <= r["comp EM"] <= 100.0
+    base, *sampled = table["rows"]
+    assert base["templates"] is None and base["compound entropy"] is None
+    # the diversity columns describe the sampler's own draw from the same seeded pool
+    pool = hf_synthsample.load_dataset("schema2qa", "all", num_examples=300, seed=3, split="train")
+    for r, name in zip(sampled, oren.SAMPLERS):
+        sample = pool.select(oren.make_sampler(name, 3).indices(pool, 40))
+        assert r["templates"] == len(set(sample["template"]))
+        assert 0.0 < r["compound entropy"] <= math.log(40 * 50)
+        assert 0.0 <= r["comp templates covered (%)"] <= 100.0
+    md = open(out / "results.md").read()
+    assert "| method | iid EM | comp EM | templates | compound entropy | comp templates covered (%) |" in md
+    div = open(out / "diversity.md").read()
+    assert all(f"| {r['method']} | 40 |" in div for r in sampled)
+    assert open(out / "results.png", "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    assert open(out / "templates.png", "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    assert sorted(p.name for p in out.iterdir()) == ["diversity.md", "results.json", "results.md", "results.png",
+                                                     "templates.png"]
+
+
+def test_repeats_average_and_spread(tmp_path):
+    data = shared_data("schema2qa")
+    out = tmp_path / "out"
+    assert oren.main(["--tiny", "--data-dir", str(data), "--out", str(out), "--samplers", "uat", "--no-baseline",
+                      "--repeats", "2"]) == 0
+    table = json.load(open(out / "results.json"))
+    assert table["columns"] == list(oren.COLUMNS + oren.SD_COLUMNS)
+    (row,) = table["rows"]
+    assert row["method"] == "UAT+40" and row["iid EM sd"] >= 0.0 and row["comp EM sd"] >= 0.0
+    div = open(out / "diversity.md").read()
+    counts = [int(line.split("|")[3]) for line in div.splitlines() if line.startswith("| UAT+40 (seed ")]
+    assert len(counts) == 2 and row["templates"] == sum(counts) / 2
+
+
+def test_table_row_mean_and_sd():
+    class Rep:
+        def __init__(self, n, h, c):
+            self.num_templates, self.compound_entropy, self.template_coverage = n, h, c
+
+    row = oren.table_row("UAT+1K", [{"iid": 50.0, "comp": 10.0}, {"iid": 60.0, "comp": 20.0}],
+                         [Rep(10, 1.0, 0.5), Rep(20, 2.0, 1.0)], with_sd=True)
+    assert row == {"method": "UAT+1K", "iid EM": 55.0, "comp EM": 15.0, "iid EM sd": 50 ** 0.5,
+                   "comp EM sd": 50 ** 0.5, "templates": 15.0, "compound entropy": 1.5,
+                   "comp templates covered (%)": 75.0}
+    assert oren.table_row("Baseline", [{"iid": 1.0, "comp": 0.0}]) == {"method": "Baseline", "iid EM": 1.0, "comp EM": 0.0}
