@@ -302,7 +302,8 @@ def main(argv=None) -> int:
         scores[name] = {test: score(model, tokenizer, ds, metric, a) for test, ds in tests.items()}
         if is_main_process():
             print(f"[{time.time() - start:6.0f}s] {name}: " + ", ".join(
-                f"{t} {s['generalization_accuracy']:.1f}" for t, s in scores[name].items()), flush=True)
+                f"{t} " + ("-" if s["generalization_accuracy"] is None else f"{s['generalization_accuracy']:.1f}")
+                for t, s in scores[name].items()), flush=True)
     scale = ("paper-scale settings" if a.preset == "paper" else
              f"{a.preset} run: a smoke run, NOT the paper's scale or numbers")
     caption = (f"{scale}. {a.num_train} training programs (same programs for both rows), {a.num_test} test "
