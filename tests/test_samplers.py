@@ -62,11 +62,14 @@ def test_cmaxent_equals_naive_greedy(atoms, data, w, seed):
     compounds = data.draw(st_.lists(st_.lists(st_.sampled_from(["x", "y", "z"]), max_size=3), min_size=n, max_size=n))
     weighted = data.draw(st_.booleans())
     cw = {"x": 0.5, "y": 0.0} if weighted else None
-    k = data.draw(st_.integers(0, n))
+    distinct = data.draw(st_.booleans())
+    structures = len({(tuple(sorted(a)), tuple(sorted(c))) for a, c in zip(atoms, compounds)})
+    k = data.draw(st_.integers(0, structures if distinct else n))
     ds = Dataset.from_dict({"atoms": atoms, "compounds": compounds})
-    s = CMaxEntSampler(w_atoms=w[0], w_compounds=w[1], compound_weights=cw, seed=seed)
+    s = CMaxEntSampler(w_atoms=w[0], w_compounds=w[1], compound_weights=cw, seed=seed, distinct=distinct)
     s.indices(ds, k)
-    expected = reference_greedy(atoms, compounds, k, s.priority(n), w_atoms=w[0], w_compounds=w[1], compound_weights=cw)
+    expected = reference_greedy(atoms, compounds, k, s.priority(n), w_atoms=w[0], w_compounds=w[1], compound_weights=cw,
+                                distinct=distinct)
     assert s.order_.tolist() == expected
 
 
@@ -95,20 +98,22 @@ def test_hybrid_equals_naive_greedy_within_template():
     s.indices(ds, 30)
     # replay: the same template draws, each step the naive greedy restricted to that template
     names = sorted(set(templates))
-    left = Counter(templates)
+    # a structure (template + atom and compound multisets) is picked at most once (distinct=True)
+    key = [(templates[i], tuple(sorted(atoms[i])), tuple(sorted(compounds[i]))) for i in range(n)]
+    left = Counter(t for t, *_ in set(key))
     r = np.random.default_rng(2)
     prio = s.priority(n)
     chosen: list[int] = []
     for _ in range(30):
         live = [t for t in names if left[t] > 0]
         t = live[r.integers(len(live))]
-        cand = [i for i in range(n) if templates[i] == t and i not in chosen]
+        cand = [i for i in range(n) if templates[i] == t and key[i] not in {key[j] for j in chosen}]
         sub_atoms = [atoms[i] for i in chosen] + [None]
         # naive: evaluate every candidate with the chosen set
         best, picks = -math.inf, []
         for e in cand:
-            va = Counter(x for i in chosen + [e] for x in atoms[i])
-            vc = Counter(x for i in chosen + [e] for x in compounds[i])
+            va = Counter(x for i in chosen + [e] for x in set(atoms[i]))  # once per example
+            vc = Counter(x for i in chosen + [e] for x in set(compounds[i]))
             picks.append((st.entropy(va) + st.entropy(vc), e))
             best = max(best, picks[-1][0])
         del sub_atoms
@@ -190,8 +195,12 @@ def test_structure_computed_from_programs_and_unparsable():
     with pytest.raises(ValueError, match=r"1 of 5 programs do not parse.*\[2\]"):
         CMaxEntSampler(language="sexpr").indices(ds, 2)
     s = CMaxEntSampler(language="sexpr", skip_unparsable=True)
-    idx = s.indices(ds, 4)
-    assert s.unparsable_.tolist() == [2] and 2 not in idx.tolist()
+    idx = s.indices(ds, 3)  # 3 distinct structures: (f a) once
+    assert s.unparsable_.tolist() == [2] and sorted(idx.tolist()) in ([0, 3, 4], [1, 3, 4])
+    with pytest.raises(ValueError, match="larger than the 3 distinct structures.*distinct=False"):
+        s.indices(ds, 4)
+    s = CMaxEntSampler(language="sexpr", skip_unparsable=True, distinct=False)
+    assert s.indices(ds, 4).tolist() == [0, 1, 3, 4]
     with pytest.raises(ValueError, match="larger than the 4 rows"):
         s.indices(ds, 5)
     u = UATSampler(alpha=-1, language="sexpr", skip_unparsable=True)

@@ -291,15 +291,23 @@ def reference_greedy(
     compound_weights: Mapping[str, float] | None = None,
     candidates: Sequence[int] | None = None,
     tol: float = TOL,
+    distinct: bool = True,
 ) -> list[int]:
     """The naive greedy: at each step evaluate ``H(S + e)`` from scratch for every remaining row.
 
-    The oracle of :class:`GreedyEntropy` (and the baseline of its benchmark): same objective,
-    same tie rule, nothing incremental.
+    The oracle of :class:`GreedyEntropy` (and the baseline of its benchmark): same objective
+    (each distinct atom / compound once per example, ``structure.frequencies``), same tie rule,
+    nothing incremental. ``distinct``: once a row is picked, rows with the same atom and compound
+    multisets are no longer candidates.
     """
-    from ..structure import entropy
+    from ..structure import entropy, frequencies
 
     remaining = list(range(len(atoms)) if candidates is None else candidates)
+    taken: set = set()
+
+    def key(e):
+        return tuple(sorted(atoms[e])), tuple(sorted(compounds[e]))
+
     sa: Counter = Counter()
     sc: Counter = Counter()
     out = []
@@ -308,10 +316,12 @@ def reference_greedy(
         best, best_rows = -math.inf, []
         scored = []
         for e in remaining:
+            if distinct and key(e) in taken:
+                continue
             va = Counter(sa)
-            va.update(atoms[e])
+            va.update(frequencies([atoms[e]]))
             vc = Counter(sc)
-            vc.update(compounds[e])
+            vc.update(frequencies([compounds[e]]))
             value = 0.0
             if w_atoms:
                 value += w_atoms * entropy(va)
@@ -323,6 +333,7 @@ def reference_greedy(
         pick = min((e for v, e in scored if v >= cut), key=lambda e: priority[e])
         out.append(pick)
         remaining.remove(pick)
-        sa.update(atoms[pick])
-        sc.update(compounds[pick])
+        taken.add(key(pick))
+        sa.update(frequencies([atoms[pick]]))
+        sc.update(frequencies([compounds[pick]]))
     return out

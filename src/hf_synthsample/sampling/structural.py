@@ -264,9 +264,12 @@ def _sorted_rows(offsets: np.ndarray, codes: np.ndarray) -> np.ndarray:
 def _bags(atoms: tuple, compounds: tuple, order: np.ndarray, weights: np.ndarray | None, templates: np.ndarray | None):
     """Group the rows of ``order`` with identical bags (and template, if given).
 
+    A group is one *structure*: the rows whose atom and compound multisets are identical, i.e.
+    the same program once values are abstracted (the paper's "examples with abstract entities").
     Returns ``(atom COO, compound COO, members, group templates)``; a COO is
-    ``(group, feature, multiplicity, num_groups, num_features)``, compound multiplicities
-    weighted by ``weights`` (zero-weight compounds dropped).
+    ``(group, feature, multiplicity, num_groups, num_features)`` with each distinct feature once
+    per group (multiplicity 1, compound multiplicities weighted by ``weights``, zero-weight
+    compounds dropped).
     """
     from .cmaxent import _ranges
 
@@ -291,8 +294,9 @@ def _bags(atoms: tuple, compounds: tuple, order: np.ndarray, weights: np.ndarray
         lens = off[reps + 1] - off[reps]
         g = np.repeat(np.arange(G, dtype=np.int64), lens)
         c = sorted_codes[_ranges(off[reps], lens)].astype(np.int64)
-        key, mult = np.unique(g * max(V, 1) + c, return_counts=True)
-        g, c, x = key // max(V, 1), key % max(V, 1), mult.astype(np.float64)
+        # each distinct feature once per example (structure.frequencies): multiplicity 1, or its weight
+        key = np.unique(g * max(V, 1) + c)
+        g, c, x = key // max(V, 1), key % max(V, 1), np.ones(len(key))
         if w is not None:
             x = x * w[c]
             keep = x > 0
@@ -308,9 +312,16 @@ class CMaxEntSampler(_StructuralSampler):
 
     Exact: it picks what the naive greedy (:func:`~hf_synthsample.sampling.cmaxent.reference_greedy`)
     picks; ties (scores within a relative 1e-9) go to the row first in a seeded random order.
+    Entropies count each distinct atom / compound once per example (Keysers et al. 2020,
+    :func:`hf_synthsample.structure.frequencies`). As in Oren et al. (2021, section 3.3) the greedy
+    runs over the pool *with abstract entities*: rows whose programs differ only in values are one
+    candidate, picked at most once (one of its rows, by seed); ``distinct=False`` lets a structure
+    be picked again for each of its rows.
 
     Args:
         w_atoms, w_compounds: objective weights (>= 0).
+        distinct: each structure (program with values abstracted) at most once; ``k`` larger than
+            the number of distinct structures is then an error.
         compound_weights: ``True`` for Keysers et al. weights computed on the pool
             (:func:`hf_synthsample.structure.compound_weights`, needs the program column), or a
             mapping compound -> weight, or ``None`` (all 1).
@@ -330,8 +341,11 @@ class CMaxEntSampler(_StructuralSampler):
     def __init__(self, *, w_atoms: float = 1.0, w_compounds: float = 1.0,
                  compound_weights: bool | Mapping[str, float] | None = None, max_height: int = 2,
                  program_column: str = "program", language: str = "thingtalk", skip_unparsable: bool = False,
-                 device: str = "cpu", seed: int = 0, progress: bool = False):
+                 device: str = "cpu", seed: int = 0, progress: bool = False, distinct: bool = True):
         self.w_atoms = check_float("w_atoms", w_atoms, min=0.0)
+        if not isinstance(distinct, bool):
+            raise TypeError(f"distinct must be a bool, got {distinct!r}")
+        self.distinct = distinct
         self.w_compounds = check_float("w_compounds", w_compounds, min=0.0)
         if not (compound_weights is None or isinstance(compound_weights, (bool, Mapping))):
             raise TypeError(f"compound_weights must be None, a bool or a mapping compound -> weight, got {compound_weights!r}")
@@ -341,7 +355,7 @@ class CMaxEntSampler(_StructuralSampler):
         self._setup(program_column, language, max_height, skip_unparsable, seed)
 
     def get_params(self) -> dict:
-        params = dict(w_atoms=self.w_atoms, w_compounds=self.w_compounds, max_height=self.max_height,
+        params = dict(w_atoms=self.w_atoms, w_compounds=self.w_compounds, distinct=self.distinct, max_height=self.max_height,
                       program_column=self.program_column, language=self.language,
                       skip_unparsable=self.skip_unparsable, device=self.device, seed=self.seed)
         cw = self.compound_weights
@@ -378,6 +392,12 @@ class CMaxEntSampler(_StructuralSampler):
             weights = np.asarray([float(weights.get(c, 1.0)) for c in vocab], dtype=np.float64)
         extra = cols["template"] if self._hybrid else None
         a_coo, c_coo, members, group_templates = _bags(cols["atoms"], cols["compounds"], order, weights, extra)
+        if self.distinct:
+            if k is not None and k > len(members):
+                raise ValueError(f"k: {k} is larger than the {len(members)} distinct structures (programs with values "
+                                 f"abstracted) of the pool; accepted: 0..{len(members)}, or pass distinct=False to "
+                                 "let a structure be picked once per row")
+            members = [m[:1] for m in members]
         eng = GreedyEntropy(a_coo, c_coo, members, prio,
                             w_atoms=self.w_atoms, w_compounds=self.w_compounds, device=self.device)
         return eng, group_templates
