@@ -240,3 +240,21 @@ def test_cmaxent_keysers_weights_from_the_pool():
     atoms = [st.atoms(p, language="sexpr") for p in programs]
     comps = [st.compounds(p, language="sexpr") for p in programs]
     assert s.order_.tolist() == reference_greedy(atoms, comps, 4, s.priority(len(programs)), compound_weights=w)
+
+
+def test_vectorised_grouping_equals_dictionary_grouping():
+    from hf_synthsample.sampling.structural import _group_rows, _group_rows_exact
+
+    rng = np.random.default_rng(7)
+    n = 3000
+    lens = rng.integers(0, 4, size=n)
+    off = np.concatenate([[0], np.cumsum(lens)])
+    codes = np.sort(rng.integers(0, 5, size=off[-1]))  # few codes: many identical rows
+    codes = np.concatenate([np.sort(codes[off[i]:off[i + 1]]) for i in range(n)] or [codes])
+    templates = rng.integers(0, 3, size=n)
+    order = rng.permutation(n)
+    for t in (None, templates):
+        fast, fast_reps = _group_rows(order, (off, codes), (off, codes[::-1].copy()), t)
+        slow, slow_reps = _group_rows_exact(order, (off, codes), (off, codes[::-1].copy()), t)
+        assert len(fast) < n and fast_reps.tolist() == slow_reps.tolist()
+        assert fast.flat.tolist() == slow.flat.tolist() and fast.sizes.tolist() == slow.sizes.tolist()

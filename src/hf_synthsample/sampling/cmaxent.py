@@ -29,7 +29,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["GreedyEntropy", "reference_greedy", "TOL"]
+__all__ = ["GreedyEntropy", "GroupMembers", "reference_greedy", "TOL"]
 
 #: relative tolerance under which two objective values are a tie
 TOL = 1e-9
@@ -182,6 +182,43 @@ def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
     return np.arange(total) - np.repeat(np.cumsum(lens) - lens - starts, lens)
 
 
+class GroupMembers:
+    """The rows of each group in tie-break order, stored flat: group ``g`` holds
+    ``flat[starts[g]:starts[g] + sizes[g]]`` (no per-group arrays for a million rows).
+
+    Example:
+        >>> m = GroupMembers.from_lists([[4, 1], [0]])
+        >>> len(m), m[0].tolist(), m.heads().tolist()
+        (2, [4, 1], [4, 0])
+    """
+
+    def __init__(self, flat: np.ndarray, sizes: np.ndarray):
+        self.flat = np.asarray(flat, dtype=np.int64)
+        self.sizes = np.asarray(sizes, dtype=np.int64)
+        self.starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
+
+    @classmethod
+    def from_lists(cls, lists: Sequence[Sequence[int]]) -> "GroupMembers":
+        sizes = [len(m) for m in lists]
+        flat = np.concatenate([np.asarray(m, dtype=np.int64) for m in lists]) if lists else np.zeros(0, np.int64)
+        return cls(flat, sizes)
+
+    def __len__(self) -> int:
+        return len(self.sizes)
+
+    def __getitem__(self, g: int) -> np.ndarray:
+        s = self.starts[g]
+        return self.flat[s:s + self.sizes[g]]
+
+    def heads(self) -> np.ndarray:
+        """The first row of every group."""
+        return self.flat[self.starts]
+
+    def first_only(self) -> "GroupMembers":
+        """Each group reduced to its first row."""
+        return GroupMembers(self.heads(), np.ones(len(self), dtype=np.int64))
+
+
 class GreedyEntropy:
     """The exact CMaxEnt greedy over groups of identical bags.
 
@@ -198,7 +235,7 @@ class GreedyEntropy:
         self,
         atoms: tuple,
         compounds: tuple,
-        members: list[np.ndarray],
+        members: "GroupMembers | Sequence[Sequence[int]]",
         priority: np.ndarray,
         *,
         w_atoms: float = 1.0,
@@ -214,10 +251,12 @@ class GreedyEntropy:
         self.atoms = _Side(atoms, self.device, dtype)
         self.compounds = _Side(compounds, self.device, dtype)
         self.w_atoms, self.w_compounds, self.tol = float(w_atoms), float(w_compounds), float(tol)
+        if not isinstance(members, GroupMembers):
+            members = GroupMembers.from_lists(members)
         self.members = members
         self.priority = np.asarray(priority)
         self.ptr = np.zeros(len(members), dtype=np.int64)
-        head = np.array([self.priority[m[0]] for m in members], dtype=np.float64)
+        head = self.priority[members.heads()].astype(np.float64)
         self.head_priority = torch.as_tensor(head, device=self.device, dtype=dtype)
         self.alive = torch.ones(len(members), dtype=torch.bool, device=self.device)
 
@@ -246,14 +285,15 @@ class GreedyEntropy:
 
     def take(self, g: int) -> int:
         """Add the next member of group ``g`` to S; returns its row index."""
-        row = int(self.members[g][self.ptr[g]])
+        m = self.members
+        row = int(m.flat[m.starts[g] + self.ptr[g]])
         self.ptr[g] += 1
         self.atoms.add(g)
         self.compounds.add(g)
-        if self.ptr[g] >= len(self.members[g]):
+        if self.ptr[g] >= m.sizes[g]:
             self.alive[g] = False
         else:
-            self.head_priority[g] = float(self.priority[self.members[g][self.ptr[g]]])
+            self.head_priority[g] = float(self.priority[m.flat[m.starts[g] + self.ptr[g]]])
         return row
 
     def run(self, k: int, progress: bool = False) -> list[int]:
