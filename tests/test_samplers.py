@@ -258,3 +258,23 @@ def test_vectorised_grouping_equals_dictionary_grouping():
         slow, slow_reps = _group_rows_exact(order, (off, codes), (off, codes[::-1].copy()), t)
         assert len(fast) < n and fast_reps.tolist() == slow_reps.tolist()
         assert fast.flat.tolist() == slow.flat.tolist() and fast.sizes.tolist() == slow.sizes.tolist()
+
+
+def test_fused_full_pass_equals_per_side_scores():
+    import torch
+
+    rng = np.random.default_rng(11)
+    n = 600
+    atoms = [["now"] + [f"p{rng.integers(40)}" for _ in range(rng.integers(0, 5))] for _ in range(n)]
+    compounds = [[f"c{rng.integers(300)}" for _ in range(rng.integers(0, 4))] for _ in range(n)]
+    ds = Dataset.from_dict({"atoms": atoms, "compounds": compounds})
+    for w in ((1.0, 1.0), (0.0, 1.0), (2.0, 0.5)):
+        eng, _ = CMaxEntSampler(seed=3, w_atoms=w[0], w_compounds=w[1], distinct=False).engine(ds, 80)
+        every = torch.arange(len(eng.members))
+        for _ in range(80):
+            fused = eng.full_scores()
+            alive = eng.alive
+            assert torch.allclose(fused[alive], eng.scores()[alive], rtol=1e-12, atol=1e-12)
+            g = eng.best_group()
+            assert g == eng.best_group(every)  # the per-side path over all groups
+            eng.take(g)

@@ -112,15 +112,20 @@ class _Side:
     def num_exceptions(self) -> int:
         return len(self.col_row)
 
-    def entropy_after(self, groups=None):
-        """``H(S + g)`` for every group (or the given group index tensor)."""
+    def size_terms(self):
+        """``log(M + m)`` and ``1 / (M + m)`` for each distinct bag size ``m`` (0 where ``M + m = 0``)."""
         import torch
 
-        # log(M + m_g) and 1 / (M + m_g) over the few distinct bag sizes m, then gathered
         Mv = self.M + self.sizes
         safe = torch.clamp(Mv, min=1e-300)  # S empty and a bag with no mass: H = 0
         lg = torch.where(Mv > 0, torch.log(safe), torch.zeros_like(Mv))
         inv = torch.where(Mv > 0, 1.0 / safe, torch.zeros_like(Mv))
+        return lg, inv
+
+    def entropy_after(self, groups=None):
+        """``H(S + g)`` for every group (or the given group index tensor)."""
+        # log(M + m_g) and 1 / (M + m_g) over the few distinct bag sizes m, then gathered
+        lg, inv = self.size_terms()
         E, sid = (self.E, self.size_id) if groups is None else (self.E[groups], self.size_id[groups])
         return lg[sid] - (self.A + self.offset + E) * inv[sid]
 
@@ -153,11 +158,9 @@ class _Side:
         delta = (_f(nw, y) - _f(o, y)) - (_f(nw, dflt) - _f(o, dflt))
         src = torch.repeat_interleave(torch.as_tensor(delta, device=self.device, dtype=self.dtype),
                                       self.pair_count_t[torch.as_tensor(pairs, device=self.device)])
-        at = 0
-        for c, n in zip(cols.tolist(), lens.tolist()):
-            a = self.col_ptr[c]
-            self.E.index_add_(0, self.col_row[a:a + n], src[at:at + n])
-            at += n
+        # one scatter for all the pick's features: their exception slices, concatenated
+        at = torch.as_tensor(_ranges(self.col_ptr[cols], lens), device=self.device)
+        self.E.index_add_(0, self.col_row[at], src)
 
 
 def _runs(cols: np.ndarray, vals: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -259,6 +262,26 @@ class GreedyEntropy:
         head = self.priority[members.heads()].astype(np.float64)
         self.head_priority = torch.as_tensor(head, device=self.device, dtype=dtype)
         self.alive = torch.ones(len(members), dtype=torch.bool, device=self.device)
+        # the full pass scores each group as C_b - a_b E_atoms - c_b E_compounds, with the
+        # constants per bucket b of equal (atom bag size, compound bag size): few buckets
+        n_sc = len(self.compounds.sizes)
+        uniq, self.bucket = torch.unique(self.atoms.size_id * n_sc + self.compounds.size_id, return_inverse=True)
+        self.bucket_sa, self.bucket_sc = uniq // n_sc, uniq % n_sc
+        self.penalty = torch.zeros(len(members), device=self.device, dtype=dtype)  # -inf once a group is used up
+
+    def full_scores(self):
+        """The scores of all groups (``-inf`` for used-up groups), fused: the same values as
+        :meth:`scores` up to rounding, in a few passes over the groups."""
+        torch = self.torch
+        s = self.penalty.clone()
+        for w, side, sid in ((self.w_atoms, self.atoms, self.bucket_sa), (self.w_compounds, self.compounds, self.bucket_sc)):
+            if not w:
+                continue
+            lg, inv = side.size_terms()
+            lg, inv = lg[sid], inv[sid]
+            s.add_((w * (lg - (side.A + side.offset) * inv))[self.bucket])
+            s.addcmul_((w * inv)[self.bucket], side.E, value=-1.0)
+        return s
 
     def scores(self, groups=None):
         s = 0.0
@@ -274,6 +297,11 @@ class GreedyEntropy:
     def best_group(self, groups=None) -> int:
         """The live group (of ``groups``, default all) with the best score, ties by priority."""
         torch = self.torch
+        if groups is None:
+            s = self.full_scores()
+            best = s.max()
+            cand = torch.nonzero(s >= best - self.tol * (1 + best.abs())).flatten()
+            return int(cand[torch.argmin(self.head_priority[cand])])
         s = self.scores(groups)
         alive = self.alive if groups is None else self.alive[groups]
         prio = self.head_priority if groups is None else self.head_priority[groups]
@@ -292,6 +320,7 @@ class GreedyEntropy:
         self.compounds.add(g)
         if self.ptr[g] >= m.sizes[g]:
             self.alive[g] = False
+            self.penalty[g] = -math.inf
         else:
             self.head_priority[g] = float(self.priority[m.flat[m.starts[g] + self.ptr[g]]])
         return row
