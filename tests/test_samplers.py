@@ -268,7 +268,7 @@ def test_fused_full_pass_equals_per_side_scores():
     atoms = [["now"] + [f"p{rng.integers(40)}" for _ in range(rng.integers(0, 5))] for _ in range(n)]
     compounds = [[f"c{rng.integers(300)}" for _ in range(rng.integers(0, 4))] for _ in range(n)]
     ds = Dataset.from_dict({"atoms": atoms, "compounds": compounds})
-    for w in ((1.0, 1.0), (0.0, 1.0), (2.0, 0.5)):
+    for w in ((1.0, 1.0), (2.0, 0.5)):
         eng, _ = CMaxEntSampler(seed=3, w_atoms=w[0], w_compounds=w[1], distinct=False).engine(ds, 80)
         every = torch.arange(len(eng.members))
         for _ in range(80):
