@@ -66,7 +66,7 @@ def main(argv=None) -> None:
         done = 0
         with eng.threads():
             while done < k and time.perf_counter() - t < args.time_limit:
-                eng.take(eng.best_group())
+                eng.step()
                 done += 1
         run = time.perf_counter() - t
         status = "done" if done == k else f"STOPPED at the time limit after {done:,} steps"

@@ -278,3 +278,24 @@ def test_fused_full_pass_equals_per_side_scores():
             g = eng.best_group()
             assert g == eng.best_group(every)  # the per-side path over all groups
             eng.take(g)
+
+
+def test_compaction_keeps_the_picks():
+    # dropping used-up groups (renumbering the rest) changes nothing in what is picked
+    rng = np.random.default_rng(5)
+    n = 250
+    atoms = [["now"] + [f"p{rng.integers(12)}" for _ in range(rng.integers(0, 4))] for _ in range(n)]
+    compounds = [[f"c{rng.integers(60)}" for _ in range(rng.integers(0, 3))] for _ in range(n)]
+    ds = Dataset.from_dict({"atoms": atoms, "compounds": compounds})
+    for distinct in (True, False):
+        s = CMaxEntSampler(seed=1, distinct=distinct)
+        eng, _ = s.engine(ds, 1)
+        k = len(eng.members) - 5 if distinct else 120
+        plain = [eng.take(eng.best_group()) for _ in range(k)]
+        eng, _ = s.engine(ds, 1)
+        out = []
+        for i in range(k):
+            out.append(eng.take(eng.best_group()))
+            if i % 23 == 10:
+                eng.compact()
+        assert out == plain and len(eng.alive) < len(eng.members)

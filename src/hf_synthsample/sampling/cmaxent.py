@@ -129,6 +129,27 @@ class _Side:
         E, sid = (self.E, self.size_id) if groups is None else (self.E[groups], self.size_id[groups])
         return lg[sid] - (self.A + self.offset + E) * inv[sid]
 
+    def compact(self, keep: np.ndarray, newid: np.ndarray) -> None:
+        """Drop the groups not in ``keep`` (boolean per group), renumbering the rest by ``newid``."""
+        import torch
+
+        kept = np.flatnonzero(keep)
+        keep_t = torch.as_tensor(kept, device=self.device)
+        self.E = self.E[keep_t]
+        self.size_id = self.size_id[keep_t]
+        lens = (self.row_ptr[1:] - self.row_ptr[:-1])[kept]
+        at = _ranges(self.row_ptr[kept], lens)
+        self.row_col, self.row_val = self.row_col[at], self.row_val[at]
+        self.row_ptr = np.concatenate([[0], np.cumsum(lens)])
+        rows = self.col_row.cpu().numpy()
+        pair = np.repeat(np.arange(len(self.pair_count)), self.pair_count)
+        live = keep[rows]
+        self.col_row = torch.as_tensor(newid[rows[live]], device=self.device)
+        self.pair_count = np.bincount(pair[live], minlength=len(self.pair_count)).astype(np.int64)
+        self.pair_count_t = torch.as_tensor(self.pair_count, device=self.device)
+        per_feature = np.bincount(self.pair_col, weights=self.pair_count, minlength=len(self.col_ptr) - 1)
+        self.col_ptr = np.concatenate([[0], np.cumsum(per_feature.astype(np.int64))])
+
     def add(self, g: int) -> None:
         """Add group ``g``'s bag to S and update what its features change."""
         import torch
@@ -262,6 +283,8 @@ class GreedyEntropy:
         head = self.priority[members.heads()].astype(np.float64)
         self.head_priority = torch.as_tensor(head, device=self.device, dtype=dtype)
         self.alive = torch.ones(len(members), dtype=torch.bool, device=self.device)
+        self.group_id = None  # after compact(): the original id of each remaining group
+        self.used_up = 0  # groups used up since the last compaction
         # the full pass scores each group as C_b - a_b E_atoms - c_b E_compounds, with the
         # constants per bucket b of equal (atom bag size, compound bag size): few buckets
         n_sc = len(self.compounds.sizes)
@@ -314,15 +337,45 @@ class GreedyEntropy:
     def take(self, g: int) -> int:
         """Add the next member of group ``g`` to S; returns its row index."""
         m = self.members
-        row = int(m.flat[m.starts[g] + self.ptr[g]])
-        self.ptr[g] += 1
+        og = int(self.group_id[g]) if self.group_id is not None else g  # the id before compaction
+        row = int(m.flat[m.starts[og] + self.ptr[og]])
+        self.ptr[og] += 1
         self.atoms.add(g)
         self.compounds.add(g)
-        if self.ptr[g] >= m.sizes[g]:
+        if self.ptr[og] >= m.sizes[og]:
             self.alive[g] = False
             self.penalty[g] = -math.inf
+            self.used_up += 1
         else:
-            self.head_priority[g] = float(self.priority[m.flat[m.starts[g] + self.ptr[g]]])
+            self.head_priority[g] = float(self.priority[m.flat[m.starts[og] + self.ptr[og]]])
+        return row
+
+    def compact(self) -> None:
+        """Drop used-up groups from every per-group structure, so that later steps (score pass
+        and exception updates) only touch live groups. Group indices change: callers holding
+        group indices (the hybrid's per-template lists) must not compact."""
+        torch = self.torch
+        keep = self.alive.cpu().numpy()
+        if keep.all():
+            return
+        newid = np.full(len(keep), -1, dtype=np.int64)
+        newid[keep] = np.arange(int(keep.sum()))
+        self.atoms.compact(keep, newid)
+        self.compounds.compact(keep, newid)
+        keep_t = torch.as_tensor(np.flatnonzero(keep), device=self.device)
+        self.group_id = (np.arange(len(keep)) if self.group_id is None else self.group_id)[keep]
+        self.head_priority = self.head_priority[keep_t]
+        self.alive = self.alive[keep_t]
+        self.penalty = self.penalty[keep_t]
+        self.bucket = self.bucket[keep_t]
+        self.used_up = 0
+
+    def step(self) -> int:
+        """One greedy pick over all groups (row index); compacts once a quarter of the groups
+        scored each step are used up."""
+        row = self.take(self.best_group())
+        if self.used_up > 1000 and 4 * self.used_up > len(self.alive):
+            self.compact()
         return row
 
     def run(self, k: int, progress: bool = False) -> list[int]:
@@ -332,7 +385,7 @@ class GreedyEntropy:
         out = []
         with self.threads():
             for _ in tqdm(range(k), disable=not progress, desc="CMaxEnt"):
-                out.append(self.take(self.best_group()))
+                out.append(self.step())
         return out
 
     @contextlib.contextmanager
