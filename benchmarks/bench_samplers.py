@@ -60,13 +60,13 @@ def main(argv=None) -> None:
         t = time.perf_counter()
         eng, _ = s.engine(pool, k)
         prep = time.perf_counter() - t
-        print(f"CMaxEnt k={k:,}: preparation {prep:.1f} s ({len(eng.members):,} distinct bags, "
+        print(f"CMaxEnt k={k:,}: preparation {prep:.1f} s ({len(eng.members):,} distinct structures, "
               f"{eng.atoms.num_exceptions + eng.compounds.num_exceptions:,} update entries)", flush=True)
         t = time.perf_counter()
         done = 0
         with eng.threads():
             while done < k and time.perf_counter() - t < args.time_limit:
-                eng.take(eng.best_group())
+                eng.step()
                 done += 1
         run = time.perf_counter() - t
         status = "done" if done == k else f"STOPPED at the time limit after {done:,} steps"

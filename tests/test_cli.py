@@ -68,3 +68,35 @@ def test_console_script_and_dataset_script_run(tmp_path):
     script = REPO_ROOT / "dataset_scripts" / "calculator.py"
     result = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True)
     assert result.returncode == 0 and "--num-examples" in result.stdout
+
+
+def test_sample_command_writes_a_curated_folder(tmp_path, capsys):
+    # a tiny pool: (f a) twice (one structure), CMaxEnt takes it once; the rest are distinct
+    programs = ["(f a)", "(f a)", "(g a)", "(f (g b))", "(h 'x)"]
+    src = tmp_path / "pool.parquet"
+    datasets.Dataset.from_dict({"program": programs, "id": list(range(5))}).to_parquet(str(src))
+    out = tmp_path / "curated"
+    argv = ["sample", str(src), "--sampler", "cmaxent", "-k", "4", "--param", "language=sexpr", "--out", str(out)]
+    assert main(argv) == 0
+    assert "| cmaxent | 4 | 4 |" in capsys.readouterr().out  # report: 4 rows, 4 templates
+    ds = datasets.load_dataset(str(out), "cmaxent")["train"]
+    assert sorted(ds["program"]) == sorted(["(f a)", "(g a)", "(f (g b))", "(h 'x)"])
+    card = (out / "README.md").read_text()
+    assert "CMaxEntSampler" in card and "| cmaxent | 4 | 4 |" in card and (out / "plots" / "cmaxent-templates.png").exists()
+    # a generated source, a second config in the same folder
+    assert main(["sample", "schema2qa/hotels", "--sampler", "uat", "--param", "alpha=-0.5", "-k", "20",
+                 "--builder-param", "num_examples=200", "--seed", "3", "--out", str(out)]) == 0
+    assert datasets.load_dataset(str(out), "uat")["train"].num_rows == 20
+    assert "hf_synthsample:schema2qa/hotels" in (out / "README.md").read_text()
+    # bad input: unknown / out-of-range parameters, k too large, builder params on a file
+    capsys.readouterr()
+    assert main(["sample", str(src), "--sampler", "uat", "-k", "2", "--param", "beta=1", "--out", str(out)]) == 2
+    assert "no parameter beta; accepted" in capsys.readouterr().err
+    assert main(["sample", str(src), "--sampler", "uat", "-k", "2", "--param", "alpha=0.5", "--out", str(out)]) == 2
+    assert "alpha" in capsys.readouterr().err
+    assert main(["sample", str(src), "--sampler", "cmaxent", "-k", "5", "--param", "language=sexpr",
+                 "--out", str(out)]) == 2
+    assert "distinct structures" in capsys.readouterr().err
+    assert main(["sample", str(src), "--sampler", "uniform", "-k", "2", "--builder-param", "num_examples=3",
+                 "--out", str(out)]) == 2
+    assert "--builder-param" in capsys.readouterr().err

@@ -182,21 +182,25 @@ def test_load_dataset_with_sampler(tmp_path):
 
 @pytest.fixture(scope="module")
 def schema2qa_pool(tmp_path_factory):
-    return hf_synthsample.load_dataset("schema2qa", "all", num_examples=20000, seed=0, split="train",
-                                       cache_dir=str(tmp_path_factory.mktemp("s2q")))
+    ds = hf_synthsample.load_dataset("schema2qa", "all", num_examples=20000, seed=0, split="train",
+                                     cache_dir=str(tmp_path_factory.mktemp("s2q")))
+    # parse once: every sampler and report then reads the template / atoms / compounds columns
+    return ds.map(st.StructureFunction(outputs=("atoms", "compounds")), batched=True)
 
 
 def test_schema2qa_pattern_at_2000(schema2qa_pool):
+    """Oren et al. (2021, Table 8) at 2k: uniform < CMaxEnt < hybrid, UAT >= 3x uniform (paper:
+    70 < 136 < 192 < 256); CMaxEnt has the highest atom and compound entropy."""
     ds = schema2qa_pool
     k = 2000
     reps = {}
     for name, s in [("uniform", UniformSampler(seed=0)), ("uat", UATSampler(-1.0, seed=0)),
                     ("cmaxent", CMaxEntSampler(seed=0)), ("hybrid", HybridSampler(seed=0))]:
         reps[name] = diversity_report(s.sample(ds, k), name=name)
-    assert reps["uat"].num_templates >= 3 * reps["uniform"].num_templates
-    assert reps["hybrid"].num_templates >= 3 * reps["uniform"].num_templates
+    t = {name: r.num_templates for name, r in reps.items()}
+    assert t["uat"] >= 3 * t["uniform"]
+    assert t["hybrid"] >= 3 * t["uniform"]
+    assert t["cmaxent"] >= 1.3 * t["uniform"]  # clearly more (measured: 448 vs 317)
+    assert t["cmaxent"] < t["hybrid"] and t["cmaxent"] < t["uat"]
     assert reps["cmaxent"].compound_entropy == max(r.compound_entropy for r in reps.values())
     assert reps["cmaxent"].atom_entropy == max(r.atom_entropy for r in reps.values())
-    # Not asserted: the paper's "CMaxEnt covers clearly more templates than uniform". On this
-    # grammar's pool (969 templates in 20K rows, a long flat tail) it does not hold: uniform
-    # 304, CMaxEnt 268 (see the hand-over note of issue 6).

@@ -62,11 +62,14 @@ def test_cmaxent_equals_naive_greedy(atoms, data, w, seed):
     compounds = data.draw(st_.lists(st_.lists(st_.sampled_from(["x", "y", "z"]), max_size=3), min_size=n, max_size=n))
     weighted = data.draw(st_.booleans())
     cw = {"x": 0.5, "y": 0.0} if weighted else None
-    k = data.draw(st_.integers(0, n))
+    distinct = data.draw(st_.booleans())
+    structures = len({(tuple(sorted(a)), tuple(sorted(c))) for a, c in zip(atoms, compounds)})
+    k = data.draw(st_.integers(0, structures if distinct else n))
     ds = Dataset.from_dict({"atoms": atoms, "compounds": compounds})
-    s = CMaxEntSampler(w_atoms=w[0], w_compounds=w[1], compound_weights=cw, seed=seed)
+    s = CMaxEntSampler(w_atoms=w[0], w_compounds=w[1], compound_weights=cw, seed=seed, distinct=distinct)
     s.indices(ds, k)
-    expected = reference_greedy(atoms, compounds, k, s.priority(n), w_atoms=w[0], w_compounds=w[1], compound_weights=cw)
+    expected = reference_greedy(atoms, compounds, k, s.priority(n), w_atoms=w[0], w_compounds=w[1], compound_weights=cw,
+                                distinct=distinct)
     assert s.order_.tolist() == expected
 
 
@@ -95,20 +98,22 @@ def test_hybrid_equals_naive_greedy_within_template():
     s.indices(ds, 30)
     # replay: the same template draws, each step the naive greedy restricted to that template
     names = sorted(set(templates))
-    left = Counter(templates)
+    # a structure (template + atom and compound multisets) is picked at most once (distinct=True)
+    key = [(templates[i], tuple(sorted(atoms[i])), tuple(sorted(compounds[i]))) for i in range(n)]
+    left = Counter(t for t, *_ in set(key))
     r = np.random.default_rng(2)
     prio = s.priority(n)
     chosen: list[int] = []
     for _ in range(30):
         live = [t for t in names if left[t] > 0]
         t = live[r.integers(len(live))]
-        cand = [i for i in range(n) if templates[i] == t and i not in chosen]
+        cand = [i for i in range(n) if templates[i] == t and key[i] not in {key[j] for j in chosen}]
         sub_atoms = [atoms[i] for i in chosen] + [None]
         # naive: evaluate every candidate with the chosen set
         best, picks = -math.inf, []
         for e in cand:
-            va = Counter(x for i in chosen + [e] for x in atoms[i])
-            vc = Counter(x for i in chosen + [e] for x in compounds[i])
+            va = Counter(x for i in chosen + [e] for x in set(atoms[i]))  # once per example
+            vc = Counter(x for i in chosen + [e] for x in set(compounds[i]))
             picks.append((st.entropy(va) + st.entropy(vc), e))
             best = max(best, picks[-1][0])
         del sub_atoms
@@ -190,8 +195,12 @@ def test_structure_computed_from_programs_and_unparsable():
     with pytest.raises(ValueError, match=r"1 of 5 programs do not parse.*\[2\]"):
         CMaxEntSampler(language="sexpr").indices(ds, 2)
     s = CMaxEntSampler(language="sexpr", skip_unparsable=True)
-    idx = s.indices(ds, 4)
-    assert s.unparsable_.tolist() == [2] and 2 not in idx.tolist()
+    idx = s.indices(ds, 3)  # 3 distinct structures: (f a) once
+    assert s.unparsable_.tolist() == [2] and sorted(idx.tolist()) in ([0, 3, 4], [1, 3, 4])
+    with pytest.raises(ValueError, match="larger than the 3 distinct structures.*distinct=False"):
+        s.indices(ds, 4)
+    s = CMaxEntSampler(language="sexpr", skip_unparsable=True, distinct=False)
+    assert s.indices(ds, 4).tolist() == [0, 1, 3, 4]
     with pytest.raises(ValueError, match="larger than the 4 rows"):
         s.indices(ds, 5)
     u = UATSampler(alpha=-1, language="sexpr", skip_unparsable=True)
@@ -231,3 +240,62 @@ def test_cmaxent_keysers_weights_from_the_pool():
     atoms = [st.atoms(p, language="sexpr") for p in programs]
     comps = [st.compounds(p, language="sexpr") for p in programs]
     assert s.order_.tolist() == reference_greedy(atoms, comps, 4, s.priority(len(programs)), compound_weights=w)
+
+
+def test_vectorised_grouping_equals_dictionary_grouping():
+    from hf_synthsample.sampling.structural import _group_rows, _group_rows_exact
+
+    rng = np.random.default_rng(7)
+    n = 3000
+    lens = rng.integers(0, 4, size=n)
+    off = np.concatenate([[0], np.cumsum(lens)])
+    codes = np.sort(rng.integers(0, 5, size=off[-1]))  # few codes: many identical rows
+    codes = np.concatenate([np.sort(codes[off[i]:off[i + 1]]) for i in range(n)] or [codes])
+    templates = rng.integers(0, 3, size=n)
+    order = rng.permutation(n)
+    for t in (None, templates):
+        fast, fast_reps = _group_rows(order, (off, codes), (off, codes[::-1].copy()), t)
+        slow, slow_reps = _group_rows_exact(order, (off, codes), (off, codes[::-1].copy()), t)
+        assert len(fast) < n and fast_reps.tolist() == slow_reps.tolist()
+        assert fast.flat.tolist() == slow.flat.tolist() and fast.sizes.tolist() == slow.sizes.tolist()
+
+
+def test_fused_full_pass_equals_per_side_scores():
+    import torch
+
+    rng = np.random.default_rng(11)
+    n = 600
+    atoms = [["now"] + [f"p{rng.integers(40)}" for _ in range(rng.integers(0, 5))] for _ in range(n)]
+    compounds = [[f"c{rng.integers(300)}" for _ in range(rng.integers(0, 4))] for _ in range(n)]
+    ds = Dataset.from_dict({"atoms": atoms, "compounds": compounds})
+    for w in ((1.0, 1.0), (2.0, 0.5)):
+        eng, _ = CMaxEntSampler(seed=3, w_atoms=w[0], w_compounds=w[1], distinct=False).engine(ds, 80)
+        every = torch.arange(len(eng.members))
+        for _ in range(80):
+            fused = eng.full_scores()
+            alive = eng.alive
+            assert torch.allclose(fused[alive], eng.scores()[alive], rtol=1e-12, atol=1e-12)
+            g = eng.best_group()
+            assert g == eng.best_group(every)  # the per-side path over all groups
+            eng.take(g)
+
+
+def test_compaction_keeps_the_picks():
+    # dropping used-up groups (renumbering the rest) changes nothing in what is picked
+    rng = np.random.default_rng(5)
+    n = 250
+    atoms = [["now"] + [f"p{rng.integers(12)}" for _ in range(rng.integers(0, 4))] for _ in range(n)]
+    compounds = [[f"c{rng.integers(60)}" for _ in range(rng.integers(0, 3))] for _ in range(n)]
+    ds = Dataset.from_dict({"atoms": atoms, "compounds": compounds})
+    for distinct in (True, False):
+        s = CMaxEntSampler(seed=1, distinct=distinct)
+        eng, _ = s.engine(ds, 1)
+        k = len(eng.members) - 5 if distinct else 120
+        plain = [eng.take(eng.best_group()) for _ in range(k)]
+        eng, _ = s.engine(ds, 1)
+        out = []
+        for i in range(k):
+            out.append(eng.take(eng.best_group()))
+            if i % 23 == 10:
+                eng.compact()
+        assert out == plain and len(eng.alive) < len(eng.members)

@@ -10,6 +10,10 @@ Subcommands:
 * ``configs [DOMAIN]``: list domains, configs and parameters.
 * ``homogenize SOURCE``: pool-side homogenization of an existing dataset (a Hub-layout folder or
   Parquet/JSON/CSV files) on some of its columns, written as a Hub-layout folder.
+* ``sample SOURCE``: a structurally diverse subset (uniform, UAT, CMaxEnt, hybrid; Oren et al.
+  2021) of a dataset (Hub-layout folder or Parquet/JSON/CSV file) or of a generated config
+  (``DOMAIN/CONFIG`` with ``--builder-param``), written as a curated Hub-layout folder with its
+  provenance, diversity report and template plot.
 * ``datamap DYNAMICS_DIR``: the data map of training dynamics recorded by ``CartographyCallback``:
   a text summary, a PNG plot (``--plot``) and a region subset (``--select``, ``--fraction``,
   ``--out``) of the training dataset (``--dataset``) or, without one, of the example ids.
@@ -103,6 +107,21 @@ def _build_parser() -> argparse.ArgumentParser:
     h.add_argument("--seed", type=int, default=0)
     h.add_argument("--name", default="homogenized", help="config name in the output folder [homogenized]")
     h.add_argument("--overwrite", action="store_true")
+
+    sm = sub.add_parser("sample", help="structurally diverse subset (uniform, UAT, CMaxEnt, hybrid) as a curated folder")
+    sm.add_argument("source", help="a Hub-layout folder, Parquet/JSON/CSV file(s), or DOMAIN/CONFIG of a generator "
+                                   "(e.g. schema2qa/all)")
+    sm.add_argument("--sampler", required=True, choices=sorted(_SAMPLERS), help="sampling method")
+    sm.add_argument("-k", "--k", type=int, required=True, help="rows to select")
+    sm.add_argument("--out", required=True, help="output folder (Hub layout; other configs in it are kept)")
+    sm.add_argument("--param", nargs="+", default=[], metavar="NAME=VALUE",
+                    help="sampler parameters, e.g. alpha=-0.5 w_atoms=0 device=cuda language=sexpr")
+    sm.add_argument("--builder-param", nargs="+", default=[], metavar="NAME=VALUE",
+                    help="generator parameters of a DOMAIN/CONFIG source, e.g. num_examples=20000")
+    sm.add_argument("--config", default=None, help="config of a Hub-layout source")
+    sm.add_argument("--split", default="train", help="split to sample [train]")
+    sm.add_argument("--seed", type=int, default=0, help="sampler seed [0]")
+    sm.add_argument("--name", default=None, help="config name in the output folder [the sampler name]")
 
     m = sub.add_parser("datamap", help="data map, plot and region subsets from recorded training dynamics")
     m.add_argument("dynamics", help="a dynamics folder written by CartographyCallback")
@@ -233,6 +252,63 @@ def _homogenize(args: argparse.Namespace) -> int:
     return 0
 
 
+#: ``--sampler`` name -> class name in :mod:`hf_synthsample.sampling`
+_SAMPLERS = {"uniform": "UniformSampler", "uat": "UATSampler", "cmaxent": "CMaxEntSampler", "hybrid": "HybridSampler"}
+
+
+def _key_values(option: str, items: Sequence[str]) -> dict:
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise ValueError(f"{option}: expected NAME=VALUE, got {item!r}")
+        out[name.replace("-", "_")] = _parse_value(value)
+    return out
+
+
+def _sample(args: argparse.Namespace) -> int:
+    import inspect
+    import tempfile
+
+    from . import sampling
+    from .builders import list_domains
+    from .publish import Provenance, save_curated
+    from .sampling import diversity_report
+
+    cls = getattr(sampling, _SAMPLERS[args.sampler])
+    params = _key_values("--param", args.param)
+    accepted = sorted(p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "seed"))
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        raise ValueError(f"--param: {args.sampler} has no parameter {', '.join(unknown)}; accepted: {accepted}")
+    sampler = cls(**params, seed=args.seed)  # validates the values before any loading
+    builder_params = _key_values("--builder-param", args.builder_param)
+    domain, _, config = args.source.partition("/")
+    if not os.path.exists(args.source) and domain in list_domains():
+        from .load import load_dataset
+
+        ds = load_dataset(domain, config or None, split=args.split, **builder_params)
+        source, source_config = f"hf_synthsample:{domain}/{config or 'default'}", builder_params
+    else:
+        if builder_params:
+            raise ValueError(f"--builder-param: only for a DOMAIN/CONFIG source ({list_domains()}), not {args.source!r}")
+        ds = _load_source(args.source, args.config, args.split)
+        source, source_config = os.path.abspath(args.source), {"config": args.config, "split": args.split}
+    subset = sampler.sample(ds, args.k)
+    name = args.name or args.sampler
+    report = diversity_report(subset, name=name, **{p: getattr(sampler, p) for p in ("program_column", "language")
+                                                     if hasattr(sampler, p)})
+    print(report.to_markdown())
+    provenance = Provenance.from_sampler(ds, sampler, source=source, source_config=source_config,
+                                         description=f"{args.sampler} sample of {args.k:,} rows of split {args.split}")
+    with tempfile.TemporaryDirectory() as tmp:
+        plot = report.plot(os.path.join(tmp, "templates.png"))
+        out = save_curated(subset, args.out, provenance, config_name=name, statistics=report.to_markdown(),
+                           plots={"templates": plot})
+    print(f"\nWrote {len(subset):,} rows to {out}/ (config {name!r})")
+    return 0
+
+
 def _datamap(args: argparse.Namespace) -> int:
     import numpy as np
     from datasets import Dataset, DatasetDict
@@ -296,7 +372,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser()
     args = parser.parse_args(argv)
     handlers = {"quickstart": _quickstart, "generate": _generate, "configs": _configs, "homogenize": _homogenize,
-                "datamap": _datamap}
+                "datamap": _datamap, "sample": _sample}
     try:
         return handlers[args.command](args)
     except (ValueError, TypeError, FileExistsError) as err:

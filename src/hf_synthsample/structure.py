@@ -13,6 +13,8 @@ a ``label`` (the atom), its ``children`` and a ``kind`` saying what the abstract
 * :func:`compounds` lists the subtrees of height 1..``max_height`` (each node with its children
   down to that depth, Keysers et al. 2020) that contain at least one terminal of the program,
   values abstracted; :func:`compound_weights` gives the optional pool-level weights.
+* :func:`frequencies` counts each distinct atom / compound once per example (Keysers et al.
+  2020): the distributions behind entropies, divergences and the CMaxEnt objective.
 * :func:`entropy`, :func:`chernoff_coefficient`, :func:`atom_divergence` (alpha 0.5) and
   :func:`compound_divergence` (alpha 0.1) compare datasets; :func:`template_coverage` and
   :func:`plot_template_frequencies` are the diagnostics of a pool.
@@ -472,8 +474,13 @@ def compound_weights(programs: Iterable[str | Node], language: str = "thingtalk"
 def frequencies(items: Iterable[Iterable[str]] | Iterable[str], weights: Mapping[str, float] | None = None) -> dict[str, float]:
     """Weighted counts of items over a dataset (a list of per-example lists, or a flat list).
 
+    An example contributes each distinct atom / compound **once**, however often it occurs in the
+    program: Keysers et al. (2020) give a compound one weight per example (the max over its
+    occurrences in that example), so the sample frequency counts examples, not occurrences. The
+    same rule is the CMaxEnt objective (:mod:`hf_synthsample.sampling.cmaxent`).
+
     Example:
-        >>> frequencies([["a", "b"], ["a"]])
+        >>> frequencies([["a", "b", "a"], ["a"]])
         {'a': 2.0, 'b': 1.0}
     """
     counts: Counter = Counter()
@@ -481,7 +488,7 @@ def frequencies(items: Iterable[Iterable[str]] | Iterable[str], weights: Mapping
         if isinstance(x, str):
             counts[x] += 1
         else:
-            counts.update(x)
+            counts.update(list(dict.fromkeys(x)))  # distinct, in order of first occurrence
     if weights is None:
         return {k: float(v) for k, v in counts.items()}
     return {k: v * weights.get(k, 1.0) for k, v in counts.items() if v * weights.get(k, 1.0) > 0}

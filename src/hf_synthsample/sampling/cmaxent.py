@@ -29,7 +29,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["GreedyEntropy", "reference_greedy", "TOL"]
+__all__ = ["GreedyEntropy", "GroupMembers", "reference_greedy", "TOL"]
 
 #: relative tolerance under which two objective values are a tie
 TOL = 1e-9
@@ -112,17 +112,43 @@ class _Side:
     def num_exceptions(self) -> int:
         return len(self.col_row)
 
-    def entropy_after(self, groups=None):
-        """``H(S + g)`` for every group (or the given group index tensor)."""
+    def size_terms(self):
+        """``log(M + m)`` and ``1 / (M + m)`` for each distinct bag size ``m`` (0 where ``M + m = 0``)."""
         import torch
 
-        # log(M + m_g) and 1 / (M + m_g) over the few distinct bag sizes m, then gathered
         Mv = self.M + self.sizes
         safe = torch.clamp(Mv, min=1e-300)  # S empty and a bag with no mass: H = 0
         lg = torch.where(Mv > 0, torch.log(safe), torch.zeros_like(Mv))
         inv = torch.where(Mv > 0, 1.0 / safe, torch.zeros_like(Mv))
+        return lg, inv
+
+    def entropy_after(self, groups=None):
+        """``H(S + g)`` for every group (or the given group index tensor)."""
+        # log(M + m_g) and 1 / (M + m_g) over the few distinct bag sizes m, then gathered
+        lg, inv = self.size_terms()
         E, sid = (self.E, self.size_id) if groups is None else (self.E[groups], self.size_id[groups])
         return lg[sid] - (self.A + self.offset + E) * inv[sid]
+
+    def compact(self, keep: np.ndarray, newid: np.ndarray) -> None:
+        """Drop the groups not in ``keep`` (boolean per group), renumbering the rest by ``newid``."""
+        import torch
+
+        kept = np.flatnonzero(keep)
+        keep_t = torch.as_tensor(kept, device=self.device)
+        self.E = self.E[keep_t]
+        self.size_id = self.size_id[keep_t]
+        lens = (self.row_ptr[1:] - self.row_ptr[:-1])[kept]
+        at = _ranges(self.row_ptr[kept], lens)
+        self.row_col, self.row_val = self.row_col[at], self.row_val[at]
+        self.row_ptr = np.concatenate([[0], np.cumsum(lens)])
+        rows = self.col_row.cpu().numpy()
+        pair = np.repeat(np.arange(len(self.pair_count)), self.pair_count)
+        live = keep[rows]
+        self.col_row = torch.as_tensor(newid[rows[live]], device=self.device)
+        self.pair_count = np.bincount(pair[live], minlength=len(self.pair_count)).astype(np.int64)
+        self.pair_count_t = torch.as_tensor(self.pair_count, device=self.device)
+        per_feature = np.bincount(self.pair_col, weights=self.pair_count, minlength=len(self.col_ptr) - 1)
+        self.col_ptr = np.concatenate([[0], np.cumsum(per_feature.astype(np.int64))])
 
     def add(self, g: int) -> None:
         """Add group ``g``'s bag to S and update what its features change."""
@@ -153,11 +179,9 @@ class _Side:
         delta = (_f(nw, y) - _f(o, y)) - (_f(nw, dflt) - _f(o, dflt))
         src = torch.repeat_interleave(torch.as_tensor(delta, device=self.device, dtype=self.dtype),
                                       self.pair_count_t[torch.as_tensor(pairs, device=self.device)])
-        at = 0
-        for c, n in zip(cols.tolist(), lens.tolist()):
-            a = self.col_ptr[c]
-            self.E.index_add_(0, self.col_row[a:a + n], src[at:at + n])
-            at += n
+        # one scatter for all the pick's features: their exception slices, concatenated
+        at = torch.as_tensor(_ranges(self.col_ptr[cols], lens), device=self.device)
+        self.E.index_add_(0, self.col_row[at], src)
 
 
 def _runs(cols: np.ndarray, vals: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -182,6 +206,43 @@ def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
     return np.arange(total) - np.repeat(np.cumsum(lens) - lens - starts, lens)
 
 
+class GroupMembers:
+    """The rows of each group in tie-break order, stored flat: group ``g`` holds
+    ``flat[starts[g]:starts[g] + sizes[g]]`` (no per-group arrays for a million rows).
+
+    Example:
+        >>> m = GroupMembers.from_lists([[4, 1], [0]])
+        >>> len(m), m[0].tolist(), m.heads().tolist()
+        (2, [4, 1], [4, 0])
+    """
+
+    def __init__(self, flat: np.ndarray, sizes: np.ndarray):
+        self.flat = np.asarray(flat, dtype=np.int64)
+        self.sizes = np.asarray(sizes, dtype=np.int64)
+        self.starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
+
+    @classmethod
+    def from_lists(cls, lists: Sequence[Sequence[int]]) -> "GroupMembers":
+        sizes = [len(m) for m in lists]
+        flat = np.concatenate([np.asarray(m, dtype=np.int64) for m in lists]) if lists else np.zeros(0, np.int64)
+        return cls(flat, sizes)
+
+    def __len__(self) -> int:
+        return len(self.sizes)
+
+    def __getitem__(self, g: int) -> np.ndarray:
+        s = self.starts[g]
+        return self.flat[s:s + self.sizes[g]]
+
+    def heads(self) -> np.ndarray:
+        """The first row of every group."""
+        return self.flat[self.starts]
+
+    def first_only(self) -> "GroupMembers":
+        """Each group reduced to its first row."""
+        return GroupMembers(self.heads(), np.ones(len(self), dtype=np.int64))
+
+
 class GreedyEntropy:
     """The exact CMaxEnt greedy over groups of identical bags.
 
@@ -198,7 +259,7 @@ class GreedyEntropy:
         self,
         atoms: tuple,
         compounds: tuple,
-        members: list[np.ndarray],
+        members: "GroupMembers | Sequence[Sequence[int]]",
         priority: np.ndarray,
         *,
         w_atoms: float = 1.0,
@@ -214,12 +275,36 @@ class GreedyEntropy:
         self.atoms = _Side(atoms, self.device, dtype)
         self.compounds = _Side(compounds, self.device, dtype)
         self.w_atoms, self.w_compounds, self.tol = float(w_atoms), float(w_compounds), float(tol)
+        if not isinstance(members, GroupMembers):
+            members = GroupMembers.from_lists(members)
         self.members = members
         self.priority = np.asarray(priority)
         self.ptr = np.zeros(len(members), dtype=np.int64)
-        head = np.array([self.priority[m[0]] for m in members], dtype=np.float64)
+        head = self.priority[members.heads()].astype(np.float64)
         self.head_priority = torch.as_tensor(head, device=self.device, dtype=dtype)
         self.alive = torch.ones(len(members), dtype=torch.bool, device=self.device)
+        self.group_id = None  # after compact(): the original id of each remaining group
+        self.used_up = 0  # groups used up since the last compaction
+        # the full pass scores each group as C_b - a_b E_atoms - c_b E_compounds, with the
+        # constants per bucket b of equal (atom bag size, compound bag size): few buckets
+        n_sc = len(self.compounds.sizes)
+        uniq, self.bucket = torch.unique(self.atoms.size_id * n_sc + self.compounds.size_id, return_inverse=True)
+        self.bucket_sa, self.bucket_sc = uniq // n_sc, uniq % n_sc
+        self.penalty = torch.zeros(len(members), device=self.device, dtype=dtype)  # -inf once a group is used up
+
+    def full_scores(self):
+        """The scores of all groups (``-inf`` for used-up groups), fused: the same values as
+        :meth:`scores` up to rounding, in a few passes over the groups."""
+        torch = self.torch
+        s = self.penalty.clone()
+        for w, side, sid in ((self.w_atoms, self.atoms, self.bucket_sa), (self.w_compounds, self.compounds, self.bucket_sc)):
+            if not w:
+                continue
+            lg, inv = side.size_terms()
+            lg, inv = lg[sid], inv[sid]
+            s.add_((w * (lg - (side.A + side.offset) * inv))[self.bucket])
+            s.addcmul_((w * inv)[self.bucket], side.E, value=-1.0)
+        return s
 
     def scores(self, groups=None):
         s = 0.0
@@ -235,6 +320,11 @@ class GreedyEntropy:
     def best_group(self, groups=None) -> int:
         """The live group (of ``groups``, default all) with the best score, ties by priority."""
         torch = self.torch
+        if groups is None:
+            s = self.full_scores()
+            best = s.max()
+            cand = torch.nonzero(s >= best - self.tol * (1 + best.abs())).flatten()
+            return int(cand[torch.argmin(self.head_priority[cand])])
         s = self.scores(groups)
         alive = self.alive if groups is None else self.alive[groups]
         prio = self.head_priority if groups is None else self.head_priority[groups]
@@ -246,14 +336,46 @@ class GreedyEntropy:
 
     def take(self, g: int) -> int:
         """Add the next member of group ``g`` to S; returns its row index."""
-        row = int(self.members[g][self.ptr[g]])
-        self.ptr[g] += 1
+        m = self.members
+        og = int(self.group_id[g]) if self.group_id is not None else g  # the id before compaction
+        row = int(m.flat[m.starts[og] + self.ptr[og]])
+        self.ptr[og] += 1
         self.atoms.add(g)
         self.compounds.add(g)
-        if self.ptr[g] >= len(self.members[g]):
+        if self.ptr[og] >= m.sizes[og]:
             self.alive[g] = False
+            self.penalty[g] = -math.inf
+            self.used_up += 1
         else:
-            self.head_priority[g] = float(self.priority[self.members[g][self.ptr[g]]])
+            self.head_priority[g] = float(self.priority[m.flat[m.starts[og] + self.ptr[og]]])
+        return row
+
+    def compact(self) -> None:
+        """Drop used-up groups from every per-group structure, so that later steps (score pass
+        and exception updates) only touch live groups. Group indices change: callers holding
+        group indices (the hybrid's per-template lists) must not compact."""
+        torch = self.torch
+        keep = self.alive.cpu().numpy()
+        if keep.all():
+            return
+        newid = np.full(len(keep), -1, dtype=np.int64)
+        newid[keep] = np.arange(int(keep.sum()))
+        self.atoms.compact(keep, newid)
+        self.compounds.compact(keep, newid)
+        keep_t = torch.as_tensor(np.flatnonzero(keep), device=self.device)
+        self.group_id = (np.arange(len(keep)) if self.group_id is None else self.group_id)[keep]
+        self.head_priority = self.head_priority[keep_t]
+        self.alive = self.alive[keep_t]
+        self.penalty = self.penalty[keep_t]
+        self.bucket = self.bucket[keep_t]
+        self.used_up = 0
+
+    def step(self) -> int:
+        """One greedy pick over all groups (row index); compacts once a quarter of the groups
+        scored each step are used up."""
+        row = self.take(self.best_group())
+        if self.used_up > 1000 and 4 * self.used_up > len(self.alive):
+            self.compact()
         return row
 
     def run(self, k: int, progress: bool = False) -> list[int]:
@@ -263,7 +385,7 @@ class GreedyEntropy:
         out = []
         with self.threads():
             for _ in tqdm(range(k), disable=not progress, desc="CMaxEnt"):
-                out.append(self.take(self.best_group()))
+                out.append(self.step())
         return out
 
     @contextlib.contextmanager
@@ -291,15 +413,23 @@ def reference_greedy(
     compound_weights: Mapping[str, float] | None = None,
     candidates: Sequence[int] | None = None,
     tol: float = TOL,
+    distinct: bool = True,
 ) -> list[int]:
     """The naive greedy: at each step evaluate ``H(S + e)`` from scratch for every remaining row.
 
-    The oracle of :class:`GreedyEntropy` (and the baseline of its benchmark): same objective,
-    same tie rule, nothing incremental.
+    The oracle of :class:`GreedyEntropy` (and the baseline of its benchmark): same objective
+    (each distinct atom / compound once per example, ``structure.frequencies``), same tie rule,
+    nothing incremental. ``distinct``: once a row is picked, rows with the same atom and compound
+    multisets are no longer candidates.
     """
-    from ..structure import entropy
+    from ..structure import entropy, frequencies
 
     remaining = list(range(len(atoms)) if candidates is None else candidates)
+    taken: set = set()
+
+    def key(e):
+        return tuple(sorted(atoms[e])), tuple(sorted(compounds[e]))
+
     sa: Counter = Counter()
     sc: Counter = Counter()
     out = []
@@ -308,10 +438,12 @@ def reference_greedy(
         best, best_rows = -math.inf, []
         scored = []
         for e in remaining:
+            if distinct and key(e) in taken:
+                continue
             va = Counter(sa)
-            va.update(atoms[e])
+            va.update(frequencies([atoms[e]]))
             vc = Counter(sc)
-            vc.update(compounds[e])
+            vc.update(frequencies([compounds[e]]))
             value = 0.0
             if w_atoms:
                 value += w_atoms * entropy(va)
@@ -323,6 +455,7 @@ def reference_greedy(
         pick = min((e for v, e in scored if v >= cut), key=lambda e: priority[e])
         out.append(pick)
         remaining.remove(pick)
-        sa.update(atoms[pick])
-        sc.update(compounds[pick])
+        taken.add(key(pick))
+        sa.update(frequencies([atoms[pick]]))
+        sc.update(frequencies([compounds[pick]]))
     return out

@@ -261,17 +261,75 @@ def _sorted_rows(offsets: np.ndarray, codes: np.ndarray) -> np.ndarray:
     return (np.sort(rows * V + codes) % V).astype(np.int32)
 
 
-def _bags(atoms: tuple, compounds: tuple, order: np.ndarray, weights: np.ndarray | None, templates: np.ndarray | None):
-    """Group the rows of ``order`` with identical bags (and template, if given).
+_HASH_MULTIPLIERS = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F))
 
-    Returns ``(atom COO, compound COO, members, group templates)``; a COO is
-    ``(group, feature, multiplicity, num_groups, num_features)``, compound multiplicities
-    weighted by ``weights`` (zero-weight compounds dropped).
+
+def _row_hashes(off: np.ndarray, codes: np.ndarray, rows: np.ndarray) -> list[np.ndarray]:
+    """Two 64-bit polynomial hashes of each row's code sequence (and its length)."""
+    from .cmaxent import _ranges
+
+    lens = off[rows + 1] - off[rows]
+    flat = codes[_ranges(off[rows], lens)].astype(np.uint64) + np.uint64(1)
+    pos = _ranges(np.zeros(len(rows), dtype=np.int64), lens)
+    out = []
+    with np.errstate(over="ignore"):
+        for m in _HASH_MULTIPLIERS:
+            powers = np.cumprod(np.full(int(lens.max(initial=0)) + 1, m, dtype=np.uint64))
+            out.append(_segment_sum_u64(flat * powers[pos], lens) ^ (lens.astype(np.uint64) * m))
+    return out
+
+
+def _segment_sum_u64(values: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """Per-segment sums of uint64 ``values`` modulo 2^64 (segments of ``lens``, in order)."""
+    csum = np.concatenate([[np.uint64(0)], np.cumsum(values, dtype=np.uint64)])
+    ends = np.cumsum(lens)
+    with np.errstate(over="ignore"):
+        return csum[ends] - csum[ends - lens]
+
+
+def _group_rows(order: np.ndarray, atoms: tuple, compounds: tuple, templates: np.ndarray | None):
+    """Rows of ``order`` with identical sorted atom and compound codes (and template) grouped,
+    groups numbered by first appearance: ``(members, representative rows)``.
+
+    Vectorised: rows are keyed by 64-bit hashes, then every row is checked against its group's
+    first row code by code, so a hash collision can never merge two structures (it falls back
+    to the exact dictionary grouping).
     """
     from .cmaxent import _ranges
 
-    (a_off, a_codes, na, _), (c_off, c_codes, nc, _) = atoms, compounds
-    a_sorted, c_sorted = _sorted_rows(a_off, a_codes), _sorted_rows(c_off, c_codes)
+    if not len(order):
+        return [], np.zeros(0, dtype=np.int64)
+    key = np.zeros(len(order), dtype=np.uint64)
+    parts = [h for off, codes in (atoms, compounds) for h in _row_hashes(off, codes, order)]
+    if templates is not None:
+        parts.append(np.asarray(templates)[order].astype(np.uint64))
+    with np.errstate(over="ignore"):
+        for i, h in enumerate(parts):  # one 64-bit key: a 1-D sort (collisions are caught below)
+            key = (key ^ h) * _HASH_MULTIPLIERS[i % 2] + np.uint64(i + 1)
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    gid = rank[inverse]
+    reps = order[np.sort(first)]
+    same = True
+    for off, codes in (atoms, compounds):
+        rep_of = reps[gid]
+        lens, rlens = off[order + 1] - off[order], off[rep_of + 1] - off[rep_of]
+        if not (lens == rlens).all() or not np.array_equal(codes[_ranges(off[order], lens)],
+                                                           codes[_ranges(off[rep_of], lens)]):
+            same = False
+    if templates is not None and not (np.asarray(templates)[order] == np.asarray(templates)[reps[gid]]).all():
+        same = False
+    if not same:  # pragma: no cover - a 128-bit hash collision
+        return _group_rows_exact(order, atoms, compounds, templates)
+    from .cmaxent import GroupMembers
+
+    return GroupMembers(order[np.argsort(gid, kind="stable")], np.bincount(gid, minlength=len(reps))), reps
+
+
+def _group_rows_exact(order, atoms, compounds, templates):
+    (a_off, a_sorted), (c_off, c_sorted) = atoms, compounds
     groups: dict = {}
     members: list[list[int]] = []
     reps = []
@@ -284,15 +342,35 @@ def _bags(atoms: tuple, compounds: tuple, order: np.ndarray, weights: np.ndarray
             members.append([])
             reps.append(r)
         members[g].append(r)
-    reps = np.asarray(reps, dtype=np.int64)
+    from .cmaxent import GroupMembers
+
+    return GroupMembers.from_lists(members), np.asarray(reps, dtype=np.int64)
+
+
+def _bags(atoms: tuple, compounds: tuple, order: np.ndarray, weights: np.ndarray | None, templates: np.ndarray | None):
+    """Group the rows of ``order`` with identical bags (and template, if given).
+
+    A group is one *structure*: the rows whose atom and compound multisets are identical, i.e.
+    the same program once values are abstracted (the paper's "examples with abstract entities").
+    Returns ``(atom COO, compound COO, members (a GroupMembers), group templates)``; a COO is
+    ``(group, feature, multiplicity, num_groups, num_features)`` with each distinct feature once
+    per group (multiplicity 1, compound multiplicities weighted by ``weights``, zero-weight
+    compounds dropped).
+    """
+    from .cmaxent import _ranges
+
+    (a_off, a_codes, na, _), (c_off, c_codes, nc, _) = atoms, compounds
+    a_sorted, c_sorted = _sorted_rows(a_off, a_codes), _sorted_rows(c_off, c_codes)
+    members, reps = _group_rows(order, (a_off, a_sorted), (c_off, c_sorted), templates)
     G = len(members)
 
     def coo(off, sorted_codes, V, w):
         lens = off[reps + 1] - off[reps]
         g = np.repeat(np.arange(G, dtype=np.int64), lens)
         c = sorted_codes[_ranges(off[reps], lens)].astype(np.int64)
-        key, mult = np.unique(g * max(V, 1) + c, return_counts=True)
-        g, c, x = key // max(V, 1), key % max(V, 1), mult.astype(np.float64)
+        # each distinct feature once per example (structure.frequencies): multiplicity 1, or its weight
+        key = np.unique(g * max(V, 1) + c)
+        g, c, x = key // max(V, 1), key % max(V, 1), np.ones(len(key))
         if w is not None:
             x = x * w[c]
             keep = x > 0
@@ -300,7 +378,7 @@ def _bags(atoms: tuple, compounds: tuple, order: np.ndarray, weights: np.ndarray
         return g, c, x, G, V
 
     group_templates = None if templates is None else templates[reps]
-    return coo(a_off, a_sorted, na, None), coo(c_off, c_sorted, nc, weights), [np.asarray(m) for m in members], group_templates
+    return coo(a_off, a_sorted, na, None), coo(c_off, c_sorted, nc, weights), members, group_templates
 
 
 class CMaxEntSampler(_StructuralSampler):
@@ -308,9 +386,16 @@ class CMaxEntSampler(_StructuralSampler):
 
     Exact: it picks what the naive greedy (:func:`~hf_synthsample.sampling.cmaxent.reference_greedy`)
     picks; ties (scores within a relative 1e-9) go to the row first in a seeded random order.
+    Entropies count each distinct atom / compound once per example (Keysers et al. 2020,
+    :func:`hf_synthsample.structure.frequencies`). As in Oren et al. (2021, section 3.3) the greedy
+    runs over the pool *with abstract entities*: rows whose programs differ only in values are one
+    candidate, picked at most once (one of its rows, by seed); ``distinct=False`` lets a structure
+    be picked again for each of its rows.
 
     Args:
         w_atoms, w_compounds: objective weights (>= 0).
+        distinct: each structure (program with values abstracted) at most once; ``k`` larger than
+            the number of distinct structures is then an error.
         compound_weights: ``True`` for Keysers et al. weights computed on the pool
             (:func:`hf_synthsample.structure.compound_weights`, needs the program column), or a
             mapping compound -> weight, or ``None`` (all 1).
@@ -330,8 +415,11 @@ class CMaxEntSampler(_StructuralSampler):
     def __init__(self, *, w_atoms: float = 1.0, w_compounds: float = 1.0,
                  compound_weights: bool | Mapping[str, float] | None = None, max_height: int = 2,
                  program_column: str = "program", language: str = "thingtalk", skip_unparsable: bool = False,
-                 device: str = "cpu", seed: int = 0, progress: bool = False):
+                 device: str = "cpu", seed: int = 0, progress: bool = False, distinct: bool = True):
         self.w_atoms = check_float("w_atoms", w_atoms, min=0.0)
+        if not isinstance(distinct, bool):
+            raise TypeError(f"distinct must be a bool, got {distinct!r}")
+        self.distinct = distinct
         self.w_compounds = check_float("w_compounds", w_compounds, min=0.0)
         if not (compound_weights is None or isinstance(compound_weights, (bool, Mapping))):
             raise TypeError(f"compound_weights must be None, a bool or a mapping compound -> weight, got {compound_weights!r}")
@@ -341,7 +429,7 @@ class CMaxEntSampler(_StructuralSampler):
         self._setup(program_column, language, max_height, skip_unparsable, seed)
 
     def get_params(self) -> dict:
-        params = dict(w_atoms=self.w_atoms, w_compounds=self.w_compounds, max_height=self.max_height,
+        params = dict(w_atoms=self.w_atoms, w_compounds=self.w_compounds, distinct=self.distinct, max_height=self.max_height,
                       program_column=self.program_column, language=self.language,
                       skip_unparsable=self.skip_unparsable, device=self.device, seed=self.seed)
         cw = self.compound_weights
@@ -378,6 +466,12 @@ class CMaxEntSampler(_StructuralSampler):
             weights = np.asarray([float(weights.get(c, 1.0)) for c in vocab], dtype=np.float64)
         extra = cols["template"] if self._hybrid else None
         a_coo, c_coo, members, group_templates = _bags(cols["atoms"], cols["compounds"], order, weights, extra)
+        if self.distinct:
+            if k is not None and k > len(members):
+                raise ValueError(f"k: {k} is larger than the {len(members)} distinct structures (programs with values "
+                                 f"abstracted) of the pool; accepted: 0..{len(members)}, or pass distinct=False to "
+                                 "let a structure be picked once per row")
+            members = members.first_only()
         eng = GreedyEntropy(a_coo, c_coo, members, prio,
                             w_atoms=self.w_atoms, w_compounds=self.w_compounds, device=self.device)
         return eng, group_templates
@@ -408,7 +502,7 @@ class HybridSampler(CMaxEntSampler):
         names, codes = np.unique(group_templates, return_inverse=True)
         by_template = [torch.as_tensor(np.flatnonzero(codes == t), device=eng.device) for t in range(len(names))]
         left = np.zeros(len(names), dtype=np.int64)
-        np.add.at(left, codes, [len(m) for m in eng.members])
+        np.add.at(left, codes, eng.members.sizes)
         rng = np.random.default_rng(self.seed)
         order = []
         with eng.threads():
