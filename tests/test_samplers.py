@@ -73,8 +73,13 @@ def test_cmaxent_equals_naive_greedy(atoms, data, w, seed):
     assert s.order_.tolist() == expected
 
 
-def test_cmaxent_equals_naive_greedy_dense_features():
-    # features in every row (default multiplicity 1: updates go to the rows lacking them) and rare ones
+@pytest.mark.parametrize("big_run", [1, 10**9])
+def test_cmaxent_equals_naive_greedy_dense_features(big_run, monkeypatch):
+    # features in every row (default multiplicity 1: updates go to the rows lacking them) and rare ones;
+    # big_run 1: every exception run scattered through its own view; 10**9: all runs in one scatter
+    from hf_synthsample.sampling import cmaxent
+
+    monkeypatch.setattr(cmaxent, "_BIG_RUN", big_run)
     rng = np.random.default_rng(0)
     n = 400
     atoms = [["now", "notify"] + [f"p{rng.integers(30)}" for _ in range(rng.integers(1, 4))] for _ in range(n)]
@@ -280,8 +285,12 @@ def test_fused_full_pass_equals_per_side_scores():
             eng.take(g)
 
 
-def test_compaction_keeps_the_picks():
+@pytest.mark.parametrize("big_run", [1, 10**9])
+def test_compaction_keeps_the_picks(big_run, monkeypatch):
     # dropping used-up groups (renumbering the rest) changes nothing in what is picked
+    from hf_synthsample.sampling import cmaxent
+
+    monkeypatch.setattr(cmaxent, "_BIG_RUN", big_run)
     rng = np.random.default_rng(5)
     n = 250
     atoms = [["now"] + [f"p{rng.integers(12)}" for _ in range(rng.integers(0, 4))] for _ in range(n)]

@@ -33,6 +33,8 @@ __all__ = ["GreedyEntropy", "GroupMembers", "reference_greedy", "TOL"]
 
 #: relative tolerance under which two objective values are a tie
 TOL = 1e-9
+#: runs of at least this many exceptions are scattered one by one (a view each); shorter ones together
+_BIG_RUN = 2048
 
 
 class _Side:
@@ -102,11 +104,16 @@ class _Side:
         self.pair_count = pair_count
         self.pair_count_t = torch.as_tensor(pair_count, device=device)
         self.pair_ptr = np.concatenate([[0], np.cumsum(np.bincount(self.pair_col, minlength=num_features))])
+        self._pair_starts()
         # at n = 0: f(0, x) = x log x
         self.offset = float(np.sum(default * np.log(np.where(default > 0, default, 1))))
         self.E = torch.zeros(G, device=device, dtype=dtype)
         init = _f(0.0, e_vals) - _f(0.0, default[e_cols])
         self.E.index_add_(0, self.col_row, torch.as_tensor(init, device=device, dtype=dtype))
+
+    def _pair_starts(self) -> None:
+        """Where each (feature, multiplicity) run starts in ``col_row`` (runs are stored in order)."""
+        self.pair_start = np.concatenate([[0], np.cumsum(self.pair_count)[:-1]]).astype(np.int64)
 
     @property
     def num_exceptions(self) -> int:
@@ -149,6 +156,7 @@ class _Side:
         self.pair_count_t = torch.as_tensor(self.pair_count, device=self.device)
         per_feature = np.bincount(self.pair_col, weights=self.pair_count, minlength=len(self.col_ptr) - 1)
         self.col_ptr = np.concatenate([[0], np.cumsum(per_feature.astype(np.int64))])
+        self._pair_starts()
 
     def add(self, g: int) -> None:
         """Add group ``g``'s bag to S and update what its features change."""
@@ -177,10 +185,19 @@ class _Side:
         pairs = _ranges(self.pair_ptr[cols], plens)
         o, nw, y, dflt = old[pseg], new[pseg], self.pair_val[pairs], self.default[cols][pseg]
         delta = (_f(nw, y) - _f(o, y)) - (_f(nw, dflt) - _f(o, dflt))
-        src = torch.repeat_interleave(torch.as_tensor(delta, device=self.device, dtype=self.dtype),
-                                      self.pair_count_t[torch.as_tensor(pairs, device=self.device)])
-        # one scatter for all the pick's features: their exception slices, concatenated
-        at = torch.as_tensor(_ranges(self.col_ptr[cols], lens), device=self.device)
+        counts = self.pair_count[pairs]
+        big = counts >= _BIG_RUN
+        # a long run: one scatter of its scalar update over a view of col_row (no index arrays built)
+        for start, count, d in zip(self.pair_start[pairs[big]].tolist(), counts[big].tolist(), delta[big].tolist()):
+            self.E.index_add_(0, self.col_row[start:start + count],
+                              torch.tensor(d, device=self.device, dtype=self.dtype).expand(count))
+        if big.all():
+            return
+        # the short runs together: one scatter over their concatenated slices
+        small = ~big
+        src = torch.repeat_interleave(torch.as_tensor(delta[small], device=self.device, dtype=self.dtype),
+                                      self.pair_count_t[torch.as_tensor(pairs[small], device=self.device)])
+        at = torch.as_tensor(_ranges(self.pair_start[pairs[small]], counts[small]), device=self.device)
         self.E.index_add_(0, self.col_row[at], src)
 
 
@@ -295,15 +312,21 @@ class GreedyEntropy:
     def full_scores(self):
         """The scores of all groups (``-inf`` for used-up groups), fused: the same values as
         :meth:`scores` up to rounding, in a few passes over the groups."""
-        torch = self.torch
-        s = self.penalty.clone()
+        const, slopes = 0.0, []
         for w, side, sid in ((self.w_atoms, self.atoms, self.bucket_sa), (self.w_compounds, self.compounds, self.bucket_sc)):
             if not w:
                 continue
             lg, inv = side.size_terms()
             lg, inv = lg[sid], inv[sid]
-            s.add_((w * (lg - (side.A + side.offset) * inv))[self.bucket])
-            s.addcmul_((w * inv)[self.bucket], side.E, value=-1.0)
+            const = const + w * (lg - (side.A + side.offset) * inv)
+            slopes.append((w * inv, side.E))
+        if not slopes:  # both weights zero: every live group ties
+            return self.penalty.clone()
+        # per bucket constants gathered once each: s = C_b + penalty - a_b E_atoms - c_b E_compounds
+        s = const[self.bucket]
+        s.add_(self.penalty)
+        for slope, E in slopes:
+            s.addcmul_(slope[self.bucket], E, value=-1.0)
         return s
 
     def scores(self, groups=None):
