@@ -25,6 +25,7 @@ MODULES = [
     "hf_synthsample.atomic",
     "hf_synthsample.experiments",
     "hf_synthsample.languages",
+    "hf_synthsample._lazy",
     "hf_synthsample.models",
     "hf_synthsample.models.tokenization",
     "hf_synthsample.models.scratch",

@@ -12,10 +12,11 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
+
+from ._lazy import attach
 
 # public name -> module that defines it
 _LAZY = {
@@ -112,14 +113,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from .structure import StructureFunction, abstract_template, atoms, compounds, structure_diagnostics
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'hf_synthsample' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = attach(__name__, _LAZY, extra=("__version__",))

@@ -17,24 +17,25 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import attach
 
 _LAZY = {
-    "CartographyCallback": "callback",
-    "CartographyCollator": "callback",
-    "add_example_ids": "callback",
-    "load_dynamics": "store",
-    "DataMap": "datamap",
-    "REGIONS": "datamap",
-    "example_tokens": "datamap",
-    "parse_regions": "datamap",
-    "ExponentialPacing": "curricula",
-    "BinnedCurriculum": "curricula",
-    "CurriculumSchedule": "curricula",
-    "curriculum_order": "curricula",
-    "infer_task": "measures",
-    "sequence_measures": "measures",
+    "CartographyCallback": ".callback",
+    "CartographyCollator": ".callback",
+    "add_example_ids": ".callback",
+    "load_dynamics": ".store",
+    "DataMap": ".datamap",
+    "REGIONS": ".datamap",
+    "example_tokens": ".datamap",
+    "parse_regions": ".datamap",
+    "ExponentialPacing": ".curricula",
+    "BinnedCurriculum": ".curricula",
+    "CurriculumSchedule": ".curricula",
+    "curriculum_order": ".curricula",
+    "infer_task": ".measures",
+    "sequence_measures": ".measures",
 }
 
 __all__ = list(_LAZY)
@@ -47,14 +48,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from .measures import infer_task, sequence_measures
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'hf_synthsample.cartography' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = attach(__name__, _LAZY)

@@ -13,39 +13,27 @@ Example:
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .._lazy import attach
 
 _LAZY = {
-    "build_word_tokenizer": "tokenization",
-    "build_char_tokenizer": "tokenization",
-    "scratch_config": "scratch",
-    "build_scratch_model": "scratch",
-    "tokenize_seq2seq": "seq2seq",
-    "seq2seq_collator": "seq2seq",
-    "train_seq2seq": "seq2seq",
-    "generate_predictions": "seq2seq",
-    "evaluate_seq2seq": "seq2seq",
-    "load_seq2seq": "seq2seq",
-    "CharLSTMConfig": "calculator",
-    "CharLSTMForSequenceClassification": "calculator",
-    "build_calculator_model": "calculator",
-    "train_classifier": "calculator",
-    "predict_classifier": "calculator",
-    "evaluate_classifier": "calculator",
+    "build_word_tokenizer": ".tokenization",
+    "build_char_tokenizer": ".tokenization",
+    "scratch_config": ".scratch",
+    "build_scratch_model": ".scratch",
+    "tokenize_seq2seq": ".seq2seq",
+    "seq2seq_collator": ".seq2seq",
+    "train_seq2seq": ".seq2seq",
+    "generate_predictions": ".seq2seq",
+    "evaluate_seq2seq": ".seq2seq",
+    "load_seq2seq": ".seq2seq",
+    "CharLSTMConfig": ".calculator",
+    "CharLSTMForSequenceClassification": ".calculator",
+    "build_calculator_model": ".calculator",
+    "train_classifier": ".calculator",
+    "predict_classifier": ".calculator",
+    "evaluate_classifier": ".calculator",
 }
 
 __all__ = sorted(_LAZY)
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'hf_synthsample.models' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = attach(__name__, _LAZY)
