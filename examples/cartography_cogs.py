@@ -148,9 +148,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 is fastest on a small shared CPU) [1]")
     a = p.parse_args(argv)
-    for key, value in PRESETS[a.preset].items():
-        if getattr(a, key, None) is None:
-            setattr(a, key, value)
+    from hf_synthsample.experiments import apply_preset
+
+    apply_preset(p, a, PRESETS[a.preset], positive=("steps", "batch_size", "map_epochs", "d_model", "ffn", "layers",
+                                                    "heads"))
     a.fractions = tuple(float(f) for f in a.fractions.split(","))
     for name, accepted in (("schedules", ("exponential", "bins")), ("curriculum_regions", REGIONS)):
         value = getattr(a, name)
@@ -167,9 +168,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     if a.gen is None:
         guess = os.path.join(os.path.dirname(a.train), "gen.tsv")
         a.gen = guess if os.path.exists(guess) else None
-    for name in ("steps", "batch_size", "map_epochs", "d_model", "ffn", "layers", "heads"):
-        if getattr(a, name) < 1:
-            p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(a, name)}")
     if not 0 <= a.min_epoch < a.map_epochs:
         p.error(f"--min-epoch must be in [0, --map-epochs), got {a.min_epoch} with --map-epochs {a.map_epochs}")
     return a

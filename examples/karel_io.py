@@ -93,13 +93,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--cache-dir", default=None, help="datasets cache for the generated data [HF default]")
     p.add_argument("--out", default=os.path.join("runs", "karel_io"), help="output folder [runs/karel_io]")
     a = p.parse_args(argv)
-    for key, value in PRESETS[a.preset].items():
-        if getattr(a, key) is None:
-            setattr(a, key, value)
-    for name in ("num_train", "num_test", "d_model", "layers", "ffn", "heads", "batch_size", "max_new_tokens",
-                 "num_beams", "threads"):
-        if getattr(a, name) < 1:
-            p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(a, name)}")
+    from hf_synthsample.experiments import apply_preset
+
+    apply_preset(p, a, PRESETS[a.preset], positive=("num_train", "num_test", "d_model", "layers", "ffn", "heads",
+                                                    "batch_size", "max_new_tokens", "num_beams", "threads"))
     if not 2 <= a.max_grid_size <= 16:
         p.error(f"--max-grid-size must be in 2..16, got {a.max_grid_size}")
     if a.epochs <= 0 or a.learning_rate <= 0:

@@ -188,16 +188,12 @@ def parse_args(argv):
                    help="replace quoted entity values by QUOTED_STRING_i (default: on for scratch models)")
     p.add_argument("--threads", type=int, help="torch CPU threads (1 is fastest on a small shared CPU)")
     a = p.parse_args(argv)
-    for key, value in PRESETS[a.preset].items():
-        if getattr(a, key, None) is None:
-            setattr(a, key, value)
-    for name in ("pool_size", "pretrain_epochs", "finetune_epochs", "batch_size", "d_model", "layers", "ffn", "heads",
-                 "threads", "repeats"):
-        if getattr(a, name) <= 0:
-            p.error(f"--{name.replace('_', '-')} must be > 0, got {getattr(a, name)}")
-    for name in ("max_eval", "max_train"):
-        if getattr(a, name) < 0:
-            p.error(f"--{name.replace('_', '-')} must be >= 0, got {getattr(a, name)}")
+    from hf_synthsample.experiments import apply_preset
+
+    apply_preset(p, a, PRESETS[a.preset],
+                 positive=("pool_size", "pretrain_epochs", "finetune_epochs", "batch_size", "d_model", "layers",
+                           "ffn", "heads", "threads", "repeats"),
+                 non_negative=("max_eval", "max_train"))
     bad = [k for k in a.sample_sizes if not 0 < k <= a.pool_size]
     if bad:
         p.error(f"--sample-sizes must be in [1, --pool-size={a.pool_size}], got {bad}")

@@ -90,12 +90,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--cache-dir", default=None, help="datasets cache for the generated data [HF default]")
     p.add_argument("--out", default=os.path.join("runs", "shin_calculator"), help="output folder [runs/shin_calculator]")
     a = p.parse_args(argv)
-    for key, value in PRESETS[a.preset].items():
-        if getattr(a, key) is None:
-            setattr(a, key, value)
-    for name in ("num_train", "num_eval", "hidden_size", "embedding_dim", "batch_size", "seeds", "threads"):
-        if getattr(a, name) < 1:
-            p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(a, name)}")
+    from hf_synthsample.experiments import apply_preset
+
+    apply_preset(p, a, PRESETS[a.preset], positive=("num_train", "num_eval", "hidden_size", "embedding_dim",
+                                                    "batch_size", "seeds", "threads"))
     if a.epochs <= 0 or a.learning_rate <= 0 or a.eps <= 0:
         p.error("--epochs, --learning-rate and --eps must be > 0")
     return a

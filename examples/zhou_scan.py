@@ -332,20 +332,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--factors", type=int, nargs="+", help="augmentation factors of Table 1 (1 = none)")
     p.add_argument("--star-lengths", type=int, nargs="+", help="SCAN* L values (each reached by halving --star-source)")
     args = p.parse_args(argv)
-    for name, value in PRESETS[args.preset].items():
-        if getattr(args, name, None) is None:
-            setattr(args, name, value)
+    from hf_synthsample.experiments import apply_preset
+
+    # train/test/sanity sizes: 0 means all rows / none
+    apply_preset(p, args, PRESETS[args.preset],
+                 positive=("steps", "batch_size", "augzero_k", "d_model", "layers", "ffn", "heads", "num_beams",
+                           "star_train", "star_test", "star_primitives"),
+                 non_negative=("train_size", "test_size", "sanity_size", "warmup_steps"))
     if args.seed is not None:
         args.seeds = [args.seed]
     if 1 not in args.factors or 2 not in args.factors:
         p.error(f"--factors must include 1 and 2 (Table 3 needs them), got {args.factors}")
-    for name in ("train_size", "test_size", "sanity_size", "warmup_steps"):
-        if getattr(args, name) < 0:
-            p.error(f"--{name.replace('_', '-')} must be >= 0 (0: all rows / none), got {getattr(args, name)}")
-    for name in ("steps", "batch_size", "augzero_k", "d_model", "layers", "ffn", "heads", "num_beams", "star_train",
-                 "star_test", "star_primitives"):
-        if getattr(args, name) < 1:
-            p.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
     if min(args.factors) < 1:
         p.error(f"--factors must be >= 1 (1 = no augmentation), got {args.factors}")
     from hf_synthsample.domains.scan import halving_steps

@@ -28,17 +28,48 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from .atomic import save_figure_atomic, write_json_atomic, write_text_atomic
 from .validation import check_str_tuple
 
-__all__ = ["ResultsTable", "is_main_process"]
+if TYPE_CHECKING:  # pragma: no cover
+    import argparse
+
+__all__ = ["ResultsTable", "apply_preset", "is_main_process"]
 
 
 def is_main_process() -> bool:
     """True unless this is a non-zero rank of a distributed (``accelerate launch``/torchrun) run."""
     return int(os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0"))) == 0
+
+
+def apply_preset(
+    parser: "argparse.ArgumentParser",
+    args: "argparse.Namespace",
+    preset: Mapping[str, Any],
+    *,
+    positive: Sequence[str] = (),
+    non_negative: Sequence[str] = (),
+) -> "argparse.Namespace":
+    """Fill every flag left unset (``None``) from ``preset``, then check the numeric flags:
+    ``positive`` must be > 0 and ``non_negative`` >= 0, else ``parser.error`` names the flag.
+
+    Example:
+        >>> import argparse
+        >>> p = argparse.ArgumentParser()
+        >>> _ = p.add_argument("--steps", type=int)
+        >>> apply_preset(p, p.parse_args([]), {"steps": 200}, positive=["steps"]).steps
+        200
+    """
+    for key, value in preset.items():
+        if getattr(args, key, None) is None:
+            setattr(args, key, value)
+    for names, ok, rule in ((positive, lambda v: v > 0, "> 0"), (non_negative, lambda v: v >= 0, ">= 0")):
+        for name in names:
+            if not ok(getattr(args, name)):
+                parser.error(f"--{name.replace('_', '-')} must be {rule}, got {getattr(args, name)}")
+    return args
 
 
 class ResultsTable:
