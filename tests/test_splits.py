@@ -236,6 +236,55 @@ def test_bad_input_fails_before_the_search():
         mcd_split({"program": ["(a b)"]}, language="sexpr")
 
 
+def test_train_size_leaves_rows_out_by_hand():
+    # one atom everywhere; compounds c1..c3 each sit in several of the first four rows and c4 in
+    # the last two, so with one test row every partition shares a compound with train (D_C < 1);
+    # with one train row and the other four left out, e.g. test {c4} and train {c1, c2}: D_C = 1
+    comps = [["c1", "c2"], ["c2", "c3"], ["c3", "c1"], ["c1", "c2", "c3"], ["c4"], ["c4", "c5"]]
+    ds = datasets.Dataset.from_dict({"id": list(range(6)), "a": [["x"]] * 6, "c": comps})
+    kw = dict(language=None, atoms_column="a", compounds_column="c", test_size=1 / 6, seed=0, progress=False)
+    part = mcd_split(ds, **kw)
+    assert len(part["train"]) == 5 and part.mcd_result.num_left_out == 0
+    assert part.mcd_result.compound_divergence < 1 - 1e-9
+    sub = mcd_split(ds, train_size=1 / 6, **kw)
+    res = sub.mcd_result
+    assert len(sub["train"]) == 1 and len(sub["test"]) == 1 and res.num_left_out == 4 and "left out=4" in repr(res)
+    assert not set(sub["train"]["id"]) & set(sub["test"]["id"])
+    assert res.compound_divergence == pytest.approx(1.0)
+    train_c = {c for row in sub["train"]["c"] for c in row}
+    assert not train_c & {c for row in sub["test"]["c"] for c in row}
+
+
+def test_train_size_subset_of_shuffled_filtered_input():
+    base = _ds(_pool())
+    ds = base.shuffle(seed=3).filter(lambda r: r["id"] % 7 != 0)
+    kw = dict(language="sexpr", test_size=0.25, seed=2, compound_weights=False, max_steps=1500, progress=False)
+    part = mcd_split(ds, **kw)
+    a = mcd_split(ds, train_size=0.5, **kw)
+    tr, te = list(a["train"]["id"]), list(a["test"]["id"])
+    assert len(te) == round(0.25 * len(ds)) and len(tr) == round(0.5 * len(ds))
+    assert not set(tr) & set(te) and set(tr) | set(te) <= set(ds["id"])
+    assert a.mcd_result.num_left_out == len(ds) - len(tr) - len(te)
+    pos = {i: k for k, i in enumerate(list(ds["id"]))}
+    assert [pos[i] for i in tr] == sorted(pos[i] for i in tr)  # input order kept
+    tr_atoms = {x for p in list(a["train"]["program"]) for x in atoms(p, "sexpr")}
+    assert {x for p in list(a["test"]["program"]) for x in atoms(p, "sexpr")} <= tr_atoms
+    rep = split_report(a["train"], a["test"], language="sexpr", compound_weights=False)
+    assert rep.compound_divergence == pytest.approx(a.mcd_result.compound_divergence, abs=1e-9)
+    assert rep.atom_divergence <= 0.02 + 1e-12
+    # leaving out the rows that tie train to test is worth it
+    assert a.mcd_result.compound_divergence > part.mcd_result.compound_divergence
+    b = mcd_split(ds, train_size=0.5, **kw)
+    c = mcd_split(ds, train_size=0.5, **{**kw, "seed": 3})
+    assert list(b["train"]["id"]) == tr and list(b["test"]["id"]) == te
+    assert list(c["test"]["id"]) != te
+    for bad in (0, 1, 0.8, -0.5):
+        with pytest.raises(ValueError, match="train_size"):
+            mcd_split(ds, train_size=bad, **kw)
+    with pytest.raises(TypeError, match="train_size"):
+        mcd_split(ds, train_size="half", **kw)
+
+
 def test_skip_unparsable_keeps_the_rows_in_train():
     progs = _pool(40) + ["(broken"]
     s = mcd_split(_ds(progs), language="sexpr", skip_unparsable=True, compound_weights=False, max_steps=200,
@@ -382,6 +431,17 @@ def test_cli_split_writes_a_folder_with_the_report(tmp_path, capsys):
     assert "--test-size" in capsys.readouterr().err
     assert main(["split", str(src), "--method", "mcd", "--out", str(tmp_path / "y")]) == 2
     assert "--language" in capsys.readouterr().err
+    # --train-size leaves rows out (MCD / TMCD only)
+    assert main(["split", str(src), "--method", "mcd", "--language", "sexpr", "--out", str(tmp_path / "sub"),
+                 "--train-size", "0.5", "--max-steps", "200", "--max-atom-divergence", "0.05", "--restarts", "1"]) == 0
+    sub = datasets.load_dataset(str(tmp_path / "sub"), "mcd")
+    assert (len(sub["train"]), len(sub["test"])) == (40, 20)
+    assert "left_out_rows: 20" in (tmp_path / "sub" / "README.md").read_text()
+    assert main(["split", str(src), "--method", "random", "--out", str(tmp_path / "z"), "--train-size", "0.5"]) == 2
+    assert "--train-size" in capsys.readouterr().err
+    assert main(["split", str(src), "--method", "mcd", "--language", "sexpr", "--out", str(tmp_path / "w"),
+                 "--train-size", "0.9"]) == 2
+    assert "--train-size" in capsys.readouterr().err
 
 
 def test_restarts_keep_the_best_and_stay_deterministic():

@@ -567,6 +567,9 @@ def _add_split_parser(sub) -> None:
                                    "(e.g. scan/simple)")
     sp.add_argument("--method", required=True, choices=_SPLIT_METHODS, help="split method")
     sp.add_argument("--test-size", type=float, default=0.25, help="share of rows in test [0.25]")
+    sp.add_argument("--train-size", type=float, default=None,
+                    help="MCD/TMCD: share of rows in train; below 1 - test size the other rows are left out, as in "
+                         "Keysers et al.'s MCD splits [all rows not in test]")
     sp.add_argument("--out", required=True, help="output folder (Hub layout)")
     sp.add_argument("--column", default="program", help="program column [program]")
     sp.add_argument("--language", default=None, help="structure language of --column (thingtalk, scan, cogs, ...)")
@@ -580,6 +583,8 @@ def _add_split_parser(sub) -> None:
     sp.add_argument("--target-divergence", type=float, default=None, help="MCD/TMCD: stop at this compound divergence")
     sp.add_argument("--time-limit", type=float, default=None, help="MCD/TMCD: stop after this many seconds")
     sp.add_argument("--max-steps", type=int, default=None, help="MCD/TMCD: stop after this many swap steps")
+    sp.add_argument("--restarts", type=int, default=0,
+                    help="MCD/TMCD: search again from this many further random starts while time remains [0]")
     sp.add_argument("--builder-param", nargs="+", default=[], metavar="NAME=VALUE",
                     help="generator parameters of a DOMAIN/CONFIG source, e.g. num_examples=20000")
     sp.add_argument("--config", default=None, help="config of a Hub-layout source")
@@ -591,10 +596,16 @@ def _add_split_parser(sub) -> None:
 
 def _split(args: argparse.Namespace) -> int:
     from .splits import save_split, split_report
-    from .validation import check_float
+    from .validation import check_float, check_int
 
     check_float("--test-size", args.test_size, min=0.0, max=1.0, min_inclusive=False, max_inclusive=False)
     check_float("--max-atom-divergence", args.max_atom_divergence, min=0.0, max=1.0)
+    if args.train_size is not None:
+        if args.method not in ("mcd", "tmcd"):
+            raise ValueError(f"--train-size: only the mcd and tmcd methods leave rows out; the {args.method} method "
+                             "splits all rows (drop --train-size)")
+        check_float("--train-size", args.train_size, min=0.0, max=1.0 - args.test_size, min_inclusive=False)
+    check_int("--restarts", args.restarts, min=0)
     structural = args.language is not None or (args.atoms_column and args.compounds_column)
     if args.method in ("mcd", "tmcd") and not structural:
         raise ValueError(f"--language: the {args.method} method needs the structure language of --column "
@@ -615,12 +626,14 @@ def _split(args: argparse.Namespace) -> int:
         fn = mcd_split if args.method == "mcd" else tmcd_split
         kwargs = dict(max_atom_divergence=args.max_atom_divergence, seed=args.seed, target_divergence=args.target_divergence,
                       time_limit=args.time_limit, max_steps=args.max_steps, atoms_column=args.atoms_column,
-                      compounds_column=args.compounds_column, return_result=True)
+                      compounds_column=args.compounds_column, train_size=args.train_size, restarts=args.restarts,
+                      return_result=True)
         if args.method == "mcd":
             kwargs["compound_weights"] = weights
         split, result = fn(ds, args.column, args.language, **common, **kwargs)
         provenance.update(max_atom_divergence=args.max_atom_divergence,
                           compound_weights=args.method == "mcd" and not args.no_compound_weights and not args.compounds_column,
+                          train_size=args.train_size, left_out_rows=result.num_left_out, restarts=args.restarts,
                           stop_reason=result.stop_reason, steps=result.steps, seconds=round(result.seconds, 2),
                           compound_divergence=round(result.compound_divergence, 6))
         print(f"MCD search: {result!r}")

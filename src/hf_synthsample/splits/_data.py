@@ -18,7 +18,8 @@ from ..validation import check_float
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset, DatasetDict
 
-__all__ = ["Structures", "read_structures", "check_test_size", "check_dataset", "as_split", "parent_child_compounds"]
+__all__ = ["Structures", "read_structures", "check_test_size", "check_train_size", "check_dataset", "as_split",
+           "parent_child_compounds"]
 
 
 def check_dataset(dataset: Any, name: str = "dataset") -> None:
@@ -40,13 +41,30 @@ def check_test_size(test_size: Any, n: int) -> tuple[float, int]:
     return test_size, rows
 
 
-def as_split(dataset: "Dataset", test_rows: np.ndarray) -> "DatasetDict":
-    """``DatasetDict(train, test)`` of ``dataset``'s rows, each side in input order."""
+def check_train_size(train_size: Any, test_rows: int, n: int) -> int | None:
+    """The number of train rows ``train_size`` asks for, or ``None`` for the rest of the rows (a
+    partition). As in scikit-learn's ``train_test_split``, ``train_size + test_size`` may be
+    below 1: the rows on neither side are left out (Keysers et al.'s MCD splits are such subsets)."""
+    if train_size is None:
+        return None
+    train_size = check_float("train_size", train_size, min=0.0, max=1.0, min_inclusive=False, max_inclusive=False)
+    rows = int(round(train_size * n))
+    if rows < 1 or rows > n - test_rows:
+        raise ValueError(f"train_size: {train_size} of {n} rows gives {rows} train rows, but {n - test_rows} are left "
+                         f"beside the {test_rows} test rows; accepted: None (all the others) or a share in "
+                         f"({1 / n:.3g}, {(n - test_rows) / n:.3g}] (train_size + test_size <= 1)")
+    return rows
+
+
+def as_split(dataset: "Dataset", test_rows: np.ndarray, train_rows: np.ndarray | None = None) -> "DatasetDict":
+    """``DatasetDict(train, test)`` of ``dataset``'s rows, each side in input order; train is every
+    row not in test unless ``train_rows`` are given."""
     from datasets import DatasetDict
 
     mask = np.zeros(len(dataset), dtype=bool)
     mask[np.asarray(test_rows, dtype=np.int64)] = True
-    return DatasetDict({"train": dataset.select(np.flatnonzero(~mask)), "test": dataset.select(np.flatnonzero(mask))})
+    train = np.flatnonzero(~mask) if train_rows is None else np.sort(np.asarray(train_rows, dtype=np.int64))
+    return DatasetDict({"train": dataset.select(train), "test": dataset.select(np.flatnonzero(mask))})
 
 
 def parent_child_compounds(tree) -> list[str]:

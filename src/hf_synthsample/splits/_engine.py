@@ -40,8 +40,8 @@ class _Sums:
         lens = np.diff(self.ptr)
         g = np.repeat(np.arange(len(sizes)), lens)
         mass = self.val * sizes[g]
-        test = side[g] == 1
-        self.P = np.bincount(self.idx[~test], mass[~test], minlength=self.V).astype(np.float64)
+        test, train = side[g] == 1, side[g] == 0  # side -1 (on neither side) counts nowhere
+        self.P = np.bincount(self.idx[train], mass[train], minlength=self.V).astype(np.float64)
         self.Q = np.bincount(self.idx[test], mass[test], minlength=self.V).astype(np.float64)
         self.T = self.term(self.P, self.Q)  # each feature's term, kept so a score needs only the new ones
         self.S = float(self.T.sum())

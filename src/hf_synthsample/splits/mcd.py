@@ -17,7 +17,7 @@ The search (notes and measurements: docs/dev-notes/issue-13.md):
    whose move back gives the highest ``D_C`` with ``D_A`` within the bound; the swap is kept if
    ``D_C`` rises. Scores come from the kept Chernoff sums: a move changes only the terms of the
    moved group's own compounds, so a batch costs its compounds, not the vocabulary.
-3. Hold-out moves, in each round after the swaps: a compound present on both sides (drawn with
+3. Hold-out moves, in each round before the swaps: a compound present on both sides (drawn with
    probability proportional to test mass / (train mass + 1)) is taken out of train by moving
    every train group holding it to test (at most 15 % of the test size), and the test groups whose
    moves back score best restore the test size; if that breaks the atom bound, up to 5 swaps that
@@ -27,6 +27,10 @@ The search (notes and measurements: docs/dev-notes/issue-13.md):
 4. Stops at ``target_divergence``, ``time_limit``, ``max_steps`` or when ``patience`` rounds in a
    row improve nothing; the reason is in the result and the log. ``restarts`` runs the search
    again from other seeded random starts (while time and steps remain) and keeps the best.
+5. With ``train_size`` below ``1 - test_size`` (Keysers et al.'s splits are subsets, not
+   partitions) train rows are then left out one move at a time, the best ``D_C`` gain per row
+   first (single groups, or all train holders of a compound shared by both sides), and the
+   search goes on. This phase always brings train to its size, also after a time-limit stop.
 
 Example:
     >>> from datasets import Dataset
@@ -50,7 +54,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 import numpy as np
 
 from ..validation import check_float, check_int
-from ._data import Structures, as_split, check_dataset, check_test_size, parent_child_compounds, read_structures
+from ._data import (Structures, as_split, check_dataset, check_test_size, check_train_size, parent_child_compounds,
+                    read_structures)
 from ._engine import Engine, ranges
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -80,10 +85,17 @@ class MCDResult:
     num_groups: int
     history: list = field(default_factory=list)
     starts: int = 1
+    num_rows: int = 0
+
+    @property
+    def num_left_out(self) -> int:
+        """Rows on neither side (only with ``train_size``: 0 for a partition)."""
+        return max(0, self.num_rows - len(self.train_indices) - len(self.test_indices))
 
     def __repr__(self) -> str:
+        left_out = f", left out={self.num_left_out}" if self.num_left_out else ""
         return (f"MCDResult(D_C={self.compound_divergence:.4f}, D_A={self.atom_divergence:.4f}, "
-                f"train={len(self.train_indices)}, test={len(self.test_indices)}, stop={self.stop_reason!r}, "
+                f"train={len(self.train_indices)}, test={len(self.test_indices)}{left_out}, stop={self.stop_reason!r}, "
                 f"steps={self.steps}, swaps={self.swaps}, holdouts={self.holdouts}, starts={self.starts}, {self.seconds:.1f}s)")
 
 
@@ -103,7 +115,8 @@ class _Search:
         self.atom_inv = _inverted(st.atoms[0], st.atoms[1], st.atoms[3])
         self.comp_inv = _inverted(st.compounds[0], st.compounds[1], st.compounds[3])
         self.steps = self.swaps = self.holdouts = 0
-        self.chunk, self.holdout_tries, self.holdout_share = 32, 8, 0.15
+        self.history: list = []
+        self.chunk, self.holdout_tries, self.holdout_share = 32, 12, 0.15
         self.atom_fixes = 5  # swaps that may repair the atom bound after a hold-out (COGS: it binds)
 
     # ------------------------------------------------------------------ start
@@ -302,6 +315,53 @@ class _Search:
         touched = np.unique(at)
         return not (e.A.P[touched] - need[touched] < 0.5).any()
 
+    def drop(self, e: Engine, train_target: int, candidates: int = 16) -> None:
+        """Leave train rows out (side -1) until train holds ``train_target`` rows (+/- the size
+        tolerance): each step takes the move with the best ``D_C`` gain per row, of ``batch_size``
+        single train groups and the train holders of up to ``candidates`` compounds present on
+        both sides (drawn like hold-outs; leaving out a compound's last train rows is what makes it
+        unseen). Every move keeps the test atoms in train and ``D_A`` within the bound; when no
+        sampled move fits, every train group is tried."""
+        rng, ptr, holders = self.rng, *self.comp_inv
+        while e.train_rows > train_target + self.tol:
+            budget = e.train_rows - (train_target - self.tol)
+            old = e.compound_divergence
+            best_gain, best = -np.inf, None
+            for pool in ("sample", "all"):
+                tr = np.flatnonzero(e.side == 0)
+                U = tr[rng.integers(0, len(tr), self.B)] if pool == "sample" else tr
+                U = U[self.sizes[U] <= budget]
+                U = U[e.keeps_atoms(U)] if len(U) else U
+                if len(U):
+                    dc, da = e.score(U, 0, -1)
+                    gain = np.where(da <= self.max_da, (dc - old) / self.sizes[U], -np.inf)
+                    j = int(np.argmax(gain))
+                    if gain[j] > best_gain:
+                        best_gain, best = float(gain[j]), U[j:j + 1]
+                if pool == "sample":
+                    P, Q = e.C.P, e.C.Q
+                    both = np.flatnonzero((P > 1e-9) & (Q > 1e-9))
+                    if len(both):
+                        w = Q[both] / (P[both] + 1.0)
+                        for k in np.unique(rng.choice(both, size=min(candidates, len(both)), p=w / w.sum())):
+                            out = holders[ptr[k]:ptr[k + 1]]
+                            out = out[e.side[out] == 0]
+                            rows = float(self.sizes[out].sum())
+                            if not len(out) or rows > budget or not self._block_keeps_atoms(e, out):
+                                continue
+                            e.place_block(out, -1)
+                            if e.atom_divergence <= self.max_da and (e.compound_divergence - old) / rows > best_gain:
+                                best_gain, best = (e.compound_divergence - old) / rows, out
+                            e.place_block(out, 0)
+                if best is not None:
+                    break
+            if best is None:
+                raise ValueError(
+                    f"train_size: cannot leave train with {train_target} rows (+/- {self.tol}) while every test atom "
+                    f"stays in train and D_A <= {self.max_da}: stuck at {int(e.train_rows)}; raise train_size or "
+                    "size_tolerance")
+            e.place_block(best, -1)
+
     # ------------------------------------------------------------------ loop
     def run(self, e: Engine, *, target_divergence, time_limit, max_steps, patience, progress, t0) -> str:
         from tqdm.auto import tqdm
@@ -310,7 +370,8 @@ class _Search:
         max_rows = max(1.0, self.holdout_share * self.target)
         stale, reason = 0, "no improving move"
         bar = tqdm(total=None, disable=not progress, desc="MCD search", unit=" round")
-        self.history = [(0.0, 0, e.compound_divergence, e.atom_divergence)]
+        if not self.history:  # a second run (after rows were left out) goes on with the same history
+            self.history.append((0.0, 0, e.compound_divergence, e.atom_divergence))
         try:
             while True:
                 if target_divergence is not None and e.compound_divergence >= target_divergence:
@@ -327,6 +388,12 @@ class _Search:
                 before = e.compound_divergence
                 kept = 0
                 n = chunk if max_steps is None else min(chunk, max_steps - self.steps)
+                # hold-outs first: each is a large move at the cost of a few swap steps
+                for _ in range(holdout_tries):
+                    if target_divergence is not None and e.compound_divergence >= target_divergence:
+                        break
+                    if self.holdout_step(e, max_rows):
+                        self.holdouts += 1
                 tr, te = np.flatnonzero(e.side == 0), np.flatnonzero(e.side == 1)
                 for _ in range(n):
                     if target_divergence is not None and e.compound_divergence >= target_divergence:
@@ -335,11 +402,6 @@ class _Search:
                     if self.swap_step(e, tr, te):
                         kept += 1
                 self.swaps += kept
-                for _ in range(holdout_tries):
-                    if target_divergence is not None and e.compound_divergence >= target_divergence:
-                        break
-                    if self.holdout_step(e, max_rows):
-                        self.holdouts += 1
                 e.recompute()  # exact sums again: no drift over long runs
                 stale = stale + 1 if e.compound_divergence <= before + 1e-9 else 0
                 self.history.append((time.perf_counter() - t0, self.steps, e.compound_divergence, e.atom_divergence))
@@ -363,12 +425,19 @@ def mcd_search(
     batch_size: int = 64,
     size_tolerance: float = 0.0,
     restarts: int = 0,
+    train_size: float | None = None,
     progress: bool | None = None,
 ) -> MCDResult:
     """The search on prepared :class:`~hf_synthsample.splits._data.Structures` (see :func:`mcd_split`)."""
     t0 = time.perf_counter()
     total = int(structures.sizes.sum()) + len(structures.unparsable)
     _, target = check_test_size(test_size, total)
+    train_target = check_train_size(train_size, target, total)
+    if train_target is not None and len(structures.unparsable):
+        train_target -= len(structures.unparsable)  # skipped rows are kept in train
+        if train_target < 1:
+            raise ValueError(f"train_size: {train_size} leaves no room beside the {len(structures.unparsable)} "
+                             "unparsable rows kept in train; raise train_size")
     max_da = check_float("max_atom_divergence", max_atom_divergence, min=0.0, max=1.0)
     seed = check_int("seed", seed, min=0)
     if target_divergence is not None:
@@ -395,9 +464,15 @@ def mcd_search(
         e = search.initial()
         search.lower_atom_divergence(e)
         initial = e.compound_divergence
-        reason = search.run(e, target_divergence=target_divergence, time_limit=time_limit,
-                            max_steps=None if max_steps is None else max_steps - steps,
-                            patience=patience, progress=progress, t0=t0)
+        run = dict(target_divergence=target_divergence, time_limit=time_limit, patience=patience, progress=progress, t0=t0)
+        reason = search.run(e, max_steps=None if max_steps is None else max_steps - steps, **run)
+        if train_target is not None and e.train_rows > train_target + tol:
+            # rows left out only now: the partition search has placed the held-out compounds, so
+            # the rows that still carry them into train are the ones worth leaving out
+            search.drop(e, train_target)
+            e.recompute()
+            if reason == "no improving move":
+                reason = search.run(e, max_steps=None if max_steps is None else max_steps - steps, **run)
         e.recompute()
         steps, swaps, holdouts = steps + search.steps, swaps + search.swaps, holdouts + search.holdouts
         if best is None or e.compound_divergence > best[0].compound_divergence:
@@ -411,13 +486,19 @@ def mcd_search(
     m = structures.members
     test_groups = np.flatnonzero(e.side == 1)
     test = np.sort(m.flat[ranges(m.starts[test_groups], m.sizes[test_groups])]) if len(test_groups) else np.zeros(0, np.int64)
-    mask = np.ones(total, dtype=bool)
-    mask[test] = False
+    if train_target is None:
+        mask = np.ones(total, dtype=bool)
+        mask[test] = False
+        train = np.flatnonzero(mask)
+    else:  # the groups left in train, and the unparsable rows (kept in train)
+        train_groups = np.flatnonzero(e.side == 0)
+        train = np.sort(np.concatenate([m.flat[ranges(m.starts[train_groups], m.sizes[train_groups])],
+                                        np.asarray(structures.unparsable, dtype=np.int64)]).astype(np.int64))
     result = MCDResult(
-        test_indices=test, train_indices=np.flatnonzero(mask), compound_divergence=e.compound_divergence,
+        test_indices=test, train_indices=train, compound_divergence=e.compound_divergence,
         atom_divergence=e.atom_divergence, initial_compound_divergence=initial, stop_reason=reason, steps=search.steps,
         swaps=search.swaps, holdouts=search.holdouts, seconds=time.perf_counter() - t0, num_groups=search.G,
-        history=search.history, starts=starts,
+        history=search.history, starts=starts, num_rows=total,
     )
     logger.info("MCD search stopped: %s; %r", reason, result)
     return result
@@ -442,6 +523,7 @@ def mcd_split(
     batch_size: int = 64,
     size_tolerance: float = 0.0,
     restarts: int = 0,
+    train_size: float | None = None,
     skip_unparsable: bool = False,
     progress: bool | None = None,
     return_result: bool = False,
@@ -459,11 +541,16 @@ def mcd_split(
             default: the weights for the language's compounds, none for ``compounds_column``.
         atoms_column, compounds_column: list-of-string columns to use instead of parsing ``column``.
         target_divergence, time_limit, max_steps, patience: when to stop (patience: rounds of 32
-            swap steps and 8 hold-out tries in a row without a gain).
+            swap steps and 12 hold-out tries in a row without a gain).
         batch_size: candidates scored per move.
         size_tolerance: the test size may be off by this share of the rows (rows of one structure move together).
         restarts: further searches from other random starts (seeded from ``seed``) while the
             last one stopped for lack of an improving move; the most divergent split is kept.
+        train_size: share of rows in train; ``None`` (default): all rows not in test, a partition.
+            Below ``1 - test_size`` the other rows are left out, as in Keysers et al.'s released
+            MCD splits (scikit-learn's ``train_test_split`` convention): the search first
+            partitions, then leaves out the train rows whose compounds tie train to test
+            (SCAN, test 25 %: D_C 0.53 as a partition, 0.62 with train 50 %).
         skip_unparsable: rows whose program does not parse go to train instead of raising.
         return_result: also return the :class:`MCDResult` (it is always at ``split.mcd_result`` too).
 
@@ -472,7 +559,8 @@ def mcd_split(
     """
     check_dataset(dataset)
     total = len(dataset)
-    check_test_size(test_size, total)
+    _, test_rows = check_test_size(test_size, total)
+    check_train_size(train_size, test_rows, total)
     check_float("max_atom_divergence", max_atom_divergence, min=0.0, max=1.0)
     check_int("seed", seed, min=0)
     max_height = check_int("max_height", max_height, min=1)
@@ -484,8 +572,8 @@ def mcd_split(
     result = mcd_search(st, test_size=test_size, max_atom_divergence=max_atom_divergence, seed=seed,
                         target_divergence=target_divergence, time_limit=time_limit, max_steps=max_steps,
                         patience=patience, batch_size=batch_size, size_tolerance=size_tolerance, restarts=restarts,
-                        progress=progress)
-    split = as_split(dataset, result.test_indices)
+                        train_size=train_size, progress=progress)
+    split = as_split(dataset, result.test_indices, None if train_size is None else result.train_indices)
     split.mcd_result = result
     return (split, result) if return_result else split
 
