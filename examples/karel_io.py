@@ -63,8 +63,8 @@ PRESETS = {
                  heads=2, batch_size=8, learning_rate=1e-3, max_new_tokens=24, narrow=ALL_NARROW[:2]),
     "small": dict(num_train=1000, num_test=60, num_fit=60, max_grid_size=8, epochs=4.0, d_model=64, layers=2, ffn=128,
                   heads=4, batch_size=16, learning_rate=1e-3, max_new_tokens=48, narrow=ALL_NARROW),
-    # CPU budget: about 4x the small run's training compute (2,000 programs, 8 epochs); see docs/reproductions.md
-    "cpu": dict(num_train=2000, num_test=100, num_fit=100, max_grid_size=8, epochs=8.0, d_model=64, layers=2, ffn=128,
+    # the largest CPU setting: ~20x the small run's training compute (5,000 programs, 16 epochs); docs/reproductions.md
+    "cpu": dict(num_train=5000, num_test=100, num_fit=100, max_grid_size=8, epochs=16.0, d_model=64, layers=2, ffn=128,
                 heads=4, batch_size=16, learning_rate=1e-3, max_new_tokens=48, narrow=ALL_NARROW),
     "paper": dict(num_train=100_000, num_test=2500, num_fit=500, max_grid_size=16, epochs=30.0, d_model=256, layers=3,
                   ffn=512, heads=4, batch_size=64, learning_rate=5e-4, max_new_tokens=128, narrow=ALL_NARROW),
