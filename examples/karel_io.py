@@ -36,9 +36,10 @@ Baseline / Uniform / difference in pp, one column per test set; each model's fit
 ``tasks.md/.json`` (tasks per test set), ``results.md`` (all three) and ``table1.png``.
 
 Expected runtime: ``--small`` about 8 minutes on one CPU thread (a smoke run: grids up to 8x8, a
-tiny model and 1,000 programs, far from the paper's accuracies); ``--cpu`` about 5 minutes here
-(2,000 programs, 8 epochs; the models still fit 1-2 % of their own training tasks, see
-docs/reproductions.md); ``--paper`` several hours (an
+tiny model and 1,000 programs, far from the paper's accuracies); ``--cpu`` about 17 CPU-minutes
+(25 minutes wall at load 3; 5,000 programs, 16 epochs: the largest setting in the 30-minute
+budget; the models still fit 2 % of their own training tasks, see docs/reproductions.md);
+``--paper`` several hours (an
 estimate, not yet measured) on one GPU (100,000 programs, grids up to 16x16, 3+3-layer d_model
 256 T5); ``--tiny`` (tests) seconds.
 The paper trains on the 1.1M programs of Bunel et al.'s data set; ``--num-train`` scales up.
