@@ -32,6 +32,12 @@ homogenized set is mostly long expressions, which it fits far more slowly. Stopp
 score *below* the original. The ``--cpu`` preset (milder eps, a constant lr, 5,000 steps) trains
 long enough for the length and #operations sets to overtake DCFG; the three parenthesis sets,
 deeper and harder still, are not fitted in that budget (their fit is printed beside them).
+``--patience N`` switches every model to a train-to-convergence protocol instead of a fixed
+``--epochs``: every ``--eval-every`` steps the model is scored on fresh rows of its own training
+distribution (the ``fit: held-out`` rows, never the mixture); it stops once ``N`` evaluations in a
+row gained no more than ``--min-delta`` pp, or at ``--max-steps``, and the best checkpoint by that
+score is the one evaluated. Steps used are in the per-source table; the held-out curve of every
+model is in ``runs.json`` (``curve``, ``steps``, ``best_step``, ``stopped_early``).
 The paper does not state its Calculator training sizes or schedule; the ``--paper`` preset is
 this repository's documented choice (100,000 training rows per set, 20,000 evaluation rows,
 256-unit LSTM, 20 epochs), not the paper's own.
@@ -68,18 +74,23 @@ BASES = ("dcfg", "t2t")
 #: eps=0.05: the five homogenized sets are all different there (at eps >= 0.1 some coincide: only
 #: the single digits, or only the parenthesis-free rows, are thinned), and the two that the
 #: model fits in this budget (length, #operations) are far ahead of DCFG.
+#: The train-to-convergence protocol (``--patience``; ``train_and_score``) is off in every preset
+#: (``patience=None``: train ``--epochs``); ``eval_every``, ``min_delta`` and ``max_steps`` are its
+#: settings when ``--patience`` switches it on.
+CONVERGE_OFF = dict(patience=None, eval_every=500, min_delta=0.5, max_steps=20_000)
 PRESETS = {
     "tiny": dict(num_train=200, num_eval=200, num_fit=100, epochs=1, hidden_size=32, embedding_dim=16, batch_size=32,
-                 learning_rate=3e-3, lr_scheduler="linear", eps=0.01, seeds=1, bases=["dcfg"], variables=["length", "num_ops"]),
+                 learning_rate=3e-3, lr_scheduler="linear", eps=0.01, seeds=1, bases=["dcfg"], variables=["length", "num_ops"],
+                 **CONVERGE_OFF),
     "small": dict(num_train=4000, num_eval=2000, num_fit=500, epochs=4, hidden_size=128, embedding_dim=32,
                   batch_size=32, learning_rate=3e-3, lr_scheduler="linear", eps=0.01, seeds=1, bases=["dcfg"],
-                  variables=list(VARIABLE_COLUMNS)),
+                  variables=list(VARIABLE_COLUMNS), **CONVERGE_OFF),
     "cpu": dict(num_train=20_000, num_eval=2000, num_fit=1000, epochs=8, hidden_size=128, embedding_dim=32,
                 batch_size=32, learning_rate=3e-3, lr_scheduler="constant", eps=0.05, seeds=2, bases=["dcfg"],
-                variables=list(VARIABLE_COLUMNS)),
+                variables=list(VARIABLE_COLUMNS), **CONVERGE_OFF),
     "paper": dict(num_train=100_000, num_eval=20_000, num_fit=2000, epochs=20, hidden_size=256, embedding_dim=64,
                   batch_size=128, learning_rate=1e-3, lr_scheduler="linear", eps=0.01, seeds=3, bases=list(BASES),
-                  variables=list(VARIABLE_COLUMNS)),
+                  variables=list(VARIABLE_COLUMNS), **CONVERGE_OFF),
 }
 SCHEDULERS = ("linear", "constant", "cosine")
 EVAL_SEED_OFFSET = 1_000_003  # the evaluation set's seed: far from every training set's seed
@@ -124,6 +135,17 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--seeds", type=int, default=None,
                    help="training seeds per cell (mean and sd reported) [tiny, small: 1; cpu: 2; paper: 3]")
     p.add_argument("--seed", type=int, default=0, help="data seed and first training seed [0]")
+    conv = p.add_argument_group(
+        "train to convergence", "with --patience, every model trains until its accuracy on fresh rows of its own "
+        "distribution (--num-fit rows, the fit: held-out column) has not improved by more than --min-delta pp for "
+        "--patience evaluations, one every --eval-every steps, or --max-steps steps; the best evaluated checkpoint "
+        "by that score is kept (the mixture is never looked at). --epochs is then unused.")
+    conv.add_argument("--patience", type=int, default=None,
+                      help="evaluations without improvement before stopping (switches the protocol on) [off]")
+    conv.add_argument("--eval-every", type=int, default=None, help="steps between own-distribution evaluations [500]")
+    conv.add_argument("--min-delta", type=float, default=None,
+                      help="smallest gain (pp of held-out accuracy) that counts as an improvement [0.5]")
+    conv.add_argument("--max-steps", type=int, default=None, help="cap on training steps per model [20000]")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 is fastest on a small shared CPU) [1]")
     p.add_argument("--jobs", type=int, default=1,
                    help="models trained at once, one process each (results do not depend on it) [1]")
@@ -137,6 +159,21 @@ def parse_args(argv=None) -> argparse.Namespace:
                                                     "batch_size", "seeds", "threads", "jobs"))
     if a.epochs <= 0 or a.learning_rate <= 0 or a.eps <= 0:
         p.error("--epochs, --learning-rate and --eps must be > 0")
+    for flag, value, ok, rule in (("--patience", a.patience, a.patience is None or a.patience >= 1, ">= 1"),
+                                  ("--eval-every", a.eval_every, a.eval_every >= 1, ">= 1"),
+                                  ("--min-delta", a.min_delta, a.min_delta >= 0, ">= 0 (pp)"),
+                                  ("--max-steps", a.max_steps, a.max_steps >= 1, ">= 1")):
+        if not ok:
+            p.error(f"{flag} must be {rule}, got {value}")
+    if a.patience is None:
+        unused = [f"--{k.replace('_', '-')}" for k in ("eval_every", "min_delta", "max_steps") if k in a.overrides]
+        if unused:
+            p.error(f"{', '.join(unused)} only apply with --patience N (train to convergence); set --patience or "
+                    "drop them")
+    elif a.eval_every > a.max_steps:
+        p.error(f"--eval-every ({a.eval_every}) must be <= --max-steps ({a.max_steps}): no evaluation would run")
+    elif "epochs" in a.overrides:
+        p.error("--epochs does not apply with --patience (training stops on the held-out score or --max-steps)")
     return a
 
 
@@ -194,19 +231,103 @@ def run_job(job: tuple, a: argparse.Namespace) -> dict[str, float]:
     return train_and_score(train_ds, heldout_ds, eval_ds, a, seed, os.path.join(a.out, "checkpoints", f"{config}-{seed}"))
 
 
+class ConvergenceStopper:
+    """Early stopping on the model's own distribution, as a ``transformers`` ``TrainerCallback``.
+
+    Every ``eval_every`` optimizer steps (and at the last step), ``score()`` (the accuracy in % on
+    held-out rows of the training distribution) is recorded in ``curve`` as ``(step, score)``; a
+    score above ``best + min_delta`` becomes the new best and its weights are copied (to CPU
+    memory); after ``patience`` evaluations in a row without such a gain, training stops. The cap
+    is the Trainer's ``max_steps``. ``restore()`` loads the best weights back into the model.
+
+    Example:
+        >>> import torch
+        >>> m = torch.nn.Linear(1, 1)
+        >>> scores = iter([50.0, 60.0, 60.2, 59.0, 70.0])
+        >>> stop = ConvergenceStopper(m, lambda: next(scores), eval_every=10, patience=2, min_delta=0.5)
+        >>> [stop.evaluate(step) for step in (10, 20, 30, 40)]  # 60.2 and 59.0 are no gain over 60.0
+        [False, False, False, True]
+        >>> stop.best_step, stop.best_score, stop.curve[-1]
+        (20, 60.0, (40, 59.0))
+    """
+
+    def __init__(self, model, score, *, eval_every: int, patience: int, min_delta: float) -> None:
+        self.model, self.score = model, score
+        self.eval_every, self.patience, self.min_delta = eval_every, patience, min_delta
+        self.curve: list[tuple[int, float]] = []
+        self.best_score: float | None = None
+        self.best_step: int | None = None
+        self.best_state: dict | None = None
+        self.stale = 0
+        self.stopped_early = False
+
+    def evaluate(self, step: int) -> bool:
+        """Score the model at ``step``; returns whether training should stop (patience exhausted)."""
+        value = float(self.score())
+        self.curve.append((step, value))
+        if self.best_score is None or value > self.best_score + self.min_delta:
+            self.best_score, self.best_step, self.stale = value, step, 0
+            self.best_state = {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
+        else:
+            self.stale += 1
+        self.stopped_early = self.stale >= self.patience
+        return self.stopped_early
+
+    def restore(self) -> None:
+        """Load the best evaluated weights into the model."""
+        if self.best_state is not None:
+            self.model.load_state_dict(self.best_state)
+
+    def as_callback(self):
+        """The ``TrainerCallback`` calling :meth:`evaluate` on the schedule and stopping the Trainer."""
+        from transformers import TrainerCallback
+
+        stopper = self
+
+        class _Callback(TrainerCallback):
+            def on_step_end(self, args, state, control, **kwargs):
+                step = state.global_step
+                last = state.max_steps > 0 and step >= state.max_steps
+                if step % stopper.eval_every == 0 or last:
+                    if stopper.evaluate(step):
+                        control.should_training_stop = True
+                return control
+
+        return _Callback()
+
+
 def train_and_score(train_ds, heldout_ds, eval_ds, a: argparse.Namespace, seed: int, workdir: str) -> dict[str, float]:
     """Train one fresh classifier; its accuracy (%) on the mixture overall, per source distribution
     and per ``num_ops`` bucket, and its fit: on its first ``num_fit`` training rows (``fit_train``)
-    and on fresh rows of its own distribution (``fit_heldout``)."""
+    and on fresh rows of its own distribution (``fit_heldout``).
+
+    With ``a.patience`` (train to convergence, :class:`ConvergenceStopper`) training stops on the
+    ``fit_heldout`` score (or at ``a.max_steps``) and the best checkpoint by that score is scored;
+    ``steps`` (steps trained), ``best_step`` (the checkpoint kept), ``stopped_early`` and ``curve``
+    (``[[step, held-out %], ...]``) are added. Without it, ``steps`` is the fixed schedule's."""
     import numpy as np
 
     from hf_synthsample.models import build_calculator_model, evaluate_classifier, train_classifier
 
     model, tokenizer = build_calculator_model(seed=seed, hidden_size=a.hidden_size, embedding_dim=a.embedding_dim)
+
+    def heldout_score() -> float:
+        return float(evaluate_classifier(model, tokenizer, heldout_ds, text_column="expression",
+                                         label_column="answer")["accuracy"])
+
+    stopper = None
+    schedule: dict = dict(epochs=a.epochs)
+    if a.patience is not None:
+        stopper = ConvergenceStopper(model, heldout_score, eval_every=a.eval_every, patience=a.patience,
+                                     min_delta=a.min_delta)
+        schedule = dict(epochs=1.0, max_steps=a.max_steps, callbacks=[stopper.as_callback()])
     trainer = train_classifier(model, tokenizer, train_ds, text_column="expression", label_column="answer",
-                               output_dir=workdir, epochs=a.epochs, batch_size=a.batch_size,
+                               output_dir=workdir, batch_size=a.batch_size,
                                learning_rate=a.learning_rate, seed=seed, lr_scheduler_type=a.lr_scheduler,
-                               disable_tqdm=a.preset == "tiny" or a.jobs > 1)  # interleaved bars are noise
+                               disable_tqdm=a.preset == "tiny" or a.jobs > 1, **schedule)  # interleaved bars are noise
+    steps = int(trainer.state.global_step)
+    if stopper is not None:
+        stopper.restore()
     scores = evaluate_classifier(trainer.model, tokenizer, eval_ds, text_column="expression",
                                  label_column="answer", group_column="distribution")
     out = to_percent(scores)
@@ -219,6 +340,10 @@ def train_and_score(train_ds, heldout_ds, eval_ds, a: argparse.Namespace, seed: 
     for name, ds in (("fit_train", fit_rows), ("fit_heldout", heldout_ds)):
         out[name] = float(evaluate_classifier(trainer.model, tokenizer, ds, text_column="expression",
                                               label_column="answer")["accuracy"])
+    out["steps"] = steps
+    if stopper is not None:
+        out.update(best_step=stopper.best_step, stopped_early=stopper.stopped_early,
+                   curve=[[step, score] for step, score in stopper.curve])
     return out
 
 
@@ -248,7 +373,8 @@ def build_tables(results: dict[tuple[str, str | None], list[dict]], a: argparse.
                           columns, caption=caption, float_format="{:.2f}", fit_note=fit_note)
     per_source = ResultsTable(
         "Calculator accuracy (%) on the mixture and each source, with the fit on the model's own distribution",
-        ["train", "fit: train rows", "fit: held-out", "mixture", *SOURCES], caption=caption, float_format="{:.1f}",
+        ["train", "steps", "fit: train rows", "fit: held-out", "mixture", *SOURCES], caption=caption,
+        float_format="{:.1f}",
         fit_note="")
     levels = [f"ops {_bucket_name(lo, hi)}" for lo, hi in OPS_BUCKETS]
     per_level = ResultsTable("Calculator accuracy (%) on the mixture by number of operations", ["train", *levels],
@@ -272,7 +398,7 @@ def build_tables(results: dict[tuple[str, str | None], list[dict]], a: argparse.
         for variable in (None, *a.variables):
             runs = results[(base, variable)]
             name = training_config(base, variable)
-            per_source.add(train=name, **{"fit: train rows": cell(runs, "fit_train"),
+            per_source.add(train=name, steps=cell(runs, "steps"), **{"fit: train rows": cell(runs, "fit_train"),
                                           "fit: held-out": cell(runs, "fit_heldout")},
                            **{k: cell(runs, k) for k in ("mixture", *SOURCES)})
             per_level.add(train=name, **{k: cell(runs, k) for k in levels})
@@ -307,14 +433,22 @@ def main(argv=None) -> int:
     configs = [(base, variable) for base in a.bases for variable in (None, *a.variables)]
     # generate every set once, here (the training jobs read the cache), and find identical ones
     same = identical_sets({training_config(b, v): load_data(training_config(b, v), a)[0] for b, v in configs})
-    jobs = [(base, variable, a.seed + k) for base, variable in configs for k in range(a.seeds)]
+    # seed-major: a run stopped part-way has every config at the first seed(s) (results do not depend on order)
+    jobs = [(base, variable, a.seed + k) for k in range(a.seeds) for base, variable in configs]
     done: dict[tuple, dict] = {}
 
     def report(job, scores):
         done[job] = scores
         if is_main_process():
+            # every finished model on disk at once: a run stopped part-way keeps them (runs.partial.json)
+            write_json_atomic(os.path.join(a.out, "runs.partial.json"), {
+                "settings": {k: v for k, v in vars(a).items()},
+                "runs": [{"config": training_config(b, v), "seed": sd, **r} for (b, v, sd), r in done.items()]},
+                indent=2)
             print(f"[{time.time() - start:6.0f}s] {training_config(job[0], job[1])} seed {job[2]}: " + ", ".join(
-                f"{key} {v:.1f}" for key, v in scores.items() if v is not None), flush=True)
+                f"{key} {v:.1f}" for key, v in scores.items() if isinstance(v, float)
+            ) + f", steps {scores['steps']}" + (f" (best {scores['best_step']})" if "best_step" in scores else ""),
+                flush=True)
 
     if a.jobs == 1:
         for job in jobs:
@@ -331,9 +465,13 @@ def main(argv=None) -> int:
     scale = {"paper": "paper-scale settings",
              "cpu": "CPU reproduction (smaller data, model and schedule than the paper, which states none of them)"
              }.get(a.preset, f"{a.preset} run: a pipeline check, NOT the paper's scale or effect")
+    schedule = (f"{a.epochs:g} epochs" if a.patience is None else
+                f"trained to convergence (held-out own-distribution accuracy on {a.num_fit} rows every {a.eval_every} "
+                f"steps, stop after {a.patience} evaluations without a gain > {a.min_delta:g} pp, cap {a.max_steps} "
+                "steps, best checkpoint kept; steps per model in the per-source table)")
     caption = (f"{describe_settings(a.preset, a.overrides)} ({scale}). Train {a.num_train} rows per set "
                f"(homogenized with eps={a.eps:g}), evaluate on {a.num_eval} fresh mixture rows; char LSTM "
-               f"{a.hidden_size} units (embedding {a.embedding_dim}), {a.epochs:g} epochs of batch {a.batch_size}, "
+               f"{a.hidden_size} units (embedding {a.embedding_dim}), {schedule} of batch {a.batch_size}, "
                f"lr {a.learning_rate:g} ({a.lr_scheduler}); mean ± sd over {a.seeds} training seed(s) from {a.seed} "
                f"(data fixed).")
     if same:
@@ -352,6 +490,9 @@ def main(argv=None) -> int:
                      for (b, v), runs in results.items() for k, r in enumerate(runs)]}, indent=2)
         plot_table(per_source).bar_plot(os.path.join(a.out, "per_source.png"), ylabel="accuracy (%)")
         print(text)
+        partial = os.path.join(a.out, "runs.partial.json")
+        if os.path.exists(partial):  # superseded by runs.json
+            os.remove(partial)
         print(f"wrote {a.out} in {time.time() - start:.0f}s")
     return 0
 

@@ -31,12 +31,13 @@ def test_tiny_run_writes_table3_layout(tmp_path, cache_dir, capsys):
     assert 0.0 <= original["value"] <= 100.0 and 0.0 <= original["fit"] <= 100.0
     assert len(original["values"]) == 2 and "sd" in original  # two seeds: a spread
     per_source = json.loads((out / "per_source.json").read_text())
-    assert per_source["columns"] == ["train", "fit: train rows", "fit: held-out", "mixture", "dcfg", "t2t", "rcfg", "bal"]
+    assert per_source["columns"] == ["train", "steps", "fit: train rows", "fit: held-out", "mixture", "dcfg", "t2t", "rcfg", "bal"]
     assert [r["train"] for r in per_source["rows"]] == ["dcfg", "dcfg-homogenized-length", "dcfg-homogenized-num-ops"]
     runs = json.loads((out / "runs.json").read_text())["runs"]
     assert len(runs) == 6 and {r["seed"] for r in runs} == {0, 1}
     for r in per_source["rows"]:
-        for col in per_source["columns"][1:]:
+        assert r["steps"]["value"] == 7  # the fixed schedule: 1 epoch of 200 rows, batch 32
+        for col in per_source["columns"][2:]:
             assert 0.0 <= r[col]["value"] <= 100.0, (r, col)
         # per seed, the mixture accuracy is a weighted mean of the per-source accuracies
         for run in (x for x in runs if x["config"] == r["train"]):
@@ -107,3 +108,67 @@ def test_identical_training_sets_are_named(tmp_path, cache_dir):
     assert runs["identical_training_sets"] == [["dcfg-homogenized-length", "dcfg-homogenized-num-ops"]]
     caption = json.loads((out / "table3.json").read_text())["caption"]
     assert "dcfg-homogenized-length = dcfg-homogenized-num-ops" in caption
+
+
+def test_convergence_stopper_stops_and_keeps_the_best():
+    import torch
+
+    model = torch.nn.Linear(1, 1, bias=False)
+    scores = iter([10.0, 30.0, 30.4, 25.0, 29.0])
+
+    def score() -> float:
+        value = next(scores)
+        with torch.no_grad():  # the weights at each evaluation carry its score, to check which is kept
+            model.weight.fill_(value)
+        return value
+
+    stop = shin_calculator.ConvergenceStopper(model, score, eval_every=5, patience=3, min_delta=0.5)
+    assert [stop.evaluate(step) for step in (5, 10, 15, 20, 25)] == [False, False, False, False, True]
+    assert (stop.best_step, stop.best_score, stop.stopped_early) == (10, 30.0, True)  # +0.4 is not > 0.5
+    assert stop.curve == [(5, 10.0), (10, 30.0), (15, 30.4), (20, 25.0), (25, 29.0)]
+    stop.restore()
+    assert model.weight.item() == 30.0
+
+
+def _converge_run(tmp_path, cache_dir, *flags: str) -> tuple[list[dict], Path]:
+    out = tmp_path / "_".join(flags).replace("-", "")
+    assert shin_calculator.main(["--tiny", "--variables", "length", "--eval-every", "2", *flags, "--out", str(out),
+                                 "--cache-dir", cache_dir]) == 0
+    return json.loads((out / "runs.json").read_text())["runs"], out
+
+
+def test_train_to_convergence_stops_caps_and_keeps_best(tmp_path, cache_dir):
+    # patience 1 with an unreachable min-delta: the second evaluation never counts as a gain -> stop at step 4
+    runs, out = _converge_run(tmp_path, cache_dir, "--patience", "1", "--min-delta", "100", "--max-steps", "50")
+    for r in runs:
+        assert r["stopped_early"] and r["steps"] == 4 and r["best_step"] == 2, r
+        assert [s for s, _ in r["curve"]] == [2, 4]
+        # the kept model is the best checkpoint: its held-out fit is the first evaluation's score, not the last
+        assert math.isclose(r["fit_heldout"], r["curve"][0][1])
+    per_source = json.loads((out / "per_source.json").read_text())
+    assert per_source["columns"][:2] == ["train", "steps"]
+    assert per_source["rows"][0]["steps"]["value"] == 4
+    assert "trained to convergence" in (out / "table3.md").read_text()
+    # a patience never exhausted: the cap holds (tiny: 200 rows = 7 steps an epoch, so the cap spans epochs)
+    runs, _ = _converge_run(tmp_path, cache_dir, "--patience", "100", "--min-delta", "0", "--max-steps", "9")
+    for r in runs:
+        assert r["steps"] == 9 and not r["stopped_early"], r
+        assert [s for s, _ in r["curve"]] == [2, 4, 6, 8, 9]  # the last step is evaluated too
+        best = max(score for _, score in r["curve"])
+        assert math.isclose(r["fit_heldout"], best) and r["best_step"] in [s for s, v in r["curve"] if v == best]
+
+
+def test_convergence_flags_are_checked(tmp_path, capsys):
+    for argv, flag in ((["--patience", "0"], "--patience"), (["--patience", "2", "--eval-every", "0"], "--eval-every"),
+                       (["--patience", "2", "--min-delta", "-1"], "--min-delta"),
+                       (["--patience", "2", "--max-steps", "0"], "--max-steps"),
+                       (["--max-steps", "100"], "--max-steps"),  # without --patience it would be silently unused
+                       (["--patience", "2", "--eval-every", "50", "--max-steps", "10"], "--eval-every"),
+                       (["--patience", "2", "--epochs", "3"], "--epochs")):
+        with pytest.raises(SystemExit):
+            shin_calculator.main(["--tiny", *argv, "--out", str(tmp_path)])
+        assert flag in capsys.readouterr().err, argv
+    assert not any(tmp_path.iterdir())
+    a = shin_calculator.parse_args(["--cpu", "--patience", "4"])
+    assert (a.patience, a.eval_every, a.min_delta, a.max_steps) == (4, 500, 0.5, 20_000)
+    assert shin_calculator.parse_args(["--cpu"]).patience is None
