@@ -33,7 +33,15 @@ undertrained model. ``--cpu`` runs only Table 1's jump row, 1x vs 20x, on the fu
 split (14,670 rows; 20x: 270,071) with a narrow T5 (d_model 64, 2+2 layers, 128 relative-position
 buckets) for 15,000 steps of 64 at lr 1e-3 (about 14 CPU-minutes per model: at 5,000 steps the 20x
 model was still fitting and scored 0), greedy decoding, 1,000 test rows: its measured figures are
-in ``docs/reproductions.md``.
+in ``docs/reproductions.md``. It shows the paper's direction, not its size (20x: 8.8 % vs 0 %):
+the measured learning curve of the 20x model (``--eval-every 5000``) levels off at 7-15 % from
+15,000 to 30,000 steps while it fits ~100 % of its rows, so more steps of this model do not reach
++30 pp; the preset keeps the 15,000 steps that fit in 30 minutes.
+
+``--eval-every N`` scores each model every N training steps (and at its last step) on a fixed
+seeded subset of ``--curve-size`` test rows (default 300) and on the fit rows, with the final
+evaluation's decoding: the learning curve goes to ``runs.json`` (``curve``) and to a table on
+the results page (``curve.md``). Off by default; training is the same with or without it.
 
 Scale. ``--small`` subsamples the SCAN train sets to 1,000 rows before augmentation
 (``--train-size``) and the test sets to 200 (``--test-size``), trains a narrow T5 (d_model 64,
@@ -77,8 +85,9 @@ PRESETS: dict[str, dict[str, Any]] = {
                   star_primitives=50, star_train=1000, star_test=100, rel_buckets=32, tables=list(TABLES),
                   splits=list(SCAN_SPLITS)),
     # CPU, <= 30 min of one core (2 x ~14 CPU-min): Table 1 jump, 1x vs 20x, full SCAN train split, a model
-    # that fits it
-    # (128 relative-position buckets: the decoder must tell output positions up to 48 apart)
+    # that fits it (128 relative-position buckets: the decoder must tell output positions up to 48 apart).
+    # 15,000 steps: the 20x jump curve is flat from there (11.2 / 11.2 / 7.0 / 14.6 % at 15k / 20k / 25k /
+    # 30k steps, docs/reproductions.md), so doubling the steps would break the 30 min and gain ~3 pp
     "cpu": dict(sanity_size=300, train_size=0, test_size=1000, factors=[1, 20], augzero_k=20, steps=15_000,
                 batch_size=64, learning_rate=1e-3, warmup_steps=100, scheduler="constant_with_warmup", d_model=64,
                 layers=2, ffn=128, heads=4, dropout=0.0, seeds=[0], num_beams=1, star_lengths=[4, 8, 16],
@@ -171,14 +180,26 @@ def train_and_evaluate(train, test, args, *, seed: int, output_dir: str) -> dict
         tokenizer, "t5", seed=seed, d_model=args.d_model, d_kv=args.d_model // args.heads, d_ff=args.ffn,
         num_layers=args.layers, num_decoder_layers=args.layers, num_heads=args.heads, dropout_rate=args.dropout,
         relative_attention_num_buckets=args.rel_buckets, relative_attention_max_distance=max(128, args.rel_buckets))
+    longest = int(max(len(a.split()) for a in column_array(test, "actions")))
+    callbacks = []
+    if args.eval_every:
+        # the learning curve: fit and test exact match at every --eval-every steps (and the last step)
+        # on fixed seeded subsets, so a checkpoint's scores are comparable along the run
+        curve = CurveScorer(
+            model, tokenizer, test=subsample(test, args.curve_size, seed + 2),
+            fit=subsample(train, args.sanity_size, seed) if args.sanity_size else None,
+            every=args.eval_every, last=args.steps, num_beams=args.num_beams, max_new_tokens=longest + 2,
+            batch_size=args.eval_batch_size)
+        callbacks.append(curve)
     start = time.perf_counter()
     train_seq2seq(
         model, tokenizer, train, source_column="commands", target_column="actions", output_dir=output_dir,
         max_steps=args.steps, batch_size=args.batch_size, learning_rate=args.learning_rate, seed=seed,
         lr_scheduler_type=args.scheduler, warmup_steps=args.warmup_steps,
+        callbacks=[c.as_trainer_callback() for c in callbacks],
         disable_tqdm=True)
-    train_s = time.perf_counter() - start
-    longest = int(max(len(a.split()) for a in column_array(test, "actions")))
+    curve_s = callbacks[0].seconds if callbacks else 0.0
+    train_s = time.perf_counter() - start - curve_s
     result = evaluate_seq2seq(
         model, tokenizer, test, source_column="commands", target_column="actions", num_beams=args.num_beams,
         max_new_tokens=longest + 2, batch_size=args.eval_batch_size)
@@ -188,10 +209,64 @@ def train_and_evaluate(train, test, args, *, seed: int, output_dir: str) -> dict
         model, tokenizer, subsample(train, args.sanity_size, seed), source_column="commands",
         target_column="actions", num_beams=args.num_beams, max_new_tokens=longest + 2,
         batch_size=args.eval_batch_size) if args.sanity_size else {"exact_match": None}
-    return {"exact_match": float(result["exact_match"]), "num_test": int(result["num_examples"]),
-            "train_exact_match": seen["exact_match"],
-            "train_rows": int(train.num_rows), "train_seconds": round(train_s, 1),
-            "eval_seconds": round(time.perf_counter() - start - train_s, 1)}
+    out = {"exact_match": float(result["exact_match"]), "num_test": int(result["num_examples"]),
+           "train_exact_match": seen["exact_match"],
+           "train_rows": int(train.num_rows), "train_seconds": round(train_s, 1),
+           "eval_seconds": round(time.perf_counter() - start - train_s - curve_s, 1)}
+    if callbacks:
+        out.update(curve=callbacks[0].points, curve_seconds=round(curve_s, 1))
+    return out
+
+
+class CurveScorer:
+    """Scores the model during training: exact match on ``test`` (and on ``fit``, rows of its own
+    training set, when given) after every ``every`` steps and after step ``last``, with the same
+    decoding as the final evaluation. ``points`` holds ``{"step", "test_exact_match",
+    "train_exact_match", "num_test", "seconds"}`` per checkpoint; ``seconds`` sums the time spent.
+    """
+
+    def __init__(self, model, tokenizer, *, test, fit, every: int, last: int, num_beams: int,
+                 max_new_tokens: int, batch_size: int):
+        if not isinstance(every, int) or every < 1:
+            raise ValueError(f"every must be a positive number of steps, got {every!r}")
+        self.model, self.tokenizer, self.test, self.fit = model, tokenizer, test, fit
+        self.every, self.last = every, last
+        self.decode = dict(num_beams=num_beams, max_new_tokens=max_new_tokens, batch_size=batch_size)
+        self.points: list[dict[str, Any]] = []
+        self.seconds = 0.0
+
+    def _score(self, dataset) -> float:
+        from hf_synthsample.models import evaluate_seq2seq
+
+        return float(evaluate_seq2seq(self.model, self.tokenizer, dataset, source_column="commands",
+                                      target_column="actions", **self.decode)["exact_match"])
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        """Score at a checkpoint step (``state.global_step``); other steps do nothing."""
+        step = state.global_step
+        if step % self.every and step != self.last:
+            return
+        start = time.perf_counter()  # generate_predictions restores the model's train mode
+        point = {"step": int(step), "test_exact_match": self._score(self.test), "num_test": int(self.test.num_rows),
+                 "train_exact_match": self._score(self.fit) if self.fit is not None else None}
+        point["seconds"] = round(time.perf_counter() - start, 1)
+        self.seconds += time.perf_counter() - start
+        self.points.append(point)
+        fit = "-" if point["train_exact_match"] is None else f"{point['train_exact_match']:.1f}"
+        print(f"    step {step}: test {point['test_exact_match']:.1f} fit {fit} ({point['seconds']} s)", flush=True)
+
+    def as_trainer_callback(self) -> Any:
+        """This scorer as a ``transformers.TrainerCallback`` (imported here: the module's data
+        functions need no torch)."""
+        from transformers import TrainerCallback
+
+        scorer = self
+
+        class _Callback(TrainerCallback):
+            def on_step_end(self, args, state, control, **kwargs):
+                scorer.on_step_end(args, state, control, **kwargs)
+
+        return _Callback()
 
 
 class Runner:
@@ -330,6 +405,22 @@ def figure2(args, runner: Runner):
     return table
 
 
+def curve_table(args, runs: list[dict[str, Any]]):
+    """The learning curves of ``runs`` (``--eval-every``): one row per (run, seed, checkpoint)."""
+    from hf_synthsample.experiments import ResultsTable
+
+    table = ResultsTable(
+        f"Learning curves (every {args.eval_every} steps)", ["run", "seed", "step", "fit", "test exact match"],
+        caption=f"Exact match (%) at each checkpoint on a fixed seeded subset of {args.curve_size} test rows "
+        f"(or all, if fewer); fit: on the {args.sanity_size} training rows of the final fit (- when "
+        f"--sanity-size is 0). Same decoding as the tables (beam {args.num_beams}).", fit_note="")
+    for run in runs:
+        for point in run.get("curve", []):
+            table.add(**{"run": run["key"], "seed": run["seed"], "step": point["step"],
+                         "fit": point["train_exact_match"], "test exact match": point["test_exact_match"]})
+    return table
+
+
 # ------------------------------------------------------------------------------------------------
 # Command line
 # ------------------------------------------------------------------------------------------------
@@ -356,6 +447,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                        ("num_beams", int), ("star_source", int), ("star_primitives", int), ("star_train", int),
                        ("star_test", int), ("sanity_size", int), ("rel_buckets", int)]:
         p.add_argument("--" + name.replace("_", "-"), type=kind, default=None, help=f"override the preset's {name}")
+    p.add_argument("--eval-every", type=int, default=None,
+                   help="also score each model every N training steps (and at the last step): a learning curve "
+                        "(step, fit, test exact match) in runs.json and curve.md (default: off)")
+    p.add_argument("--curve-size", type=int, default=300,
+                   help="test rows (a fixed seeded subset of the test set) scored at each --eval-every "
+                        "checkpoint (default 300); the fit uses the --sanity-size rows")
     p.add_argument("--factors", type=int, nargs="+", help="augmentation factors of Table 1 (1 = none); Table 3 "
                    "needs 1, 2 and a larger one")
     p.add_argument("--splits", nargs="+", choices=list(SCAN_SPLITS),
@@ -371,6 +468,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                  non_negative=("train_size", "test_size", "sanity_size", "warmup_steps"))
     if args.seed is not None:
         args.seeds = [args.seed]
+    if args.eval_every is not None and args.eval_every < 1:
+        p.error(f"--eval-every must be a positive number of steps (omit it for no learning curve), "
+                f"got {args.eval_every}")
+    if args.curve_size < 1:
+        p.error(f"--curve-size must be a positive number of test rows, got {args.curve_size}")
     if min(args.factors) < 1:
         p.error(f"--factors must be >= 1 (1 = no augmentation), got {args.factors}")
     if len(set(args.factors)) != len(args.factors):
@@ -408,12 +510,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         tables["table3"] = table3(args, runner, data)
     if "fig2" in args.tables:
         tables["figure2"] = figure2(args, runner)
+    if args.eval_every:
+        tables["curve"] = curve_table(args, runner.runs)
     from hf_synthsample.atomic import write_json_atomic, write_text_atomic
 
     markdown = "\n\n".join(t.to_markdown() for t in tables.values())
     if is_main_process():
         for name, table in tables.items():
             table.save(args.out, name)
+            if name == "curve":  # a table only: its rows are checkpoints, not bars
+                continue
             values = {"table1": None, "table3": ["SCAN (Around Right)"], "figure2": ["exact match"]}[name]
             table.bar_plot(os.path.join(args.out, f"{name}.png"), values=values, ylabel="exact match (%)")
         write_text_atomic(os.path.join(args.out, "results.md"), markdown + "\n")

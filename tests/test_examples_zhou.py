@@ -130,3 +130,44 @@ def test_any_subset_of_tables_splits_and_factors(tmp_path, cache_dir):
     # the caption names the flags that overrode the preset
     assert "preset --tiny with --factors 1 20 --steps 2" in t1["caption"]
     assert len(json.loads((out / "runs.json").read_text())) == 2
+
+
+def test_learning_curve_checkpoints(tmp_path, cache_dir):
+    # --eval-every: the fit and test exact match at every N steps and at the last step, in runs.json
+    # and in a curve table on the results page
+    out = tmp_path / "curve"
+    assert zhou.main(["--tiny", "--tables", "1", "--splits", "jump", "--factors", "1", "20", "--out", str(out),
+                      "--cache-dir", cache_dir, "--eval-every", "3", "--curve-size", "5"]) == 0
+    runs = json.loads((out / "runs.json").read_text())
+    assert [r["key"] for r in runs] == ["scan/addprim_jump/1x", "scan/addprim_jump/20x"]
+    for run in runs:
+        assert [p["step"] for p in run["curve"]] == [3, 4]  # every 3 of the 4 steps, and the last
+        assert all(p["num_test"] == 5 and 0.0 <= p["test_exact_match"] <= 100.0
+                   and 0.0 <= p["train_exact_match"] <= 100.0 for p in run["curve"])
+    curve = json.loads((out / "results.json").read_text())["tables"]["curve"]
+    assert curve["columns"] == ["run", "seed", "step", "fit", "test exact match"]
+    assert [(r["run"][-3:], r["step"]) for r in curve["rows"]] == [("/1x", 3), ("/1x", 4), ("20x", 3), ("20x", 4)]
+    assert "Learning curves (every 3 steps)" in (out / "results.md").read_text()
+    assert (out / "curve.md").exists()
+
+    # a curve subset as large as the test set scores the same rows as the table at the last step
+    out = tmp_path / "whole"
+    assert zhou.main(["--tiny", "--tables", "1", "--splits", "jump", "--factors", "20", "--out", str(out),
+                      "--cache-dir", cache_dir, "--eval-every", "2", "--curve-size", "100"]) == 0
+    (run,) = json.loads((out / "runs.json").read_text())
+    assert [p["step"] for p in run["curve"]] == [2, 4]
+    assert run["curve"][-1]["num_test"] == run["num_test"] == 12
+    assert run["curve"][-1]["test_exact_match"] == run["exact_match"]
+    assert run["curve"][-1]["train_exact_match"] == run["train_exact_match"]
+    # without the flag there is no curve
+    args = zhou.parse_args(["--tiny"])
+    assert args.eval_every is None
+
+
+@pytest.mark.parametrize("flag, value", [("--eval-every", "0"), ("--eval-every", "-5"), ("--curve-size", "0"),
+                                         ("--curve-size", "-1")])
+def test_bad_curve_flags_name_the_flag(flag, value, capsys):
+    with pytest.raises(SystemExit):
+        zhou.parse_args(["--tiny", flag, value])
+    err = capsys.readouterr().err
+    assert f"{flag} must be a positive number" in err and value in err
