@@ -29,11 +29,13 @@ Why the schedule matters (docs/reproductions.md, "Shin et al. — Calculator, Ta
 this library's ``p_digit`` is mostly single digits, which a model fits in a few hundred steps; a
 homogenized set is mostly long expressions, which it fits far more slowly. Stopped early (the
 ``--small`` run, or a decaying learning rate), the homogenized models are caught half-trained and
-score *below* the original. The ``--cpu`` preset (milder eps, a constant lr, 5,000 steps) trains
-long enough for the length and #operations sets to overtake DCFG; the three parenthesis sets,
-deeper and harder still, are not fitted in that budget (their fit is printed beside them).
-``--patience N`` switches every model to a train-to-convergence protocol instead of a fixed
-``--epochs``: every ``--eval-every`` steps the model is scored on fresh rows of its own training
+score *below* the original. The length and #operations sets overtake DCFG with 20,000 rows and
+5,000 steps (``--cpu --patience 0 --num-train 20000 --variables length num_ops``); the three
+parenthesis sets need more *data*: at 20,000 rows their models memorise (68-78 % on their own
+training rows, 57 % on fresh rows) whatever the steps. So ``--cpu`` trains the three
+parenthesis variables on 100,000 rows per set to convergence, 2 seeds (all five would not fit
+the 30-minute budget). ``--patience N`` switches every model to a train-to-convergence protocol
+instead of a fixed ``--epochs`` (``--patience 0``: off): every ``--eval-every`` steps the model is scored on fresh rows of its own training
 distribution (the ``fit: held-out`` rows, never the mixture); it stops once ``N`` evaluations in a
 row gained no more than ``--min-delta`` pp, or at ``--max-steps``, and the best checkpoint by that
 score is the one evaluated. Steps used are in the per-source table; the held-out curve of every
@@ -43,7 +45,7 @@ this repository's documented choice (100,000 training rows per set, 20,000 evalu
 256-unit LSTM, 20 epochs), not the paper's own.
 
 Expected runtime: ``--small`` about 8 minutes on one CPU thread of a 2-core machine; ``--cpu
---jobs 2`` about 29 minutes on the 2 shared cores (docs/reproductions.md, with the machine load); ``--paper`` roughly an hour on one
+--jobs 2`` about 19 minutes on 2 cores (8 models; 34 CPU-minutes; docs/reproductions.md); ``--paper`` roughly an hour on one
 GPU (an estimate, not yet measured); ``--tiny`` (tests) a few seconds.
 """
 
@@ -69,14 +71,15 @@ SOURCES = ("dcfg", "t2t", "rcfg", "bal")
 BASES = ("dcfg", "t2t")
 
 #: Settings per scale; every entry is also a command-line flag that overrides it.
-#: ``cpu`` is the CPU reproduction (docs/reproductions.md): 20,000 rows per set, 8 epochs (5,000 steps)
-#: at a constant lr, 2 seeds (about 29 minutes with ``--jobs 2`` on the shared 2 cores), and
-#: eps=0.05: the five homogenized sets are all different there (at eps >= 0.1 some coincide: only
-#: the single digits, or only the parenthesis-free rows, are thinned), and the two that the
-#: model fits in this budget (length, #operations) are far ahead of DCFG.
-#: The train-to-convergence protocol (``--patience``; ``train_and_score``) is off in every preset
-#: (``patience=None``: train ``--epochs``); ``eval_every``, ``min_delta`` and ``max_steps`` are its
-#: settings when ``--patience`` switches it on.
+#: ``cpu`` is the CPU reproduction (docs/reproductions.md): the three parenthesis variables (the
+#: ones that need more data than 20,000 rows), 100,000 rows per set, each model trained to
+#: convergence on fresh rows of its own distribution (``patience=6``, at most 20,000 steps) at a
+#: constant lr, 2 seeds, with ``--jobs 2`` within 30 minutes on 2 cores; eps=0.05: the five
+#: homogenized sets are all different there (at eps >= 0.1 some coincide: only the single digits,
+#: or only the parenthesis-free rows, are thinned). Length and #operations: ``--variables``.
+#: The train-to-convergence protocol (``--patience``; ``train_and_score``) is off in the other
+#: presets (``patience=None``: train ``--epochs``); ``eval_every``, ``min_delta`` and ``max_steps``
+#: are its settings when ``--patience`` switches it on.
 CONVERGE_OFF = dict(patience=None, eval_every=500, min_delta=0.5, max_steps=20_000)
 PRESETS = {
     "tiny": dict(num_train=200, num_eval=200, num_fit=100, epochs=1, hidden_size=32, embedding_dim=16, batch_size=32,
@@ -85,9 +88,10 @@ PRESETS = {
     "small": dict(num_train=4000, num_eval=2000, num_fit=500, epochs=4, hidden_size=128, embedding_dim=32,
                   batch_size=32, learning_rate=3e-3, lr_scheduler="linear", eps=0.01, seeds=1, bases=["dcfg"],
                   variables=list(VARIABLE_COLUMNS), **CONVERGE_OFF),
-    "cpu": dict(num_train=20_000, num_eval=2000, num_fit=1000, epochs=8, hidden_size=128, embedding_dim=32,
+    "cpu": dict(num_train=100_000, num_eval=2000, num_fit=1000, epochs=8, hidden_size=128, embedding_dim=32,
                 batch_size=32, learning_rate=3e-3, lr_scheduler="constant", eps=0.05, seeds=2, bases=["dcfg"],
-                variables=list(VARIABLE_COLUMNS), **CONVERGE_OFF),
+                variables=["max_paren_depth", "mean_paren_depth", "num_parens"],
+                **dict(CONVERGE_OFF, patience=6)),
     "paper": dict(num_train=100_000, num_eval=20_000, num_fit=2000, epochs=20, hidden_size=256, embedding_dim=64,
                   batch_size=128, learning_rate=1e-3, lr_scheduler="linear", eps=0.01, seeds=3, bases=list(BASES),
                   variables=list(VARIABLE_COLUMNS), **CONVERGE_OFF),
@@ -141,7 +145,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--patience evaluations, one every --eval-every steps, or --max-steps steps; the best evaluated checkpoint "
         "by that score is kept (the mixture is never looked at). --epochs is then unused.")
     conv.add_argument("--patience", type=int, default=None,
-                      help="evaluations without improvement before stopping (switches the protocol on) [off]")
+                      help="evaluations without improvement before stopping (switches the protocol on; 0: off) "
+                           "[--cpu: 6; other presets: off]")
     conv.add_argument("--eval-every", type=int, default=None, help="steps between own-distribution evaluations [500]")
     conv.add_argument("--min-delta", type=float, default=None,
                       help="smallest gain (pp of held-out accuracy) that counts as an improvement [0.5]")
@@ -159,7 +164,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                                                     "batch_size", "seeds", "threads", "jobs"))
     if a.epochs <= 0 or a.learning_rate <= 0 or a.eps <= 0:
         p.error("--epochs, --learning-rate and --eps must be > 0")
-    for flag, value, ok, rule in (("--patience", a.patience, a.patience is None or a.patience >= 1, ">= 1"),
+    if a.patience == 0:  # 0: the fixed-epochs protocol, also where the preset trains to convergence (--cpu)
+        a.patience = None
+    for flag, value, ok, rule in (("--patience", a.patience, a.patience is None or a.patience >= 1, ">= 0 (0: off)"),
                                   ("--eval-every", a.eval_every, a.eval_every >= 1, ">= 1"),
                                   ("--min-delta", a.min_delta, a.min_delta >= 0, ">= 0 (pp)"),
                                   ("--max-steps", a.max_steps, a.max_steps >= 1, ">= 1")):
@@ -173,7 +180,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     elif a.eval_every > a.max_steps:
         p.error(f"--eval-every ({a.eval_every}) must be <= --max-steps ({a.max_steps}): no evaluation would run")
     elif "epochs" in a.overrides:
-        p.error("--epochs does not apply with --patience (training stops on the held-out score or --max-steps)")
+        p.error("--epochs does not apply with --patience (training stops on the held-out score or --max-steps); "
+                "pass --patience 0 to train a fixed number of epochs")
     return a
 
 

@@ -72,11 +72,12 @@ def test_signed_score_format():
 
 def test_presets_and_overrides():
     a = shin_calculator.parse_args(["--cpu"])
-    assert (a.num_train, a.seeds, a.lr_scheduler, a.eps, a.variables) == (20_000, 2, "constant", 0.05,
-                                                                   list(shin_calculator.VARIABLE_COLUMNS))
+    # the parenthesis variables need 100,000 rows and training to convergence (docs/reproductions.md)
+    assert (a.num_train, a.seeds, a.lr_scheduler, a.eps, a.patience, a.variables) == (
+        100_000, 2, "constant", 0.05, 6, ["max_paren_depth", "mean_paren_depth", "num_parens"])
     assert a.overrides == {}
-    a = shin_calculator.parse_args(["--cpu", "--epochs", "6"])
-    assert a.overrides == {"epochs": 6.0}
+    a = shin_calculator.parse_args(["--cpu", "--patience", "0", "--epochs", "6", "--num-train", "20000"])
+    assert a.overrides == {"patience": 0, "epochs": 6.0, "num_train": 20_000} and a.patience is None
     assert shin_calculator.parse_args([]).preset == "small"
 
 
@@ -159,7 +160,7 @@ def test_train_to_convergence_stops_caps_and_keeps_best(tmp_path, cache_dir):
 
 
 def test_convergence_flags_are_checked(tmp_path, capsys):
-    for argv, flag in ((["--patience", "0"], "--patience"), (["--patience", "2", "--eval-every", "0"], "--eval-every"),
+    for argv, flag in ((["--patience", "-1"], "--patience"), (["--patience", "2", "--eval-every", "0"], "--eval-every"),
                        (["--patience", "2", "--min-delta", "-1"], "--min-delta"),
                        (["--patience", "2", "--max-steps", "0"], "--max-steps"),
                        (["--max-steps", "100"], "--max-steps"),  # without --patience it would be silently unused
@@ -171,4 +172,5 @@ def test_convergence_flags_are_checked(tmp_path, capsys):
     assert not any(tmp_path.iterdir())
     a = shin_calculator.parse_args(["--cpu", "--patience", "4"])
     assert (a.patience, a.eval_every, a.min_delta, a.max_steps) == (4, 500, 0.5, 20_000)
-    assert shin_calculator.parse_args(["--cpu"]).patience is None
+    assert shin_calculator.parse_args(["--small"]).patience is None
+    assert shin_calculator.parse_args(["--cpu"]).patience == 6
