@@ -494,14 +494,10 @@ def mcd_search(
     m = structures.members
     test_groups = np.flatnonzero(e.side == 1)
     test = np.sort(m.flat[ranges(m.starts[test_groups], m.sizes[test_groups])]) if len(test_groups) else np.zeros(0, np.int64)
-    if train_target is None:
-        mask = np.ones(total, dtype=bool)
-        mask[test] = False
-        train = np.flatnonzero(mask)
-    else:  # the groups left in train, and the unparsable rows (kept in train)
-        train_groups = np.flatnonzero(e.side == 0)
-        train = np.sort(np.concatenate([m.flat[ranges(m.starts[train_groups], m.sizes[train_groups])],
-                                        np.asarray(structures.unparsable, dtype=np.int64)]).astype(np.int64))
+    # the groups in train and the unparsable rows (kept in train): for a partition, every row not in test
+    train_groups = np.flatnonzero(e.side == 0)
+    train = np.sort(np.concatenate([m.flat[ranges(m.starts[train_groups], m.sizes[train_groups])],
+                                    np.asarray(structures.unparsable, dtype=np.int64)]).astype(np.int64))
     result = MCDResult(
         test_indices=test, train_indices=train, compound_divergence=e.compound_divergence,
         atom_divergence=e.atom_divergence, initial_compound_divergence=initial, stop_reason=reason, steps=search.steps,
@@ -558,7 +554,7 @@ def mcd_split(
             Below ``1 - test_size`` the other rows are left out, as in Keysers et al.'s released
             MCD splits (scikit-learn's ``train_test_split`` convention): the search first
             partitions, then leaves out the train rows whose compounds tie train to test
-            (SCAN, test 25 %: D_C 0.53 as a partition, 0.62 with train 50 %).
+            (SCAN, test 25 %: D_C 0.53 as a partition, 0.63 with train 50 %).
         skip_unparsable: rows whose program does not parse go to train instead of raising.
         return_result: also return the :class:`MCDResult` (it is always at ``split.mcd_result`` too).
 
@@ -581,7 +577,7 @@ def mcd_split(
                         target_divergence=target_divergence, time_limit=time_limit, max_steps=max_steps,
                         patience=patience, batch_size=batch_size, size_tolerance=size_tolerance, restarts=restarts,
                         train_size=train_size, progress=progress)
-    split = as_split(dataset, result.test_indices, None if train_size is None else result.train_indices)
+    split = as_split(dataset, result.test_indices, result.train_indices)
     split.mcd_result = result
     return (split, result) if return_result else split
 
