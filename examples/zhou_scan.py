@@ -30,18 +30,21 @@ train set size. Results are the mean over ``--seeds``; every run is in ``runs.js
 Every score is shown with the model's fit beside it (exact match on ``--sanity-size`` rows of its own
 training set): a 0 with a high fit is the paper's failure to generalize, a 0 with a low fit is an
 undertrained model. ``--cpu`` runs only Table 1's jump row, 1x vs 20x, on the full SCAN train
-split (14,670 rows; 20x: 270,071) with a narrow T5 (d_model 64, 2+2 layers, 128 relative-position
-buckets) for 15,000 steps of 64 at lr 1e-3 (about 14 CPU-minutes per model: at 5,000 steps the 20x
-model was still fitting and scored 0), greedy decoding, 1,000 test rows: its measured figures are
-in ``docs/reproductions.md``. It shows the paper's direction, not its size (20x: 8.8 % vs 0 %):
-the measured learning curve of the 20x model (``--eval-every 5000``) levels off at 7-15 % from
-15,000 to 30,000 steps while it fits ~100 % of its rows, so more steps of this model do not reach
-+30 pp; the preset keeps the 15,000 steps that fit in 30 minutes.
+and test splits (train 14,670 rows, 20x: 270,071; test 7,706, of which 770 are the dev set) with a
+scratch BART (d_model 128, 3+3 layers, ffn 256, 4 heads, dropout 0.1) for 6,000 steps of 64 at lr
+1e-3, the reference's checkpoint selection (below) and greedy decoding; ``--jobs 2`` trains the two
+models side by side (about 20 minutes on 2 cores). Its measured figures are in
+``docs/reproductions.md``. Why this model: at d_model 64 (T5 or BART) the 20x model fits its rows
+and still writes one fixed augmented verb (``I_LOOK_15``, say) wherever the jump test wants
+``I_JUMP``, so jump stays at 8-27 %; at d_model 128 and 3+3 layers it reaches ~90 %. runs.json
+records this per run (``errors``: exact, substituted, stopped early, other, and the most common
+substitutions).
 
 ``--eval-every N`` scores each model every N training steps (and at its last step) on a fixed
 seeded subset of ``--curve-size`` test rows (default 300) and on the fit rows, with the final
 evaluation's decoding: the learning curve goes to ``runs.json`` (``curve``) and to a table on
-the results page (``curve.md``). Off by default; training is the same with or without it.
+the results page (``curve.md``). Off for ``--small``; ``--cpu`` and ``--paper`` score every 500
+steps, which the dev set needs. Training is the same with or without it.
 
 Scale. ``--small`` subsamples the SCAN train sets to 1,000 rows before augmentation
 (``--train-size``) and the test sets to 200 (``--test-size``), trains a narrow T5 (d_model 64,
@@ -55,8 +58,15 @@ with relative positions, 3+3 layers, d_model 256, feed-forward 512, 4 heads, dro
 batch 128, Noam schedule with factor 2.0 and 5,000 warmup steps (peak learning rate
 2.0 * 256^-0.5 * 5000^-0.5 = 1.77e-3, ``inverse_sqrt`` here), 50,000 steps, beam 5, 5 seeds, all
 train and test rows, SCAN* ``L`` in 31, 62, 125, 250 halved from 250 with 200 primitives, 200x
-augmentation and AugZero k=200. The paper selects the best checkpoint on a dev set; SCAN has none,
-so the final model is evaluated. Any flag overrides the preset.
+augmentation and AugZero k=200. Any flag overrides the preset.
+
+Checkpoint selection (``--dev-fraction``, ``--eval-every``). The paper "select[s] the best model
+based on [its] dev-set exact-match accuracy"; SCAN has no dev set, and the reference code (Jiang et
+al. 2022, which Zhou et al. follow) makes one by holding out a random 10 % of each *test* set
+(``gooddev``), scoring it every 500 steps and reporting the best checkpoint on the other 90 %.
+``--cpu`` and ``--paper`` do the same (``--dev-fraction 0.1 --eval-every 500``); runs.json keeps the
+chosen step, its dev score and the last checkpoint's test score beside it. ``--dev-fraction 0``
+evaluates the last checkpoint on all test rows.
 """
 
 from __future__ import annotations
@@ -78,26 +88,27 @@ PRESETS: dict[str, dict[str, Any]] = {
     "tiny": dict(sanity_size=8, train_size=48, test_size=12, factors=[1, 2, 20], augzero_k=3, steps=4, batch_size=16,
                  learning_rate=1e-3, warmup_steps=0, scheduler="constant", d_model=16, layers=1, ffn=32, heads=2,
                  dropout=0.1, seeds=[0], num_beams=1, star_lengths=[2, 4], star_source=4, star_primitives=10,
-                 star_train=48, star_test=8, rel_buckets=32, tables=list(TABLES), splits=list(SCAN_SPLITS)),
+                 star_train=48, star_test=8, rel_buckets=32, tables=list(TABLES), splits=list(SCAN_SPLITS),
+                 dev_fraction=0.0, eval_every=None, arch="t5"),
     "small": dict(sanity_size=100, train_size=1000, test_size=200, factors=[1, 2, 20], augzero_k=20, steps=200,
                   batch_size=32, learning_rate=5e-3, warmup_steps=20, scheduler="constant_with_warmup", d_model=64,
                   layers=2, ffn=128, heads=4, dropout=0.0, seeds=[0], num_beams=1, star_lengths=[4, 8, 16], star_source=16,
                   star_primitives=50, star_train=1000, star_test=100, rel_buckets=32, tables=list(TABLES),
-                  splits=list(SCAN_SPLITS)),
-    # CPU, <= 30 min of one core (2 x ~14 CPU-min): Table 1 jump, 1x vs 20x, full SCAN train split, a model
-    # that fits it (128 relative-position buckets: the decoder must tell output positions up to 48 apart).
-    # 15,000 steps: the 20x jump curve is flat from there (11.2 / 11.2 / 7.0 / 14.6 % at 15k / 20k / 25k /
-    # 30k steps, docs/reproductions.md), so doubling the steps would break the 30 min and gain ~3 pp
-    "cpu": dict(sanity_size=300, train_size=0, test_size=1000, factors=[1, 20], augzero_k=20, steps=15_000,
-                batch_size=64, learning_rate=1e-3, warmup_steps=100, scheduler="constant_with_warmup", d_model=64,
-                layers=2, ffn=128, heads=4, dropout=0.0, seeds=[0], num_beams=1, star_lengths=[4, 8, 16],
+                  splits=list(SCAN_SPLITS), dev_fraction=0.0, eval_every=None, arch="t5"),
+    # CPU, <= 30 min on 2 cores with --jobs 2: Table 1 jump, 1x vs 20x, the full SCAN train and test splits,
+    # the reference's checkpoint selection (10 % of the test rows as dev, every 500 steps). BART d_model 128,
+    # 3+3 layers: at d_model 64 (T5 or BART) the 20x model fits its rows and still emits one fixed verb for
+    # "jump" (jump 8-27 %); at 128 it reaches ~90 % within 5,000 steps (docs/reproductions.md)
+    "cpu": dict(sanity_size=300, train_size=0, test_size=0, factors=[1, 20], augzero_k=20, steps=6_000,
+                batch_size=64, learning_rate=1e-3, warmup_steps=100, scheduler="constant_with_warmup", d_model=128,
+                layers=3, ffn=256, heads=4, dropout=0.1, seeds=[0], num_beams=1, star_lengths=[4, 8, 16],
                 star_source=16, star_primitives=50, star_train=1000, star_test=100, rel_buckets=128, tables=["1"],
-                splits=["jump"]),
+                splits=["jump"], dev_fraction=0.1, eval_every=500, arch="bart"),
     "paper": dict(sanity_size=1000, train_size=0, test_size=0, factors=[1, 2, 20, 200], augzero_k=200, steps=50_000,
                   batch_size=128, learning_rate=_PAPER_LR, warmup_steps=5_000, scheduler="inverse_sqrt", d_model=256,
                   layers=3, ffn=512, heads=4, dropout=0.1, seeds=[0, 1, 2, 3, 4], num_beams=5, star_lengths=[31, 62, 125, 250],
                   star_source=250, star_primitives=200, star_train=10_000, star_test=1_000, rel_buckets=32,
-                  tables=list(TABLES), splits=list(SCAN_SPLITS)),
+                  tables=list(TABLES), splits=list(SCAN_SPLITS), dev_fraction=0.1, eval_every=500, arch="t5"),
 }
 
 
@@ -169,25 +180,61 @@ def star_length_split(L: int, *, source: int, num_primitives: int, train_size: i
 # ------------------------------------------------------------------------------------------------
 # Training and evaluation (hf_synthsample.models)
 # ------------------------------------------------------------------------------------------------
-def train_and_evaluate(train, test, args, *, seed: int, output_dir: str) -> dict[str, Any]:
-    """Word tokenizer over train + test, a scratch T5, ``args.steps`` steps, exact match on ``test``."""
-    from hf_synthsample.columns import column_array
-    from hf_synthsample.models import build_scratch_model, build_word_tokenizer, evaluate_seq2seq, train_seq2seq
+def dev_test_split(test, fraction: float, seed: int):
+    """The reference's model-selection protocol (Jiang et al. 2022's ``gooddev``, used by Zhou et al.):
+    a seeded ``fraction`` of the test rows becomes a dev set for choosing the checkpoint, the rest stays
+    the test set. ``fraction == 0``: no dev set (``None``, all test rows)."""
+    import numpy as np
 
+    if not fraction:
+        return None, test
+    n_dev = max(1, int(test.num_rows * fraction))
+    if n_dev >= test.num_rows:
+        raise ValueError(f"dev_fraction {fraction} leaves no test rows out of {test.num_rows}")
+    order = np.random.default_rng(seed).permutation(test.num_rows)
+    return test.select(np.sort(order[:n_dev])), test.select(np.sort(order[n_dev:]))
+
+
+def build_model(tokenizer, args, seed: int):
+    """The scratch model of ``args.arch``: T5 (relative position biases, ``--rel-buckets``) or BART
+    (learned absolute positions), with the same width, depth, heads and dropout."""
+    from hf_synthsample.models import build_scratch_model
+
+    if args.arch == "t5":
+        return build_scratch_model(
+            tokenizer, "t5", seed=seed, d_model=args.d_model, d_kv=args.d_model // args.heads, d_ff=args.ffn,
+            num_layers=args.layers, num_decoder_layers=args.layers, num_heads=args.heads, dropout_rate=args.dropout,
+            relative_attention_num_buckets=args.rel_buckets, relative_attention_max_distance=max(128, args.rel_buckets))
+    return build_scratch_model(
+        tokenizer, "bart", seed=seed, d_model=args.d_model, encoder_layers=args.layers, decoder_layers=args.layers,
+        encoder_ffn_dim=args.ffn, decoder_ffn_dim=args.ffn, encoder_attention_heads=args.heads,
+        decoder_attention_heads=args.heads, dropout=args.dropout)
+
+
+def train_and_evaluate(train, test, args, *, seed: int, output_dir: str) -> dict[str, Any]:
+    """Word tokenizer over train + test, a scratch T5, ``args.steps`` steps, exact match on ``test``.
+
+    With ``args.dev_fraction`` a seeded part of ``test`` is a dev set scored every ``args.eval_every``
+    steps; the checkpoint with the best dev exact match (the earliest on ties) is the one evaluated on
+    the remaining test rows, as in the reference code. The last checkpoint's score is kept beside it.
+    """
+    from hf_synthsample.columns import column_array
+    from hf_synthsample.models import build_word_tokenizer, evaluate_seq2seq, train_seq2seq
+
+    dev, test = dev_test_split(test, args.dev_fraction, seed + 3)
     texts = [str(t) for d in (train, test) for c in ("commands", "actions") for t in column_array(d, c)]
     tokenizer = build_word_tokenizer(texts)
-    model = build_scratch_model(
-        tokenizer, "t5", seed=seed, d_model=args.d_model, d_kv=args.d_model // args.heads, d_ff=args.ffn,
-        num_layers=args.layers, num_decoder_layers=args.layers, num_heads=args.heads, dropout_rate=args.dropout,
-        relative_attention_num_buckets=args.rel_buckets, relative_attention_max_distance=max(128, args.rel_buckets))
+    model = build_model(tokenizer, args, seed)
     longest = int(max(len(a.split()) for a in column_array(test, "actions")))
+    if dev is not None:
+        longest = max(longest, int(max(len(a.split()) for a in column_array(dev, "actions"))))
     callbacks = []
     if args.eval_every:
         # the learning curve: fit and test exact match at every --eval-every steps (and the last step)
         # on fixed seeded subsets, so a checkpoint's scores are comparable along the run
         curve = CurveScorer(
             model, tokenizer, test=subsample(test, args.curve_size, seed + 2),
-            fit=subsample(train, args.sanity_size, seed) if args.sanity_size else None,
+            fit=subsample(train, args.sanity_size, seed) if args.sanity_size else None, dev=dev,
             every=args.eval_every, last=args.steps, num_beams=args.num_beams, max_new_tokens=longest + 2,
             batch_size=args.eval_batch_size)
         callbacks.append(curve)
@@ -200,6 +247,13 @@ def train_and_evaluate(train, test, args, *, seed: int, output_dir: str) -> dict
         disable_tqdm=True)
     curve_s = callbacks[0].seconds if callbacks else 0.0
     train_s = time.perf_counter() - start - curve_s
+    last = None
+    if dev is not None:
+        # the last checkpoint's test score, for the record; then the dev-selected checkpoint
+        last = evaluate_seq2seq(
+            model, tokenizer, test, source_column="commands", target_column="actions", num_beams=args.num_beams,
+            max_new_tokens=longest + 2, batch_size=args.eval_batch_size)["exact_match"]
+        callbacks[0].restore_best()
     result = evaluate_seq2seq(
         model, tokenizer, test, source_column="commands", target_column="actions", num_beams=args.num_beams,
         max_new_tokens=longest + 2, batch_size=args.eval_batch_size)
@@ -210,12 +264,48 @@ def train_and_evaluate(train, test, args, *, seed: int, output_dir: str) -> dict
         target_column="actions", num_beams=args.num_beams, max_new_tokens=longest + 2,
         batch_size=args.eval_batch_size) if args.sanity_size else {"exact_match": None}
     out = {"exact_match": float(result["exact_match"]), "num_test": int(result["num_examples"]),
+           "errors": error_profile(result["predictions"], [str(a) for a in column_array(test, "actions")]),
            "train_exact_match": seen["exact_match"],
            "train_rows": int(train.num_rows), "train_seconds": round(train_s, 1),
            "eval_seconds": round(time.perf_counter() - start - train_s - curve_s, 1)}
     if callbacks:
         out.update(curve=callbacks[0].points, curve_seconds=round(curve_s, 1))
+    if dev is not None:
+        out.update(selected_step=callbacks[0].best_step, dev_exact_match=callbacks[0].best_dev,
+                   num_dev=int(dev.num_rows), last_exact_match=float(last))
     return out
+
+
+def error_profile(predictions: Sequence[str], references: Sequence[str], top: int = 5) -> dict[str, Any]:
+    """What kind of wrong the wrong outputs are: ``exact``; ``substituted`` (same length, some tokens
+    replaced: the structure is right, a primitive is not); ``stopped_early`` (a strict prefix of the
+    reference); ``other``; and ``top_substitutions``, the most common ``"reference token -> output
+    token"`` pairs over the substituted rows, each counted once per row, as ``[pair, rows]``.
+
+    Example:
+        >>> error_profile(["A B", "A C", "A", "B B B"], ["A B", "A B", "A B", "A B"])["top_substitutions"]
+        [['B -> C', 1]]
+    """
+    import collections
+
+    if len(predictions) != len(references):
+        raise ValueError(f"predictions and references must have the same length, got {len(predictions)} "
+                         f"and {len(references)}")
+    counts = collections.Counter()
+    pairs: collections.Counter = collections.Counter()
+    for pred, ref in zip(predictions, references):
+        p, r = pred.split(), ref.split()
+        if p == r:
+            counts["exact"] += 1
+        elif len(p) == len(r):
+            counts["substituted"] += 1
+            pairs.update({f"{b} -> {a}" for a, b in zip(p, r) if a != b})
+        elif len(p) < len(r) and r[:len(p)] == p:
+            counts["stopped_early"] += 1
+        else:
+            counts["other"] += 1
+    return {**{k: counts[k] for k in ("exact", "substituted", "stopped_early", "other")},
+            "top_substitutions": [[pair, n] for pair, n in pairs.most_common(top)]}
 
 
 class CurveScorer:
@@ -223,17 +313,29 @@ class CurveScorer:
     training set, when given) after every ``every`` steps and after step ``last``, with the same
     decoding as the final evaluation. ``points`` holds ``{"step", "test_exact_match",
     "train_exact_match", "num_test", "seconds"}`` per checkpoint; ``seconds`` sums the time spent.
+
+    With a ``dev`` set each point also has ``dev_exact_match``, and the weights of the checkpoint
+    with the best one (the earliest on ties) are kept in memory: :meth:`restore_best` loads them.
     """
 
     def __init__(self, model, tokenizer, *, test, fit, every: int, last: int, num_beams: int,
-                 max_new_tokens: int, batch_size: int):
+                 max_new_tokens: int, batch_size: int, dev=None):
         if not isinstance(every, int) or every < 1:
             raise ValueError(f"every must be a positive number of steps, got {every!r}")
-        self.model, self.tokenizer, self.test, self.fit = model, tokenizer, test, fit
+        self.model, self.tokenizer, self.test, self.fit, self.dev = model, tokenizer, test, fit, dev
         self.every, self.last = every, last
         self.decode = dict(num_beams=num_beams, max_new_tokens=max_new_tokens, batch_size=batch_size)
         self.points: list[dict[str, Any]] = []
         self.seconds = 0.0
+        self.best_dev: float | None = None
+        self.best_step: int | None = None
+        self._best_state: dict | None = None
+
+    def restore_best(self) -> None:
+        """Load the weights of the best-dev checkpoint into the model."""
+        if self._best_state is None:
+            raise RuntimeError("no dev-scored checkpoint yet: restore_best needs a dev set and one checkpoint")
+        self.model.load_state_dict(self._best_state)
 
     def _score(self, dataset) -> float:
         from hf_synthsample.models import evaluate_seq2seq
@@ -249,11 +351,19 @@ class CurveScorer:
         start = time.perf_counter()  # generate_predictions restores the model's train mode
         point = {"step": int(step), "test_exact_match": self._score(self.test), "num_test": int(self.test.num_rows),
                  "train_exact_match": self._score(self.fit) if self.fit is not None else None}
+        dev = ""
+        if self.dev is not None:
+            point["dev_exact_match"] = self._score(self.dev)
+            if self.best_dev is None or point["dev_exact_match"] > self.best_dev:
+                self.best_dev, self.best_step = point["dev_exact_match"], int(step)
+                self._best_state = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+            dev = f"dev {point['dev_exact_match']:.1f} "
         point["seconds"] = round(time.perf_counter() - start, 1)
         self.seconds += time.perf_counter() - start
         self.points.append(point)
         fit = "-" if point["train_exact_match"] is None else f"{point['train_exact_match']:.1f}"
-        print(f"    step {step}: test {point['test_exact_match']:.1f} fit {fit} ({point['seconds']} s)", flush=True)
+        print(f"    step {step}: {dev}test {point['test_exact_match']:.1f} fit {fit} ({point['seconds']} s)",
+              flush=True)
 
     def as_trainer_callback(self) -> Any:
         """This scorer as a ``transformers.TrainerCallback`` (imported here: the module's data
@@ -269,25 +379,107 @@ class CurveScorer:
         return _Callback()
 
 
+#: the data of the planned runs, read by the forked workers of :meth:`Runner.run_planned`
+_PLANNED: list[tuple] = []
+
+
+def _train_planned(index: int) -> dict[str, Any]:
+    key, seed, train, test, args = _PLANNED[index]
+    return _train_one(key, seed, train, test, args)
+
+
+def _train_one(key: tuple, seed: int, train, test, args) -> dict[str, Any]:
+    # the Trainer wants an output_dir; nothing is saved there (no checkpoints)
+    with tempfile.TemporaryDirectory(prefix="zhou-scan-") as tmp:
+        out = train_and_evaluate(train, test, args, seed=seed, output_dir=tmp)
+    record = {"key": "/".join(map(str, key)), "seed": seed, **out}
+    print(f"  {record}", flush=True)
+    return record
+
+
+def _worker(indices: list[int], results) -> None:
+    for i in indices:
+        try:
+            results.put((i, _train_planned(i), None))
+        except BaseException as err:  # noqa: BLE001 - reported to the parent, which raises
+            results.put((i, None, f"{type(err).__name__}: {err}"))
+            return
+
+
+def _run_forked(n: int, jobs: int) -> list[dict[str, Any]]:
+    """Train planned runs ``0 .. n-1`` in ``jobs`` forked processes (run ``i`` in process ``i % jobs``).
+    Forked, so the example needs no importable module name; the records come back through a queue."""
+    import multiprocessing
+    import queue
+
+    ctx = multiprocessing.get_context("fork")
+    results = ctx.Queue()
+    procs = [ctx.Process(target=_worker, args=(list(range(k, n, jobs)), results), daemon=True)
+             for k in range(min(jobs, n))]
+    for proc in procs:
+        proc.start()
+    records: dict[int, dict] = {}
+    try:
+        while len(records) < n:
+            try:
+                i, record, error = results.get(timeout=5)
+            except queue.Empty:
+                if not any(proc.is_alive() for proc in procs):
+                    raise RuntimeError(f"a training process died: {n - len(records)} of {n} runs have no result")
+                continue
+            if error is not None:
+                raise RuntimeError(f"training run {i} failed: {error}")
+            records[i] = record
+    finally:
+        for proc in procs:
+            if proc.is_alive():
+                proc.terminate()
+            proc.join()
+    return [records[i] for i in range(n)]
+
+
 class Runner:
-    """Runs (and remembers) one training run per (data key, seed), so tables share runs."""
+    """Runs (and remembers) one training run per (data key, seed), so tables share runs.
+
+    With ``planning`` on, :meth:`run` only notes what a table asks for (and answers a zero
+    placeholder); :meth:`run_planned` then trains the noted runs in ``jobs`` worker processes, and
+    the tables are built again from the finished runs. Results do not depend on ``jobs``: each run
+    is seeded on its own, and ``runs`` keeps the order the tables ask in.
+    """
 
     def __init__(self, args):
         self.args = args
         self.runs: list[dict[str, Any]] = []
         self._done: dict[tuple, dict] = {}
+        self.planning = False
+        self._plan: list[tuple] = []
 
     def run(self, key: tuple, make_data, seed: int) -> dict[str, Any]:
-        if (key, seed) not in self._done:
-            train, test = make_data(seed)
-            # the Trainer wants an output_dir; nothing is saved there (no checkpoints)
-            with tempfile.TemporaryDirectory(prefix="zhou-scan-") as tmp:
-                out = train_and_evaluate(train, test, self.args, seed=seed, output_dir=tmp)
-            record = {"key": "/".join(map(str, key)), "seed": seed, **out}
-            print(f"  {record}", flush=True)
+        if (key, seed) in self._done:
+            return self._done[(key, seed)]
+        if self.planning:
+            if all((key, seed) != (k, s) for k, s, _ in self._plan):
+                self._plan.append((key, seed, make_data))
+            return {"exact_match": 0.0, "train_exact_match": 0.0, "train_rows": 0}
+        train, test = make_data(seed)
+        record = _train_one(key, seed, train, test, self.args)
+        self.runs.append(record)
+        self._done[(key, seed)] = record
+        return record
+
+    def run_planned(self, jobs: int) -> None:
+        """Train every planned run, ``jobs`` at a time (forked workers; the data is made here first,
+        so the workers never write the datasets cache at the same time)."""
+        _PLANNED[:] = [(key, seed, *make(seed), self.args) for key, seed, make in self._plan]
+        if jobs > 1 and len(_PLANNED) > 1:
+            records = _run_forked(len(_PLANNED), jobs)
+        else:
+            records = [_train_planned(i) for i in range(len(_PLANNED))]
+        for (key, seed, _), record in zip(self._plan, records):
             self.runs.append(record)
             self._done[(key, seed)] = record
-        return self._done[(key, seed)]
+        self._plan, self.planning = [], False
+        _PLANNED.clear()
 
     def score(self, key: tuple, make_data):
         """Exact match over the seeds (mean ± sd), the fit on training rows beside it."""
@@ -313,7 +505,10 @@ def _caption(args, extra: str) -> str:
     sizes = (f"train subsample {args.train_size or 'all'} rows before augmentation, test subsample "
              f"{args.test_size or 'all'} rows; " if extra != "star" else
              f"{args.star_train} train / {args.star_test} test rows per split, {args.star_primitives} primitives; ")
-    return (f"Exact match (%), mean±sd over {len(args.seeds)} seed(s) {list(args.seeds)}. {scale}. {sizes}T5 from scratch "
+    if args.dev_fraction:
+        sizes += (f"checkpoint chosen every {args.eval_every} steps by exact match on {args.dev_fraction:g} of the "
+                  f"test rows held out as a dev set (the reference's protocol), scored on the other test rows; ")
+    return (f"Exact match (%), mean±sd over {len(args.seeds)} seed(s) {list(args.seeds)}. {scale}. {sizes}{args.arch.upper()} from scratch "
             f"d_model {args.d_model}, {args.layers}+{args.layers} layers, ffn {args.ffn}, {args.heads} heads; "
             f"{args.steps} steps of batch {args.batch_size}, lr {args.learning_rate:.3g} ({args.scheduler}); "
             f"beam {args.num_beams}.")
@@ -409,15 +604,23 @@ def curve_table(args, runs: list[dict[str, Any]]):
     """The learning curves of ``runs`` (``--eval-every``): one row per (run, seed, checkpoint)."""
     from hf_synthsample.experiments import ResultsTable
 
+    dev = bool(args.dev_fraction)
     table = ResultsTable(
-        f"Learning curves (every {args.eval_every} steps)", ["run", "seed", "step", "fit", "test exact match"],
+        f"Learning curves (every {args.eval_every} steps)",
+        ["run", "seed", "step", "fit", *(["dev exact match"] if dev else []), "test exact match"],
         caption=f"Exact match (%) at each checkpoint on a fixed seeded subset of {args.curve_size} test rows "
         f"(or all, if fewer); fit: on the {args.sanity_size} training rows of the final fit (- when "
-        f"--sanity-size is 0). Same decoding as the tables (beam {args.num_beams}).", fit_note="")
+        f"--sanity-size is 0)" + (f"; dev: the {args.dev_fraction:g} of the test rows held out to choose the "
+                                 f"checkpoint (* marks the chosen one)" if dev else "")
+        + f". Same decoding as the tables (beam {args.num_beams}).", fit_note="")
     for run in runs:
         for point in run.get("curve", []):
-            table.add(**{"run": run["key"], "seed": run["seed"], "step": point["step"],
-                         "fit": point["train_exact_match"], "test exact match": point["test_exact_match"]})
+            row = {"run": run["key"], "seed": run["seed"], "step": point["step"], "fit": point["train_exact_match"],
+                   "test exact match": point["test_exact_match"]}
+            if dev:
+                mark = "*" if point["step"] == run.get("selected_step") else ""
+                row["dev exact match"] = f"{point['dev_exact_match']:.1f}{mark}"
+            table.add(**row)
     return table
 
 
@@ -441,6 +644,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1: fastest on a shared CPU)")
     p.add_argument("--cache-dir", default=None, help="datasets cache directory")
     p.add_argument("--eval-batch-size", type=int, default=64)
+    p.add_argument("--jobs", type=int, default=1,
+                   help="models trained at once, each in its own process with --threads threads (default 1; "
+                        "--jobs 2 on a 2-core machine halves the wall time; results are the same)")
+    p.add_argument("--arch", choices=["t5", "bart"], default=None,
+                   help="model: t5 (relative position biases) or bart (learned absolute positions) "
+                        "(default: the preset's; --cpu: bart)")
     for name, kind in [("train_size", int), ("test_size", int), ("augzero_k", int), ("steps", int),
                        ("batch_size", int), ("learning_rate", float), ("warmup_steps", int), ("scheduler", str),
                        ("d_model", int), ("layers", int), ("ffn", int), ("heads", int), ("dropout", float),
@@ -449,7 +658,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         p.add_argument("--" + name.replace("_", "-"), type=kind, default=None, help=f"override the preset's {name}")
     p.add_argument("--eval-every", type=int, default=None,
                    help="also score each model every N training steps (and at the last step): a learning curve "
-                        "(step, fit, test exact match) in runs.json and curve.md (default: off)")
+                        "(step, fit, test exact match) in runs.json and curve.md (default: the preset's; "
+                        "--cpu and --paper: 500, else off)")
+    p.add_argument("--dev-fraction", type=float, default=None,
+                   help="part of each test set held out as a dev set for choosing the checkpoint (scored every "
+                        "--eval-every steps; the best one is evaluated on the other test rows), as the reference "
+                        "code does with 0.1; 0 = evaluate the last checkpoint on all test rows (default: the "
+                        "preset's; --cpu and --paper: 0.1)")
     p.add_argument("--curve-size", type=int, default=300,
                    help="test rows (a fixed seeded subset of the test set) scored at each --eval-every "
                         "checkpoint (default 300); the fit uses the --sanity-size rows")
@@ -471,6 +686,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if args.eval_every is not None and args.eval_every < 1:
         p.error(f"--eval-every must be a positive number of steps (omit it for no learning curve), "
                 f"got {args.eval_every}")
+    if args.jobs < 1:
+        p.error(f"--jobs must be a positive number of processes, got {args.jobs}")
+    if not 0.0 <= args.dev_fraction < 1.0:
+        p.error(f"--dev-fraction must be in [0, 1) (0 = no dev set), got {args.dev_fraction}")
+    if args.dev_fraction and not args.eval_every:
+        p.error("--dev-fraction needs --eval-every (the steps at which the dev set chooses a checkpoint)")
     if args.curve_size < 1:
         p.error(f"--curve-size must be a positive number of test rows, got {args.curve_size}")
     if min(args.factors) < 1:
@@ -503,13 +724,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     start = time.perf_counter()
     runner = Runner(args)
     data = {split: _scan_data(args, split) for split in SCAN_SPLITS.values()}
-    tables = {}
-    if "1" in args.tables:
-        tables["table1"] = table1(args, runner, data)
-    if "3" in args.tables:
-        tables["table3"] = table3(args, runner, data)
-    if "fig2" in args.tables:
-        tables["figure2"] = figure2(args, runner)
+
+    def build_tables():
+        tables = {}
+        if "1" in args.tables:
+            tables["table1"] = table1(args, runner, data)
+        if "3" in args.tables:
+            tables["table3"] = table3(args, runner, data)
+        if "fig2" in args.tables:
+            tables["figure2"] = figure2(args, runner)
+        return tables
+
+    if args.jobs > 1:  # note the runs the tables ask for, train them in parallel, then build the tables
+        runner.planning = True
+        build_tables()
+        runner.run_planned(args.jobs)
+    tables = build_tables()
     if args.eval_every:
         tables["curve"] = curve_table(args, runner.runs)
     from hf_synthsample.atomic import write_json_atomic, write_text_atomic

@@ -171,3 +171,89 @@ def test_bad_curve_flags_name_the_flag(flag, value, capsys):
         zhou.parse_args(["--tiny", flag, value])
     err = capsys.readouterr().err
     assert f"{flag} must be a positive number" in err and value in err
+
+
+def test_dev_split_and_checkpoint_selection(cache_dir):
+    # the reference's protocol: a seeded 10 % of the test rows chooses the checkpoint, the rest is scored
+    _, test = zhou.scan_split("addprim_jump", train_size=20, test_size=50, seed=0, cache_dir=cache_dir)
+    shuffled = test.shuffle(seed=3)
+    dev, rest = zhou.dev_test_split(shuffled, 0.1, seed=7)
+    assert (dev.num_rows, rest.num_rows) == (5, 45)
+    assert sorted([*dev["commands"], *rest["commands"]]) == sorted(test["commands"])
+    assert list(zhou.dev_test_split(shuffled, 0.1, seed=7)[0]["commands"]) == list(dev["commands"])
+    assert zhou.dev_test_split(shuffled, 0.0, seed=7) == (None, shuffled)
+    with pytest.raises(ValueError, match="no test rows"):
+        zhou.dev_test_split(test.select(range(1)), 0.5, seed=0)
+
+    import torch
+
+    from hf_synthsample.models import build_scratch_model, build_word_tokenizer
+
+    tok = build_word_tokenizer(["walk I_WALK"])
+    model = build_scratch_model(tok, d_model=8, d_ff=16, num_layers=1, num_heads=2)
+    scorer = zhou.CurveScorer(model, tok, test=rest, fit=None, dev=dev, every=1, last=4, num_beams=1,
+                              max_new_tokens=2, batch_size=8)
+    dev_scores = iter([10.0, 50.0, 50.0, 20.0])  # best at step 2, tied at 3: the earliest wins
+    scorer._score = lambda dataset: next(dev_scores) if dataset is dev else 0.0
+    weights = {}
+
+    class State:
+        global_step = 0
+
+    for step in (1, 2, 3, 4):
+        with torch.no_grad():
+            next(model.parameters()).fill_(float(step))  # each checkpoint has its own weights
+        weights[step] = next(model.parameters()).clone()
+        State.global_step = step
+        scorer.on_step_end(None, State, None)
+    assert (scorer.best_step, scorer.best_dev) == (2, 50.0)
+    assert [p["dev_exact_match"] for p in scorer.points] == [10.0, 50.0, 50.0, 20.0]
+    scorer.restore_best()
+    assert torch.equal(next(model.parameters()), weights[2])
+
+
+@pytest.mark.parametrize("argv, message", [(["--dev-fraction", "1"], "--dev-fraction must be in [0, 1)"),
+                                           (["--dev-fraction", "-0.1"], "--dev-fraction must be in [0, 1)"),
+                                           (["--dev-fraction", "0.1"], "--dev-fraction needs --eval-every")])
+def test_bad_dev_fraction_names_the_flag(argv, message, capsys):
+    with pytest.raises(SystemExit):
+        zhou.parse_args(["--tiny", *argv])
+    assert message in capsys.readouterr().err
+
+
+def test_jobs_give_the_same_runs(tmp_path, cache_dir):
+    # --jobs 2 trains the runs the tables ask for in two processes: same runs, same order, same tables
+    common = ["--tiny", "--tables", "1", "--splits", "jump", "--factors", "1", "20", "--steps", "2",
+              "--cache-dir", cache_dir]
+    results = {}
+    for jobs in (1, 2):
+        out = tmp_path / f"j{jobs}"
+        assert zhou.main([*common, "--jobs", str(jobs), "--out", str(out)]) == 0
+        runs = json.loads((out / "runs.json").read_text())
+        results[jobs] = ([{k: v for k, v in r.items() if "seconds" not in k} for r in runs],
+                         json.loads((out / "results.json").read_text())["tables"]["table1"]["rows"])
+    assert [r["key"] for r in results[2][0]] == ["scan/addprim_jump/1x", "scan/addprim_jump/20x"]
+    assert results[1] == results[2]
+    with pytest.raises(SystemExit):
+        zhou.parse_args(["--jobs", "0"])
+
+
+def test_forked_runs_come_back_in_order_and_failures_raise(monkeypatch):
+    monkeypatch.setattr(zhou, "_train_one", lambda key, seed, train, test, args: {"key": key, "seed": seed}
+                        if key != "bad" else 1 / 0)
+    monkeypatch.setattr(zhou, "_PLANNED", [(k, s, None, None, None) for k, s in [("a", 0), ("b", 1), ("c", 2)]])
+    assert zhou._run_forked(3, 2) == [{"key": "a", "seed": 0}, {"key": "b", "seed": 1}, {"key": "c", "seed": 2}]
+    zhou._PLANNED[1] = ("bad", 1, None, None, None)
+    with pytest.raises(RuntimeError, match="training run 1 failed: ZeroDivisionError"):
+        zhou._run_forked(3, 2)
+
+
+def test_error_profile_by_hand():
+    refs = ["I_JUMP I_JUMP", "I_TURN_LEFT I_JUMP", "I_JUMP I_WALK", "I_JUMP I_JUMP I_JUMP", "I_RUN"]
+    preds = ["I_JUMP I_JUMP", "I_TURN_LEFT I_LOOK_3", "I_LOOK_3 I_WALK", "I_JUMP", "I_RUN I_RUN"]
+    profile = zhou.error_profile(preds, refs)
+    assert {k: profile[k] for k in ("exact", "substituted", "stopped_early", "other")} == {
+        "exact": 1, "substituted": 2, "stopped_early": 1, "other": 1}
+    assert profile["top_substitutions"] == [["I_JUMP -> I_LOOK_3", 2]]
+    with pytest.raises(ValueError, match="same length"):
+        zhou.error_profile(["a"], [])
