@@ -212,7 +212,7 @@ def build_model(tokenizer, args, seed: int):
 
 
 def train_and_evaluate(train, test, args, *, seed: int, output_dir: str) -> dict[str, Any]:
-    """Word tokenizer over train + test, a scratch T5, ``args.steps`` steps, exact match on ``test``.
+    """Word tokenizer over train + test, a scratch model (``args.arch``), ``args.steps`` steps, exact match on ``test``.
 
     With ``args.dev_fraction`` a seeded part of ``test`` is a dev set scored every ``args.eval_every``
     steps; the checkpoint with the best dev exact match (the earliest on ties) is the one evaluated on
