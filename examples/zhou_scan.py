@@ -412,12 +412,15 @@ def _run_forked(n: int, jobs: int) -> list[dict[str, Any]]:
     import multiprocessing
     import queue
 
+    from hf_synthsample.processes import children_die_with_parent
+
     ctx = multiprocessing.get_context("fork")
     results = ctx.Queue()
     procs = [ctx.Process(target=_worker, args=(list(range(k, n, jobs)), results), daemon=True)
              for k in range(min(jobs, n))]
-    for proc in procs:
-        proc.start()
+    with children_die_with_parent():  # a killed parent must not leave trainings running
+        for proc in procs:
+            proc.start()
     records: dict[int, dict] = {}
     try:
         while len(records) < n:
