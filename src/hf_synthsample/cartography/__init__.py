@@ -1,5 +1,7 @@
 """Dataset cartography: training dynamics, data maps, subsets and curricula (ALGORITHMS.md §6).
 
+* :func:`track_dynamics`: one call on a built ``Trainer`` (or TRL ``SFTTrainer``) that wires the
+  three pieces below (ids, collator, column handling) and adds the callback.
 * :class:`TrainingDynamicsCallback` (alias :class:`CartographyCallback`) +
   :class:`CartographyCollator` + :func:`add_example_ids`: record per-example, per-epoch inverse
   perplexity / CHIA / AUM margin / EL2N / loss / correctness (forgetting events are counted from
@@ -27,6 +29,7 @@ _LAZY = {
     "CartographyCallback": ".callback",
     "CartographyCollator": ".callback",
     "add_example_ids": ".callback",
+    "track_dynamics": ".track",
     "load_dynamics": ".store",
     "DataMap": ".datamap",
     "REGIONS": ".datamap",
@@ -48,6 +51,7 @@ __all__ = list(_LAZY)
 if TYPE_CHECKING:  # pragma: no cover
     from .callback import CartographyCallback, CartographyCollator, TrainingDynamicsCallback, add_example_ids
     from .store import load_dynamics
+    from .track import track_dynamics
     from .curricula import BinnedCurriculum, CurriculumSchedule, ExponentialPacing, curriculum_order
     from .datamap import REGIONS, DataMap, example_tokens, parse_regions
     from .measures import HARD_END, MEASURES, forgetting_events, infer_task, sequence_measures
