@@ -425,3 +425,25 @@ def test_peft_lora_gpt2_plain_peft_model_and_in_sft_trainer_bf16(tmp_path):
     assert {k: int(v) for k, v in by_id(table, "num_tokens").items()} == {(i, e): g for i, g in gold.items()
                                                                           for e in (0, 1)}
     assert np.isfinite(table["chia"].to_numpy()).all()
+
+
+def test_an_eval_set_with_ids_is_evaluated_as_before(tmp_path):
+    """Ids added before a train/test split: the eval set keeps its example_id column, but the Trainer
+    drops it from evaluation batches as usual (no ids reach forward or generate), before, during and
+    after training."""
+    from transformers import DataCollatorForSeq2Seq
+
+    tok, model = tokenizer(), bart()
+    split = add_example_ids(seq2seq_rows(16)).train_test_split(test_size=4, seed=0)
+    args = s2s_args(tmp_path, eval_strategy="epoch", predict_with_generate=True, generation_max_length=8)
+    trainer = track_dynamics(Seq2SeqTrainer(model=model, args=args, train_dataset=split["train"],
+                                            eval_dataset=split["test"],
+                                            data_collator=DataCollatorForSeq2Seq(tok, model=model)),
+                             measures=("loss",))
+    before = trainer.evaluate()
+    trainer.train()
+    after = trainer.evaluate()
+    assert np.isfinite(before["eval_loss"]) and np.isfinite(after["eval_loss"])
+    assert trainer.predict(split["test"]).predictions.shape[0] == 4
+    table = load_dynamics(tmp_path / "run" / "cartography")["train"]
+    assert sorted(set(table["example_id"].to_pylist())) == sorted(split["train"]["example_id"])

@@ -12,6 +12,8 @@ How it sees each training step without subclassing the Trainer:
   :class:`CartographyCollator` wraps the data collator so every batch carries those ids under
   the key ``cartography_ids``. Set ``TrainingArguments(remove_unused_columns=False)`` so the id
   column reaches the collator (the Trainer drops columns the model's ``forward`` does not name).
+* :func:`~hf_synthsample.cartography.track_dynamics` does this set-up (and adds the callback) in
+  one call on a built Trainer, keeping the ids without ``remove_unused_columns=False``.
 * At train start the callback registers a forward pre-hook on the model that pops
   ``cartography_ids`` (the model never sees it) and a forward hook that reads the logits of that
   very forward pass and the ``labels`` it was given: no extra forward pass. Per-example values
@@ -364,7 +366,8 @@ class TrainingDynamicsCallback(TrainerCallback):
                     if getattr(args, "remove_unused_columns", False)
                     else " Add one with hf_synthsample.cartography.add_example_ids(dataset)."
                 )
-                raise ValueError(f"CartographyCallback: the training dataset has no id column {self.id_column!r}.{hint}")
+                raise ValueError(f"CartographyCallback: the training dataset has no id column {self.id_column!r}.{hint} "
+                                 f"(Or let hf_synthsample.cartography.track_dynamics(trainer) do the set-up.)")
             label_names = ["labels", "label", "label_ids", *(getattr(args, "label_names", None) or [])]
             if not any(n in names for n in label_names):
                 raise ValueError(
@@ -386,7 +389,7 @@ class TrainingDynamicsCallback(TrainerCallback):
         ):
             raise ValueError(
                 "CartographyCallback: wrap the Trainer's data collator in CartographyCollator(...) so the "
-                "batches carry the example ids"
+                "batches carry the example ids (or let hf_synthsample.cartography.track_dynamics(trainer) do the set-up)"
             )
         self._task = infer_task(_base_model(model)) if self.task == "auto" else self.task
         accepted = [m for m in MEASURES if m != "bleu"]

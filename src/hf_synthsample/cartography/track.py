@@ -7,9 +7,9 @@ a PEFT model, ``bf16=True`` included) what the four pieces of :mod:`.callback` d
    (ids added before a ``shuffle`` / ``filter`` / ``select`` survive it, so add them yourself with
    :func:`~hf_synthsample.cartography.add_example_ids` to number your own dataset's rows);
 2. wraps ``trainer.data_collator`` in a :class:`~hf_synthsample.cartography.CartographyCollator`;
-3. keeps the id column through the Trainer's ``remove_unused_columns`` (the other unused columns
-   are still dropped, so the collator sees what it saw before); the ``TrainingArguments`` are not
-   changed;
+3. keeps the id column in the training batches through the Trainer's ``remove_unused_columns``
+   (the other unused columns are still dropped, so the collator sees what it saw before, and
+   evaluation batches get no ids); the ``TrainingArguments`` are not changed;
 4. adds a :class:`~hf_synthsample.cartography.TrainingDynamicsCallback`.
 
 Everything is checked before the trainer is changed: a bad argument leaves it as it was.
@@ -27,6 +27,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any, Sequence
 
@@ -150,15 +151,28 @@ def _check(trainer, callback: TrainingDynamicsCallback) -> None:
 
 
 def _keep_id_column(trainer, id_column: str) -> None:
-    """Add ``id_column`` to the columns the Trainer keeps (its model-forward signature columns).
+    """Keep ``id_column`` in the training batches through the Trainer's ``remove_unused_columns``.
 
-    The Trainer (and TRL, which overrides the list) decides which columns the model takes; adding
-    the id to that list keeps it without turning ``remove_unused_columns`` off, so raw text columns
-    are still dropped before the collator.
+    The Trainer (and TRL, which overrides the list) decides which columns the model takes. While
+    the training dataloader is built, the id joins that list, so the training set keeps it and the
+    other unused columns (raw text) are still dropped before the collator. Evaluation and
+    prediction dataloaders are built with the list as it was: an eval set that carries ids too
+    (ids added before a train/test split) gives its batches no ids, which ``forward`` and
+    ``generate`` would refuse once the callback's hooks are gone.
     """
     if not getattr(trainer.args, "remove_unused_columns", False):
         return
-    trainer._set_signature_columns_if_needed()
-    columns = list(trainer._signature_columns)
-    if id_column not in columns:
-        trainer._signature_columns = [*columns, id_column]
+    build = trainer.get_train_dataloader  # the class's (or a subclass's) own method, bound
+
+    @functools.wraps(build)
+    def get_train_dataloader(*args, **kwargs):
+        trainer._set_signature_columns_if_needed()
+        saved = trainer._signature_columns
+        if id_column not in saved:
+            trainer._signature_columns = [*saved, id_column]
+        try:
+            return build(*args, **kwargs)
+        finally:
+            trainer._signature_columns = saved
+
+    trainer.get_train_dataloader = get_train_dataloader
