@@ -7,7 +7,6 @@ training forward passes.
 
 from __future__ import annotations
 
-import importlib.util
 import pickle
 
 import numpy as np
@@ -32,9 +31,8 @@ from hf_synthsample.cartography.fused_head import token_log_prob_measures  # noq
 
 
 def _need(module: str):
-    if importlib.util.find_spec(module) is None:
-        pytest.skip(f"{module} is not installed (pip install 'hf-synthsample[{module}]'); CI installs it")
-    return pytest.importorskip(module)
+    return pytest.importorskip(module, reason=f"{module} is not installed (pip install 'hf-synthsample[{module}]'); "
+                                              f"CI installs it")
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -341,6 +339,13 @@ def test_sft_trainer_refuses_what_its_fused_head_cannot_give(tmp_path):
     with pytest.raises(ValueError, match=r"measures \['aum', 'el2n'\].*Accepted here"):
         track_dynamics(trainer, measures=("inv_ppl", "aum", "el2n"))
     assert trainer.data_collator is collator and "example_id" not in trainer.train_dataset.column_names
+
+    class MySFT(trl.SFTTrainer):  # a user's subclass, defined outside trl
+        pass
+
+    mine = MySFT(model=gpt2(), args=sft_config(tmp_path), train_dataset=data, processing_class=tokenizer())
+    with pytest.raises(ValueError, match=r"measures \['min_margin'\]"):
+        track_dynamics(mine, measures=("min_margin",))
     packed = trl.SFTTrainer(model=gpt2(), args=sft_config(tmp_path, packing=True, max_length=16),
                             train_dataset=data, processing_class=tokenizer())
     with pytest.raises(ValueError, match="args.packing=True"):

@@ -133,7 +133,8 @@ def _check(trainer, callback: TrainingDynamicsCallback) -> None:
         if getattr(args, flag, False):
             raise ValueError(f"args.{flag}=True puts several examples in one row, so a row has no single example "
                              f"id; set {flag}=False to record per-example dynamics")
-    if type(trainer).__module__.split(".")[0] == "trl" and accepts_fused_lm_head(trainer.model):
+    from_trl = any(c.__module__.split(".")[0] == "trl" for c in type(trainer).__mro__)  # subclasses too
+    if from_trl and accepts_fused_lm_head(trainer.model):
         missing = logit_only_measures(callback.measures)
         if missing:
             raise ValueError(
