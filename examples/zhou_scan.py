@@ -754,7 +754,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             if name == "curve":  # a table only: its rows are checkpoints, not bars
                 continue
             values = {"table1": None, "table3": ["SCAN (Around Right)"], "figure2": ["exact match"]}[name]
-            table.bar_plot(os.path.join(args.out, f"{name}.png"), values=values, ylabel="exact match (%)")
+            xlabel = {"table1": "SCAN split (bars: primitive augmentation factor)", "table3": "training set",
+                      "figure2": "L: longest training command (words); test commands have L+1 to 2L"}[name]
+            table.bar_plot(os.path.join(args.out, f"{name}.png"), values=values, ylabel="exact match (%)",
+                           xlabel=xlabel)
         write_text_atomic(os.path.join(args.out, "results.md"), markdown + "\n")
         write_json_atomic(os.path.join(args.out, "results.json"),
                           {"preset": args.preset, "tables": {n: t.to_dict() for n, t in tables.items()},
