@@ -24,6 +24,11 @@ teacher-forced probabilities ``p_t = p(y_t | x, y_<t)``:
 * ``el2n``    = (1/T) sum_t || softmax(z_t) - onehot(y_t) ||_2  (error L2 norm, Paul et al. 2021)
 * ``loss``    = -(1/T) sum_t log p_t               (mean token cross-entropy, = -log ``inv_ppl``)
 
+Which end of each scale is hard ("higher = more confident": ``inv_ppl``, ``chia``, ``aum``,
+``min_margin``, ``bleu``; "higher = harder": ``loss``, ``el2n``, ``margin_deficit``,
+``forgetting``) is declared once, in :data:`MEASURE_INFO`; data maps, rankings, plots, the HTML
+map, curricula and the CLI read it from there.
+
 ``forgetting`` (Toneva et al. 2019) is not a per-epoch value: it is counted over the recorded
 ``correct`` history by the data map (:func:`forgetting_events`).
 
