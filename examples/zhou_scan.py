@@ -82,6 +82,10 @@ from typing import Any, Sequence
 SCAN_SPLITS = {"jump": "addprim_jump", "around_right": "template_around_right"}
 TABLE3_ROWS = ("Origin Dataset", "2x Augmentation", "+ More primitives", "+ More prim. & larger size", "+ AugZero")
 TABLES = ("1", "3", "fig2")
+#: per table: the columns drawn as bars (None: every numeric one) and the x-axis label of its PNG
+PLOTS = {"table1": (None, "SCAN split (bars: primitive augmentation factor)"),
+         "table3": (["SCAN (Around Right)"], "training set"),
+         "figure2": (["exact match"], "L: longest training command (words); test commands have L+1 to 2L words")}
 
 _PAPER_LR = 2.0 * 256 ** -0.5 * 5000 ** -0.5
 PRESETS: dict[str, dict[str, Any]] = {
@@ -753,8 +757,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             table.save(args.out, name)
             if name == "curve":  # a table only: its rows are checkpoints, not bars
                 continue
-            values = {"table1": None, "table3": ["SCAN (Around Right)"], "figure2": ["exact match"]}[name]
-            table.bar_plot(os.path.join(args.out, f"{name}.png"), values=values, ylabel="exact match (%)")
+            values, xlabel = PLOTS[name]
+            table.bar_plot(os.path.join(args.out, f"{name}.png"), values=values, ylabel="exact match (%)",
+                           xlabel=xlabel)
         write_text_atomic(os.path.join(args.out, "results.md"), markdown + "\n")
         write_json_atomic(os.path.join(args.out, "results.json"),
                           {"preset": args.preset, "tables": {n: t.to_dict() for n, t in tables.items()},

@@ -149,9 +149,15 @@ def _build_parser() -> argparse.ArgumentParser:
 
     _add_split_parser(sub)
 
+    from .cartography.measures import MAP_MEASURES, MEASURE_INFO
+
     m = sub.add_parser("datamap", help="data map, plot and region subsets from recorded training dynamics")
     m.add_argument("dynamics", help="a dynamics folder written by CartographyCallback")
-    m.add_argument("--measure", default="inv_ppl", choices=["inv_ppl", "chia", "bleu"], help="the measure [inv_ppl]")
+    m.add_argument("--measure", default="inv_ppl", choices=MAP_MEASURES,
+                   help="the measure the confidence axis is built on, one the dynamics recorded (bleu: with "
+                        "--source eval); confidence is its mean, negated for a higher = harder measure ("
+                        + ", ".join(n for n in MAP_MEASURES if MEASURE_INFO[n].hard_end == "high")
+                        + "), so hard-to-learn is always the hard end [inv_ppl]")
     m.add_argument("--source", default="train", choices=["train", "eval"], help="training or dropout-free pass [train]")
     m.add_argument("--min-epoch", type=int, default=None, help="first epoch of the window (0-based) [first recorded]")
     m.add_argument("--max-epoch", type=int, default=None, help="convergence epoch, inclusive [last recorded]")
@@ -532,13 +538,15 @@ def _datamap(args: argparse.Namespace) -> int:
     else:
         ids = dm.select(regions, args.fraction, **kwargs)
         pos = np.searchsorted(dm.example_ids, ids)
+        # confidence is oriented (higher = easier); the measure's own mean sits beside it
         subset = Dataset.from_dict({"example_id": ids, "confidence": dm.confidence[pos],
-                                    "variability": dm.variability[pos], "correctness": dm.correctness[pos]})
+                                    "variability": dm.variability[pos], "correctness": dm.correctness[pos],
+                                    dm.measure: dm.scores[dm.measure][pos]})
     body = "\n".join([
         f"# Data-map subset: {'+'.join(regions)}, {args.fraction:.0%}",
         "",
         f"{len(subset):,} of {len(dm):,} examples selected by hf-synthsample dataset cartography "
-        f"(measure {dm.measure}, {dm.source} pass, epochs {dm.epochs[0]}..{dm.epochs[-1]}"
+        f"(measure {dm.measure}, {dm.source} pass, epochs {dm.epochs[0]}..{dm.epochs[-1]}; {dm.confidence_label}"
         f"{', OOV-repaired on ' + ', '.join(args.oov_columns) if args.oov_columns else ''}).",
         "",
         "```",
@@ -546,7 +554,8 @@ def _datamap(args: argparse.Namespace) -> int:
         "```",
     ])
     meta = {"hf_synthsample": {"datamap": {"dynamics": os.path.abspath(args.dynamics), "measure": dm.measure,
-                                           "source": dm.source, "epochs": list(dm.epochs), "regions": list(regions),
+                                           "source": dm.source, "confidence": dm.confidence_label,
+                                           "epochs": list(dm.epochs), "regions": list(regions),
                                            "fraction": args.fraction, "oov_columns": args.oov_columns,
                                            "seed": args.seed}}}
     out = write_hub_folder(args.out, {name: DatasetDict({args.split: subset})},

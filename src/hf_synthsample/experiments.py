@@ -287,12 +287,14 @@ class ResultsTable:
         return labels
 
     def bar_plot(self, path: str | os.PathLike, *, label: str | Sequence[str] | None = None,
-                 values: Sequence[str] | None = None, ylabel: str = "") -> str | None:
+                 values: Sequence[str] | None = None, ylabel: str = "", xlabel: str | None = None) -> str | None:
         """Grouped bars: one group per row (named by ``label``: a column or several joined, default
         the first column; names must differ), one bar per column in ``values`` (default: the
         numeric columns). A :class:`Score` cell draws its sd as an error bar and its fit as a
         black tick over the bar; when every plotted value is 0 the chart says so (and where the
-        fit is). Returns the path (``None`` off the main process).
+        fit is). The x axis is labelled ``xlabel`` (default: the ``label`` column names); the
+        legend sits outside the axes, so it never hides a bar. Returns the path (``None`` off
+        the main process).
         """
         label_cols = [label or self.columns[0]] if label is None or isinstance(label, str) else list(label)
         values = list(values) if values is not None else [
@@ -328,6 +330,7 @@ class ResultsTable:
                 fit_shown = True
         ax.set_xticks(range(n), xlabels, rotation=20 if max(len(x) for x in xlabels) > 6 else 0, ha="right"
                       if max(len(x) for x in xlabels) > 6 else "center", fontsize="small")
+        ax.set_xlabel(" / ".join(label_cols) if xlabel is None else xlabel)
         ax.set_ylabel(ylabel)
         ax.set_title(self.title, fontsize="medium")
         if plotted and all(v == 0 for v in plotted):
@@ -337,6 +340,7 @@ class ResultsTable:
             if not fit_shown:
                 ax.set_ylim(0, 1)
         if len(values) > 1 or fit_shown:
-            ax.legend(fontsize="small")
+            # right of the axes: inside, a legend covers the bars under it
+            ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
         fig.tight_layout()
         return save_figure_atomic(fig, path, dpi=100)
