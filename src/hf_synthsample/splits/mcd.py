@@ -169,7 +169,9 @@ class _Search:
         if e.test_rows < self.target - self.tol:
             raise ValueError(
                 f"test_size: cannot put {self.target} rows (+/- {self.tol}) in test while every test atom stays in "
-                f"train: only {int(e.test_rows)} fit; lower test_size or raise size_tolerance")
+                f"train: only {int(e.test_rows)} fit (rows of one structure move together: the largest structures "
+                f"hold {', '.join(map(str, np.sort(self.sizes)[::-1][:5].astype(int).tolist()))} rows; an atom held by "
+                "one structure only can never go to test); lower test_size or raise size_tolerance")
 
     def lower_atom_divergence(self, e: Engine, patience: int = 200) -> None:
         """Swaps that lower D_A, until it is within the bound; an error naming the atoms if not."""
@@ -420,6 +422,18 @@ class _Search:
         return reason
 
 
+def _check_sides(e: Engine, target: int, train_target: int | None, tol: int) -> None:
+    """No side comes back outside the size asked (a guard on every path of the search)."""
+    if abs(e.test_rows - target) > tol or e.test_rows < 1:
+        raise ValueError(f"test_size: the search ended with {int(e.test_rows)} test rows where {target} (+/- {tol}) were "
+                         "asked; raise size_tolerance or change test_size")
+    if train_target is not None and (abs(e.train_rows - train_target) > tol or e.train_rows < 1):
+        raise ValueError(f"train_size: the search ended with {int(e.train_rows)} train rows where {train_target} "
+                         f"(+/- {tol}) were asked; raise size_tolerance or change train_size")
+    if e.train_rows < 1:
+        raise ValueError("test_size: the search left no row in train; lower test_size")
+
+
 def mcd_search(
     structures: Structures,
     *,
@@ -490,6 +504,7 @@ def mcd_search(
             break
     # the reason the whole search ended is the last start's; the split is the best start's
     e, search, initial = best
+    _check_sides(e, target, train_target, tol)
     search.steps, search.swaps, search.holdouts = steps, swaps, holdouts
     m = structures.members
     test_groups = np.flatnonzero(e.side == 1)
@@ -516,7 +531,7 @@ def mcd_split(
     test_size: float = 0.25,
     max_atom_divergence: float = 0.02,
     seed: int = 0,
-    compound_weights: bool | Mapping[str, float] | None = None,
+    compound_weights: bool | str | Mapping[str, float] | None = None,
     max_height: int = 2,
     atoms_column: str | None = None,
     compounds_column: str | None = None,
@@ -541,8 +556,12 @@ def mcd_split(
         test_size: share of rows in test, in (0, 1).
         max_atom_divergence: bound on the atom divergence ``1 - C_0.5``; every test atom is also in train.
         seed: the random start and the candidate draws; same seed, same split.
-        compound_weights: Keysers' weights of the pool (``True``), none (``False``) or a mapping;
-            default: the weights for the language's compounds, none for ``compounds_column``.
+        compound_weights: ``"example"`` or ``True``: Keysers et al.'s weights, each compound weighted
+            in each row (``w(G, e) = max over G's occurrences g in e of 1 - max over g's super-compounds
+            G' in e of P(G'|G)``, ``P`` over the rows); ``"pool"``: one weight per compound (its largest
+            per-row weight; not Keysers' definition); ``False``: unweighted; or a mapping compound ->
+            weight. Default (``None``): ``"example"`` for the language's compounds, unweighted for
+            ``compounds_column``.
         atoms_column, compounds_column: list-of-string columns to use instead of parsing ``column``.
         target_divergence, time_limit, max_steps, patience: when to stop (patience: rounds of 32
             swap steps and 16 hold-out tries in a row without a gain).
@@ -588,7 +607,7 @@ def tmcd_split(
     language: str | None = "thingtalk",
     *,
     compounds_fn: Callable | None = None,
-    compound_weights: bool | Mapping[str, float] = False,
+    compound_weights: bool | str | Mapping[str, float] = False,
     **kwargs: Any,
 ) -> "DatasetDict | tuple[DatasetDict, MCDResult]":
     """A TMCD split (Shaw et al. 2021): atoms are the target program's atoms, compounds the
