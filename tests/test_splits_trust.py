@@ -285,3 +285,13 @@ def test_structure_imports_no_adapter_module_and_adapters_register_themselves():
             "print(st.atoms('jump', 'scan'), 'thingtalk' in st.languages(), st.atoms('(a b)', 'sexpr'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "['mine'] True ['a', 'b']"
+
+
+def test_structure_function_refuses_null_and_non_string_programs():
+    from hf_synthsample.structure import StructureFunction
+
+    fn = StructureFunction(language="sexpr")
+    with pytest.raises(ValueError, match="column: column 'program' holds a null program"):
+        datasets.Dataset.from_dict({"program": ["(a b)", None]}).map(fn, batched=True)
+    with pytest.raises(TypeError, match="column: column 'program' holds list values; it must hold programs as str"):
+        datasets.Dataset.from_dict({"program": [["a", "b"]]}).map(fn, batched=True)

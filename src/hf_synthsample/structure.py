@@ -476,6 +476,12 @@ class StructureFunction:
         out: dict[str, list] = {o: [] for o in self.outputs}
         want_t, want_a, want_c = ("template" in out), ("atoms" in out), ("compounds" in out)
         for program in batch[self.column]:
+            if program is None:  # a null must not become a template or an empty structure
+                raise ValueError(f"column: column {self.column!r} holds a null program; fill those rows or leave "
+                                 "them out first (dataset.filter(lambda r: r[column] is not None))")
+            if not isinstance(program, str):
+                raise TypeError(f"column: column {self.column!r} holds {type(program).__name__} values; it must hold "
+                                "programs as str")
             tree = lang.parse(program)
             if want_t:
                 out["template"].append(lang.template(tree))
