@@ -162,7 +162,8 @@ def _run_target(name, ds, column, language, args) -> None:
             for w in args.weights}
     print(f"\n== {name}: {len(ds):,} rows, test 25 %, atom divergence <= 0.02, time limit {args.time_limit:.0f} s "
           f"({_load_avg()}); random split: D_C " + ", ".join(f"{base[w]:.4f} ({w})" for w in args.weights))
-    for train_size, weights, seed in itertools.product(args.train_sizes, args.weights, range(args.seeds)):
+    for train_size, weights, seed in itertools.product(args.train_sizes, args.weights,
+                                                            range(args.first_seed, args.first_seed + args.seeds)):
         t = time.perf_counter()
         s = mcd_split(ds, column, language, compound_weights=_WEIGHTS[weights], seed=seed, time_limit=args.time_limit,
                       restarts=args.restarts, train_size=train_size, progress=False)
@@ -228,6 +229,7 @@ def main(argv=None) -> None:
                     help="0.5: the issue's 50/50 start; 0.25: the test size of the other parts")
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--seeds", type=int, default=2)
+    ap.add_argument("--first-seed", type=int, default=0, help="scan/cogs: seeds first-seed .. first-seed + seeds - 1 [0]")
     ap.add_argument("--restarts", type=int, default=100, help="scan/cogs: restarts within the time limit [100]")
     ap.add_argument("--train-sizes", type=lambda v: None if v == "none" else float(v), nargs="+", default=[None, 0.5],
                     help="scan/cogs: train shares ('none': a partition; below 0.75 the other rows are left out, as "
