@@ -160,13 +160,14 @@ def _run_target(name, ds, column, language, args) -> None:
     rnd = random_split(ds, seed=0)
     base = {w: split_report(rnd["train"], rnd["test"], column, language, compound_weights=_WEIGHTS[w]).compound_divergence
             for w in args.weights}
-    print(f"\n== {name}: {len(ds):,} rows, test 25 %, atom divergence <= 0.02, time limit {args.time_limit:.0f} s "
+    print(f"\n== {name}: {len(ds):,} rows, test 25 %, atom divergence <= 0.02, time limit {args.time_limit:.0f} s, "
+          f"max steps {args.max_steps}, restarts {args.restarts} "
           f"({_load_avg()}); random split: D_C " + ", ".join(f"{base[w]:.4f} ({w})" for w in args.weights))
     for train_size, weights, seed in itertools.product(args.train_sizes, args.weights,
                                                             range(args.first_seed, args.first_seed + args.seeds)):
         t = time.perf_counter()
         s = mcd_split(ds, column, language, compound_weights=_WEIGHTS[weights], seed=seed, time_limit=args.time_limit,
-                      restarts=args.restarts, train_size=train_size, progress=False)
+                      max_steps=args.max_steps, restarts=args.restarts, train_size=train_size, progress=False)
         wall = time.perf_counter() - t
         r = s.mcd_result
         others = ", ".join(f"{split_report(s['train'], s['test'], column, language, compound_weights=_WEIGHTS[o]).compound_divergence:.4f} ({o})"
@@ -228,6 +229,8 @@ def main(argv=None) -> None:
     ap.add_argument("--peer-test-sizes", type=float, nargs="+", default=[0.5, 0.25],
                     help="0.5: the issue's 50/50 start; 0.25: the test size of the other parts")
     ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--max-steps", type=int, default=None,
+                    help="scan/cogs: also stop after this many swap steps (a budget the machine's load does not change)")
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--first-seed", type=int, default=0, help="scan/cogs: seeds first-seed .. first-seed + seeds - 1 [0]")
     ap.add_argument("--restarts", type=int, default=100, help="scan/cogs: restarts within the time limit [100]")

@@ -295,3 +295,18 @@ def test_structure_function_refuses_null_and_non_string_programs():
         datasets.Dataset.from_dict({"program": ["(a b)", None]}).map(fn, batched=True)
     with pytest.raises(TypeError, match="column: column 'program' holds list values; it must hold programs as str"):
         datasets.Dataset.from_dict({"program": [["a", "b"]]}).map(fn, batched=True)
+
+
+def test_the_side_guard_names_the_argument_and_the_sizes():
+    from hf_synthsample.splits._data import check_sides
+
+    check_sides(25, 75, 100, 0.25, None, 0.0)
+    check_sides(23, 50, 100, 0.25, 0.5, 0.02)
+    with pytest.raises(ValueError, match=r"test_size: the split has 20 test rows where 25 \(\+/- 2\) were asked"):
+        check_sides(20, 80, 100, 0.25, None, 0.02)
+    with pytest.raises(ValueError, match=r"test_size: the split has 0 test rows"):
+        check_sides(0, 100, 100, 0.25, None, 0.5)
+    with pytest.raises(ValueError, match=r"train_size: the split has 40 train rows where 50 \(\+/- 0\) were asked"):
+        check_sides(25, 40, 100, 0.25, 0.5, 0.0)
+    with pytest.raises(ValueError, match=r"test_size: the split has 70 train rows beside 25 test rows of 100"):
+        check_sides(25, 70, 100, 0.25, None, 0.0)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["Structures", "read_structures", "check_test_size", "check_train_size", "check_dataset", "as_split",
            "parent_child_compounds", "check_list_column", "check_template_column", "check_program_column",
-           "check_compound_weights"]
+           "check_compound_weights", "check_sides"]
 
 
 def check_dataset(dataset: Any, name: str = "dataset") -> None:
@@ -153,6 +153,26 @@ def check_train_size(train_size: Any, test_rows: int, n: int) -> int | None:
                          f"beside the {test_rows} test rows; accepted: None (all the others) or a share in "
                          f"({1 / n:.3g}, {(n - test_rows) / n:.3g}] (train_size + test_size <= 1)")
     return rows
+
+
+def check_sides(test_rows: int, train_rows: int, n: int, test_size: float, train_size: float | None,
+                size_tolerance: float) -> None:
+    """A split's sides are the size asked (within ``size_tolerance`` of the ``n`` rows) and not
+    empty; else a ``ValueError`` naming the argument and the sizes reached: the guard every search
+    path ends with, so no side comes back short without a word."""
+    _, target = check_test_size(test_size, n)
+    tol = int(np.floor(size_tolerance * n))
+    if abs(test_rows - target) > tol or test_rows < 1:
+        raise ValueError(f"test_size: the split has {test_rows} test rows where {target} (+/- {tol}) were asked; "
+                         "raise size_tolerance or change test_size")
+    train_target = check_train_size(train_size, target, n)
+    if train_target is None:
+        if test_rows + train_rows != n or train_rows < 1:
+            raise ValueError(f"test_size: the split has {train_rows} train rows beside {test_rows} test rows of {n}; "
+                             "lower test_size")
+    elif abs(train_rows - train_target) > tol or train_rows < 1:
+        raise ValueError(f"train_size: the split has {train_rows} train rows where {train_target} (+/- {tol}) were "
+                         "asked; raise size_tolerance or change train_size")
 
 
 def as_split(dataset: "Dataset", test_rows: np.ndarray, train_rows: np.ndarray | None = None) -> "DatasetDict":

@@ -422,18 +422,6 @@ class _Search:
         return reason
 
 
-def _check_sides(e: Engine, target: int, train_target: int | None, tol: int) -> None:
-    """No side comes back outside the size asked (a guard on every path of the search)."""
-    if abs(e.test_rows - target) > tol or e.test_rows < 1:
-        raise ValueError(f"test_size: the search ended with {int(e.test_rows)} test rows where {target} (+/- {tol}) were "
-                         "asked; raise size_tolerance or change test_size")
-    if train_target is not None and (abs(e.train_rows - train_target) > tol or e.train_rows < 1):
-        raise ValueError(f"train_size: the search ended with {int(e.train_rows)} train rows where {train_target} "
-                         f"(+/- {tol}) were asked; raise size_tolerance or change train_size")
-    if e.train_rows < 1:
-        raise ValueError("test_size: the search left no row in train; lower test_size")
-
-
 def mcd_search(
     structures: Structures,
     *,
@@ -504,7 +492,6 @@ def mcd_search(
             break
     # the reason the whole search ended is the last start's; the split is the best start's
     e, search, initial = best
-    _check_sides(e, target, train_target, tol)
     search.steps, search.swaps, search.holdouts = steps, swaps, holdouts
     m = structures.members
     test_groups = np.flatnonzero(e.side == 1)
@@ -596,6 +583,9 @@ def mcd_split(
                         target_divergence=target_divergence, time_limit=time_limit, max_steps=max_steps,
                         patience=patience, batch_size=batch_size, size_tolerance=size_tolerance, restarts=restarts,
                         train_size=train_size, progress=progress)
+    from ._data import check_sides  # the guard every search path ends with: no side short without a word
+
+    check_sides(len(result.test_indices), len(result.train_indices), total, test_size, train_size, size_tolerance)
     split = as_split(dataset, result.test_indices, result.train_indices)
     split.mcd_result = result
     return (split, result) if return_result else split
