@@ -310,3 +310,13 @@ def test_the_side_guard_names_the_argument_and_the_sizes():
         check_sides(25, 40, 100, 0.25, 0.5, 0.0)
     with pytest.raises(ValueError, match=r"test_size: the split has 70 train rows beside 25 test rows of 100"):
         check_sides(25, 70, 100, 0.25, None, 0.0)
+
+
+def test_split_report_refuses_null_and_list_texts():
+    train = datasets.Dataset.from_dict({"program": ["(a x)", None], "text": ["a", "b"]})
+    test = datasets.Dataset.from_dict({"program": ["(b x)", None], "text": ["c", "d"]})
+    with pytest.raises(ValueError, match=r"column: column 'program' of train: 1 of 2 rows are null, the first at row 1"):
+        split_report(train, test)
+    lists = datasets.Dataset.from_dict({"program": ["(a x)"], "text": [["a", "b"]]})
+    with pytest.raises(TypeError, match="text_column: column 'text' holds list<item: string> values"):
+        split_report(lists, lists, text_column="text")

@@ -533,7 +533,7 @@ def _occurrence_supers(programs: list, language: str, max_height: int, counts: S
             while a >= 0 and h + k <= max_height:
                 keys += [(a, hh) for hh in range(h + k, max_height + 1)]
                 a, k = parents[a], k + 1
-            sups = {by_node[key] for key in keys if key in by_node}
+            sups = tuple(dict.fromkeys(by_node[key] for key in keys if key in by_node))  # distinct; a tuple is small
             rows.append((s, sups))
             seen[s] += mult
             for sup in sups:

@@ -198,6 +198,12 @@ def split_report(
 
     check_compound_weights(compound_weights)
     for name, ds in (("train", train), ("test", test)):  # types and nulls before any work
+        ok = check_column_values(ds, text_column, kind="scalar", missing="drop",
+                                 name="text_column" if text_column != column else "column")
+        if ok is not None:  # a null text would be an "exact duplicate" of any other null
+            raise ValueError(f"{'text_column' if text_column != column else 'column'}: column {text_column!r} of {name}: "
+                             f"{int((~ok).sum())} of {len(ok)} rows are null, the first at row "
+                             f"{int(np.flatnonzero(~ok)[0])}; fill them or leave those rows out first (dataset.filter)")
         if template_column is not None:
             check_template_column(ds, template_column)
         if length_column is not None:
