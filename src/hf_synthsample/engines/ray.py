@@ -210,17 +210,53 @@ class _BatchColumns:
         return table
 
 
+def _known_schema(ds: "ray.data.Dataset") -> pa.Schema | None:
+    """The dataset's schema when Ray knows it without running anything (a read, a finished step);
+    ``None`` after a step whose output is only known once it runs."""
+    try:
+        schema = ds.schema(fetch_if_missing=False)
+    except Exception:  # pragma: no cover - Ray versions without the argument, or a plan that cannot say
+        return None
+    if schema is None:
+        return None
+    base = getattr(schema, "base_schema", schema)
+    return base if isinstance(base, pa.Schema) else None
+
+
+def check_columns(ds: "ray.data.Dataset", columns: Sequence[str], arg: str,
+                  types: Mapping[str, Callable[[pa.DataType], bool]] | None = None,
+                  expected: str = "", why: str = "") -> None:
+    """``columns`` are in ``ds``'s schema (and pass ``types``), checked when the plan is built
+    wherever Ray knows the schema then; otherwise the tasks check them when they run."""
+    schema = _known_schema(ds)
+    if schema is None:
+        return
+    missing = [c for c in columns if c not in schema.names]
+    if missing:
+        raise ValueError(f"{arg}: no column {missing[0]!r}{why}; columns: {schema.names}")
+    for c, ok in (types or {}).items():
+        t = schema.field(c).type
+        if not ok(t):
+            raise TypeError(f"{arg}: column {c!r} holds {t} values; it must hold {expected}")
+
+
 def map_columns(ds: "ray.data.Dataset", fn: Callable[[Mapping], Mapping], *, input_columns: Sequence[str] | None = None,
                 batch_size: int = 1_000) -> "ray.data.Dataset":
     """Append the columns of a ``Dataset.map(batched=True)`` function, computed on the cluster.
 
     ``fn`` takes a dict of lists (``input_columns``, default all) and returns a dict of lists,
     one value per row, exactly as for ``datasets.Dataset.map(fn, batched=True)``. Row order is kept.
+    ``input_columns`` missing from the dataset are an error here, before any task, wherever Ray
+    knows the schema without running (a generated or read dataset); else when the tasks run.
     """
     require_ray()
     if not callable(fn):
         raise TypeError(f"fn must be callable (a Dataset.map(batched=True) function), got {fn!r}")
     batch_size = check_int("batch_size", batch_size, min=1)
+    if input_columns is not None:
+        if isinstance(input_columns, str) or not all(isinstance(c, str) for c in input_columns):
+            raise TypeError(f"input_columns must be a list of column names, got {input_columns!r}")
+        check_columns(ds, input_columns, "input_columns")
     return _ordered(ds.map_batches(_BatchColumns(fn, input_columns), batch_format="pyarrow", batch_size=batch_size,
                                    zero_copy_batch=True))
 
@@ -233,6 +269,8 @@ def structure_columns(ds: "ray.data.Dataset", column: str = "program", language:
     from ..structure import StructureFunction
 
     fn = StructureFunction(column, language, max_height, outputs)  # validates before any task
+    check_columns(ds, [column], "column", {column: lambda t: pa.types.is_string(t) or pa.types.is_large_string(t)},
+                  "programs as str")
     return map_columns(ds, fn, input_columns=[column], batch_size=batch_size)
 
 
@@ -242,6 +280,8 @@ def salient_columns(ds: "ray.data.Dataset", domain: str, batch_size: int = 1_000
     from ..salient import salient_columns as local
 
     fn = local(domain, **kwargs)
+    need = list(SALIENT_DOMAINS[domain])
+    check_columns(ds, need, "ds", why=f" (the {domain} salient columns are computed from {need})")
     return map_columns(ds, fn, input_columns=list(SALIENT_DOMAINS[domain]), batch_size=batch_size)
 
 
