@@ -121,7 +121,7 @@ def _build_parser() -> argparse.ArgumentParser:
     h.add_argument("--columns", nargs="+", required=True, help="salient column(s)")
     h.add_argument("--out", required=True, help="output folder (Hub layout)")
     h.add_argument("--config", default=None, help="config of a Hub-layout source")
-    h.add_argument("--split", default="train", help="split to homogenize [train]")
+    h.add_argument("--split", default="train", help="split to homogenize, or a slice of it: train[:10%%] [train]")
     h.add_argument("--size", type=int, default=None, help="subset size (default: largest uniform subset)")
     h.add_argument("--mode", default="joint", choices=["joint", "sequential"])
     h.add_argument("--bins", type=int, default=None, help="equal-width bins for numeric columns")
@@ -142,7 +142,7 @@ def _build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--builder-param", nargs="+", default=[], metavar="NAME=VALUE",
                     help="generator parameters of a DOMAIN/CONFIG source, e.g. num_examples=20000")
     sm.add_argument("--config", default=None, help="config of a Hub-layout source")
-    sm.add_argument("--split", default="train", help="split to sample [train]")
+    sm.add_argument("--split", default="train", help="split to sample, or a slice of it: train[:10%%] [train]")
     sm.add_argument("--seed", type=int, default=0, help="sampler seed [0]")
     sm.add_argument("--name", default=None, help="config name in the output folder [the sampler name]")
     sm.add_argument("--overwrite", action="store_true", help="replace config --name if the output folder has it")
@@ -166,7 +166,7 @@ def _build_parser() -> argparse.ArgumentParser:
     m.add_argument("--out", default=None, help="output folder (Hub layout) for the subset")
     m.add_argument("--dataset", default=None, help="the training dataset (Hub-layout folder or Parquet/JSON/CSV) to cut")
     m.add_argument("--config", default=None, help="config of a Hub-layout --dataset")
-    m.add_argument("--split", default="train", help="split of --dataset [train]")
+    m.add_argument("--split", default="train", help="split of --dataset, or a slice of it: train[:10%%] [train]")
     m.add_argument("--id-column", default="example_id",
                    help="column of --dataset holding the example ids rows are matched by [example_id]")
     m.add_argument("--assume-id-order", action="store_true",
@@ -321,8 +321,11 @@ def _load_source(source: str, config: str | None, split: str, option: str = "sou
         if head != b"PAR1" or tail != b"PAR1":
             raise ValueError(f"{option}: the file {source!r} is not a Parquet file, or a damaged one (a Parquet file "
                              "starts and ends with 'PAR1'); check the file, or give it the extension of its format")
+    from .split_spec import source_split
+
+    name = source_split(split, "--split")  # a file is one split: named after the split (or slice) asked for
     try:
-        ds = datasets.load_dataset(builder, data_files={split: source}, split=split)
+        ds = datasets.load_dataset(builder, data_files={name: source}, split=split)
     except Exception as err:  # Arrow / JSON / CSV parser errors come in many types; name the file
         if "corresponds to no data" in str(err):  # datasets' words for a split without rows
             raise ValueError(f"{option}: the file {source!r} holds no rows (a header only?)") from err
@@ -347,8 +350,10 @@ def _homogenize(args: argparse.Namespace) -> int:
     from .hub.card import portable_path
     from .hub.folder import check_config_name
     from .sampling.homogenize import HomogenizeSampler
+    from .split_spec import source_split
 
     check_config_name(args.name, "--name")
+    out_split = source_split(args.split, "--split")
     if not args.overwrite:
         _refuse_existing(args.out, "--overwrite to replace it")
     sampler = HomogenizeSampler(args.columns, mode=args.mode, bins=args.bins, missing=args.missing, seed=args.seed)
@@ -368,7 +373,7 @@ def _homogenize(args: argparse.Namespace) -> int:
     )
     out = write_hub_folder(
         args.out,
-        {args.name: DatasetDict({args.split: subset})},
+        {args.name: DatasetDict({out_split: subset})},
         body=body,
         metadata={"hf_synthsample": {"sampler": repr(sampler), "source": args.source, "split": args.split}},
         if_exists="overwrite" if args.overwrite else "error",
@@ -466,6 +471,7 @@ def _datamap(args: argparse.Namespace) -> int:
 
     from .cartography import DataMap, parse_regions
     from .cartography.datamap import _dataset_rows, _subset
+    from .split_spec import source_split
     from .hub import write_hub_folder
     from .validation import check_columns, check_float, check_int
 
@@ -494,6 +500,7 @@ def _datamap(args: argparse.Namespace) -> int:
                              f"to 1, got {args.proportions}")
     if regions and not args.out:
         raise ValueError("--select needs --out (the folder the subset is written to)")
+    out_split = source_split(args.split, "--split")
     if args.out and not regions:
         raise ValueError("--out needs --select (the region(s) to write)")
     for opt, needs_dataset in (("--oov-columns", args.oov_columns), ("--assume-id-order", args.assume_id_order),
@@ -549,7 +556,7 @@ def _datamap(args: argparse.Namespace) -> int:
                                            "source": dm.source, "epochs": list(dm.epochs), "regions": list(regions),
                                            "fraction": args.fraction, "oov_columns": args.oov_columns,
                                            "seed": args.seed}}}
-    out = write_hub_folder(args.out, {name: DatasetDict({args.split: subset})},
+    out = write_hub_folder(args.out, {name: DatasetDict({out_split: subset})},
                            body=body, metadata=meta, if_exists="overwrite" if args.overwrite else "error")
     print(f"\nWrote {len(subset):,} rows to {out}/")
     return 0

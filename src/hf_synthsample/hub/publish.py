@@ -115,10 +115,14 @@ class Provenance:
 
 
 def _splits(dataset: "Dataset | DatasetDict") -> dict:
+    """``{split: Dataset}``; a single ``Dataset`` goes under its split's name (a slice such as
+    ``train[:10%]``, from ``load_dataset(..., split=...)``, under the split it was cut from)."""
     from datasets import Dataset
 
+    from ..split_spec import source_split
+
     if isinstance(dataset, Dataset):
-        return {str(dataset.split) if dataset.split is not None else "train": dataset}
+        return {source_split(dataset.split, "dataset.split (a DatasetDict names splits freely)") if dataset.split is not None else "train": dataset}
     return dict(dataset)
 
 
