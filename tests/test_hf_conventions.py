@@ -123,3 +123,85 @@ def test_scan_and_scan_star_configs_of_one_name_do_not_share_a_cache(cache_dir):
     star = hf_synthsample.load_dataset("scan_star", "length", seed=1, cache_dir=cache_dir)
     assert scan["train"].column_names == ["commands", "actions"] and scan["train"].num_rows == 16990
     assert "input_length" in star["train"].column_names and star["train"].num_rows == 10_000
+
+
+# ------------------------------------------------------------------ cards (huggingface_hub.DatasetCard)
+def test_card_round_trip_through_datasetcard_load(tmp_path):
+    from huggingface_hub import DatasetCard, DatasetCardData
+
+    from hf_synthsample.hub import write_hub_folder
+
+    secret = str(tmp_path / "home" / "alice-private" / "pool.parquet")
+    data = datasets.Dataset.from_dict({"x": [3, 1, 2], "y": ["c", None, "b"]})
+    out = write_hub_folder(tmp_path / "f", {"toy": data}, body="# Toy\n\nthree rows", license="cc-by-4.0",
+                           metadata={"language": ["en"], "hf_synthsample": {"source": secret, "seed": (1, 2)}})
+    card = DatasetCard.load(out / "README.md")
+    assert isinstance(card.data, DatasetCardData)
+    assert card.data.license == "cc-by-4.0" and card.data.language == ["en"]
+    assert card.data.size_categories == ["n<1K"]
+    assert card.data.configs == [{"config_name": "toy", "default": True,
+                                  "data_files": [{"split": "train", "path": card.data.configs[0]["data_files"][0]["path"]}]}]
+    assert card.data.to_dict()["hf_synthsample"] == {"source": "<local>/pool.parquet", "seed": [1, 2]}
+    assert "alice-private" not in str(card) and card.text.strip() == "# Toy\n\nthree rows"
+    assert datasets.load_dataset(str(out), "toy")["train"].to_list() == data.to_list()
+    # what DatasetCard writes back is what was read: the card is the Hub's own format
+    assert DatasetCard(str(card)).data.to_dict() == card.data.to_dict()
+
+
+def test_license_is_the_users_and_kept_when_configs_are_added(tmp_path, cache_dir):
+    from huggingface_hub import DatasetCard
+
+    from hf_synthsample.hub import Provenance, materialize, save_curated, write_hub_folder
+
+    out = materialize("calculator", tmp_path / "calc", ["dcfg"], num_examples=40, plots=False, license="mit",
+                      cache_dir=cache_dir)
+    assert DatasetCard.load(out / "README.md").data.license == "mit"
+    plain = materialize("calculator", tmp_path / "plain", ["dcfg"], num_examples=40, plots=False, cache_dir=cache_dir)
+    assert DatasetCard.load(plain / "README.md").data.license is None  # never chosen for the user
+    part = datasets.Dataset.from_dict({"expression": ["1+2", "3"]})
+    save_curated(part, out, Provenance(source="toy"), config_name="two")  # no license given: the card keeps "mit"
+    card = DatasetCard.load(out / "README.md")
+    assert card.data.license == "mit" and [c["config_name"] for c in card.data.configs] == ["dcfg", "two"]
+    save_curated(part, out, Provenance(source="toy"), config_name="two", license="cc-by-sa-4.0")
+    assert DatasetCard.load(out / "README.md").data.license == "cc-by-sa-4.0"
+    for bad in ("CC BY 4.0", "", 4):
+        with pytest.raises(ValueError, match="is not a Hub license id"):
+            write_hub_folder(tmp_path / "bad", {"c": part}, body="#", license=bad)
+        with pytest.raises(ValueError, match="license: .* is not a Hub license id"):
+            materialize("calculator", tmp_path / "bad", ["dcfg"], num_examples=40, license=bad, cache_dir=cache_dir)
+    assert not (tmp_path / "bad").exists()
+
+
+def test_cli_license_option(tmp_path):
+    from huggingface_hub import DatasetCard
+
+    out = tmp_path / "g"
+    assert main(["generate", "calculator", "--out", str(out), "--configs", "dcfg", "--num-examples", "30",
+                 "--no-plots", "--license", "apache-2.0"]) == 0
+    assert DatasetCard.load(out / "README.md").data.license == "apache-2.0"
+    assert main(["generate", "calculator", "--out", str(tmp_path / "b"), "--configs", "dcfg", "--num-examples", "30",
+                 "--license", "Apache 2"]) == 2
+    assert not (tmp_path / "b").exists()
+
+
+def test_a_later_push_to_hub_keeps_the_curated_card(tmp_path):
+    """``Dataset.push_to_hub(config_name=...)`` updates a card it reads with ``DatasetCard``: run its
+    card update (datasets' own function) on a curated folder, as a push to that repo would."""
+    from fsspec.implementations.dirfs import DirFileSystem
+    from fsspec.implementations.local import LocalFileSystem
+    from huggingface_hub import DatasetCard
+
+    from hf_synthsample.hub import Provenance, save_curated
+
+    update = pytest.importorskip("datasets.arrow_dataset")._get_updated_dataset_card
+    part = datasets.Dataset.from_dict({"expression": ["1+2", "3"]})
+    out = save_curated(part, tmp_path / "repo", Provenance(source="toy", seed=3), config_name="curated", license="mit")
+    plain = datasets.Dataset.from_dict({"expression": ["4*5"]})
+    card, _ = update(fs=DirFileSystem(path=str(out), fs=LocalFileSystem()), config_name="plain",
+                     splits_info=[datasets.SplitInfo("train", num_bytes=10, num_examples=1)], features=plain.features,
+                     data_dir="plain", set_default=None, uploaded_sizes=[10], deleted_sizes=[0], remove_other_splits=False)
+    meta = card.data.to_dict()
+    assert [c["config_name"] for c in meta["configs"]] == ["curated", "plain"]
+    assert meta["license"] == "mit" and meta["hf_synthsample"]["curated"]["curated"]["seed"] == 3
+    assert "Curated config `curated`" in card.text
+    assert DatasetCard(str(card)).data.to_dict() == meta

@@ -111,6 +111,7 @@ def _build_parser() -> argparse.ArgumentParser:
         mode = d.add_mutually_exclusive_group()
         mode.add_argument("--overwrite", action="store_true", help="replace the output folder")
         mode.add_argument("--add", action="store_true", help="add/replace these configs in an existing folder")
+        _add_license_option(d)
         _add_config_options(d, domain)
 
     c = sub.add_parser("configs", help="list domains, configs and parameters")
@@ -130,6 +131,7 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="rows with a missing value (null/NaN) in a column: an error, or left out [raise]")
     h.add_argument("--name", default="homogenized", help="config name in the output folder [homogenized]")
     h.add_argument("--overwrite", action="store_true", help="replace the output folder if it exists")
+    _add_license_option(h)
 
     sm = sub.add_parser("sample", help="structurally diverse subset (uniform, UAT, CMaxEnt, hybrid) as a curated folder")
     sm.add_argument("source", help="a Hub-layout folder, Parquet/JSON/CSV file(s), or DOMAIN/CONFIG of a generator "
@@ -146,6 +148,7 @@ def _build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--seed", type=int, default=0, help="sampler seed [0]")
     sm.add_argument("--name", default=None, help="config name in the output folder [the sampler name]")
     sm.add_argument("--overwrite", action="store_true", help="replace config --name if the output folder has it")
+    _add_license_option(sm)
 
     _add_split_parser(sub)
 
@@ -174,7 +177,20 @@ def _build_parser() -> argparse.ArgumentParser:
     m.add_argument("--oov-columns", nargs="+", default=None, help="columns whose tokens the subset must all cover")
     m.add_argument("--seed", type=int, default=0, help="seed of the random region and plot sample [0]")
     m.add_argument("--overwrite", action="store_true")
+    _add_license_option(m)
     return parser
+
+
+def _add_license_option(parser) -> None:
+    parser.add_argument("--license", default=None,
+                        help="license of the dataset card, a Hub license id, e.g. cc-by-4.0, apache-2.0, mit "
+                             "[none: the data owner's choice]")
+
+
+def _check_license(args: argparse.Namespace) -> str | None:
+    from .hub.card import check_license
+
+    return check_license(args.license, "--license")
 
 
 def _quickstart(args: argparse.Namespace) -> int:
@@ -222,13 +238,14 @@ def _generate(args: argparse.Namespace) -> int:
     if_exists = "overwrite" if args.overwrite else "add" if args.add else "error"
     if args.ray_address is not None and args.engine != "ray":
         raise ValueError("--ray-address: only used with --engine ray")
+    _check_license(args)
     params = _collect_params(args)
     try:
         if args.engine == "ray":
             return _generate_ray(args, if_exists)
         out = materialize(
             args.domain, args.out, args.configs, num_proc=args.num_proc, cache_dir=args.cache_dir,
-            if_exists=if_exists, plots=not args.no_plots, **params,
+            if_exists=if_exists, plots=not args.no_plots, license=args.license, **params,
         )
     except (ValueError, TypeError) as err:
         raise type(err)(_as_cli_options(str(err), params)) from err
@@ -249,7 +266,8 @@ def _generate_ray(args: argparse.Namespace, if_exists: str) -> int:
                              "write a new folder or --overwrite)")
     if args.ray_address and not ray.is_initialized():  # else Ray Data starts a local runtime (or joins RAY_ADDRESS)
         ray.init(address=args.ray_address)
-    out = hf_ray.to_hub_folder(args.domain, args.out, args.configs, if_exists=if_exists, **_collect_params(args))
+    out = hf_ray.to_hub_folder(args.domain, args.out, args.configs, if_exists=if_exists, license=args.license,
+                               **_collect_params(args))
     print(f"Wrote {out}/ on Ray (load with datasets.load_dataset({str(out)!r}, CONFIG))")
     return 0
 
@@ -354,6 +372,7 @@ def _homogenize(args: argparse.Namespace) -> int:
 
     check_config_name(args.name, "--name")
     out_split = source_split(args.split, "--split")
+    _check_license(args)
     if not args.overwrite:
         _refuse_existing(args.out, "--overwrite to replace it")
     sampler = HomogenizeSampler(args.columns, mode=args.mode, bins=args.bins, missing=args.missing, seed=args.seed)
@@ -376,7 +395,7 @@ def _homogenize(args: argparse.Namespace) -> int:
         {args.name: DatasetDict({out_split: subset})},
         body=body,
         metadata={"hf_synthsample": {"sampler": repr(sampler), "source": args.source, "split": args.split}},
-        if_exists="overwrite" if args.overwrite else "error",
+        if_exists="overwrite" if args.overwrite else "error", license=args.license,
     )
     print(f"\nWrote {out}/")
     return 0
@@ -424,6 +443,7 @@ def _sample(args: argparse.Namespace) -> int:
     if unknown:
         raise ValueError(f"--param: {args.sampler} has no parameter {', '.join(unknown)}; accepted: {accepted}")
     sampler = cls(**params, seed=args.seed)  # validates the values before any loading
+    _check_license(args)
     name = check_config_name(args.name or args.sampler, "--name")
     if not args.overwrite and name in _folder_configs(args.out):
         raise FileExistsError(f"{args.out} already has config {name!r}; pass --overwrite to replace it, "
@@ -440,7 +460,7 @@ def _sample(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         plot = report.plot(os.path.join(tmp, "templates.png"))
         out = save_curated(subset, args.out, provenance, config_name=name, statistics=report.to_markdown(),
-                           plots={"templates": plot})
+                           plots={"templates": plot}, license=args.license)
     print(f"\nWrote {len(subset):,} rows to {out}/ (config {name!r})")
     return 0
 
@@ -501,6 +521,7 @@ def _datamap(args: argparse.Namespace) -> int:
     if regions and not args.out:
         raise ValueError("--select needs --out (the folder the subset is written to)")
     out_split = source_split(args.split, "--split")
+    _check_license(args)
     if args.out and not regions:
         raise ValueError("--out needs --select (the region(s) to write)")
     for opt, needs_dataset in (("--oov-columns", args.oov_columns), ("--assume-id-order", args.assume_id_order),
@@ -557,7 +578,8 @@ def _datamap(args: argparse.Namespace) -> int:
                                            "fraction": args.fraction, "oov_columns": args.oov_columns,
                                            "seed": args.seed}}}
     out = write_hub_folder(args.out, {name: DatasetDict({out_split: subset})},
-                           body=body, metadata=meta, if_exists="overwrite" if args.overwrite else "error")
+                           body=body, metadata=meta, if_exists="overwrite" if args.overwrite else "error",
+                           license=args.license)
     print(f"\nWrote {len(subset):,} rows to {out}/")
     return 0
 
@@ -595,16 +617,18 @@ def _add_split_parser(sub) -> None:
     sp.add_argument("--builder-param", nargs="+", default=[], metavar="NAME=VALUE",
                     help="generator parameters of a DOMAIN/CONFIG source, e.g. num_examples=20000")
     sp.add_argument("--config", default=None, help="config of a Hub-layout source")
-    sp.add_argument("--split", default="train", help="split of the source to split [train]")
+    sp.add_argument("--split", default="train", help="split of the source to split, or a slice of it: train[:10%%] [train]")
     sp.add_argument("--seed", type=int, default=0, help="random seed [0]")
     sp.add_argument("--name", default=None, help="config name in the output folder [the method]")
     sp.add_argument("--overwrite", action="store_true", help="replace the output folder if it exists")
+    _add_license_option(sp)
 
 
 def _split(args: argparse.Namespace) -> int:
     from .splits import save_split, split_report
     from .validation import check_float, check_int
 
+    _check_license(args)
     check_float("--test-size", args.test_size, min=0.0, max=1.0, min_inclusive=False, max_inclusive=False)
     check_float("--max-atom-divergence", args.max_atom_divergence, min=0.0, max=1.0)
     if args.train_size is not None:
@@ -665,7 +689,8 @@ def _split(args: argparse.Namespace) -> int:
                           compound_weights=weights if args.method != "tmcd" else False)
     print(report.to_markdown())
     out = save_split(split, args.out, report, config_name=args.name or args.method, provenance=provenance,
-                     title=f"{args.method} split of `{args.source}`", if_exists="overwrite" if args.overwrite else "error")
+                     title=f"{args.method} split of `{args.source}`", if_exists="overwrite" if args.overwrite else "error",
+                     license=args.license)
     print(f"\nWrote {out}/ (config {args.name or args.method!r}: train {len(split['train']):,}, test {len(split['test']):,})")
     return 0
 

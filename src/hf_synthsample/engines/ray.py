@@ -375,17 +375,22 @@ def to_hub_folder(
     if_exists: str = "error",
     rows_per_task: int = 50_000,
     rows_per_file: int = 500_000,
+    license: str | None = None,
     **params: Any,
 ) -> Path:
     """Generate every split of ``configs`` (default: the domain's default config) on Ray and
     write them as a Hub-layout folder with a dataset card recording how the data was made.
 
     The same layout and config names as ``hf-synthsample generate DOMAIN``; every config is
-    planned (validated) and the folder checked before any task is submitted.
+    planned (validated) and the folder checked before any task is submitted. ``license``: the
+    card's Hub license id (e.g. ``"cc-by-4.0"``; none unless given).
     """
     require_ray()
     from .. import __version__
     from ..builders import get_builder_class
+    from ..hub.card import check_license
+
+    license = check_license(license)
 
     cls = get_builder_class(domain)
     names = list(configs) if configs else [cls.DEFAULT_CONFIG_NAME]
@@ -403,6 +408,7 @@ def to_hub_folder(
         "pretty_name": f"{domain.capitalize()} (generated with hf-synthsample {__version__} on Ray)",
         "tags": ["synthetic", "hf-synthsample", domain],
         "hf_synthsample": {"version": __version__, "domain": domain, "engine": "ray", "configs": provenance},
+        **({"license": license} if license is not None else {}),
     }
     overrides = ", ".join(f"{k}={list(v) if isinstance(v, tuple) else v!r}" for k, v in params.items())
 
