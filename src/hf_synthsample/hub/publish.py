@@ -318,8 +318,17 @@ def push_curated(
     The commit is made on top of ``parent_commit`` (default: the head read before the card is
     merged), so a push that happened in between is never overwritten: the Hub refuses the
     commit and this raises, and pushing again merges with the new head. Everything is checked
-    (dataset, config name, repo id, token) before anything is uploaded. ``api`` defaults to
-    ``huggingface_hub.HfApi(token=token)``.
+    (dataset, config name, repo id, token, license) before anything is uploaded. ``api`` defaults
+    to ``huggingface_hub.HfApi(token=token)``. ``license``: the card's Hub license id (default:
+    the repo's card keeps the one it has, if any).
+
+    Why not ``Dataset.push_to_hub(repo_id, config_name=...)``: for a plain config it does the
+    job, and it works on repos written here (it reads and updates the card as a
+    ``huggingface_hub.DatasetCard``, keeping the curated configs, their sections and the
+    license). A curated config needs what it lacks: the data, the curated card and its plots in
+    one commit (``push_to_hub`` writes its own card, and splits more than 50 files over several
+    commits), and a commit on top of a known ``parent_commit`` that fails if the repo moved
+    (``push_to_hub`` re-reads the head and retries, so a push in between is merged over).
 
     Returns:
         The ``CommitInfo`` of the commit.
