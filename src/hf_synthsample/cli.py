@@ -257,15 +257,14 @@ def _generate_ray(args: argparse.Namespace, if_exists: str) -> int:
     from .engines import ray as hf_ray
 
     try:
-        ray = hf_ray.require_ray()
+        hf_ray.require_ray(start=False)
     except ImportError as err:
         raise ValueError(f"--engine ray: {err}") from err
     for flag, value in (("--add", args.add), ("--num-proc", args.num_proc), ("--cache-dir", args.cache_dir)):
         if value:
             raise ValueError(f"{flag}: not used with --engine ray (Ray's workers replace --num-proc; no cache; "
                              "write a new folder or --overwrite)")
-    if args.ray_address and not ray.is_initialized():  # else Ray Data starts a local runtime (or joins RAY_ADDRESS)
-        ray.init(address=args.ray_address)
+    hf_ray.start_ray(address=args.ray_address)  # quiet; a local runtime, or the cluster of RAY_ADDRESS
     out = hf_ray.to_hub_folder(args.domain, args.out, args.configs, if_exists=if_exists, license=args.license,
                                **_collect_params(args))
     print(f"Wrote {out}/ on Ray (load with datasets.load_dataset({str(out)!r}, CONFIG))")

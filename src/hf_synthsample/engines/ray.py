@@ -19,12 +19,16 @@ Ray is optional (``pip install 'hf-synthsample[ray]'``): this module imports wit
 every function raises an ``ImportError`` naming the extra when it is missing. Every argument is
 checked (and the config planned) before any task is submitted.
 
+Ray is started when first needed (:func:`start_ray`: a local runtime, or the cluster of
+``RAY_ADDRESS``) with its console at warning level; a ``ray.init(...)`` of your own comes first
+and keeps its settings.
+
 Example (a local two-CPU runtime)::
 
     import ray, hf_synthsample
     from hf_synthsample.engines import ray as hf_ray
 
-    ray.init(num_cpus=2)
+    ray.init(num_cpus=2, logging_level="warning")   # optional: without it, start_ray() starts one
     ds = hf_ray.generate("calculator", "dcfg", num_examples=100_000, seed=0)
     ds = hf_ray.salient_columns(ds, "calculator")           # same values as the generator's
     hf_ray.to_hub_folder("calculator", "calc-100k", ["dcfg"], num_examples=100_000, seed=0)
@@ -32,6 +36,7 @@ Example (a local two-CPU runtime)::
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
@@ -47,6 +52,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "require_ray",
+    "start_ray",
     "generate",
     "from_plan",
     "map_columns",
@@ -60,8 +66,16 @@ INSTALL_HINT = "pip install 'hf-synthsample[ray]'"
 IF_EXISTS = ("error", "overwrite")
 
 
-def require_ray():
-    """The ``ray`` module with Ray Data; ``ImportError`` naming the extra when it is missing."""
+#: what Ray and Ray Data print on this process's console when this library starts Ray (a local
+#: runtime prints about 130 INFO lines for one small pipeline otherwise); Ray's log files keep all
+RAY_CONSOLE_LEVEL = logging.WARNING
+
+
+def require_ray(start: bool = True):
+    """The ``ray`` module with Ray Data; ``ImportError`` naming the extra when it is missing.
+
+    ``start``: also start (or join) Ray quietly unless it runs already (:func:`start_ray`).
+    """
     try:
         import ray
         import ray.data  # noqa: F401
@@ -70,7 +84,38 @@ def require_ray():
             f"hf_synthsample.engines.ray needs Ray Data, which is not installed: {INSTALL_HINT} "
             f"(or pip install 'ray[data]')"
         ) from err
+    if start:
+        start_ray()
     return ray
+
+
+def start_ray(address: str | None = None) -> bool:
+    """Start a local Ray runtime, or join ``address`` (default: ``RAY_ADDRESS`` if set), with the
+    console at :data:`RAY_CONSOLE_LEVEL`: Ray's own logger, and Ray Data's console handler (its
+    progress and execution logs; its log file keeps them). Returns ``False`` and changes nothing
+    when Ray already runs: a user's own ``ray.init(...)`` keeps its settings.
+
+    Example::
+
+        from hf_synthsample.engines import ray as hf_ray
+        hf_ray.start_ray()       # or nothing: every function here starts Ray this way when needed
+    """
+    ray = require_ray(start=False)
+    if ray.is_initialized():
+        return False
+    ray.init(address=address, logging_level=RAY_CONSOLE_LEVEL, include_dashboard=False)
+    _quiet_ray_data_console()
+    return True
+
+
+def _quiet_ray_data_console() -> None:
+    """Ray Data's console handler at :data:`RAY_CONSOLE_LEVEL` (not its log file), unless the user
+    gave Ray Data a logging config of their own (``RAY_DATA_LOGGING_CONFIG``)."""
+    if os.environ.get("RAY_DATA_LOGGING_CONFIG"):
+        return
+    for handler in logging.getLogger("ray.data").handlers:
+        if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
+            handler.setLevel(max(handler.level, RAY_CONSOLE_LEVEL))
 
 
 # ---------------------------------------------------------------------------------- generation
