@@ -17,6 +17,7 @@ pytestmark = pytest.mark.slow
 _RUN = """
 import logging, ray
 from hf_synthsample.engines import ray as hf_ray
+print("started:", hf_ray.start_ray(num_cpus=2), "cpus", ray.cluster_resources()["CPU"])
 ds = hf_ray.generate("calculator", "dcfg", num_examples=300, seed=0)
 ds = hf_ray.salient_columns(ds, "calculator")
 print("rows", ds.count(), "first", ds.take(1)[0]["expression"])
@@ -36,6 +37,7 @@ def test_a_runtime_started_here_prints_no_info_lines(tmp_path):
     out = run.stdout + run.stderr
     assert f"rows 300 first {first}" in out  # the pipeline ran
     assert f"ray logger level {logging.WARNING}" in out and "again: False" in out
+    assert "started: True cpus 2.0" in out  # ray.init's own arguments pass through
     info = [line for line in out.splitlines() if "\tINFO " in line or " INFO " in line]
     assert info == []  # Ray's "Started a local Ray instance" and Ray Data's progress logs: off
 

@@ -28,7 +28,7 @@ Example (a local two-CPU runtime)::
     import ray, hf_synthsample
     from hf_synthsample.engines import ray as hf_ray
 
-    ray.init(num_cpus=2, logging_level="warning")   # optional: without it, start_ray() starts one
+    hf_ray.start_ray(num_cpus=2)   # optional (the first call below starts Ray the same way)
     ds = hf_ray.generate("calculator", "dcfg", num_examples=100_000, seed=0)
     ds = hf_ray.salient_columns(ds, "calculator")           # same values as the generator's
     hf_ray.to_hub_folder("calculator", "calc-100k", ["dcfg"], num_examples=100_000, seed=0)
@@ -89,22 +89,28 @@ def require_ray(start: bool = True):
     return ray
 
 
-def start_ray(address: str | None = None) -> bool:
+def start_ray(address: str | None = None, **init_kwargs: Any) -> bool:
     """Start a local Ray runtime, or join ``address`` (default: ``RAY_ADDRESS`` if set), with the
     console at :data:`RAY_CONSOLE_LEVEL`: Ray's own logger, and Ray Data's console handler (its
-    progress and execution logs; its log file keeps them). Returns ``False`` and changes nothing
-    when Ray already runs: a user's own ``ray.init(...)`` keeps its settings.
+    progress and execution logs; its log file keeps them). ``init_kwargs`` go to ``ray.init``
+    (``num_cpus=2``; ``logging_level=logging.INFO`` for Ray's own lines back). Returns ``False``
+    and changes nothing when Ray already runs: a user's own ``ray.init(...)`` keeps its settings.
 
     Example::
 
         from hf_synthsample.engines import ray as hf_ray
-        hf_ray.start_ray()       # or nothing: every function here starts Ray this way when needed
+        hf_ray.start_ray(num_cpus=2)   # or nothing: every function here starts Ray this way when needed
     """
     ray = require_ray(start=False)
     if ray.is_initialized():
         return False
-    ray.init(address=address, logging_level=RAY_CONSOLE_LEVEL, include_dashboard=False)
-    _quiet_ray_data_console()
+    init_kwargs.setdefault("logging_level", RAY_CONSOLE_LEVEL)
+    init_kwargs.setdefault("include_dashboard", False)
+    ray.init(address=address, **init_kwargs)
+    level = init_kwargs["logging_level"]
+    level = logging.getLevelName(level.upper()) if isinstance(level, str) else level
+    if isinstance(level, int) and level >= RAY_CONSOLE_LEVEL:  # Ray Data's console follows Ray's
+        _quiet_ray_data_console()
     return True
 
 
