@@ -8,6 +8,8 @@ dynamics; a few features need more, declared once here with the extra that insta
   (:func:`hf_synthsample.sampling.difficulty.prototype_difficulty`);
 * ``fast``: ``numba``, the compiled Karel I/O runner (without it the pure-Python path gives the
   same rows);
+* ``ray``, ``interactive``, ``trl``, ``peft``: Ray Data pools, the HTML data map, and
+  ``track_dynamics`` with TRL's ``SFTTrainer`` / PEFT models;
 * ``all``: every extra.
 
 Example:
@@ -28,6 +30,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "fast": ("numba",),
     "ray": ("ray[data]",),
     "interactive": ("plotly",),
+    "trl": ("trl",),
+    "peft": ("peft",),
 }
 
 
