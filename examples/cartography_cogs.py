@@ -62,6 +62,11 @@ import os
 import sys
 import time
 
+#: the result files a run writes at the top of --out; a run first removes those of the previous one
+#: (hf_synthsample.experiments.clear_outputs), so tables of two runs never sit side by side
+OUTPUTS = ("results.md", "results.json", "runs.json", "table2.*", "table3.*", "subsets-*.*", "curricula.*",
+           "datamap.png", "datamap.txt")
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_DATA = os.path.join(HERE, "..", "..", "shared", "data", "cogs")
 
@@ -545,9 +550,10 @@ def main(argv=None) -> int:
     import torch
 
     from hf_synthsample.atomic import write_json_atomic, write_text_atomic
-    from hf_synthsample.experiments import is_main_process
+    from hf_synthsample.experiments import clear_outputs, is_main_process
 
     torch.set_num_threads(a.threads)
+    clear_outputs(a.out, OUTPUTS)
     # sacrebleu warns that COGS logical forms end in a tokenized '.': they are meant to
     logging.getLogger("sacrebleu").setLevel(logging.ERROR)
     start = time.perf_counter()

@@ -53,6 +53,10 @@ import os
 import sys
 import time
 
+#: the result files a run writes at the top of --out; a run first removes those of the previous one
+#: (hf_synthsample.experiments.clear_outputs), so tables of two runs never sit side by side
+OUTPUTS = ("table1.*", "exact_match.*", "tasks.*", "results.md")
+
 #: (marker ratio, wall ratio) pairs and marker-count distributions of the paper's narrow sets
 NARROW_RATIOS = ((0.05, 0.85), (0.25, 0.65), (0.65, 0.25), (0.85, 0.05))
 COUNT_LABELS = {"uniform": "U", "geometric": "G", "ten_minus_geometric": "10-G"}
@@ -304,12 +308,13 @@ def main(argv=None) -> int:
     import torch
 
     from hf_synthsample.atomic import write_text_atomic
-    from hf_synthsample.experiments import describe_settings, is_main_process
+    from hf_synthsample.experiments import clear_outputs, describe_settings, is_main_process
     from hf_synthsample.metrics import metric_path
     from hf_synthsample.models import build_word_tokenizer
 
     torch.set_num_threads(a.threads)
     os.makedirs(a.out, exist_ok=True)
+    clear_outputs(a.out, OUTPUTS)
     start = time.time()
     train, tests = build_data(a)
     metric = evaluate.load(metric_path("karel_execution"))

@@ -59,6 +59,10 @@ import time
 
 from hf_synthsample.experiments import Score
 
+#: the result files a run writes at the top of --out; a run first removes those of the previous one
+#: (hf_synthsample.experiments.clear_outputs), so tables of two runs never sit side by side
+OUTPUTS = ("table3.*", "per_source.*", "per_level.*", "results.md", "runs.json", "runs.partial.json")
+
 #: Table 3 column per salient variable (the builder's variable names), in the paper's order.
 VARIABLE_COLUMNS = {
     "length": "Length",
@@ -432,10 +436,11 @@ def main(argv=None) -> int:
     import torch
 
     from hf_synthsample.atomic import write_json_atomic, write_text_atomic
-    from hf_synthsample.experiments import describe_settings, is_main_process
+    from hf_synthsample.experiments import clear_outputs, describe_settings, is_main_process
 
     torch.set_num_threads(a.threads)
     os.makedirs(a.out, exist_ok=True)
+    clear_outputs(a.out, OUTPUTS)
     start = time.time()
     eval_ds = load_split("mixture", a, num_examples=a.num_eval, seed=a.seed + EVAL_SEED_OFFSET)
     configs = [(base, variable) for base in a.bases for variable in (None, *a.variables)]

@@ -78,6 +78,11 @@ import tempfile
 import time
 from typing import Any, Sequence
 
+#: the result files a run writes at the top of --out; a run first removes those of the previous one
+#: (hf_synthsample.experiments.clear_outputs), so tables of two runs never sit side by side
+OUTPUTS = ("table*.md", "table*.json", "table*.png", "figure*.md", "figure*.json", "figure*.png", "curve.md",
+           "curve.json", "results.md", "results.json", "runs.json")
+
 #: SCAN splits of Table 1 (row label -> exact SCAN config)
 SCAN_SPLITS = {"jump": "addprim_jump", "around_right": "template_around_right"}
 TABLE3_ROWS = ("Origin Dataset", "2x Augmentation", "+ More primitives", "+ More prim. & larger size", "+ AugZero")
@@ -724,10 +729,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     import torch
 
-    from hf_synthsample.experiments import is_main_process
+    from hf_synthsample.experiments import clear_outputs, is_main_process
 
     torch.set_num_threads(args.threads)
     os.makedirs(args.out, exist_ok=True)
+    clear_outputs(args.out, OUTPUTS)
     start = time.perf_counter()
     runner = Runner(args)
     data = {split: _scan_data(args, split) for split in SCAN_SPLITS.values()}

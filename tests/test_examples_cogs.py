@@ -6,7 +6,7 @@ import json
 import sys
 
 import pytest
-from conftest import REPO_ROOT, shared_data
+from conftest import REPO_ROOT, shared_data, undeclared_outputs
 
 sys.path.insert(0, str(REPO_ROOT / "examples"))
 
@@ -26,6 +26,7 @@ def test_tiny_run_writes_the_paper_tables(tmp_path):
     rc = cartography_cogs.main(["--tiny", "--out", str(out), "--train", paths["train"], "--dev", paths["dev"],
                                 "--test", paths["test"], "--gen", paths["dev"]])
     assert rc == 0
+    assert undeclared_outputs(out, cartography_cogs.OUTPUTS) == []  # a re-run clears every result file
     results = json.loads((out / "results.json").read_text())
     assert results["settings"]["preset"] == "tiny"
     tables = results["tables"]

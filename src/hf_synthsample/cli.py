@@ -111,6 +111,7 @@ def _build_parser() -> argparse.ArgumentParser:
         mode = d.add_mutually_exclusive_group()
         mode.add_argument("--overwrite", action="store_true", help="replace the output folder")
         mode.add_argument("--add", action="store_true", help="add/replace these configs in an existing folder")
+        _add_license_option(d)
         _add_config_options(d, domain)
 
     c = sub.add_parser("configs", help="list domains, configs and parameters")
@@ -121,7 +122,7 @@ def _build_parser() -> argparse.ArgumentParser:
     h.add_argument("--columns", nargs="+", required=True, help="salient column(s)")
     h.add_argument("--out", required=True, help="output folder (Hub layout)")
     h.add_argument("--config", default=None, help="config of a Hub-layout source")
-    h.add_argument("--split", default="train", help="split to homogenize [train]")
+    h.add_argument("--split", default="train", help="split to homogenize, or a slice of it: train[:10%%] [train]")
     h.add_argument("--size", type=int, default=None, help="subset size (default: largest uniform subset)")
     h.add_argument("--mode", default="joint", choices=["joint", "sequential"])
     h.add_argument("--bins", type=int, default=None, help="equal-width bins for numeric columns")
@@ -130,6 +131,7 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="rows with a missing value (null/NaN) in a column: an error, or left out [raise]")
     h.add_argument("--name", default="homogenized", help="config name in the output folder [homogenized]")
     h.add_argument("--overwrite", action="store_true", help="replace the output folder if it exists")
+    _add_license_option(h)
 
     sm = sub.add_parser("sample", help="structurally diverse subset (uniform, UAT, CMaxEnt, hybrid) as a curated folder")
     sm.add_argument("source", help="a Hub-layout folder, Parquet/JSON/CSV file(s), or DOMAIN/CONFIG of a generator "
@@ -142,10 +144,11 @@ def _build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--builder-param", nargs="+", default=[], metavar="NAME=VALUE",
                     help="generator parameters of a DOMAIN/CONFIG source, e.g. num_examples=20000")
     sm.add_argument("--config", default=None, help="config of a Hub-layout source")
-    sm.add_argument("--split", default="train", help="split to sample [train]")
+    sm.add_argument("--split", default="train", help="split to sample, or a slice of it: train[:10%%] [train]")
     sm.add_argument("--seed", type=int, default=0, help="sampler seed [0]")
     sm.add_argument("--name", default=None, help="config name in the output folder [the sampler name]")
     sm.add_argument("--overwrite", action="store_true", help="replace config --name if the output folder has it")
+    _add_license_option(sm)
 
     _add_split_parser(sub)
 
@@ -172,7 +175,7 @@ def _build_parser() -> argparse.ArgumentParser:
     m.add_argument("--out", default=None, help="output folder (Hub layout) for the subset")
     m.add_argument("--dataset", default=None, help="the training dataset (Hub-layout folder or Parquet/JSON/CSV) to cut")
     m.add_argument("--config", default=None, help="config of a Hub-layout --dataset")
-    m.add_argument("--split", default="train", help="split of --dataset [train]")
+    m.add_argument("--split", default="train", help="split of --dataset, or a slice of it: train[:10%%] [train]")
     m.add_argument("--id-column", default="example_id",
                    help="column of --dataset holding the example ids rows are matched by [example_id]")
     m.add_argument("--assume-id-order", action="store_true",
@@ -180,7 +183,20 @@ def _build_parser() -> argparse.ArgumentParser:
     m.add_argument("--oov-columns", nargs="+", default=None, help="columns whose tokens the subset must all cover")
     m.add_argument("--seed", type=int, default=0, help="seed of the random region and plot sample [0]")
     m.add_argument("--overwrite", action="store_true")
+    _add_license_option(m)
     return parser
+
+
+def _add_license_option(parser) -> None:
+    parser.add_argument("--license", default=None,
+                        help="license of the dataset card, a Hub license id, e.g. cc-by-4.0, apache-2.0, mit "
+                             "[none: the data owner's choice]")
+
+
+def _check_license(args: argparse.Namespace) -> str | None:
+    from .hub.card import check_license
+
+    return check_license(args.license, "--license")
 
 
 def _quickstart(args: argparse.Namespace) -> int:
@@ -228,13 +244,14 @@ def _generate(args: argparse.Namespace) -> int:
     if_exists = "overwrite" if args.overwrite else "add" if args.add else "error"
     if args.ray_address is not None and args.engine != "ray":
         raise ValueError("--ray-address: only used with --engine ray")
+    _check_license(args)
     params = _collect_params(args)
     try:
         if args.engine == "ray":
             return _generate_ray(args, if_exists)
         out = materialize(
             args.domain, args.out, args.configs, num_proc=args.num_proc, cache_dir=args.cache_dir,
-            if_exists=if_exists, plots=not args.no_plots, **params,
+            if_exists=if_exists, plots=not args.no_plots, license=args.license, **params,
         )
     except (ValueError, TypeError) as err:
         raise type(err)(_as_cli_options(str(err), params)) from err
@@ -246,16 +263,16 @@ def _generate_ray(args: argparse.Namespace, if_exists: str) -> int:
     from .engines import ray as hf_ray
 
     try:
-        ray = hf_ray.require_ray()
+        hf_ray.require_ray(start=False)
     except ImportError as err:
         raise ValueError(f"--engine ray: {err}") from err
     for flag, value in (("--add", args.add), ("--num-proc", args.num_proc), ("--cache-dir", args.cache_dir)):
         if value:
             raise ValueError(f"{flag}: not used with --engine ray (Ray's workers replace --num-proc; no cache; "
                              "write a new folder or --overwrite)")
-    if args.ray_address and not ray.is_initialized():  # else Ray Data starts a local runtime (or joins RAY_ADDRESS)
-        ray.init(address=args.ray_address)
-    out = hf_ray.to_hub_folder(args.domain, args.out, args.configs, if_exists=if_exists, **_collect_params(args))
+    hf_ray.start_ray(address=args.ray_address)  # quiet; a local runtime, or the cluster of RAY_ADDRESS
+    out = hf_ray.to_hub_folder(args.domain, args.out, args.configs, if_exists=if_exists, license=args.license,
+                               **_collect_params(args))
     print(f"Wrote {out}/ on Ray (load with datasets.load_dataset({str(out)!r}, CONFIG))")
     return 0
 
@@ -327,8 +344,11 @@ def _load_source(source: str, config: str | None, split: str, option: str = "sou
         if head != b"PAR1" or tail != b"PAR1":
             raise ValueError(f"{option}: the file {source!r} is not a Parquet file, or a damaged one (a Parquet file "
                              "starts and ends with 'PAR1'); check the file, or give it the extension of its format")
+    from .split_spec import source_split
+
+    name = source_split(split, "--split")  # a file is one split: named after the split (or slice) asked for
     try:
-        ds = datasets.load_dataset(builder, data_files={split: source}, split=split)
+        ds = datasets.load_dataset(builder, data_files={name: source}, split=split)
     except Exception as err:  # Arrow / JSON / CSV parser errors come in many types; name the file
         if "corresponds to no data" in str(err):  # datasets' words for a split without rows
             raise ValueError(f"{option}: the file {source!r} holds no rows (a header only?)") from err
@@ -353,8 +373,11 @@ def _homogenize(args: argparse.Namespace) -> int:
     from .hub.card import portable_path
     from .hub.folder import check_config_name
     from .sampling.homogenize import HomogenizeSampler
+    from .split_spec import source_split
 
     check_config_name(args.name, "--name")
+    out_split = source_split(args.split, "--split")
+    _check_license(args)
     if not args.overwrite:
         _refuse_existing(args.out, "--overwrite to replace it")
     sampler = HomogenizeSampler(args.columns, mode=args.mode, bins=args.bins, missing=args.missing, seed=args.seed)
@@ -374,10 +397,10 @@ def _homogenize(args: argparse.Namespace) -> int:
     )
     out = write_hub_folder(
         args.out,
-        {args.name: DatasetDict({args.split: subset})},
+        {args.name: DatasetDict({out_split: subset})},
         body=body,
         metadata={"hf_synthsample": {"sampler": repr(sampler), "source": args.source, "split": args.split}},
-        if_exists="overwrite" if args.overwrite else "error",
+        if_exists="overwrite" if args.overwrite else "error", license=args.license,
     )
     print(f"\nWrote {out}/")
     return 0
@@ -425,6 +448,7 @@ def _sample(args: argparse.Namespace) -> int:
     if unknown:
         raise ValueError(f"--param: {args.sampler} has no parameter {', '.join(unknown)}; accepted: {accepted}")
     sampler = cls(**params, seed=args.seed)  # validates the values before any loading
+    _check_license(args)
     name = check_config_name(args.name or args.sampler, "--name")
     if not args.overwrite and name in _folder_configs(args.out):
         raise FileExistsError(f"{args.out} already has config {name!r}; pass --overwrite to replace it, "
@@ -441,7 +465,7 @@ def _sample(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         plot = report.plot(os.path.join(tmp, "templates.png"))
         out = save_curated(subset, args.out, provenance, config_name=name, statistics=report.to_markdown(),
-                           plots={"templates": plot})
+                           plots={"templates": plot}, license=args.license)
     print(f"\nWrote {len(subset):,} rows to {out}/ (config {name!r})")
     return 0
 
@@ -472,6 +496,7 @@ def _datamap(args: argparse.Namespace) -> int:
 
     from .cartography import DataMap, parse_regions
     from .cartography.datamap import _dataset_rows, _subset
+    from .split_spec import source_split
     from .hub import write_hub_folder
     from .validation import check_columns, check_float, check_int
 
@@ -500,6 +525,8 @@ def _datamap(args: argparse.Namespace) -> int:
                              f"to 1, got {args.proportions}")
     if regions and not args.out:
         raise ValueError("--select needs --out (the folder the subset is written to)")
+    out_split = source_split(args.split, "--split")
+    _check_license(args)
     if args.out and not regions:
         raise ValueError("--out needs --select (the region(s) to write)")
     for opt, needs_dataset in (("--oov-columns", args.oov_columns), ("--assume-id-order", args.assume_id_order),
@@ -558,8 +585,9 @@ def _datamap(args: argparse.Namespace) -> int:
                                            "epochs": list(dm.epochs), "regions": list(regions),
                                            "fraction": args.fraction, "oov_columns": args.oov_columns,
                                            "seed": args.seed}}}
-    out = write_hub_folder(args.out, {name: DatasetDict({args.split: subset})},
-                           body=body, metadata=meta, if_exists="overwrite" if args.overwrite else "error")
+    out = write_hub_folder(args.out, {name: DatasetDict({out_split: subset})},
+                           body=body, metadata=meta, if_exists="overwrite" if args.overwrite else "error",
+                           license=args.license)
     print(f"\nWrote {len(subset):,} rows to {out}/")
     return 0
 
@@ -597,16 +625,18 @@ def _add_split_parser(sub) -> None:
     sp.add_argument("--builder-param", nargs="+", default=[], metavar="NAME=VALUE",
                     help="generator parameters of a DOMAIN/CONFIG source, e.g. num_examples=20000")
     sp.add_argument("--config", default=None, help="config of a Hub-layout source")
-    sp.add_argument("--split", default="train", help="split of the source to split [train]")
+    sp.add_argument("--split", default="train", help="split of the source to split, or a slice of it: train[:10%%] [train]")
     sp.add_argument("--seed", type=int, default=0, help="random seed [0]")
     sp.add_argument("--name", default=None, help="config name in the output folder [the method]")
     sp.add_argument("--overwrite", action="store_true", help="replace the output folder if it exists")
+    _add_license_option(sp)
 
 
 def _split(args: argparse.Namespace) -> int:
     from .splits import save_split, split_report
     from .validation import check_float, check_int
 
+    _check_license(args)
     check_float("--test-size", args.test_size, min=0.0, max=1.0, min_inclusive=False, max_inclusive=False)
     check_float("--max-atom-divergence", args.max_atom_divergence, min=0.0, max=1.0)
     if args.train_size is not None:
@@ -667,7 +697,8 @@ def _split(args: argparse.Namespace) -> int:
                           compound_weights=weights if args.method != "tmcd" else False)
     print(report.to_markdown())
     out = save_split(split, args.out, report, config_name=args.name or args.method, provenance=provenance,
-                     title=f"{args.method} split of `{args.source}`", if_exists="overwrite" if args.overwrite else "error")
+                     title=f"{args.method} split of `{args.source}`", if_exists="overwrite" if args.overwrite else "error",
+                     license=args.license)
     print(f"\nWrote {out}/ (config {args.name or args.method!r}: train {len(split['train']):,}, test {len(split['test']):,})")
     return 0
 

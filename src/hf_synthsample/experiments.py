@@ -53,12 +53,44 @@ from .validation import check_str_tuple
 if TYPE_CHECKING:  # pragma: no cover
     import argparse
 
-__all__ = ["ResultsTable", "Score", "apply_preset", "describe_settings", "is_main_process"]
+__all__ = ["ResultsTable", "Score", "apply_preset", "clear_outputs", "describe_settings", "is_main_process"]
 
 
 def is_main_process() -> bool:
     """True unless this is a non-zero rank of a distributed (``accelerate launch``/torchrun) run."""
     return int(os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0"))) == 0
+
+
+def clear_outputs(folder: str | os.PathLike, patterns: Sequence[str]) -> list[str]:
+    """Remove the result files a previous run left in ``folder``: the files at its top level whose
+    names match one of ``patterns`` (``fnmatch``, e.g. ``"table*.*"``, ``"results.*"``). Sub-folders
+    (checkpoints, recorded dynamics) and every other file stay. Returns the removed paths.
+
+    The paper examples call this before they start, with the names of the files they write, so
+    a partial re-run (``--tables 1``) never leaves another run's tables beside its ``results.md``.
+    Under a distributed launch only the main process removes.
+
+    Example:
+        >>> import os, tempfile
+        >>> out = tempfile.mkdtemp()
+        >>> for name in ("table3.md", "results.md", "notes.txt"):
+        ...     open(os.path.join(out, name), "w").close()
+        >>> [os.path.basename(p) for p in clear_outputs(out, ["table*.*", "results.*"])]
+        ['results.md', 'table3.md']
+        >>> sorted(os.listdir(out))
+        ['notes.txt']
+    """
+    import fnmatch
+
+    patterns = check_str_tuple("patterns", patterns)
+    if not is_main_process() or not os.path.isdir(folder):
+        return []
+    removed = []
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if entry.is_file(follow_symlinks=False) and any(fnmatch.fnmatchcase(entry.name, p) for p in patterns):
+            os.remove(entry.path)
+            removed.append(entry.path)
+    return removed
 
 
 def _mean_sd(values: Sequence[float] | None, name: str) -> tuple[float | None, float | None, list[float] | None]:

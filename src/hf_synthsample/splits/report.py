@@ -266,9 +266,10 @@ def save_split(
     provenance: Mapping[str, Any] | None = None,
     title: str | None = None,
     if_exists: str = "error",
+    license: str | None = None,
 ) -> str:
     """Write ``split`` as a Hub-layout folder (Parquet per split) whose card carries the report,
-    its plot and the provenance; returns the folder.
+    its plot and the provenance (and ``license``, a Hub license id, if given); returns the folder.
 
     Example:
         >>> import tempfile, datasets
@@ -286,6 +287,9 @@ def save_split(
 
     if set(split) != {"train", "test"}:
         raise ValueError(f"split must have exactly the splits 'train' and 'test', got {sorted(split)}")
+    from ..hub.card import check_license
+
+    check_license(license)
     provenance = dict(provenance or {})
     body = [f"# {title or 'Train/test split'}", "",
             f"Made with hf-synthsample: {len(split['train']):,} train rows, {len(split['test']):,} test rows."]
@@ -305,7 +309,7 @@ def save_split(
         if report is not None:
             meta["hf_synthsample"]["split_report"] = _jsonable(report.to_dict())
         out = write_hub_folder(folder, {config_name: split}, body="\n".join(body), metadata=meta,
-                               extra_files=extra, if_exists=if_exists)
+                               extra_files=extra, if_exists=if_exists, license=license)
     return str(out)
 
 
