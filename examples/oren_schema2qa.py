@@ -308,7 +308,8 @@ def main(argv=None) -> int:
     a = parse_args(argv)
     if not os.path.isdir(a.data_dir):
         print(f"error: the annotated Schema2QA folder {a.data_dir!r} does not exist; pass --data-dir "
-              "(a folder with <domain>.tsv files: id, utterance, program)", file=sys.stderr)
+              "(a folder with <domain>.tsv files: id, utterance, program; the public release is "
+              "https://github.com/stanford-oval/genie-toolkit, starter/schemaorg/<domain>/eval/annotated.tsv)", file=sys.stderr)
         return 2
     import torch
 

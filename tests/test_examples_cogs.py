@@ -119,9 +119,15 @@ def test_scan_pool_and_id_based_rows(tmp_path):
 def test_missing_data_is_a_clear_error(tmp_path, capsys):
     import cartography_cogs
 
-    rc = cartography_cogs.main(["--tiny", "--out", str(tmp_path), "--train", str(tmp_path / "nope.tsv")])
-    assert rc == 2
-    assert "train file not found" in capsys.readouterr().err
+    for argv, named in ((["--train", str(tmp_path / "nope.tsv")], "--train"),
+                        (["--data-dir", str(tmp_path / "no-such-folder")], "--data-dir"),
+                        (["--gen", str(tmp_path / "gen.tsv")], "--gen")):
+        with pytest.raises(SystemExit) as err:
+            cartography_cogs.main(["--tiny", "--out", str(tmp_path / "out"), *argv])
+        assert err.value.code == 2
+        message = capsys.readouterr().err
+        assert named in message and "github.com/najoungkim/COGS" in message, message
+    assert not (tmp_path / "out").exists()          # refused before any work
 
 
 def test_bad_settings_fail_before_any_work(tmp_path):
