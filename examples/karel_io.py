@@ -35,7 +35,7 @@ Baseline / Uniform / difference in pp, one column per test set; each model's fit
 ``--num-fit`` of its own training tasks, beside every cell), ``exact_match.md/.json``,
 ``tasks.md/.json`` (tasks per test set), ``results.md`` (all three) and ``table1.png``.
 
-Expected runtime: ``--small`` about 8 minutes on one CPU thread (a smoke run: grids up to 8x8, a
+Expected runtime: ``--small`` about 2.5 minutes on one CPU thread (a smoke run: grids up to 8x8, a
 tiny model and 1,000 programs, far from the paper's accuracies); ``--cpu`` about 17 CPU-minutes
 (25 minutes wall at load 3; 5,000 programs, 16 epochs: the largest setting in the 30-minute
 budget; the models still fit 2 % of their own training tasks, see docs/reproductions.md);
