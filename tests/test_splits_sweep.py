@@ -140,6 +140,9 @@ def test_sweep_on_the_hand_pool_and_its_folder(tmp_path):
         i = _test_ids(sweep.splits[t])[0]
         assert sweep.compound_divergence[t] == pytest.approx(HAND[i], abs=1e-12)
         assert sweep.atom_divergence[t] == 0.0
+        r = split_report(sweep.splits[t]["train"], sweep.splits[t]["test"], "text", atoms_column="a", compounds_column="c")
+        assert r.compound_divergence == pytest.approx(sweep.compound_divergence[t], abs=1e-12)
+        assert sweep.reports[t].compound_divergence == pytest.approx(HAND[i], abs=1e-12)
         assert sweep.sizes[t] == {"train": 4, "test": 1, "left_out": 0}
     assert sweep.config_names == {0.04: "dc_0.04", 0.12: "dc_0.12", 0.32: "dc_0.32", 1.0: "dc_1.00"}
     out = sweep.save(str(tmp_path / "sweep"), provenance={"source": "hand pool"})

@@ -541,9 +541,13 @@ def _search_once(st: Structures, goal, goal_tol: float, rng: np.random.Generator
         e = Engine(search.sizes, st.atoms, st.compounds, side.copy())
     initial = e.compound_divergence
     run = dict(time_limit=o["time_limit"], patience=o["patience"], progress=o["progress"], t0=o["t0"], max_steps=max_steps)
-    reason = search.run(e, **run)
     train_target = o["train_target"]
-    if train_target is not None and e.train_rows > train_target + o["tol"]:
+    dropping = train_target is not None and e.train_rows > train_target + o["tol"]
+    # towards a target, a partition that stalls short of it needs no long wait: leaving rows out
+    # moves D_C further (SCAN 0.6 with train 50 %: the partition tops out at 0.53)
+    first = dict(run, patience=min(o["patience"], RANGE_PATIENCE)) if dropping and not isinstance(goal, str) else run
+    reason = search.run(e, **first)
+    if dropping:
         # rows left out only now: the partition search has placed the held-out compounds, so
         # the rows that still carry them into train are the ones worth leaving out
         search.drop(e, train_target)

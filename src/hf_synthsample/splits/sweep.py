@@ -105,20 +105,33 @@ class SplitSweep:
 
     ``splits``, ``compound_divergence``, ``atom_divergence``, ``reports``, ``results`` and
     ``config_names`` are keyed by target, in the order of the targets. The divergences are the
-    split report's on the returned rows; ``results[t].compound_divergence`` is the search's (the
-    same for a partition; with rows left out by ``train_size`` the report recomputes Keysers'
-    weights on the kept rows, so the two may differ slightly: SCAN, train 50 %: < 0.0005).
+    split report's on the returned rows. ``results[t].compound_divergence`` is the search's: for a
+    partition the report's pool is the search's, so they are the same figures (and the report
+    is only computed when asked for: ``reports``, ``save``); with rows left out by
+    ``train_size`` the report recomputes Keysers' weights on the kept rows, so the two may
+    differ slightly (SCAN, train 50 %: < 0.0005).
     """
 
     splits: dict
     compound_divergence: dict
     atom_divergence: dict
-    reports: dict
     results: dict
     config_names: dict
     settings: dict = field(default_factory=dict)
     seconds: float = 0.0
     read_seconds: float = 0.0
+    report_kwargs: dict = field(default_factory=dict, repr=False)
+    _reports: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def reports(self) -> "dict[float, SplitReport]":
+        """Target -> :func:`~hf_synthsample.splits.report.split_report` of the split (computed once, on first use)."""
+        from .report import split_report
+
+        for t, split in self.splits.items():
+            if t not in self._reports:
+                self._reports[t] = split_report(split["train"], split["test"], **self.report_kwargs)
+        return {t: self._reports[t] for t in self.splits}
 
     @property
     def targets(self) -> list[float]:
@@ -149,8 +162,9 @@ class SplitSweep:
         """One row per split: target, config, D_C, D_A, sizes, unseen compound share, search time."""
         lines = ["| config | target D_C | D_C | D_A | train | test | left out | test compound mass unseen in train "
                  "| search s |", "|---|---|---|---|---|---|---|---|---|"]
+        reports = self.reports
         for t, name in self.config_names.items():
-            z, r = self.sizes[t], self.reports[t]
+            z, r = self.sizes[t], reports[t]
             lines.append(f"| `{name}` | {t:g} | {self.compound_divergence[t]:.4f} | {self.atom_divergence[t]:.4f} | "
                          f"{z['train']:,} | {z['test']:,} | {z['left_out']:,} | {r.unseen_compound_share:.1%} | "
                          f"{self.results[t].seconds:.1f} |")
@@ -193,10 +207,11 @@ class SplitSweep:
                 self.to_markdown(), "", "## Settings", "", "```yaml",
                 yaml.safe_dump(_jsonable(settings), sort_keys=False, allow_unicode=True).strip(), "```"]
         meta_splits = {}
+        reports = self.reports
         with tempfile.TemporaryDirectory() as tmp:
             extra = {}
             for t, name in self.config_names.items():
-                report = self.reports[t]
+                report = reports[t]
                 body += ["", f"## `{name}`: target D_C {t:g}", "", report.to_markdown()]
                 if plots:
                     rel = f"plots/{name}.png"
@@ -318,23 +333,27 @@ def divergence_sweep(
             bar.set_postfix(target=f"{t:g}", D_C=f"{res.compound_divergence:.4f}")
     finally:
         bar.close()
+    report_kwargs = dict(column=column, language=language, text_column=text_column, compound_weights=compound_weights,
+                         max_height=max_height, atoms_column=atoms_column, compounds_column=compounds_column)
     splits, reports, dc, da = {}, {}, {}, {}
     for t in targets:
         res = results[t]
         split = as_split(dataset, res.test_indices, res.train_indices)
         split.mcd_result = res
-        report = split_report(split["train"], split["test"], column, language, text_column=text_column,
-                              compound_weights=compound_weights, max_height=max_height, atoms_column=atoms_column,
-                              compounds_column=compounds_column)
-        splits[t], reports[t] = split, report
-        dc[t], da[t] = report.compound_divergence, report.atom_divergence
+        splits[t] = split
+        if res.num_left_out == 0 and not len(st.unparsable):
+            # a partition: the report's pool (train + test) is the search's, weights included
+            dc[t], da[t] = res.compound_divergence, res.atom_divergence
+        else:
+            reports[t] = split_report(split["train"], split["test"], **report_kwargs)
+            dc[t], da[t] = reports[t].compound_divergence, reports[t].atom_divergence
     settings = {"method": "mcd", "targets": targets, "column": column, "language": language,
                 "atoms_column": atoms_column, "compounds_column": compounds_column,
                 "compound_weights": compound_weights if isinstance(compound_weights, (bool, type(None))) else "mapping",
                 "max_height": max_height, "num_rows": len(dataset), **{k: v for k, v in search.items()}}
-    out = SplitSweep(splits=splits, compound_divergence=dc, atom_divergence=da, reports=reports, results=results,
+    out = SplitSweep(splits=splits, compound_divergence=dc, atom_divergence=da, results=results,
                      config_names=_config_names(targets), settings=settings, seconds=time.perf_counter() - t0,
-                     read_seconds=read_seconds)
+                     read_seconds=read_seconds, report_kwargs=report_kwargs, _reports=reports)
     logger.info("%r", out)
     return out
 
