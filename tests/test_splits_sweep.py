@@ -126,6 +126,24 @@ def test_target_from_both_sides_on_scan():
         assert r.compound_divergence == pytest.approx(res.compound_divergence, abs=1e-9)
 
 
+def test_stop_at_divergence_keeps_the_maximiser_path():
+    from hf_synthsample.splits import mcd_search
+    from hf_synthsample.splits._data import read_structures
+
+    ds = _scan()
+    st = read_structures(ds, column="commands", language="scan", max_height=2, atoms_column=None,
+                         compounds_column=None, compound_weights=None)
+    kw = dict(test_size=0.25, patience=10, progress=False)
+    full = mcd_search(st, **kw)
+    part = mcd_search(st, stop_at_divergence=0.3, **kw)
+    assert part.stop_reason == "target reached" and 0.3 <= part.compound_divergence < full.compound_divergence
+    # the same rounds as the maximiser up to the stop: its history is a prefix of the full one's
+    assert [h[2] for h in part.history[:-1]] == [h[2] for h in full.history[:len(part.history) - 1]]
+    for bad in (dict(minimize=True), dict(target_divergence=0.2)):
+        with pytest.raises(ValueError, match="stop_at_divergence: only for the maximising search"):
+            mcd_search(st, stop_at_divergence=0.3, **bad, **kw)
+
+
 # ---------------------------------------------------------------------- the sweep
 
 

@@ -164,6 +164,7 @@ class _Search:
         self.st, self.target, self.tol, self.max_da, self.rng, self.B = st, target, tol, max_atom_divergence, rng, batch_size
         self.goal, self.goal_tol = goal, goal_tolerance
         self.aim = 0.25  # stop at this share of goal_tolerance (a stall within the tolerance is still a success)
+        self.stop_at: float | None = None  # goal "max" only: stop once D_C reaches this
         self.sizes = st.sizes.astype(np.float64)
         self.G = len(self.sizes)
         self.atom_inv = _inverted(st.atoms[0], st.atoms[1], st.atoms[3])
@@ -186,6 +187,8 @@ class _Search:
     def reached(self, e: Engine) -> bool:
         """Close enough to stop: within a quarter of the tolerance (a split at the tolerance's edge
         would be a poor point on a curve; the last steps there are cheap)."""
+        if self.goal == "max":
+            return self.stop_at is not None and e.compound_divergence >= self.stop_at
         return not isinstance(self.goal, str) and abs(e.compound_divergence - self.goal) <= self.aim * self.goal_tol
 
     def within(self, e: Engine) -> bool:
@@ -534,6 +537,7 @@ def _search_once(st: Structures, goal, goal_tol: float, rng: np.random.Generator
     """A search from a seeded random start (or from ``side``, a finished assignment), then, with a
     ``train_size``, the rows left out and the search again."""
     search = _Search(st, o["target"], o["tol"], o["max_da"], rng, o["batch_size"], goal, goal_tol)
+    search.stop_at = o.get("stop_at")
     if side is None:
         e = search.initial()
         search.lower_atom_divergence(e)
@@ -586,6 +590,7 @@ def mcd_search(
     target_divergence: float | None = None,
     minimize: bool = False,
     divergence_tolerance: float = 0.01,
+    stop_at_divergence: float | None = None,
     time_limit: float | None = None,
     max_steps: int | None = None,
     patience: int = 100,
@@ -595,7 +600,11 @@ def mcd_search(
     train_size: float | None = None,
     progress: bool | None = None,
 ) -> MCDResult:
-    """The search on prepared :class:`~hf_synthsample.splits._data.Structures` (see :func:`mcd_split`)."""
+    """The search on prepared :class:`~hf_synthsample.splits._data.Structures` (see :func:`mcd_split`).
+
+    ``stop_at_divergence``: the maximising search stops as soon as ``D_C`` reaches this (how long
+    the search takes to reach a divergence: the peer comparison in ``benchmarks/bench_splits.py``);
+    unlike ``target_divergence`` it never lowers ``D_C``."""
     t0 = time.perf_counter()
     total = int(structures.sizes.sum()) + len(structures.unparsable)
     _, target = check_test_size(test_size, total)
@@ -614,6 +623,10 @@ def mcd_search(
     if minimize and target_divergence is not None:
         raise ValueError("minimize and target_divergence: give one goal (the lowest D_C, or a D_C to reach), not both")
     divergence_tolerance = check_float("divergence_tolerance", divergence_tolerance, min=0.0, max=1.0)
+    if stop_at_divergence is not None:
+        stop_at_divergence = check_float("stop_at_divergence", stop_at_divergence, min=0.0, max=1.0)
+        if minimize or target_divergence is not None:
+            raise ValueError("stop_at_divergence: only for the maximising search (not with minimize or target_divergence)")
     if time_limit is not None:
         time_limit = check_float("time_limit", time_limit, min=0.0, min_inclusive=False)
     if max_steps is not None:
@@ -628,7 +641,7 @@ def mcd_search(
         progress = is_progress_bar_enabled()
     o = dict(target=target, tol=int(math.floor(size_tolerance * total)), max_da=max_da, batch_size=batch_size,
              train_target=train_target, time_limit=time_limit, max_steps=max_steps, patience=patience,
-             progress=progress, t0=t0)
+             progress=progress, t0=t0, stop_at=stop_at_divergence)
     goal = target_divergence if target_divergence is not None else "min" if minimize else "max"
     best, steps, swaps, holdouts, starts = _search(structures, goal, divergence_tolerance, seed, restarts, o)
     reason = best.reason  # the reason the whole search ended is the last start's; the split is the best start's
