@@ -562,9 +562,9 @@ def _search_once(st: Structures, goal, goal_tol: float, rng: np.random.Generator
     return _Start(e, search, initial, reason)
 
 
-def _search(st: Structures, goal, goal_tol: float, seed: int, restarts: int, o: dict) -> tuple[_Start, int, int, int, int]:
+def _search(st: Structures, goal, goal_tol: float, seed: int, restarts: int, o: dict) -> tuple[_Start, int, int, int, int, str]:
     """The best of ``restarts + 1`` seeded starts for the goal; returns it with the total steps,
-    swaps, hold-outs and the number of starts made."""
+    swaps, hold-outs, the number of starts made and the reason the last one stopped."""
     best = None
     steps = swaps = holdouts = 0
     max_steps = o["max_steps"]
@@ -578,7 +578,7 @@ def _search(st: Structures, goal, goal_tol: float, seed: int, restarts: int, o: 
             best = done
         if done.reason != "no improving move":  # target, time or steps: nothing left to restart with
             break
-    return best, steps, swaps, holdouts, attempt + 1
+    return best, steps, swaps, holdouts, attempt + 1, done.reason
 
 
 def mcd_search(
@@ -643,8 +643,8 @@ def mcd_search(
              train_target=train_target, time_limit=time_limit, max_steps=max_steps, patience=patience,
              progress=progress, t0=t0, stop_at=stop_at_divergence)
     goal = target_divergence if target_divergence is not None else "min" if minimize else "max"
-    best, steps, swaps, holdouts, starts = _search(structures, goal, divergence_tolerance, seed, restarts, o)
-    reason = best.reason  # the reason the whole search ended is the last start's; the split is the best start's
+    best, steps, swaps, holdouts, starts, reason = _search(structures, goal, divergence_tolerance, seed, restarts, o)
+    # the reason the whole search ended is the last start's; the split is the best start's
     if target_divergence is not None and reason == "no improving move":
         if best.search.within(best.engine):
             reason = "target reached"  # stalled near the target, within the tolerance
