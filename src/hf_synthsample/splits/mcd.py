@@ -79,7 +79,7 @@ from ._engine import Engine, ranges
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset, DatasetDict
 
-__all__ = ["MCDResult", "UnreachableDivergence", "mcd_split", "tmcd_split", "mcd_search"]
+__all__ = ["MCDResult", "UnreachableDivergence", "mcd_split", "tmcd_split", "mcd_search", "reachable_range"]
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +88,10 @@ STOP_REASONS = ("target reached", "no improving move", "time limit", "max steps"
 #: patience (rounds without a gain) of the minimising and maximising searches that bound the
 #: reachable range after a target search stalled: they only bound it, so they stop sooner
 RANGE_PATIENCE = 20
+
+#: the least gain of the goal's value (``-D_C``, ``-|D_C - x|``) in a round that counts as
+#: progress for the minimising and target searches (the maximiser counts any gain)
+MIN_ROUND_GAIN = 1e-4
 
 
 class UnreachableDivergence(ValueError):
@@ -165,6 +169,10 @@ class _Search:
         self.goal, self.goal_tol = goal, goal_tolerance
         self.aim = 0.25  # stop at this share of goal_tolerance (a stall within the tolerance is still a success)
         self.stop_at: float | None = None  # goal "max" only: stop once D_C reaches this
+        # a round counts as progress above this gain: any for the maximiser (as in issue 13);
+        # towards a target or the minimum, MIN_ROUND_GAIN (COGS: the minimiser creeps down by
+        # ~5e-5 a round for minutes, and a search for an unreachable target would never end)
+        self.min_gain = 1e-9 if goal == "max" else MIN_ROUND_GAIN
         self.sizes = st.sizes.astype(np.float64)
         self.G = len(self.sizes)
         self.atom_inv = _inverted(st.atoms[0], st.atoms[1], st.atoms[3])
@@ -513,7 +521,7 @@ class _Search:
                         kept += 1
                 self.swaps += kept
                 e.recompute()  # exact sums again: no drift over long runs
-                stale = stale + 1 if self.value(e.compound_divergence) <= before + 1e-9 else 0
+                stale = stale + 1 if self.value(e.compound_divergence) <= before + self.min_gain else 0
                 self.history.append((time.perf_counter() - t0, self.steps, e.compound_divergence, e.atom_divergence))
                 bar.update(1)
                 bar.set_postfix(D_C=f"{e.compound_divergence:.4f}", D_A=f"{e.atom_divergence:.4f}")
@@ -538,6 +546,8 @@ def _search_once(st: Structures, goal, goal_tol: float, rng: np.random.Generator
     ``train_size``, the rows left out and the search again."""
     search = _Search(st, o["target"], o["tol"], o["max_da"], rng, o["batch_size"], goal, goal_tol)
     search.stop_at = o.get("stop_at")
+    if o.get("bounding"):  # the searches that bound the range: only real progress counts
+        search.min_gain = MIN_ROUND_GAIN
     if side is None:
         e = search.initial()
         search.lower_atom_divergence(e)
@@ -606,16 +616,10 @@ def mcd_search(
     the search takes to reach a divergence: the peer comparison in ``benchmarks/bench_splits.py``);
     unlike ``target_divergence`` it never lowers ``D_C``."""
     t0 = time.perf_counter()
-    total = int(structures.sizes.sum()) + len(structures.unparsable)
-    _, target = check_test_size(test_size, total)
-    train_target = check_train_size(train_size, target, total)
-    if train_target is not None and len(structures.unparsable):
-        train_target -= len(structures.unparsable)  # skipped rows are kept in train
-        if train_target < 1:
-            raise ValueError(f"train_size: {train_size} leaves no room beside the {len(structures.unparsable)} "
-                             "unparsable rows kept in train; raise train_size")
-    max_da = check_float("max_atom_divergence", max_atom_divergence, min=0.0, max=1.0)
-    seed = check_int("seed", seed, min=0)
+    o = _options(structures, test_size=test_size, train_size=train_size, max_atom_divergence=max_atom_divergence,
+                 seed=seed, time_limit=time_limit, max_steps=max_steps, patience=patience, batch_size=batch_size,
+                 size_tolerance=size_tolerance, restarts=restarts, progress=progress, t0=t0)
+    seed, restarts, total = o["seed"], o["restarts"], o["total"]
     if target_divergence is not None:
         target_divergence = check_float("target_divergence", target_divergence, min=0.0, max=1.0)
     if not isinstance(minimize, bool):
@@ -627,21 +631,7 @@ def mcd_search(
         stop_at_divergence = check_float("stop_at_divergence", stop_at_divergence, min=0.0, max=1.0)
         if minimize or target_divergence is not None:
             raise ValueError("stop_at_divergence: only for the maximising search (not with minimize or target_divergence)")
-    if time_limit is not None:
-        time_limit = check_float("time_limit", time_limit, min=0.0, min_inclusive=False)
-    if max_steps is not None:
-        max_steps = check_int("max_steps", max_steps, min=0)
-    patience = check_int("patience", patience, min=1)
-    batch_size = check_int("batch_size", batch_size, min=1)
-    size_tolerance = check_float("size_tolerance", size_tolerance, min=0.0, max=0.5)
-    restarts = check_int("restarts", restarts, min=0)
-    if progress is None:
-        from datasets.utils.logging import is_progress_bar_enabled
-
-        progress = is_progress_bar_enabled()
-    o = dict(target=target, tol=int(math.floor(size_tolerance * total)), max_da=max_da, batch_size=batch_size,
-             train_target=train_target, time_limit=time_limit, max_steps=max_steps, patience=patience,
-             progress=progress, t0=t0, stop_at=stop_at_divergence)
+    o["stop_at"] = stop_at_divergence
     goal = target_divergence if target_divergence is not None else "min" if minimize else "max"
     best, steps, swaps, holdouts, starts, reason = _search(structures, goal, divergence_tolerance, seed, restarts, o)
     # the reason the whole search ended is the last start's; the split is the best start's
@@ -669,16 +659,74 @@ def mcd_search(
     return result
 
 
+def _options(st: Structures, *, test_size, train_size, max_atom_divergence, seed, time_limit, max_steps, patience,
+             batch_size, size_tolerance, restarts, progress, t0) -> dict:
+    """The checked settings every search of :func:`mcd_search` and :func:`reachable_range` runs with."""
+    total = int(st.sizes.sum()) + len(st.unparsable)
+    _, target = check_test_size(test_size, total)
+    train_target = check_train_size(train_size, target, total)
+    if train_target is not None and len(st.unparsable):
+        train_target -= len(st.unparsable)  # skipped rows are kept in train
+        if train_target < 1:
+            raise ValueError(f"train_size: {train_size} leaves no room beside the {len(st.unparsable)} "
+                             "unparsable rows kept in train; raise train_size")
+    max_da = check_float("max_atom_divergence", max_atom_divergence, min=0.0, max=1.0)
+    seed = check_int("seed", seed, min=0)
+    if time_limit is not None:
+        time_limit = check_float("time_limit", time_limit, min=0.0, min_inclusive=False)
+    if max_steps is not None:
+        max_steps = check_int("max_steps", max_steps, min=0)
+    patience = check_int("patience", patience, min=1)
+    batch_size = check_int("batch_size", batch_size, min=1)
+    size_tolerance = check_float("size_tolerance", size_tolerance, min=0.0, max=0.5)
+    restarts = check_int("restarts", restarts, min=0)
+    if progress is None:
+        from datasets.utils.logging import is_progress_bar_enabled
+
+        progress = is_progress_bar_enabled()
+    return dict(target=target, tol=int(math.floor(size_tolerance * total)), max_da=max_da, batch_size=batch_size,
+                train_target=train_target, time_limit=time_limit, max_steps=max_steps, patience=patience,
+                progress=progress, t0=t0, seed=seed, restarts=restarts, total=total, stop_at=None)
+
+
+def _bounds(st: Structures, seed: int, restarts: int, o: dict) -> tuple[_Start, _Start]:
+    """The minimising and the maximising search that bound the reachable range. They run until
+    they stall, with a shorter patience and only real progress (``MIN_ROUND_GAIN``) counting:
+    they bound the range (and start a retry), they need not polish it."""
+    o = dict(o, time_limit=None, max_steps=None, progress=False, patience=min(o["patience"], RANGE_PATIENCE),
+             bounding=True, stop_at=None)
+    return _search(st, "min", 0.0, seed, restarts, o)[0], _search(st, "max", 0.0, seed, restarts, o)[0]
+
+
+def reachable_range(
+    structures: Structures,
+    *,
+    test_size: float = 0.25,
+    train_size: float | None = None,
+    max_atom_divergence: float = 0.02,
+    seed: int = 0,
+    patience: int = 100,
+    batch_size: int = 64,
+    size_tolerance: float = 0.0,
+    restarts: int = 0,
+) -> tuple[float, float]:
+    """``(lowest, highest)`` compound divergence found by the minimising and maximising searches on
+    prepared structures: the range a ``target_divergence`` error names (see
+    :func:`~hf_synthsample.splits.sweep.divergence_range` for a dataset)."""
+    o = _options(structures, test_size=test_size, train_size=train_size, max_atom_divergence=max_atom_divergence,
+                 seed=seed, time_limit=None, max_steps=None, patience=patience, batch_size=batch_size,
+                 size_tolerance=size_tolerance, restarts=restarts, progress=False, t0=time.perf_counter())
+    lo, hi = _bounds(structures, o["seed"], o["restarts"], o)
+    return float(lo.engine.compound_divergence), float(hi.engine.compound_divergence)
+
+
 def _from_the_far_side(st: Structures, x: float, goal_tol: float, seed: int, restarts: int, o: dict,
                        stuck: _Start) -> tuple[_Start, str]:
     """The search towards ``x`` stalled outside the tolerance. Find the reachable range (the
     minimising and the maximising search from the same seeds); outside it, a ``ValueError``
     naming it; inside it, search towards ``x`` again from the extreme on the other side of ``x``
     (a hold-out may have jumped past ``x`` to where swaps cannot bring D_C back)."""
-    # the extremes run until they stall (a shorter patience: they only bound the range and start the retry)
-    o = dict(o, time_limit=None, max_steps=None, progress=False, patience=min(o["patience"], RANGE_PATIENCE))
-    lo = _search(st, "min", 0.0, seed, restarts, o)[0]
-    hi = _search(st, "max", 0.0, seed, restarts, o)[0]
+    lo, hi = _bounds(st, seed, restarts, o)
     found = (lo.engine.compound_divergence, hi.engine.compound_divergence, stuck.engine.compound_divergence)
     d_lo, d_hi = min(found), max(found)
     if not d_lo - goal_tol <= x <= d_hi + goal_tol:

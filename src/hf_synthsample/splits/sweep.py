@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..validation import check_float, check_int
 from ._data import as_split, check_dataset, check_test_size, check_train_size, read_structures
-from .mcd import UnreachableDivergence, mcd_search
+from .mcd import UnreachableDivergence, mcd_search, reachable_range
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset, DatasetDict
@@ -377,8 +377,11 @@ def divergence_range(
     skip_unparsable: bool = False,
 ) -> tuple[float, float]:
     """``(lowest, highest)`` compound divergence the minimising and maximising searches find for
-    these settings: the targets :func:`divergence_sweep` can reach (+/- its tolerance). A search
-    finds a local optimum, so this is the range *found*, for this seed.
+    these settings: the targets :func:`divergence_sweep` can reach (+/- its tolerance), and the
+    range an unreachable target's error names. A search finds a local optimum, and these stop
+    once a round gains less than ``MIN_ROUND_GAIN`` for ``min(patience, RANGE_PATIENCE)`` rounds
+    (:mod:`~hf_synthsample.splits.mcd`), so this is the range *found*, for this seed; a longer
+    ``mcd_split(minimize=True)`` or maximising search may go a little beyond it.
 
     Example:
         >>> from datasets import Dataset
@@ -392,8 +395,5 @@ def divergence_range(
     st = read_structures(dataset, column=column, language=language, max_height=max_height, atoms_column=atoms_column,
                          compounds_column=compounds_column, compound_weights=compound_weights,
                          skip_unparsable=skip_unparsable)
-    kw = dict(test_size=test_size, train_size=train_size, max_atom_divergence=max_atom_divergence, seed=seed,
-              patience=patience, restarts=restarts, size_tolerance=size_tolerance, progress=False)
-    low = mcd_search(st, minimize=True, **kw).compound_divergence
-    high = mcd_search(st, **kw).compound_divergence
-    return float(low), float(high)
+    return reachable_range(st, test_size=test_size, train_size=train_size, max_atom_divergence=max_atom_divergence,
+                           seed=seed, patience=patience, restarts=restarts, size_tolerance=size_tolerance)
