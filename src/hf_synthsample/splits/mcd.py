@@ -109,8 +109,8 @@ class UnreachableDivergence(ValueError):
         else:
             text = (f"{argument}: {target} is out of the reachable range of compound divergence [{low:.4f}, "
                     f"{high:.4f}] (the lowest and highest the minimising and maximising searches found for this "
-                    f"data, test size, train size, max_atom_divergence and seed; +/- divergence_tolerance "
-                    f"{tolerance}); choose targets in it")
+                    f"data, test size, train size, max_atom_divergence and seed, +/- divergence_tolerance "
+                    f"{tolerance}; more restarts may widen it a little); choose targets in it")
         super().__init__(text)
 
     def named(self, argument: str) -> "UnreachableDivergence":
