@@ -588,6 +588,8 @@ def _search(st: Structures, goal, goal_tol: float, seed: int, restarts: int, o: 
             best = done
         if done.reason != "no improving move":  # target, time or steps: nothing left to restart with
             break
+        if s.within(done.engine):  # stalled near the target, within the tolerance: no need for another start
+            break
     return best, steps, swaps, holdouts, attempt + 1, done.reason
 
 
