@@ -265,7 +265,9 @@ def test_cli_split_sweep(tmp_path, capsys):
     assert "dc_0.32, dc_1.00" in printed
     assert sorted(datasets.load_dataset(str(out), "dc_0.32")["test"]["id"]) == [3]
     card = (out / "README.md").read_text()
-    assert "Compound-divergence sweep of" in card and "| `dc_1.00` | 1 | 1.0000 |" in card
+    assert "Compound-divergence sweep of `<local>/pool.jsonl`" in card and "| `dc_1.00` | 1 | 1.0000 |" in card
+    assert str(tmp_path) not in card  # no local folders in the card
+    assert "compound_weights: false" in card  # the weights in effect (user compounds: none)
     for sweep, match in (("0.3,0.1", "--sweep: must be sorted ascending"), ("0.1,x", "--sweep: expected comma-separated"),
                          ("0.1,1.2", "--sweep: 1.2 is out of [0, 1]"),
                          ("0.02,0.5", "--sweep: 0.02 is out of the reachable range of compound divergence [0.0397")):

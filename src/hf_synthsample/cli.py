@@ -708,7 +708,9 @@ def _split_sweep(args: argparse.Namespace, ds, targets: list[float], provenance:
         raise err.named("--sweep") from err
     provenance = {k: v for k, v in provenance.items() if k not in ("method", "seed", "column", "language", "test_size")}
     print(sweep.to_markdown())
-    out = sweep.save(args.out, provenance=provenance, title=f"Compound-divergence sweep of `{args.source}`",
+    from .hub.card import portable_path
+
+    out = sweep.save(args.out, provenance=provenance, title=f"Compound-divergence sweep of `{portable_path(args.source)}`",
                      if_exists="overwrite" if args.overwrite else "error")
     names = ", ".join(sweep.config_names.values())
     print(f"\nWrote {out}/ ({len(sweep)} configs: {names}; {sweep.seconds:.1f}s)")

@@ -201,9 +201,11 @@ class SplitSweep:
         import yaml
 
         from ..hub import write_hub_folder
+        from ..hub.card import redact_local_paths
         from .report import _jsonable
 
-        settings = {**self.settings, **dict(provenance or {})}
+        # no local folders in a card (the metadata is redacted by the writer; the body here)
+        settings = redact_local_paths({**self.settings, **dict(provenance or {})})
         body = [f"# {title or 'Compound-divergence sweep'}", "",
                 f"Made with hf-synthsample: {len(self)} train/test splits of the same rows at chosen compound "
                 f"divergences (MCD search towards each target, Keysers et al. 2020), each with the same sizes and "
@@ -356,7 +358,9 @@ def divergence_sweep(
             dc[t], da[t] = reports[t].compound_divergence, reports[t].atom_divergence
     settings = {"method": "mcd", "targets": targets, "column": column, "language": language,
                 "atoms_column": atoms_column, "compounds_column": compounds_column,
-                "compound_weights": compound_weights if isinstance(compound_weights, (bool, type(None))) else "mapping",
+                # the weights in effect: None means Keysers' for the language's compounds, none for columns
+                "compound_weights": (compounds_column is None if compound_weights is None else
+                                     compound_weights if isinstance(compound_weights, bool) else "mapping"),
                 "max_height": max_height, "num_rows": len(dataset), **{k: v for k, v in search.items()}}
     out = SplitSweep(splits=splits, compound_divergence=dc, atom_divergence=da, results=results,
                      config_names=_config_names(targets), settings=settings, seconds=time.perf_counter() - t0,
