@@ -248,7 +248,9 @@ def test_sweep_unreachable_and_limited_targets():
     with pytest.raises(ValueError, match=r"time_limit: the search for target 1.0 stopped \(time limit\)"):
         divergence_sweep(ds, [1.0], time_limit=1e-9, seed=1, **HAND_KW)
     for bad, match in ((dict(test_size=0), "test_size"), (dict(divergence_tolerance=-0.1), "divergence_tolerance"),
-                       (dict(seed=-1), "seed")):
+                       (dict(seed=-1), "seed"), (dict(column="program"), "column: no column 'program' for the split "
+                                                                         "reports"),
+                       (dict(text_column="nope"), "text_column: no column 'nope'")):
         with pytest.raises(ValueError, match=match):
             divergence_sweep(ds, [0.5], **{**HAND_KW, **bad})
 

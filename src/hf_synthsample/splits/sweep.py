@@ -308,6 +308,10 @@ def divergence_sweep(
     targets = check_targets(targets)
     _check_common(dataset, test_size, train_size, max_atom_divergence, seed, max_height, divergence_tolerance,
                   skip_unparsable)
+    text = text_column or column
+    if text not in dataset.column_names:  # the reports read it (duplicates, lengths): say so before the work
+        raise ValueError(f"{'text_column' if text_column else 'column'}: no column {text!r} for the split reports "
+                         f"(duplicates, lengths); columns: {dataset.column_names}")
     search = dict(test_size=test_size, train_size=train_size, max_atom_divergence=max_atom_divergence, seed=seed,
                   divergence_tolerance=divergence_tolerance, time_limit=time_limit, max_steps=max_steps,
                   patience=patience, batch_size=batch_size, size_tolerance=size_tolerance, restarts=restarts)
