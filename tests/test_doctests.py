@@ -49,6 +49,8 @@ MODULES = [
     "hf_synthsample.split_spec",
     "hf_synthsample.extras",
     "hf_synthsample.builders.base",
+
+    "hf_synthsample.splits.sweep",
 ]
 
 
