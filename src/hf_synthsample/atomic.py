@@ -15,6 +15,16 @@ warning for each thing it does (see :func:`recover_folder`):
 
 Temp entries of a writer that is still running are never touched.
 
+Every file and folder written here gets the mode the user's umask gives a new file (``0o666 &
+~umask``) or folder (``0o777 & ~umask``), as ``open()`` and ``mkdir`` would: a temp file is
+created with :func:`os.open` and mode ``0o666`` (never :func:`tempfile.mkstemp`, whose 0600
+would survive the rename), so results can be shared exactly as the user's other files.
+
+Every folder :func:`atomic_folder` writes holds a marker file, :data:`FOLDER_MARKER`; a folder is
+replaced only when it holds one (or is empty): :func:`check_replaceable`. A folder of the user's,
+or one written before the marker existed, is never deleted: the caller gets a ``FileExistsError``
+saying why and what to do.
+
 Example:
     >>> import os, tempfile
     >>> from hf_synthsample.atomic import write_json_atomic
@@ -31,7 +41,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 import uuid
 from pathlib import Path
 from typing import Any, Iterator
@@ -41,13 +50,85 @@ from .logging import get_logger
 logger = get_logger(__name__)
 
 __all__ = [
+    "FOLDER_MARKER",
     "atomic_path",
+    "check_replaceable",
+    "written_by_library",
     "atomic_folder",
     "recover_folder",
     "write_text_atomic",
     "write_json_atomic",
     "save_figure_atomic",
 ]
+
+
+#: The file every folder written by :func:`atomic_folder` holds: what makes the folder replaceable
+#: (``--overwrite`` / ``if_exists="overwrite"``). A hidden name, so ``datasets`` never reads it as data.
+FOLDER_MARKER = ".hf-synthsample"
+
+_MARKER_TEXT = ("This folder was written by hf-synthsample. hf-synthsample replaces a folder (--overwrite, "
+                "if_exists='overwrite') only when it holds this file; delete this file to protect the folder.\n")
+
+
+def written_by_library(folder: str | os.PathLike) -> bool:
+    """Whether ``folder`` holds :data:`FOLDER_MARKER` (was written by :func:`atomic_folder`)."""
+    return os.path.isfile(os.path.join(os.fspath(folder), FOLDER_MARKER))
+
+
+def _is_empty_folder(path: Path) -> bool:
+    with os.scandir(path) as entries:
+        return next(entries, None) is None
+
+
+def check_replaceable(target: str | os.PathLike, *, name: str = "folder") -> None:
+    """``FileExistsError`` unless ``target`` may be replaced: it does not exist, is an empty folder,
+    or is a folder hf-synthsample wrote (it holds :data:`FOLDER_MARKER`). ``name`` is the
+    argument (or CLI option) the message names. Recovers a killed write first (:func:`recover_folder`).
+
+    Example:
+        >>> import os, tempfile
+        >>> mine = tempfile.mkdtemp()
+        >>> _ = open(os.path.join(mine, "notes.txt"), "w").write("mine")
+        >>> check_replaceable(mine, name="--out")
+        Traceback (most recent call last):
+        ...
+        FileExistsError: --out: .../... was not written by hf-synthsample (it holds no .hf-synthsample file), so it is never replaced: choose another folder, or delete this one yourself if you no longer need what is in it (folders written by hf-synthsample before 0.1.0 hold no such file either)
+    """
+    path = Path(os.path.abspath(os.fspath(target)))
+    recover_folder(path)
+    if not os.path.lexists(path):
+        return
+    if path.is_symlink() or not path.is_dir():
+        raise FileExistsError(f"{name}: {path} exists and is not a folder; give the path of a folder to write")
+    if written_by_library(path) or _is_empty_folder(path):
+        return
+    raise FileExistsError(
+        f"{name}: {path} was not written by hf-synthsample (it holds no {FOLDER_MARKER} file), so it is never "
+        "replaced: choose another folder, or delete this one yourself if you no longer need what is in it "
+        "(folders written by hf-synthsample before 0.1.0 hold no such file either)")
+
+
+def _create_temp_file(folder: str, prefix: str, suffix: str) -> str:
+    """An empty new file in ``folder`` with mode ``0o666 & ~umask`` (as ``open(path, "w")`` gives)."""
+    for _ in range(100):
+        path = os.path.join(folder, f"{prefix}{uuid.uuid4().hex[:8]}{suffix}")
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return path
+    raise FileExistsError(f"no free temp name in {folder}")  # pragma: no cover
+
+
+def _name_the_target(err: OSError, target: str | os.PathLike, tmp: str | os.PathLike) -> OSError:
+    """``err`` naming ``target`` (what the user asked to write) instead of an internal temp path."""
+    filename = os.fspath(err.filename) if err.filename is not None else None
+    tmp = os.fspath(tmp)
+    if filename is None or not (filename == tmp or filename.startswith(tmp + os.sep)):
+        return err
+    new = type(err)(err.errno, f"{err.strerror} (while writing {os.fspath(target)})", os.fspath(target))
+    return new
 
 
 def _pid_alive(pid: int | None) -> bool:
@@ -98,11 +179,15 @@ def atomic_path(path: str | os.PathLike) -> Iterator[str]:
     os.makedirs(folder, exist_ok=True)
     base = os.path.basename(path)
     _stale_file_temps(path)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".tmp-{base}-{os.getpid()}-", suffix=os.path.splitext(base)[1])
-    os.close(fd)
+    tmp = _create_temp_file(folder, f".tmp-{base}-{os.getpid()}-", os.path.splitext(base)[1])
     try:
         yield tmp
         os.replace(tmp, path)
+    except OSError as err:
+        named = _name_the_target(err, path, tmp)
+        if named is err:
+            raise
+        raise named from err
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
@@ -155,12 +240,18 @@ def recover_folder(target: str | os.PathLike) -> list[str]:
 
 
 @contextlib.contextmanager
-def atomic_folder(target: str | os.PathLike) -> Iterator[Path]:
+def atomic_folder(target: str | os.PathLike, *, mark: bool = True) -> Iterator[Path]:
     """Yield an empty temp folder beside ``target``; on success it replaces ``target`` (if any).
 
     Recovers a previous interrupted write first (:func:`recover_folder`). On an exception the
     temp folder is removed and ``target`` is left as it was. The swap is two renames (``target``
     aside, temp in), so a reader never sees a half-written folder.
+
+    ``mark=True`` writes :data:`FOLDER_MARKER` into the folder, and an existing ``target`` must be
+    replaceable (:func:`check_replaceable`: written by hf-synthsample, or empty), checked before the
+    yield and again before the swap. ``mark=False`` is for a caller that copied everything of an
+    existing ``target`` into the temp folder (adding to a user's folder): nothing is lost, and the
+    folder stays as unmarked (not replaceable) as it was.
 
     Example:
         >>> import os, tempfile
@@ -171,13 +262,31 @@ def atomic_folder(target: str | os.PathLike) -> Iterator[Path]:
         ['a.txt']
     """
     target = Path(os.path.abspath(os.fspath(target)))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    recover_folder(target)
-    tmp = target.parent / f".{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as err:  # a part of the path is a file
+        raise NotADirectoryError(err.errno, "a part of the path is a file, not a folder", os.fspath(target)) from err
+    recover_folder(target)
+    if mark:
+        check_replaceable(target)
+    tmp = target.parent / f".{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    try:
+        tmp.mkdir()
+    except OSError as err:
+        raise type(err)(err.errno, f"{err.strerror} (cannot write in {target.parent})", os.fspath(target)) from err
+    try:
+        if mark:
+            (tmp / FOLDER_MARKER).write_text(_MARKER_TEXT)
         yield tmp
+        if mark:
+            check_replaceable(target)  # nobody put a folder of theirs there while we wrote
         _swap_into_place(tmp, target)
+    except OSError as err:
+        shutil.rmtree(tmp, ignore_errors=True)
+        named = _name_the_target(err, target, tmp)
+        if named is err:
+            raise
+        raise named from err
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

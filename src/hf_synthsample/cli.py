@@ -23,12 +23,22 @@ Subcommands:
   ``--out``) of the training dataset (``--dataset``, rows matched by its ``example_id`` column, or
   by row number with ``--assume-id-order``) or, without one, of the example ids. Options are
   checked before the dynamics are read.
+
+Every option is checked before any work (generation, loading, training); an error is one line on
+stderr, ``hf-synthsample COMMAND: error: ...``, naming the option (``--k``, ``--out``) and the path
+(never an internal temp path), and the exit status is 2, as for argparse's own usage errors;
+operating-system errors (permission denied, read-only or full disk, a path that is a file) are
+reported the same way, never as a traceback. Ctrl-C exits with 130 and ``kill`` (SIGTERM) with
+143, after removing what the command had half-written. An existing output folder is replaced only
+with ``--overwrite`` and only when hf-synthsample wrote it (it holds a ``.hf-synthsample`` file).
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
+import errno
 import os
 import re
 import sys
@@ -66,15 +76,6 @@ def _add_config_options(parser: argparse.ArgumentParser, domain: str) -> None:
 
 def _collect_params(args: argparse.Namespace) -> dict:
     return {k[len("param_"):]: v for k, v in vars(args).items() if k.startswith("param_")}
-
-
-def _as_cli_options(message: str, params: dict) -> str:
-    """Library messages name Python parameters (``num_examples``, ``distribution='t2t'``); on the
-    command line the user typed options, so name those (``--num-examples``)."""
-    for name in sorted(params, key=len, reverse=True):
-        message = re.sub(rf"(?<![\w.-]){re.escape(name)}\b(=?)",
-                         lambda m, n=name: "--" + n.replace("_", "-") + (" " if m.group(1) else ""), message)
-    return message
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -117,7 +118,7 @@ def _build_parser() -> argparse.ArgumentParser:
     c.add_argument("domain", nargs="?", default=None)
 
     h = sub.add_parser("homogenize", help="pool-side homogenization of an existing dataset")
-    h.add_argument("source", help="a Hub-layout folder, or Parquet/JSON/CSV file(s)")
+    h.add_argument("source", metavar="SOURCE", help="a Hub-layout folder, or Parquet/JSON/CSV file(s)")
     h.add_argument("--columns", nargs="+", required=True, help="salient column(s)")
     h.add_argument("--out", required=True, help="output folder (Hub layout)")
     h.add_argument("--config", default=None, help="config of a Hub-layout source")
@@ -132,7 +133,7 @@ def _build_parser() -> argparse.ArgumentParser:
     h.add_argument("--overwrite", action="store_true", help="replace the output folder if it exists")
 
     sm = sub.add_parser("sample", help="structurally diverse subset (uniform, UAT, CMaxEnt, hybrid) as a curated folder")
-    sm.add_argument("source", help="a Hub-layout folder, Parquet/JSON/CSV file(s), or DOMAIN/CONFIG of a generator "
+    sm.add_argument("source", metavar="SOURCE", help="a Hub-layout folder, Parquet/JSON/CSV file(s), or DOMAIN/CONFIG of a generator "
                                    "(e.g. schema2qa/all)")
     sm.add_argument("--sampler", required=True, choices=sorted(_SAMPLERS), help="sampling method")
     sm.add_argument("-k", "--k", type=int, required=True, help="rows to select")
@@ -150,7 +151,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_split_parser(sub)
 
     m = sub.add_parser("datamap", help="data map, plot and region subsets from recorded training dynamics")
-    m.add_argument("dynamics", help="a dynamics folder written by CartographyCallback")
+    m.add_argument("dynamics", metavar="DYNAMICS_DIR", help="a dynamics folder written by CartographyCallback")
     m.add_argument("--measure", default="inv_ppl", choices=["inv_ppl", "chia", "bleu"], help="the measure [inv_ppl]")
     m.add_argument("--source", default="train", choices=["train", "eval"], help="training or dropout-free pass [train]")
     m.add_argument("--min-epoch", type=int, default=None, help="first epoch of the window (0-based) [first recorded]")
@@ -183,11 +184,15 @@ def _quickstart(args: argparse.Namespace) -> int:
     from .domains.calculator import SALIENT_VARIABLES
     from .load import load_dataset
     from .hub import materialize
-    from .validation import check_choice
+    from .validation import check_choice, check_float, check_int
 
     check_choice("--variable", args.variable, list(SALIENT_VARIABLES))
-    if not args.overwrite:
-        _refuse_existing(args.out, "--overwrite to replace it")
+    check_int("--num-examples", args.num_examples, min=1)
+    check_float("--eps", args.eps, min=0.0, min_inclusive=False)
+    check_int("--seed", args.seed, min=0)
+    if args.num_proc is not None:
+        check_int("--num-proc", args.num_proc, min=1)
+    _check_output_folder("--out", args.out, overwrite=args.overwrite)
     config = homogenized_config_name("dcfg", args.variable)
     params = {"num_examples": args.num_examples, "seed": args.seed, "eps": args.eps}
     print(f"Calculator quickstart: DCFG, {args.num_examples:,} rows, homogenized on {args.variable} (eps={args.eps})\n")
@@ -205,33 +210,84 @@ def _quickstart(args: argparse.Namespace) -> int:
     return 0
 
 
-def _refuse_existing(out: str, how: str) -> None:
-    """The CLI's own message for an existing output folder: it names the options, not ``if_exists``."""
-    from .atomic import recover_folder
+def _check_output_folder(option: str, out: str, *, overwrite: bool, add: bool = False,
+                         how: str = "--overwrite to replace it", configs: Sequence[str] = ()) -> None:
+    """Every check of an output folder, before any work: a path (not a file) in a folder the user
+    can write; an existing folder only with ``--overwrite`` (replaced only if hf-synthsample wrote
+    it) or ``--add`` (where it must not replace ``configs`` of a folder of the user's)."""
+    from .atomic import FOLDER_MARKER, check_replaceable, recover_folder, written_by_library
 
+    _check_writable_path(option, out, folder=True)
     recover_folder(out)  # a run killed mid-write may have left the old folder aside
-    if os.path.exists(out):
-        raise FileExistsError(f"{out} exists; pass {how}")
+    if not os.path.exists(out):
+        return
+    if not (overwrite or add):
+        raise FileExistsError(f"{option}: {out} exists; pass {how}")
+    if overwrite:
+        check_replaceable(out, name=option)
+    elif not written_by_library(out):
+        taken = sorted(set(configs) & _folder_configs(out))
+        if taken:
+            raise FileExistsError(f"{option}: {out} already has config {taken[0]!r} and was not written by "
+                                  f"hf-synthsample (it holds no {FOLDER_MARKER} file), so it is not replaced: "
+                                  f"choose other configs, or delete {os.path.join(out, taken[0])} yourself")
+
+
+def _check_writable_path(option: str, path: str, *, folder: bool) -> None:
+    """``path`` can be written: it is not of the other kind (file / folder), and its nearest
+    existing parent is a folder the user can write in (not read-only). Raises ``ValueError``
+    naming ``option`` and the path."""
+    if not path:
+        raise ValueError(f"{option}: give a path, got an empty one")
+    if folder and os.path.exists(path) and not os.path.isdir(path):
+        raise ValueError(f"{option}: {path} is a file; give the path of a folder to write")
+    if not folder and os.path.isdir(path):
+        raise ValueError(f"{option}: {path} is a folder; give the path of a file to write")
+    parent = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise ValueError(f"{option}: cannot write {path}: {parent} is a file, not a folder")
+    if _read_only(parent):
+        raise ValueError(f"{option}: cannot write {path}: {parent} is on a read-only file system")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"{option}: cannot write {path}: permission denied in {parent} (choose a folder you can "
+                         "write to)")
+
+
+def _read_only(folder: str) -> bool:
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # no statvfs (Windows): the write itself will say
+        return False
 
 
 def _generate(args: argparse.Namespace) -> int:
     from .hub import materialize
 
-    if not (args.overwrite or args.add):
-        _refuse_existing(args.out, "--overwrite to replace it, or --add to add (or replace) these configs in it")
-    if_exists = "overwrite" if args.overwrite else "add" if args.add else "error"
+    from .builders import get_builder_class
+    from .load import resolve_config
+    from .validation import check_int
+
+    if args.num_proc is not None:
+        check_int("--num-proc", args.num_proc, min=1)
     if args.ray_address is not None and args.engine != "ray":
         raise ValueError("--ray-address: only used with --engine ray")
+    if args.cache_dir is not None:
+        _check_writable_path("--cache-dir", args.cache_dir, folder=True)
     params = _collect_params(args)
-    try:
-        if args.engine == "ray":
-            return _generate_ray(args, if_exists)
-        out = materialize(
-            args.domain, args.out, args.configs, num_proc=args.num_proc, cache_dir=args.cache_dir,
-            if_exists=if_exists, plots=not args.no_plots, **params,
-        )
-    except (ValueError, TypeError) as err:
-        raise type(err)(_as_cli_options(str(err), params)) from err
+    names = args.configs or list(get_builder_class(args.domain).builder_configs)
+    for name in names:  # every config and parameter, before the folder is looked at or anything generated
+        resolve_config(args.domain, name, **params)
+    _check_output_folder("--out", args.out, overwrite=args.overwrite, add=args.add, configs=names,
+                         how="--overwrite to replace it, or --add to add (or replace) these configs in it")
+    if_exists = "overwrite" if args.overwrite else "add" if args.add else "error"
+    if args.engine == "ray":
+        return _generate_ray(args, if_exists)
+    out = materialize(
+        args.domain, args.out, args.configs, num_proc=args.num_proc, cache_dir=args.cache_dir,
+        if_exists=if_exists, plots=not args.no_plots, **params,
+    )
     print(f"Wrote {out}/ (load with datasets.load_dataset({str(out)!r}, CONFIG))")
     return 0
 
@@ -347,11 +403,13 @@ def _homogenize(args: argparse.Namespace) -> int:
     from .hub.card import portable_path
     from .hub.folder import check_config_name
     from .sampling.homogenize import HomogenizeSampler
+    from .validation import check_int
 
     check_config_name(args.name, "--name")
-    if not args.overwrite:
-        _refuse_existing(args.out, "--overwrite to replace it")
+    if args.size is not None:
+        check_int("--size", args.size, min=1)
     sampler = HomogenizeSampler(args.columns, mode=args.mode, bins=args.bins, missing=args.missing, seed=args.seed)
+    _check_output_folder("--out", args.out, overwrite=args.overwrite)
     ds = _load_source(args.source, args.config, args.split)
     subset = sampler.sample(ds, args.size)
     report = sampler.report_
@@ -405,12 +463,12 @@ def _key_values(option: str, items: Sequence[str]) -> dict:
 
 def _sample(args: argparse.Namespace) -> int:
     import inspect
-    import tempfile
 
     from . import sampling
     from .hub import Provenance, save_curated
     from .hub.folder import check_config_name
     from .sampling import diversity_report
+    from .validation import check_int
 
     cls = getattr(sampling, _SAMPLERS[args.sampler])
     params = _key_values("--param", args.param)
@@ -418,11 +476,14 @@ def _sample(args: argparse.Namespace) -> int:
     unknown = sorted(set(params) - set(accepted))
     if unknown:
         raise ValueError(f"--param: {args.sampler} has no parameter {', '.join(unknown)}; accepted: {accepted}")
+    check_int("--k", args.k, min=1)
     sampler = cls(**params, seed=args.seed)  # validates the values before any loading
     name = check_config_name(args.name or args.sampler, "--name")
+    _check_writable_path("--out", args.out, folder=True)
     if not args.overwrite and name in _folder_configs(args.out):
         raise FileExistsError(f"{args.out} already has config {name!r}; pass --overwrite to replace it, "
                               "or choose another --name")
+    _check_output_folder("--out", args.out, overwrite=False, add=True, configs=[name])
     ds, source, builder_params = _resolve_source(args)
     source_config = builder_params if source.startswith("hf_synthsample:") else {"config": args.config,
                                                                                   "split": args.split}
@@ -432,10 +493,8 @@ def _sample(args: argparse.Namespace) -> int:
     print(report.to_markdown())
     provenance = Provenance.from_sampler(ds, sampler, source=source, source_config=source_config,
                                          description=f"{args.sampler} sample of {args.k:,} rows of split {args.split}")
-    with tempfile.TemporaryDirectory() as tmp:
-        plot = report.plot(os.path.join(tmp, "templates.png"))
-        out = save_curated(subset, args.out, provenance, config_name=name, statistics=report.to_markdown(),
-                           plots={"templates": plot})
+    out = save_curated(subset, args.out, provenance, config_name=name, statistics=report.to_markdown(),
+                       plots={"templates": report.plot})  # drawn inside the folder's temp copy
     print(f"\nWrote {len(subset):,} rows to {out}/ (config {name!r})")
     return 0
 
@@ -447,15 +506,9 @@ _DATAMAP_OPTIONS = {"min_epoch": "--min-epoch", "max_epoch": "--max-epoch", "nan
 
 
 def _cli_message(err: Exception, options: dict[str, str]) -> Exception:
-    """``err`` with the Python parameters it names (``min_epoch=3``, ``min_epoch``) as CLI options."""
-    import re
-
-    msg = str(err)
-    for name, opt in options.items():
-        msg = re.sub(rf"(?<![\w-]){name}='([^']*)'", rf"{opt} \1", msg)
-        msg = re.sub(rf"(?<![\w-]){name}=(\w+)", rf"{opt} \1", msg)
-        msg = re.sub(rf"(?<![\w'-]){name}\b(?!['=])", opt, msg)
-    return type(err)(msg)
+    """``err`` with the Python parameters it names (``min_epoch=3``, ``min_epoch``) as CLI options
+    (the one translation :func:`main` applies to every error; see :func:`_as_options`)."""
+    return type(err)(_as_options(str(err), options))
 
 
 def _datamap(args: argparse.Namespace) -> int:
@@ -504,8 +557,14 @@ def _datamap(args: argparse.Namespace) -> int:
         raise ValueError("--dataset needs --select (the region(s) to cut from it)")
     if args.dataset and not os.path.exists(args.dataset):
         raise ValueError(f"--dataset: {args.dataset!r} is neither a folder nor a file")
-    if args.out and os.path.exists(args.out) and not args.overwrite:
-        raise FileExistsError(f"{args.out} exists; pass --overwrite to replace it")
+    if args.out:
+        _check_output_folder("--out", args.out, overwrite=args.overwrite)
+    if args.plot:
+        _check_writable_path("--plot", args.plot, folder=False)
+    if not os.path.isdir(args.dynamics):
+        raise ValueError(f"DYNAMICS_DIR: {args.dynamics!r} is not a folder (give the dynamics folder written by "
+                         "CartographyCallback)" if os.path.exists(args.dynamics) else
+                         f"DYNAMICS_DIR: no folder {args.dynamics!r}")
     options = dict(_DATAMAP_OPTIONS)
     names = {"dataset": "--dataset", "id_column": "--id-column", "assume_id_order": "--assume-id-order"}
     try:
@@ -563,7 +622,7 @@ _SPLIT_METHODS = ("mcd", "tmcd", "template", "length", "random")
 
 def _add_split_parser(sub) -> None:
     sp = sub.add_parser("split", help="compositional train/test split (MCD, TMCD, template, length, random) as a Hub folder")
-    sp.add_argument("source", help="a Hub-layout folder, Parquet/JSON/CSV file(s), or DOMAIN/CONFIG of a generator "
+    sp.add_argument("source", metavar="SOURCE", help="a Hub-layout folder, Parquet/JSON/CSV file(s), or DOMAIN/CONFIG of a generator "
                                    "(e.g. scan/simple)")
     sp.add_argument("--method", required=True, choices=_SPLIT_METHODS, help="split method")
     sp.add_argument("--test-size", type=float, default=0.25, help="share of rows in test [0.25]")
@@ -606,14 +665,31 @@ def _split(args: argparse.Namespace) -> int:
                              "splits all rows (drop --train-size)")
         check_float("--train-size", args.train_size, min=0.0, max=1.0 - args.test_size, min_inclusive=False)
     check_int("--restarts", args.restarts, min=0)
+    check_int("--seed", args.seed, min=0)
+    if args.target_divergence is not None:
+        check_float("--target-divergence", args.target_divergence, min=0.0, max=1.0)
+    if args.time_limit is not None:
+        check_float("--time-limit", args.time_limit, min=0.0, min_inclusive=False)
+    if args.max_steps is not None:
+        check_int("--max-steps", args.max_steps, min=0)
+    if args.method not in ("mcd", "tmcd"):
+        for opt, value in (("--target-divergence", args.target_divergence), ("--time-limit", args.time_limit),
+                           ("--max-steps", args.max_steps), ("--atoms-column", args.atoms_column),
+                           ("--compounds-column", args.compounds_column), ("--restarts", args.restarts or None),
+                           ("--no-compound-weights", args.no_compound_weights or None)):
+            if value is not None:
+                raise ValueError(f"{opt}: only used by the mcd and tmcd methods, not {args.method} (drop {opt})")
+    if args.name is not None:
+        from .hub.folder import check_config_name
+
+        check_config_name(args.name, "--name")
     structural = args.language is not None or (args.atoms_column and args.compounds_column)
     if args.method in ("mcd", "tmcd") and not structural:
         raise ValueError(f"--language: the {args.method} method needs the structure language of --column "
                          "(or --atoms-column and --compounds-column)")
     if args.method == "template" and args.language is None and args.template_column is None:
         raise ValueError("--language: the template method needs --language (or --template-column)")
-    if os.path.exists(args.out) and not args.overwrite:
-        raise FileExistsError(f"{args.out} exists; pass --overwrite to replace it")
+    _check_output_folder("--out", args.out, overwrite=args.overwrite)
     ds, source, builder_params = _resolve_source(args)
     weights = False if args.no_compound_weights else None  # None: Keysers weights for the language's compounds
     common = dict(test_size=args.test_size)
@@ -663,20 +739,167 @@ def _split(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Per sub-command: the library's parameter names that differ from the option's own name (an
+#: option ``--time-limit`` already covers the parameter ``time_limit``; see :func:`_option_table`).
+_PARAMETER_OPTIONS: dict[str, dict[str, str]] = {
+    "quickstart": {"folder": "--out", "variable": "--variable"},
+    "generate": {"folder": "--out", "config_name": "--configs", "name": "--configs"},
+    "homogenize": {"folder": "--out", "config_name": "--name", "column": "--columns", "dataset": "SOURCE"},
+    "sample": {"folder": "--out", "config_name": "--name", "dataset": "SOURCE", "builder_params": "--builder-param"},
+    "split": {"folder": "--out", "config_name": "--name", "dataset": "SOURCE", "column": "--column",
+              "max_atom_divergence": "--max-atom-divergence", "compound_weights": "--no-compound-weights"},
+    "datamap": {**_DATAMAP_OPTIONS, "regions": "--select", "folder": "--out", "path": "--plot",
+                "sample_fraction": "--plot-fraction", "dynamics_dir": "DYNAMICS_DIR", "dynamics": "DYNAMICS_DIR"},
+}
+
+#: options whose value is a path, for naming the option of an operating-system error
+_PATH_OPTIONS = ("out", "source", "dataset", "dynamics", "plot", "cache_dir")
+
+
+def _option_table(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, str]:
+    """Python parameter name -> the option the user typed, for the sub-command ``args`` ran: every
+    option of its parser (``time_limit`` -> ``--time-limit``, a generator parameter ``num_examples``
+    -> ``--num-examples``; a positional ``source`` -> ``SOURCE``) and the declared
+    :data:`_PARAMETER_OPTIONS`."""
+    sub = _subparser(parser, args)
+    table: dict[str, str] = {}
+    for action in sub._actions:  # argparse keeps its actions there; no public accessor exists
+        dest = action.dest[len("param_"):] if action.dest.startswith("param_") else action.dest
+        if action.option_strings:
+            long = [o for o in action.option_strings if o.startswith("--")]
+            table[dest] = (long or action.option_strings)[-1]
+        elif dest not in ("help", "command", "domain") and dest != argparse.SUPPRESS:
+            table[dest] = (action.metavar or dest).upper() if isinstance(action.metavar or dest, str) else dest
+    table.pop("help", None)
+    table.update(_PARAMETER_OPTIONS.get(args.command, {}))
+    return table
+
+
+def _subparser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    for name in ("command", "domain"):
+        value = getattr(args, name, None)
+        actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if value is None or not actions or value not in actions[0].choices:
+            break
+        parser = actions[0].choices[value]
+    return parser
+
+
+#: words that are also parameters: renamed only where a check names them (``column: ...``,
+#: ``size must be ...``), never inside a sentence (``a split that ...``)
+_CHECK_POSITION = r"(?=(?:=|:| must\b| is\b| lists\b| needs\b| has\b| \(| contradicts\b| should\b))"
+
+
+def _as_options(message: str, table: dict[str, str]) -> str:
+    """``message`` with the Python parameters it names written as the options of ``table``:
+    ``time_limit=3`` -> ``--time-limit 3``, ``distribution='t2t'`` -> ``--distribution 't2t'``,
+    ``k must be >= 1`` -> ``--k must be >= 1``. A name with ``_`` is renamed wherever it stands
+    alone; a plain word only at the start of a check (see :data:`_CHECK_POSITION`)."""
+    for name in sorted(table, key=len, reverse=True):
+        opt = table[name]
+        alone = rf"(?<![\w.'\"/-]){re.escape(name)}(?![\w'\"/-])"
+        message = re.sub(alone + r"=(?=\S)", opt + " ", message)
+        if "_" in name:
+            message = re.sub(alone, opt, message)
+        else:
+            message = re.sub(rf"(?:(?<=^)|(?<=[(;,] )|(?<=: )){re.escape(name)}(?![\w'\"/-])" + _CHECK_POSITION,
+                             opt, message)
+    return message
+
+
+_OS_REASONS = {
+    errno.EACCES: "permission denied (choose a path you can write to / read)",
+    errno.EPERM: "operation not permitted (choose a path you can write to / read)",
+    errno.EROFS: "read-only file system (choose a folder on a writable disk)",
+    errno.ENOSPC: "no space left on the device (free some space, or choose a folder on another disk)",
+    errno.EDQUOT: "disk quota exceeded (free some space, or choose a folder on another disk)",
+    errno.ENOTDIR: "a part of the path is a file, not a folder",
+    errno.EISDIR: "is a folder, where a file was expected",
+    errno.ENOENT: "no such file or folder",
+    errno.ENAMETOOLONG: "the name is too long",
+    errno.EEXIST: "already exists",
+}
+
+
+def _user_path(path: str) -> str:
+    """``path`` with an internal temp name (``.out.tmp-123-abcd1234``, ``.tmp-x.json-123-abcd1234.json``)
+    written as the path the user gave (``out``, ``x.json``)."""
+    path = re.sub(r"(^|/)\.([^/]+)\.(?:tmp|old)-(?:\d+-)?[0-9a-f]{8}(?=/|$)", r"\1\2", path)
+    return re.sub(r"(^|/)\.tmp-([^/]+)-\d+-[A-Za-z0-9_]{8}[^/]*$", r"\1\2", path)
+
+
+def _os_message(err: OSError, args: argparse.Namespace, table: dict[str, str]) -> str:
+    """One line for an operating-system error: the option, the user's path and what to do."""
+    reason = _OS_REASONS.get(err.errno, err.strerror or type(err).__name__)
+    filename = _user_path(os.path.abspath(os.fspath(err.filename))) if err.filename is not None else None
+    for dest in _PATH_OPTIONS:
+        value = getattr(args, dest, None)
+        if not isinstance(value, str) or not value or filename is None:
+            continue
+        given = os.path.abspath(value)
+        if filename == given or filename.startswith(given + os.sep) or given.startswith(filename + os.sep):
+            where = "" if filename == given else f" ({filename})"
+            return f"{table.get(dest, dest)} {value}{where}: {reason}"
+    if filename is not None:
+        return f"{filename}: {reason}"
+    return _as_options(str(err), table)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``hf-synthsample`` console script."""
+    """Entry point of the ``hf-synthsample`` console script.
+
+    Every error is one line on stderr naming the option (exit status 2); see the module docstring.
+    """
     parser = _build_parser()
     args = parser.parse_args(argv)
     handlers = {"quickstart": _quickstart, "generate": _generate, "configs": _configs, "homogenize": _homogenize,
                 "datamap": _datamap, "sample": _sample, "split": _split}
     from .processes import children_die_with_parent
 
-    try:
-        with children_die_with_parent():  # num_proc workers must not outlive a killed command
-            return handlers[args.command](args)
-    except (ValueError, TypeError, FileExistsError) as err:
-        print(f"hf-synthsample {args.command}: error: {err}", file=sys.stderr)
+    def fail(message: str) -> int:
+        print(f"hf-synthsample {args.command}: error: {message}", file=sys.stderr)
         return 2
+
+    try:
+        with _terminate_cleanly(), children_die_with_parent():  # num_proc workers must not outlive a killed command
+            if isinstance(getattr(args, "seed", None), int):
+                from .validation import check_int
+
+                check_int("--seed", args.seed, min=0, max=2**32 - 1)
+            return handlers[args.command](args)
+    except (ValueError, TypeError) as err:
+        return fail(_as_options(str(err), _option_table(parser, args)))
+    except OSError as err:  # FileExistsError of the checks included; never a traceback
+        table = _option_table(parser, args)
+        if err.filename is None:
+            return fail(_as_options(_user_path(str(err)), table))
+        return fail(_os_message(err, args, table))
+    except KeyboardInterrupt:
+        print(f"hf-synthsample {args.command}: interrupted; nothing half-written was left", file=sys.stderr)
+        return 130
+
+
+class _Terminated(SystemExit):
+    """SIGTERM as an exception, so that every ``with`` block (temp folders) cleans up on ``kill``."""
+
+
+@contextlib.contextmanager
+def _terminate_cleanly():
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_term(signum, frame):
+        raise _Terminated(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":  # pragma: no cover

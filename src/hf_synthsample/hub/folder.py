@@ -23,9 +23,9 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from ..atomic import atomic_folder, recover_folder
+from ..atomic import FOLDER_MARKER, atomic_folder, check_replaceable, recover_folder, written_by_library
 from ..validation import check_choice, check_int
 from .card import count_rows, keep_auto_detected, read_card_metadata, render_card, size_category
 
@@ -61,7 +61,7 @@ def write_hub_folder(
     body: str,
     metadata: Mapping[str, Any] | None = None,
     default_config: str | None = None,
-    extra_files: Mapping[str, bytes | str | os.PathLike] | None = None,
+    extra_files: Mapping[str, bytes | str | os.PathLike | Callable[[str], Any]] | None = None,
     if_exists: str = "error",
     max_rows_per_file: int = 500_000,
 ) -> Path:
@@ -74,11 +74,16 @@ def write_hub_folder(
         metadata: extra YAML metadata (``configs`` and ``size_categories``, from the rows of every
             config in the folder, are filled in here; absolute local paths are redacted).
         default_config: the config ``datasets.load_dataset(folder)`` picks (default: the first).
-        extra_files: relative path -> ``bytes``, ``str`` (text) or ``pathlib.Path`` (a file to copy).
+        extra_files: relative path -> ``bytes``, ``str`` (text), ``pathlib.Path`` (a file to copy),
+            or a callable writing the file at the (temp) path it is given, e.g. a report's
+            ``plot``: drawn inside the folder's temp copy, so nothing is left in ``/tmp``.
         if_exists: ``"error"``, ``"overwrite"`` (replace the folder) or ``"add"`` (keep the
             folder's other configs and files, replace the named ones). Adding to a folder whose
             data ``datasets`` found automatically (no ``configs:`` YAML) lists that data as the
-            ``default`` config, so that it stays loadable.
+            ``default`` config, so that it stays loadable. Only a folder hf-synthsample wrote
+            (it holds :data:`~hf_synthsample.atomic.FOLDER_MARKER`) is replaced, and only its
+            configs are replaced by ``"add"``; adding to another folder (the user's) keeps all
+            its files and its card's text, and refuses a config name it already has.
         max_rows_per_file: rows per Parquet file.
 
     Returns:
@@ -104,7 +109,21 @@ def write_hub_folder(
     if folder.exists() and if_exists == "error":
         raise FileExistsError(f"{folder} exists; pass if_exists='overwrite' or 'add'")
     if folder.exists() and not folder.is_dir():
-        raise FileExistsError(f"{folder} exists and is not a folder")
+        raise FileExistsError(f"folder: {folder} exists and is not a folder")
+    if if_exists == "overwrite":
+        check_replaceable(folder, name="folder")
+    users = if_exists == "add" and folder.is_dir() and not written_by_library(folder)
+    if users:  # a folder of the user's: add, never replace
+        taken = sorted(n for n in configs if (folder / n).exists()
+                       or n in {c.get("config_name") for c in read_card_metadata(folder).get("configs") or []})
+        if taken:
+            raise FileExistsError(
+                f"configs: {folder} already has config {taken[0]!r} and was not written by hf-synthsample (it holds "
+                f"no {FOLDER_MARKER} file), so it is not replaced: choose another config name, or delete "
+                f"{folder / taken[0]} yourself (and its entry in README.md)")
+        previous_text = _previous_body(folder)
+        if previous_text and previous_text not in body:
+            body = previous_text.rstrip() + "\n\n" + body  # the user's card text is kept
     splits = {name: _as_dict(ds) for name, ds in configs.items()}
     for name, parts in splits.items():
         if not any(len(ds) for ds in parts.values()):
@@ -117,7 +136,7 @@ def write_hub_folder(
             existing = [p.relative_to(folder).as_posix() for p in sorted(folder.rglob("*")) if p.is_file()]
             previous_meta["configs"] = keep_auto_detected(existing, list(configs), str(folder))
 
-    with atomic_folder(folder) as tmp:
+    with atomic_folder(folder, mark=not users) as tmp:
         if folder.exists() and if_exists == "add":
             replaced = {*configs, "README.md"}
             # Hard links, not copies: files are never written in place (an extra file is unlinked
@@ -157,11 +176,25 @@ def write_hub_folder(
                 target.write_bytes(content)
             elif isinstance(content, os.PathLike):
                 shutil.copyfile(content, target)
+            elif callable(content):
+                content(str(target))
             else:
                 target.write_text(str(content))
         (tmp / "README.md").write_text(render_card(meta, body))
     return folder
 
+
+
+def _previous_body(folder: Path) -> str:
+    """The Markdown text (after the YAML block) of ``folder``'s README.md, or ``""``."""
+    card = folder / "README.md"
+    if not card.is_file():
+        return ""
+    text = card.read_text(encoding="utf-8", errors="replace")
+    if text.startswith("---"):
+        end = text.find("\n---", 3)
+        text = text[end + 4:] if end >= 0 else text
+    return text.strip()
 
 
 def _link_or_copy(src: str, dst: str) -> None:

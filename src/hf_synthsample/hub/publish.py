@@ -28,8 +28,9 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from ..atomic import FOLDER_MARKER
 from ..logging import get_logger
 
 from .card import SIZE_CATEGORIES, keep_auto_detected, read_card_metadata, redact_local_paths, render_card, size_category
@@ -231,21 +232,23 @@ def save_curated(
     *,
     config_name: str = "default",
     statistics: Any = None,
-    plots: Mapping[str, str | os.PathLike] | None = None,
+    plots: Mapping[str, "str | os.PathLike | Callable[[str], Any]"] | None = None,
 ) -> Path:
     """Write ``dataset`` as config ``config_name`` of the Hub-layout ``folder`` with its provenance.
 
     Other configs in ``folder`` are kept. ``statistics`` is Markdown for the card, or a report
     (``DiversityReport``, ``HomogenizationReport``: anything with ``to_markdown()``) or a list of
     them, whose numbers (``to_dict()``) also go into the card's YAML; ``plots`` maps a name to an
-    image file, copied under ``plots/``.
+    image file, copied under ``plots/``, or to a callable drawing it at the path it is given (e.g.
+    ``report.plot``: drawn inside the folder's temp copy, so no temp folder is left anywhere).
     """
     parts = _check_inputs(dataset, provenance, config_name)
     _statistics(statistics)  # a bad statistics argument fails before any work
     folder = Path(folder)
     previous_meta = read_card_metadata(folder) if folder.exists() else {}
     previous_body = _card_body((folder / "README.md").read_text()) if (folder / "README.md").exists() else ""
-    extra = {f"plots/{config_name}-{name}.png": Path(path) for name, path in (plots or {}).items()}
+    extra = {f"plots/{config_name}-{name}.png": path if callable(path) else Path(path)
+             for name, path in (plots or {}).items()}
     sizes = {split: len(ds) for split, ds in parts.items()}
     meta, body = _curated_card(previous_meta, previous_body, config_name, provenance, sizes, statistics, list(extra))
     from datasets import DatasetDict
@@ -369,7 +372,8 @@ def push_curated(
                 if c["config_name"] == (default or new_meta["configs"][0]["config_name"]):
                     c["default"] = True
         (local / "README.md").write_text(render_card(new_meta, body))
-        uploads = sorted(p.relative_to(local).as_posix() for p in local.rglob("*") if p.is_file())
+        uploads = sorted(p.relative_to(local).as_posix() for p in local.rglob("*")
+                         if p.is_file() and p.name != FOLDER_MARKER)  # the local marker is no data
         operations = [CommitOperationDelete(path_in_repo=f) for f in stale if f not in uploads]
         operations += [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(local / rel)) for rel in uploads]
         logger.info(f"pushing config {config_name!r} to {repo_id} on top of {parent_commit}: "

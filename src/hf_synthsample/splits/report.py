@@ -257,9 +257,6 @@ def save_split(
         >>> sorted(datasets.load_dataset(out, "default"))
         ['test', 'train']
     """
-    import os
-    import tempfile
-
     from ..hub import write_hub_folder
 
     if set(split) != {"train", "test"}:
@@ -272,18 +269,15 @@ def save_split(
         import yaml
 
         body += [yaml.safe_dump(provenance, sort_keys=False, allow_unicode=True).strip(), "```"]
-    with tempfile.TemporaryDirectory() as tmp:
-        extra = {}
-        if report is not None:
-            body += ["", "## Split report", "", report.to_markdown(), "", "![split report](split_report.png)"]
-            from pathlib import Path
-
-            extra["split_report.png"] = Path(report.plot(os.path.join(tmp, "split_report.png")))
-        meta = {"hf_synthsample": {"split": provenance}}
-        if report is not None:
-            meta["hf_synthsample"]["split_report"] = _jsonable(report.to_dict())
-        out = write_hub_folder(folder, {config_name: split}, body="\n".join(body), metadata=meta,
-                               extra_files=extra, if_exists=if_exists)
+    extra = {}
+    if report is not None:
+        body += ["", "## Split report", "", report.to_markdown(), "", "![split report](split_report.png)"]
+        extra["split_report.png"] = report.plot  # drawn inside the folder's temp copy
+    meta = {"hf_synthsample": {"split": provenance}}
+    if report is not None:
+        meta["hf_synthsample"]["split_report"] = _jsonable(report.to_dict())
+    out = write_hub_folder(folder, {config_name: split}, body="\n".join(body), metadata=meta,
+                           extra_files=extra, if_exists=if_exists)
     return str(out)
 
 
