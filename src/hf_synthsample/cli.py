@@ -234,32 +234,9 @@ def _check_output_folder(option: str, out: str, *, overwrite: bool, add: bool = 
 
 
 def _check_writable_path(option: str, path: str, *, folder: bool) -> None:
-    """``path`` can be written: it is not of the other kind (file / folder), and its nearest
-    existing parent is a folder the user can write in (not read-only). Raises ``ValueError``
-    naming ``option`` and the path."""
-    if not path:
-        raise ValueError(f"{option}: give a path, got an empty one")
-    if folder and os.path.exists(path) and not os.path.isdir(path):
-        raise ValueError(f"{option}: {path} is a file; give the path of a folder to write")
-    if not folder and os.path.isdir(path):
-        raise ValueError(f"{option}: {path} is a folder; give the path of a file to write")
-    parent = os.path.dirname(os.path.abspath(path))
-    while not os.path.exists(parent):
-        parent = os.path.dirname(parent)
-    if not os.path.isdir(parent):
-        raise ValueError(f"{option}: cannot write {path}: {parent} is a file, not a folder")
-    if _read_only(parent):
-        raise ValueError(f"{option}: cannot write {path}: {parent} is on a read-only file system")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise ValueError(f"{option}: cannot write {path}: permission denied in {parent} (choose a folder you can "
-                         "write to)")
+    from .validation import check_writable_path
 
-
-def _read_only(folder: str) -> bool:
-    try:
-        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
-    except (OSError, AttributeError):  # no statvfs (Windows): the write itself will say
-        return False
+    check_writable_path(option, path, folder=folder)
 
 
 def _generate(args: argparse.Namespace) -> int:
@@ -341,8 +318,16 @@ def _resolve_source(args: argparse.Namespace):
     builder_params = _key_values("--builder-param", args.builder_param)
     domain, _, config = args.source.partition("/")
     if not os.path.exists(args.source) and domain in list_domains():
-        from .load import load_dataset
+        from .builders import get_builder_class
+        from .load import load_dataset, resolve_config
 
+        configs = list(get_builder_class(domain).builder_configs)
+        if config and config not in configs:
+            raise ValueError(f"SOURCE: {domain} has no config {config!r}; its configs: {configs}")
+        try:  # --builder-param checked before generating
+            resolve_config(domain, config or None, **builder_params)
+        except (ValueError, TypeError) as err:
+            raise type(err)(f"--builder-param: {err}") from None
         ds = load_dataset(domain, config or None, split=args.split, **builder_params)
         return ds, f"hf_synthsample:{domain}/{config or 'default'}", builder_params
     if builder_params:
@@ -461,6 +446,10 @@ def _key_values(option: str, items: Sequence[str]) -> dict:
     return out
 
 
+#: sampler parameters the diversity report of ``sample`` also reads
+_REPORT_PARAMETERS = ("program_column", "language")
+
+
 def _sample(args: argparse.Namespace) -> int:
     import inspect
 
@@ -472,11 +461,18 @@ def _sample(args: argparse.Namespace) -> int:
 
     cls = getattr(sampling, _SAMPLERS[args.sampler])
     params = _key_values("--param", args.param)
-    accepted = sorted(p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "seed"))
+    own = sorted(p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "seed"))
+    # a sampler that reads no structure (uniform) still takes these, for its diversity report
+    report_only = {p: params.pop(p) for p in _REPORT_PARAMETERS if p not in own and p in params}
+    accepted = sorted({*own, *_REPORT_PARAMETERS})
     unknown = sorted(set(params) - set(accepted))
     if unknown:
         raise ValueError(f"--param: {args.sampler} has no parameter {', '.join(unknown)}; accepted: {accepted}")
     check_int("--k", args.k, min=1)
+    if "language" in report_only:
+        from .structure import get_language
+
+        get_language(report_only["language"])
     sampler = cls(**params, seed=args.seed)  # validates the values before any loading
     name = check_config_name(args.name or args.sampler, "--name")
     _check_writable_path("--out", args.out, folder=True)
@@ -487,9 +483,22 @@ def _sample(args: argparse.Namespace) -> int:
     ds, source, builder_params = _resolve_source(args)
     source_config = builder_params if source.startswith("hf_synthsample:") else {"config": args.config,
                                                                                   "split": args.split}
+    report_params = {p: getattr(sampler, p) for p in _REPORT_PARAMETERS if hasattr(sampler, p)} | report_only
+    column = report_params.get("program_column", "program")
+    if column not in ds.column_names:  # the report reads it: say so before sampling
+        raise ValueError(f"--param program_column: the diversity report reads the program column {column!r}, which the "
+                         f"dataset does not have (its columns: {ds.column_names}); give it with "
+                         "--param program_column=NAME")
     subset = sampler.sample(ds, args.k)
-    report = diversity_report(subset, name=name, **{p: getattr(sampler, p) for p in ("program_column", "language")
-                                                     if hasattr(sampler, p)})
+    try:
+        report = diversity_report(subset, name=name, **report_params)
+    except ValueError as err:
+        if "language" in report_params:
+            raise
+        raise ValueError(f"--param language: the diversity report parses {column!r} as "
+                         f"{inspect.signature(diversity_report).parameters['language'].default!r} by default, and "
+                         f"{re.sub(r' Pass skip_unparsable=True[^.]*[.]', '', str(err))} Give the pool's structure "
+                         "language, e.g. --param language=sexpr") from None
     print(report.to_markdown())
     provenance = Provenance.from_sampler(ds, sampler, source=source, source_config=source_config,
                                          description=f"{args.sampler} sample of {args.k:,} rows of split {args.split}")
@@ -524,7 +533,7 @@ def _datamap(args: argparse.Namespace) -> int:
 
     # every option is checked before the dynamics are read
     try:
-        regions = parse_regions(args.select) if args.select else None
+        regions = parse_regions(args.select) if args.select is not None else None
     except ValueError as err:
         raise _cli_message(err, _DATAMAP_OPTIONS) from None
     check_float("--fraction", args.fraction, min=0.0, max=1.0, min_inclusive=False)
@@ -744,10 +753,13 @@ def _split(args: argparse.Namespace) -> int:
 _PARAMETER_OPTIONS: dict[str, dict[str, str]] = {
     "quickstart": {"folder": "--out", "variable": "--variable"},
     "generate": {"folder": "--out", "config_name": "--configs", "name": "--configs"},
-    "homogenize": {"folder": "--out", "config_name": "--name", "column": "--columns", "dataset": "SOURCE"},
+    "homogenize": {"folder": "--out", "config_name": "--name", "column": "--columns", "dataset": "SOURCE",
+                   "k": "--size"},
+    "configs": {"domain": "DOMAIN"},
     "sample": {"folder": "--out", "config_name": "--name", "dataset": "SOURCE", "builder_params": "--builder-param"},
     "split": {"folder": "--out", "config_name": "--name", "dataset": "SOURCE", "column": "--column",
-              "max_atom_divergence": "--max-atom-divergence", "compound_weights": "--no-compound-weights"},
+              "max_atom_divergence": "--max-atom-divergence", "compound_weights": "--no-compound-weights",
+              "length": "--length-column"},
     "datamap": {**_DATAMAP_OPTIONS, "regions": "--select", "folder": "--out", "path": "--plot",
                 "sample_fraction": "--plot-fraction", "dynamics_dir": "DYNAMICS_DIR", "dynamics": "DYNAMICS_DIR"},
 }
@@ -772,6 +784,31 @@ def _option_table(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
             table[dest] = (action.metavar or dest).upper() if isinstance(action.metavar or dest, str) else dest
     table.pop("help", None)
     table.update(_PARAMETER_OPTIONS.get(args.command, {}))
+    table.update(_key_value_options(args))
+    return table
+
+
+def _key_value_options(args: argparse.Namespace) -> dict[str, str]:
+    """The parameters given as ``--param NAME=VALUE`` (the sampler's) and ``--builder-param
+    NAME=VALUE`` (a generator's), as ``{name: "--param name="}``: see :func:`_as_options`."""
+    table: dict[str, str] = {}
+    if getattr(args, "builder_param", None) is not None:
+        from .builders import get_builder_class, list_domains
+        from .builders.base import config_parameters
+
+        domain = str(getattr(args, "source", "")).partition("/")[0]
+        if domain in list_domains():
+            for name in config_parameters(get_builder_class(domain).BUILDER_CONFIG_CLASS):
+                table[name] = f"--builder-param {name}="
+    if args.command == "sample":
+        import inspect
+
+        from . import sampling
+
+        cls = getattr(sampling, _SAMPLERS[args.sampler])
+        for name in inspect.signature(cls.__init__).parameters:
+            if name not in ("self", "seed", "args", "kwargs"):
+                table[name] = f"--param {name}="
     return table
 
 
@@ -797,8 +834,12 @@ def _as_options(message: str, table: dict[str, str]) -> str:
     alone; a plain word only at the start of a check (see :data:`_CHECK_POSITION`)."""
     for name in sorted(table, key=len, reverse=True):
         opt = table[name]
-        alone = rf"(?<![\w.'\"/-]){re.escape(name)}(?![\w'\"/-])"
-        message = re.sub(alone + r"=(?=\S)", opt + " ", message)
+        alone = rf"(?<![\w.'\"/=-]){re.escape(name)}(?![\w'\"/-])"
+        if opt.endswith("="):  # a NAME=VALUE option: name=3 -> --param name=3, name -> --param name
+            message = re.sub(alone + r"(?==\S)", opt[:-1], message)
+            opt = opt[:-1]
+        else:
+            message = re.sub(alone + r"=(?=\S)", opt + " ", message)
         if "_" in name:
             message = re.sub(alone, opt, message)
         else:

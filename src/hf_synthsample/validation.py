@@ -7,6 +7,7 @@ given, and what is accepted.
 from __future__ import annotations
 
 import numbers
+import os
 from typing import Any, Iterable, Sequence
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "check_columns",
     "check_not_empty",
     "check_str_tuple",
+    "check_writable_path",
 ]
 
 #: The deepest nesting the program parsers accept (Karel control structures and ``not``, ThingTalk
@@ -110,3 +112,48 @@ def check_not_empty(dataset: Any, *, name: str = "dataset") -> None:
     """``dataset`` has at least one row."""
     if len(dataset) == 0:
         raise ValueError(f"{name} is empty: nothing to sample from")
+
+
+def check_writable_path(name: str, path: Any, *, folder: bool) -> str:
+    """``path`` (a folder if ``folder``, else a file) can be written: not a path of the other kind,
+    and its nearest existing parent is a folder the user can write in, on a writable disk. Checked
+    before any work, so that a run is not lost at its first write. Returns ``path``.
+
+    Example:
+        >>> import tempfile, os
+        >>> f = os.path.join(tempfile.mkdtemp(), "notes.txt")
+        >>> _ = open(f, "w").write("x")
+        >>> check_writable_path("output_dir", os.path.join(f, "run"), folder=True)
+        Traceback (most recent call last):
+        ...
+        ValueError: output_dir: cannot write .../notes.txt/run: .../notes.txt is a file, not a folder
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a path (str or os.PathLike), got {type(path).__name__} {path!r}")
+    path = os.fspath(path)
+    if not path:
+        raise ValueError(f"{name}: give a path, got an empty one")
+    if folder and os.path.exists(path) and not os.path.isdir(path):
+        raise ValueError(f"{name}: {path} is a file; give the path of a folder to write")
+    if not folder and os.path.isdir(path):
+        raise ValueError(f"{name}: {path} is a folder; give the path of a file to write")
+    if folder and os.path.isdir(path) and not os.access(path, os.W_OK | os.X_OK):
+        raise ValueError(f"{name}: cannot write in {path}: permission denied (choose a folder you can write to)")
+    parent = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise ValueError(f"{name}: cannot write {path}: {parent} is a file, not a folder")
+    if _read_only(parent):
+        raise ValueError(f"{name}: cannot write {path}: {parent} is on a read-only file system")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"{name}: cannot write {path}: permission denied in {parent} (choose a folder you can "
+                         "write to)")
+    return path
+
+
+def _read_only(folder: str) -> bool:
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # no statvfs (Windows): the write itself will say
+        return False
