@@ -159,7 +159,7 @@ def _stale_file_temps(path: str) -> None:
     """Remove ``.tmp-<base>-<pid>-*`` files left beside ``path`` by writers that were killed."""
     folder, base = os.path.split(path)
     pattern = re.compile(rf"^\.tmp-{re.escape(base)}-(\d+)-[A-Za-z0-9_]{{8}}{re.escape(os.path.splitext(base)[1])}$")
-    with contextlib.suppress(FileNotFoundError):
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
         for entry in os.listdir(folder):
             m = pattern.match(entry)
             if m and not _pid_alive(int(m.group(1))):
@@ -197,7 +197,7 @@ def _folder_temps(target: Path) -> list[tuple[str, int | None, Path]]:
     """``(kind, pid, path)`` of the ``.<name>.tmp-*`` / ``.<name>.old-*`` entries beside ``target``."""
     pattern = re.compile(rf"^\.{re.escape(target.name)}\.(tmp|old)-(?:(\d+)-)?[0-9a-f]{{8}}$")
     found = []
-    with contextlib.suppress(FileNotFoundError):
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError):  # no parent folder: nothing to recover
         for entry in os.scandir(target.parent):
             m = pattern.match(entry.name)
             if m:

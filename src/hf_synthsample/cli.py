@@ -830,21 +830,23 @@ _CHECK_POSITION = r"(?=(?:=|:| must\b| is\b| lists\b| needs\b| has\b| \(| contra
 def _as_options(message: str, table: dict[str, str]) -> str:
     """``message`` with the Python parameters it names written as the options of ``table``:
     ``time_limit=3`` -> ``--time-limit 3``, ``distribution='t2t'`` -> ``--distribution 't2t'``,
-    ``k must be >= 1`` -> ``--k must be >= 1``. A name with ``_`` is renamed wherever it stands
-    alone; a plain word only at the start of a check (see :data:`_CHECK_POSITION`)."""
+    ``k must be >= 1`` -> ``--k must be >= 1``; an option ending in ``=`` is a NAME=VALUE one
+    (``skip_unparsable=True`` -> ``--param skip_unparsable=True``). A name with ``_`` is renamed
+    wherever it stands alone; a plain word only where a check names it (:data:`_CHECK_POSITION`)."""
     for name in sorted(table, key=len, reverse=True):
         opt = table[name]
-        alone = rf"(?<![\w.'\"/=-]){re.escape(name)}(?![\w'\"/-])"
-        if opt.endswith("="):  # a NAME=VALUE option: name=3 -> --param name=3, name -> --param name
-            message = re.sub(alone + r"(?==\S)", opt[:-1], message)
-            opt = opt[:-1]
-        else:
-            message = re.sub(alone + r"=(?=\S)", opt + " ", message)
-        if "_" in name:
-            message = re.sub(alone, opt, message)
-        else:
-            message = re.sub(rf"(?:(?<=^)|(?<=[(;,] )|(?<=: )){re.escape(name)}(?![\w'\"/-])" + _CHECK_POSITION,
-                             opt, message)
+        key_value = opt.endswith("=")
+        base = opt[:-1] if key_value else opt
+
+        def rename(m: re.Match, name: str = name, base: str = base, key_value: bool = key_value) -> str:
+            if m.group("eq"):
+                return base + ("=" if key_value else " ")
+            before = m.string[:m.start()]
+            at_check = (before == "" or before.endswith((": ", "; ", ", ", "("))) and re.match(
+                _CHECK_POSITION, m.string[m.end():])
+            return base if ("_" in name or at_check) else m.group(0)
+
+        message = re.sub(rf"(?<![\w.'\"/=-]){re.escape(name)}(?![\w'\"/-])(?P<eq>=(?=\S))?", rename, message)
     return message
 
 

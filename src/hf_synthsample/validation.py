@@ -74,9 +74,20 @@ def check_float(
     return value
 
 
-def check_choice(name: str, value: Any, choices: Iterable[Any]) -> Any:
-    """One of ``choices``."""
+def check_choice(name: str, value: Any, choices: Iterable[Any], *, empty: str | None = None) -> Any:
+    """One of ``choices``. An empty ``choices`` is never shown as "must be one of []": the message
+    says that nothing can be accepted, and why (``empty``, e.g. "the dynamics record no measure").
+
+    Example:
+        >>> check_choice("measure", "loss", [], empty="the dynamics folder records no measure")
+        Traceback (most recent call last):
+        ...
+        ValueError: measure: no value can be accepted, because the dynamics folder records no measure (got 'loss')
+    """
     choices = list(choices)
+    if not choices:
+        why = empty or "the list of accepted values is empty (a caller's bug or an empty input)"
+        raise ValueError(f"{name}: no value can be accepted, because {why} (got {value!r})")
     if value not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
     return value
@@ -92,6 +103,8 @@ def check_str_tuple(name: str, value: Any, choices: Iterable[str] | None = None)
         raise TypeError(f"{name} must be a str or a sequence of str, got {value!r}")
     if choices is not None:
         allowed = list(choices)
+        if not allowed and value:
+            raise ValueError(f"{name}: no value can be accepted here (nothing to choose from), got {list(value)}")
         for v in value:
             if v not in allowed:
                 raise ValueError(f"{name}: unknown value {v!r}; accepted values: {allowed}")
