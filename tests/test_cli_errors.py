@@ -66,8 +66,8 @@ CASES = [
     (["generate", "calculator", "--out", "{t}/g", "--cache-dir", "{t}/afile"], "--cache-dir: {t}/afile is a file"),
     (["generate", "calculator", "--out", "{t}/g", "--configs", "nope"], "config 'nope' does not exist"),
     (["generate", "calculator", "--out", "{t}/afile", "--num-examples", "10"], "--out: {t}/afile is a file"),
-    (["homogenize", "{t}/nope.parquet", "--columns", "length", "--out", "{t}/h"], "SOURCE: '{t}/nope.parquet' is neither"),
-    (["homogenize", "{t}/empty.parquet", "--columns", "length", "--out", "{t}/h"], "SOURCE: the file"),
+    (["homogenize", "{t}/nope.parquet", "--columns", "length", "--out", "{t}/h"], "source: '{t}/nope.parquet' is neither"),
+    (["homogenize", "{t}/empty.parquet", "--columns", "length", "--out", "{t}/h"], "source: the file"),
     (["homogenize", "{t}/bad.parquet", "--columns", "length", "--out", "{t}/h"], "is not a Parquet file"),
     (["homogenize", "{t}/pool.parquet", "--columns", "length", "--out", "{t}/h", "--size", "0"], "--size must be >= 1"),
     (["homogenize", "{t}/pool.parquet", "--columns", "length", "--out", "{t}/h", "--size", "100"],
@@ -84,7 +84,7 @@ CASES = [
      "--param language: unknown language 'nope'"),
     (["sample", "{t}/pool.parquet", "--sampler", "uat", "-k", "2", "--out", "{t}/s", "--param", "beta=1"],
      "--param: uat has no parameter beta"),
-    (["sample", "scan/nope", "--sampler", "uniform", "-k", "2", "--out", "{t}/s"], "SOURCE: scan has no config 'nope'"),
+    (["sample", "scan/nope", "--sampler", "uniform", "-k", "2", "--out", "{t}/s"], "source: scan has no config 'nope'"),
     (["sample", "scan/simple", "--sampler", "uniform", "-k", "2", "--out", "{t}/s", "--builder-param",
       "num_examples=10"], "--builder-param: unknown parameter 'num_examples' for scan"),
     (["sample", "{t}/pool.parquet", "--sampler", "uniform", "-k", "2", "--out", "{t}/afile"], "--out: {t}/afile is a file"),
@@ -103,13 +103,13 @@ CASES = [
     (["split", "{t}/pool.parquet", "--method", "random", "--out", "{t}/sp", "--name", "a/b"], "--name: invalid config"),
     (["split", "{t}/pool.parquet", "--method", "random", "--out", "{t}/mine", "--overwrite"],
      "--out: {t}/mine was not written by hf-synthsample"),
-    (["datamap", "{t}/nope"], "DYNAMICS_DIR: no folder"),
-    (["datamap", "{t}/afile"], "DYNAMICS_DIR: '{t}/afile' is not a folder"),
+    (["datamap", "{t}/nope"], "dynamics: no folder"),
+    (["datamap", "{t}/afile"], "dynamics: '{t}/afile' is not a folder"),
     (["datamap", "{t}/mine", "--plot", "{t}/mine"], "--plot: {t}/mine is a folder"),
     (["datamap", "{t}/mine", "--plot", "{t}/afile/map.png"], "--plot: cannot write {t}/afile/map.png"),
     (["datamap", "{t}/mine", "--select", "", "--out", "{t}/d"], "--select must be one of"),
     (["datamap", "{t}/mine", "--select", "ambiguous", "--out", "{t}/afile"], "--out: {t}/afile is a file"),
-    (["configs", "nope"], "DOMAIN: unknown domain 'nope'"),
+    (["configs", "nope"], "domain: unknown domain 'nope'"),
 ]
 
 
@@ -226,7 +226,9 @@ def test_library_os_errors_name_the_target_not_the_temp_path(tmp_path, monkeypat
 @pytest.mark.parametrize("message, table, expected", [
     ("time_limit must be > 0.0, got -1", {"time_limit": "--time-limit"}, "--time-limit must be > 0.0, got -1"),
     ("distribution='t2t' contradicts config 'dcfg'", {"distribution": "--distribution"},
-     "--distribution 't2t' contradicts config 'dcfg'"),
+     "--distribution t2t contradicts config 'dcfg'"),
+    ("nan_policy='omit' to average", {"nan_policy": "--nan-policy"}, "--nan-policy omit to average"),
+    ("columns=['a b'] given", {"columns": "--columns"}, "--columns ['a b'] given"),
     ("k must be <= 6, got 100", {"k": "--size"}, "--size must be <= 6, got 100"),
     ("a split that has k rows", {"split": "--split", "k": "--k"}, "a split that has k rows"),  # words, not checks
     ("column: no column named 'x'", {"column": "--column"}, "--column: no column named 'x'"),

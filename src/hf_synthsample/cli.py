@@ -118,7 +118,7 @@ def _build_parser() -> argparse.ArgumentParser:
     c.add_argument("domain", nargs="?", default=None)
 
     h = sub.add_parser("homogenize", help="pool-side homogenization of an existing dataset")
-    h.add_argument("source", metavar="SOURCE", help="a Hub-layout folder, or Parquet/JSON/CSV file(s)")
+    h.add_argument("source", help="a Hub-layout folder, or Parquet/JSON/CSV file(s)")
     h.add_argument("--columns", nargs="+", required=True, help="salient column(s)")
     h.add_argument("--out", required=True, help="output folder (Hub layout)")
     h.add_argument("--config", default=None, help="config of a Hub-layout source")
@@ -133,7 +133,7 @@ def _build_parser() -> argparse.ArgumentParser:
     h.add_argument("--overwrite", action="store_true", help="replace the output folder if it exists")
 
     sm = sub.add_parser("sample", help="structurally diverse subset (uniform, UAT, CMaxEnt, hybrid) as a curated folder")
-    sm.add_argument("source", metavar="SOURCE", help="a Hub-layout folder, Parquet/JSON/CSV file(s), or DOMAIN/CONFIG of a generator "
+    sm.add_argument("source", help="a Hub-layout folder, Parquet/JSON/CSV file(s), or DOMAIN/CONFIG of a generator "
                                    "(e.g. schema2qa/all)")
     sm.add_argument("--sampler", required=True, choices=sorted(_SAMPLERS), help="sampling method")
     sm.add_argument("-k", "--k", type=int, required=True, help="rows to select")
@@ -151,7 +151,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_split_parser(sub)
 
     m = sub.add_parser("datamap", help="data map, plot and region subsets from recorded training dynamics")
-    m.add_argument("dynamics", metavar="DYNAMICS_DIR", help="a dynamics folder written by CartographyCallback")
+    m.add_argument("dynamics", help="a dynamics folder written by CartographyCallback")
     m.add_argument("--measure", default="inv_ppl", choices=["inv_ppl", "chia", "bleu"], help="the measure [inv_ppl]")
     m.add_argument("--source", default="train", choices=["train", "eval"], help="training or dropout-free pass [train]")
     m.add_argument("--min-epoch", type=int, default=None, help="first epoch of the window (0-based) [first recorded]")
@@ -323,7 +323,7 @@ def _resolve_source(args: argparse.Namespace):
 
         configs = list(get_builder_class(domain).builder_configs)
         if config and config not in configs:
-            raise ValueError(f"SOURCE: {domain} has no config {config!r}; its configs: {configs}")
+            raise ValueError(f"source: {domain} has no config {config!r}; its configs: {configs}")
         try:  # --builder-param checked before generating
             resolve_config(domain, config or None, **builder_params)
         except (ValueError, TypeError) as err:
@@ -571,9 +571,9 @@ def _datamap(args: argparse.Namespace) -> int:
     if args.plot:
         _check_writable_path("--plot", args.plot, folder=False)
     if not os.path.isdir(args.dynamics):
-        raise ValueError(f"DYNAMICS_DIR: {args.dynamics!r} is not a folder (give the dynamics folder written by "
+        raise ValueError(f"dynamics: {args.dynamics!r} is not a folder (give the dynamics folder written by "
                          "CartographyCallback)" if os.path.exists(args.dynamics) else
-                         f"DYNAMICS_DIR: no folder {args.dynamics!r}")
+                         f"dynamics: no folder {args.dynamics!r}")
     options = dict(_DATAMAP_OPTIONS)
     names = {"dataset": "--dataset", "id_column": "--id-column", "assume_id_order": "--assume-id-order"}
     try:
@@ -631,7 +631,7 @@ _SPLIT_METHODS = ("mcd", "tmcd", "template", "length", "random")
 
 def _add_split_parser(sub) -> None:
     sp = sub.add_parser("split", help="compositional train/test split (MCD, TMCD, template, length, random) as a Hub folder")
-    sp.add_argument("source", metavar="SOURCE", help="a Hub-layout folder, Parquet/JSON/CSV file(s), or DOMAIN/CONFIG of a generator "
+    sp.add_argument("source", help="a Hub-layout folder, Parquet/JSON/CSV file(s), or DOMAIN/CONFIG of a generator "
                                    "(e.g. scan/simple)")
     sp.add_argument("--method", required=True, choices=_SPLIT_METHODS, help="split method")
     sp.add_argument("--test-size", type=float, default=0.25, help="share of rows in test [0.25]")
@@ -753,15 +753,14 @@ def _split(args: argparse.Namespace) -> int:
 _PARAMETER_OPTIONS: dict[str, dict[str, str]] = {
     "quickstart": {"folder": "--out", "variable": "--variable"},
     "generate": {"folder": "--out", "config_name": "--configs", "name": "--configs"},
-    "homogenize": {"folder": "--out", "config_name": "--name", "column": "--columns", "dataset": "SOURCE",
+    "homogenize": {"folder": "--out", "config_name": "--name", "column": "--columns", "dataset": "source",
                    "k": "--size"},
-    "configs": {"domain": "DOMAIN"},
-    "sample": {"folder": "--out", "config_name": "--name", "dataset": "SOURCE", "builder_params": "--builder-param"},
-    "split": {"folder": "--out", "config_name": "--name", "dataset": "SOURCE", "column": "--column",
+    "sample": {"folder": "--out", "config_name": "--name", "dataset": "source", "builder_params": "--builder-param"},
+    "split": {"folder": "--out", "config_name": "--name", "dataset": "source", "column": "--column",
               "max_atom_divergence": "--max-atom-divergence", "compound_weights": "--no-compound-weights",
               "length": "--length-column"},
     "datamap": {**_DATAMAP_OPTIONS, "regions": "--select", "folder": "--out", "path": "--plot",
-                "sample_fraction": "--plot-fraction", "dynamics_dir": "DYNAMICS_DIR", "dynamics": "DYNAMICS_DIR"},
+                "sample_fraction": "--plot-fraction"},
 }
 
 #: options whose value is a path, for naming the option of an operating-system error
@@ -771,7 +770,7 @@ _PATH_OPTIONS = ("out", "source", "dataset", "dynamics", "plot", "cache_dir")
 def _option_table(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, str]:
     """Python parameter name -> the option the user typed, for the sub-command ``args`` ran: every
     option of its parser (``time_limit`` -> ``--time-limit``, a generator parameter ``num_examples``
-    -> ``--num-examples``; a positional ``source`` -> ``SOURCE``) and the declared
+    -> ``--num-examples``; a positional stays as argparse's usage names it) and the declared
     :data:`_PARAMETER_OPTIONS`."""
     sub = _subparser(parser, args)
     table: dict[str, str] = {}
@@ -781,11 +780,16 @@ def _option_table(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
             long = [o for o in action.option_strings if o.startswith("--")]
             table[dest] = (long or action.option_strings)[-1]
         elif dest not in ("help", "command", "domain") and dest != argparse.SUPPRESS:
-            table[dest] = (action.metavar or dest).upper() if isinstance(action.metavar or dest, str) else dest
+            table[dest] = action.metavar if isinstance(action.metavar, str) else dest
     table.pop("help", None)
     table.update(_PARAMETER_OPTIONS.get(args.command, {}))
     table.update(_key_value_options(args))
     return table
+
+
+def _generator_parameters(args: argparse.Namespace) -> list[str]:
+    """``generate DOMAIN``'s config parameters: renamed to their options wherever a message names them."""
+    return [k[len("param_"):] for k in vars(args) if k.startswith("param_")] if args.command == "generate" else []
 
 
 def _key_value_options(args: argparse.Namespace) -> dict[str, str]:
@@ -827,26 +831,30 @@ def _subparser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> arg
 _CHECK_POSITION = r"(?=(?:=|:| must\b| is\b| lists\b| needs\b| has\b| \(| contradicts\b| should\b))"
 
 
-def _as_options(message: str, table: dict[str, str]) -> str:
+def _as_options(message: str, table: dict[str, str], anywhere: Sequence[str] = ()) -> str:
     """``message`` with the Python parameters it names written as the options of ``table``:
-    ``time_limit=3`` -> ``--time-limit 3``, ``distribution='t2t'`` -> ``--distribution 't2t'``,
+    ``time_limit=3`` -> ``--time-limit 3``, ``distribution='t2t'`` -> ``--distribution t2t`` (as typed),
     ``k must be >= 1`` -> ``--k must be >= 1``; an option ending in ``=`` is a NAME=VALUE one
-    (``skip_unparsable=True`` -> ``--param skip_unparsable=True``). A name with ``_`` is renamed
-    wherever it stands alone; a plain word only where a check names it (:data:`_CHECK_POSITION`)."""
+    (``skip_unparsable=True`` -> ``--param skip_unparsable=True``). A name with ``_`` (or in
+    ``anywhere``: a generator's parameters) is renamed wherever it stands alone; a plain word only
+    where a check names it (:data:`_CHECK_POSITION`)."""
     for name in sorted(table, key=len, reverse=True):
         opt = table[name]
         key_value = opt.endswith("=")
         base = opt[:-1] if key_value else opt
 
         def rename(m: re.Match, name: str = name, base: str = base, key_value: bool = key_value) -> str:
-            if m.group("eq"):
-                return base + ("=" if key_value else " ")
+            if m.group("eq"):  # name=3 -> --name 3; name='omit' -> --name omit (as typed); NAME=VALUE kept
+                if key_value:
+                    return base + m.group("eq")
+                return base + " " + (m.group("val") if m.group("val") is not None else "")
             before = m.string[:m.start()]
             at_check = (before == "" or before.endswith((": ", "; ", ", ", "("))) and re.match(
                 _CHECK_POSITION, m.string[m.end():])
-            return base if ("_" in name or at_check) else m.group(0)
+            return base if ("_" in name or name in anywhere or at_check) else m.group(0)
 
-        message = re.sub(rf"(?<![\w.'\"/=-]){re.escape(name)}(?![\w'\"/-])(?P<eq>=(?=\S))?", rename, message)
+        message = re.sub(rf"(?<![\w.'\"/=-]){re.escape(name)}(?![\w'\"/-])(?P<eq>=(?:'(?P<val>[^'\s]*)'(?=\W|$)|(?=\S)))?",
+                         rename, message)
     return message
 
 
@@ -911,11 +919,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 check_int("--seed", args.seed, min=0, max=2**32 - 1)
             return handlers[args.command](args)
     except (ValueError, TypeError) as err:
-        return fail(_as_options(str(err), _option_table(parser, args)))
+        return fail(_as_options(str(err), _option_table(parser, args), _generator_parameters(args)))
     except OSError as err:  # FileExistsError of the checks included; never a traceback
         table = _option_table(parser, args)
         if err.filename is None:
-            return fail(_as_options(_user_path(str(err)), table))
+            return fail(_as_options(_user_path(str(err)), table, _generator_parameters(args)))
         return fail(_os_message(err, args, table))
     except KeyboardInterrupt:
         print(f"hf-synthsample {args.command}: interrupted; nothing half-written was left", file=sys.stderr)
