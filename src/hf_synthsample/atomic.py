@@ -258,8 +258,8 @@ def atomic_folder(target: str | os.PathLike, *, mark: bool = True) -> Iterator[P
         >>> out = os.path.join(tempfile.mkdtemp(), "out")
         >>> with atomic_folder(out) as tmp:
         ...     _ = (tmp / "a.txt").write_text("a")
-        >>> os.listdir(out)
-        ['a.txt']
+        >>> sorted(os.listdir(out))  # with the marker that lets a later write replace it
+        ['.hf-synthsample', 'a.txt']
     """
     target = Path(os.path.abspath(os.fspath(target)))
     try:
