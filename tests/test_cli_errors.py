@@ -34,7 +34,7 @@ def run(argv, capsys) -> str:
     for name in PYTHON_NAMES:
         # a Python name only as the NAME of --param/--builder-param NAME=VALUE, or quoted
         assert not re.search(rf"(?<![\w'-])(?<!param ){name}\b(?!=)", err), f"{name!r} named in: {err}"
-    assert "must be one of []" not in err
+    assert "must be one of []" not in err and not re.search(r"(?<!--param )skip_unparsable=", err)
     return err
 
 
@@ -103,6 +103,18 @@ CASES = [
     (["split", "{t}/pool.parquet", "--method", "random", "--out", "{t}/sp", "--name", "a/b"], "--name: invalid config"),
     (["split", "{t}/pool.parquet", "--method", "random", "--out", "{t}/mine", "--overwrite"],
      "--out: {t}/mine was not written by hf-synthsample"),
+    (["split", "{t}/pool.parquet", "--method", "random", "--out", "{t}/sp", "--column", "nope"],
+     "--column: no column named 'nope'"),  # not --text-column, which the user never passed
+    (["split", "{t}/pool.parquet", "--method", "random", "--out", "{t}/sp", "--text-column", "nope"],
+     "--text-column: no column named 'nope'"),
+    (["split", "{t}/pool.parquet", "--method", "mcd", "--out", "{t}/sp", "--atoms-column", "program",
+      "--compounds-column", "program"], "--atoms-column: column 'program' holds Value('string')"),
+    (["split", "{t}/pool.parquet", "--method", "template", "--out", "{t}/sp", "--language", "thingtalk"],
+     "do not parse as 'thingtalk'"),  # without a hint to pass a Python parameter the command has no option for
+    (["split", "scan/simple", "--method", "random", "--out", "{t}/sp", "--builder-param", "train_fraction=2"],
+     "error: --builder-param train_fraction must be < 1"),
+    (["homogenize", "{t}/pool.parquet", "--columns", "length", "--out", "{t}/h", "--config", "x"],
+     "--config: only for a Hub-layout folder; source '{t}/pool.parquet' is a file"),
     (["datamap", "{t}/nope"], "dynamics: no folder"),
     (["datamap", "{t}/afile"], "dynamics: '{t}/afile' is not a folder"),
     (["datamap", "{t}/mine", "--plot", "{t}/mine"], "--plot: {t}/mine is a folder"),
@@ -309,3 +321,21 @@ def test_example_scripts_check_out_before_any_work(tmp_path, capsys):
             sys.modules.pop(spec.name, None)
         assert exit_.value.code == 2
         assert f"--out: cannot write {tmp_path}/afile/run: {tmp_path}/afile is a file" in capsys.readouterr().err
+
+
+def test_an_existing_plot_is_replaced_only_with_overwrite_and_only_a_png(tmp_path, capsys):
+    from test_writers import _tiny_dynamics
+
+    dyn = _tiny_dynamics(tmp_path / "dyn")
+    notes = tmp_path / "notes.png"
+    notes.write_text("my notes, not a picture")
+    err = run(["datamap", str(dyn), "--plot", str(notes)], capsys)
+    assert f"--plot: {notes} exists; pass --overwrite" in err
+    err = run(["datamap", str(dyn), "--plot", str(notes), "--overwrite"], capsys)
+    assert f"--plot: {notes} is not a PNG file, so it is never replaced" in err
+    assert notes.read_text() == "my notes, not a picture"
+    plot = tmp_path / "map.png"
+    assert main(["datamap", str(dyn), "--plot", str(plot)]) == 0
+    first = plot.stat().st_mtime_ns
+    assert main(["datamap", str(dyn), "--plot", str(plot), "--overwrite"]) == 0  # its own PNG: replaced
+    assert plot.read_bytes()[:4] == b"\x89PNG" and plot.stat().st_mtime_ns >= first

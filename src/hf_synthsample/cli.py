@@ -174,7 +174,8 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="--dataset has no id column and row i is example id i (its row count must match the dynamics)")
     m.add_argument("--oov-columns", nargs="+", default=None, help="columns whose tokens the subset must all cover")
     m.add_argument("--seed", type=int, default=0, help="seed of the random region and plot sample [0]")
-    m.add_argument("--overwrite", action="store_true")
+    m.add_argument("--overwrite", action="store_true",
+                   help="replace --out (a folder hf-synthsample wrote) and --plot (a PNG) if they exist")
     return parser
 
 
@@ -231,6 +232,20 @@ def _check_output_folder(option: str, out: str, *, overwrite: bool, add: bool = 
             raise FileExistsError(f"{option}: {out} already has config {taken[0]!r} and was not written by "
                                   f"hf-synthsample (it holds no {FOLDER_MARKER} file), so it is not replaced: "
                                   f"choose other configs, or delete {os.path.join(out, taken[0])} yourself")
+
+
+def _check_output_file(option: str, path: str, *, overwrite: bool, magic: bytes, kind: str) -> None:
+    """An output file: writable; an existing one only with ``--overwrite``, and only when it is
+    what this option writes (``magic``: its first bytes), never a file of another kind."""
+    _check_writable_path(option, path, folder=False)
+    if not os.path.exists(path):
+        return
+    if not overwrite:
+        raise FileExistsError(f"{option}: {path} exists; pass --overwrite to replace it")
+    with open(path, "rb") as f:
+        if f.read(len(magic)) != magic:
+            raise FileExistsError(f"{option}: {path} is not a {kind} file, so it is never replaced: choose another "
+                                  "path, or delete it yourself if you no longer need it")
 
 
 def _check_writable_path(option: str, path: str, *, folder: bool) -> None:
@@ -327,7 +342,8 @@ def _resolve_source(args: argparse.Namespace):
         try:  # --builder-param checked before generating
             resolve_config(domain, config or None, **builder_params)
         except (ValueError, TypeError) as err:
-            raise type(err)(f"--builder-param: {err}") from None
+            named = any(str(err).startswith(name) for name in builder_params)  # the translator names it
+            raise type(err)(str(err) if named else f"--builder-param: {err}") from None
         ds = load_dataset(domain, config or None, split=args.split, **builder_params)
         return ds, f"hf_synthsample:{domain}/{config or 'default'}", builder_params
     if builder_params:
@@ -348,6 +364,8 @@ def _load_source(source: str, config: str | None, split: str, option: str = "sou
                              f"{_reason(err)}") from err
     if not os.path.exists(source):
         raise ValueError(f"{option}: {source!r} is neither a folder nor a file")
+    if config is not None:
+        raise ValueError(f"--config: only for a Hub-layout folder; {option} {source!r} is a file (drop --config)")
     ext = source.rsplit(".", 1)[-1].lower()
     builder = {"parquet": "parquet", "json": "json", "jsonl": "json", "csv": "csv"}.get(ext)
     if builder is None:
@@ -569,7 +587,7 @@ def _datamap(args: argparse.Namespace) -> int:
     if args.out:
         _check_output_folder("--out", args.out, overwrite=args.overwrite)
     if args.plot:
-        _check_writable_path("--plot", args.plot, folder=False)
+        _check_output_file("--plot", args.plot, overwrite=args.overwrite, magic=b"\x89PNG", kind="PNG")
     if not os.path.isdir(args.dynamics):
         raise ValueError(f"dynamics: {args.dynamics!r} is not a folder (give the dynamics folder written by "
                          "CartographyCallback)" if os.path.exists(args.dynamics) else
@@ -662,6 +680,27 @@ def _add_split_parser(sub) -> None:
     sp.add_argument("--overwrite", action="store_true", help="replace the output folder if it exists")
 
 
+def _check_split_columns(args: argparse.Namespace, ds) -> None:
+    """Every column option of ``split`` names a column of the data (and the atom / compound
+    columns hold lists), checked on loading, before the split or its report start."""
+    from datasets import LargeList, Sequence
+
+    from .validation import check_columns
+
+    structural = args.atoms_column and args.compounds_column
+    named = [("--column", None if structural and args.method in ("mcd", "tmcd") else args.column),
+             ("--text-column", args.text_column), ("--template-column", args.template_column),
+             ("--length-column", args.length_column), ("--atoms-column", args.atoms_column),
+             ("--compounds-column", args.compounds_column)]
+    for option, column in named:
+        if column is not None:
+            check_columns(ds, [column], name=option)
+    for option, column in (("--atoms-column", args.atoms_column), ("--compounds-column", args.compounds_column)):
+        if column is not None and not isinstance(ds.features[column], (Sequence, LargeList, list)):
+            raise TypeError(f"{option}: column {column!r} holds {ds.features[column]}, not a list of strings per row "
+                            "(e.g. ['walk', 'twice']); give a list column, or drop the option to parse --column")
+
+
 def _split(args: argparse.Namespace) -> int:
     from .splits import save_split, split_report
     from .validation import check_float, check_int
@@ -700,6 +739,7 @@ def _split(args: argparse.Namespace) -> int:
         raise ValueError("--language: the template method needs --language (or --template-column)")
     _check_output_folder("--out", args.out, overwrite=args.overwrite)
     ds, source, builder_params = _resolve_source(args)
+    _check_split_columns(args, ds)
     weights = False if args.no_compound_weights else None  # None: Keysers weights for the language's compounds
     common = dict(test_size=args.test_size)
     provenance: dict = {"source": source, "source_config": args.config, "source_split": args.split,
@@ -855,6 +895,8 @@ def _as_options(message: str, table: dict[str, str], anywhere: Sequence[str] = (
 
         message = re.sub(rf"(?<![\w.'\"/=-]){re.escape(name)}(?![\w'\"/-])(?P<eq>=(?:'(?P<val>[^'\s]*)'(?=\W|$)|(?=\S)))?",
                          rename, message)
+    # a hint to pass a Python parameter this command has no option for is no help on the command line
+    message = re.sub(r" Pass (?!-)[a-z_]+=\S+[^.]*\.", "", message)
     return message
 
 
