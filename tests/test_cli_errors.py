@@ -142,6 +142,15 @@ def test_k_0_is_refused_before_generating_the_source(tmp_path, capsys, cache_dir
     assert "--k must be >= 1, got 0" in err and not os.path.exists(cache_dir)
 
 
+def test_k_above_the_rows_a_generator_makes_is_refused_before_generating(tmp_path, capsys, cache_dir, monkeypatch):
+    monkeypatch.setenv("HF_DATASETS_CACHE", cache_dir)
+    argv = ["sample", "calculator/dcfg", "--sampler", "uniform", "-k", "500", "--out", str(tmp_path / "s"),
+            "--builder-param", "num_examples=100"]
+    assert "--k must be <= 100, the rows of split 'train' that calculator/dcfg generates" in run(argv, capsys)
+    assert "--split: calculator/dcfg generates no 'test' rows" in run(argv + ["--split", "test"], capsys)
+    assert not os.path.exists(cache_dir) and not (tmp_path / "s").exists()
+
+
 # ------------------------------------------------------------------ operating-system errors
 
 

@@ -125,6 +125,11 @@ def test_library_writers_follow_the_same_rule(tmp_path, cache_dir):
     with pytest.raises(FileExistsError, match="was not written by hf-synthsample"):
         materialize("calculator", mine, ["dcfg"], num_examples=20, cache_dir=cache_dir, if_exists="overwrite")
     assert not os.path.exists(cache_dir)  # refused before generating
+    (mine / "dcfg").mkdir()  # a config folder of the user's own
+    with pytest.raises(FileExistsError, match="already has config 'dcfg' and was not written by hf-synthsample"):
+        materialize("calculator", mine, ["dcfg"], num_examples=20, cache_dir=cache_dir, if_exists="add")
+    assert not os.path.exists(cache_dir)  # refused before generating
+    (mine / "dcfg").rmdir()
     with pytest.raises(FileExistsError, match="is not a folder"):
         write_hub_folder(mine / "notes.txt", data, body="# t", if_exists="overwrite")
     with pytest.raises(FileExistsError, match="was not written by hf-synthsample"):

@@ -216,7 +216,7 @@ def _check_output_folder(option: str, out: str, *, overwrite: bool, add: bool = 
     """Every check of an output folder, before any work: a path (not a file) in a folder the user
     can write; an existing folder only with ``--overwrite`` (replaced only if hf-synthsample wrote
     it) or ``--add`` (where it must not replace ``configs`` of a folder of the user's)."""
-    from .atomic import FOLDER_MARKER, check_replaceable, recover_folder, written_by_library
+    from .atomic import check_replaceable, recover_folder
 
     _check_writable_path(option, out, folder=True)
     recover_folder(out)  # a run killed mid-write may have left the old folder aside
@@ -226,12 +226,10 @@ def _check_output_folder(option: str, out: str, *, overwrite: bool, add: bool = 
         raise FileExistsError(f"{option}: {out} exists; pass {how}")
     if overwrite:
         check_replaceable(out, name=option)
-    elif not written_by_library(out):
-        taken = sorted(set(configs) & _folder_configs(out))
-        if taken:
-            raise FileExistsError(f"{option}: {out} already has config {taken[0]!r} and was not written by "
-                                  f"hf-synthsample (it holds no {FOLDER_MARKER} file), so it is not replaced: "
-                                  f"choose other configs, or delete {os.path.join(out, taken[0])} yourself")
+    else:
+        from .hub.folder import check_can_add
+
+        check_can_add(out, list(configs), name=option)
 
 
 def _check_output_file(option: str, path: str, *, overwrite: bool, magic: bytes, kind: str) -> None:
@@ -349,6 +347,26 @@ def _resolve_source(args: argparse.Namespace):
     if builder_params:
         raise ValueError(f"--builder-param: only for a DOMAIN/CONFIG source ({list_domains()}), not {args.source!r}")
     return _load_source(args.source, args.config, args.split), os.path.abspath(args.source), builder_params
+
+#: a generator config's parameter holding the rows of each split
+_SPLIT_ROWS = {"train": "num_examples", "validation": "num_validation", "test": "num_test"}
+
+
+def _rows_to_generate(args: argparse.Namespace) -> int | None:
+    """The rows a ``DOMAIN/CONFIG`` source generates for ``--split``, where its config says (else ``None``)."""
+    from .builders import list_domains
+    from .load import resolve_config
+
+    domain, _, config = args.source.partition("/")
+    if os.path.exists(args.source) or domain not in list_domains() or args.split not in _SPLIT_ROWS:
+        return None
+    try:
+        _, cfg, _ = resolve_config(domain, config or None, **_key_values("--builder-param", args.builder_param))
+    except (ValueError, TypeError):
+        return None  # _resolve_source says what is wrong, naming the option
+    rows = getattr(cfg, _SPLIT_ROWS[args.split], None)
+    return rows if isinstance(rows, int) and not isinstance(rows, bool) else None
+
 
 def _load_source(source: str, config: str | None, split: str, option: str = "source"):
     """The ``split`` of a Hub-layout folder or of one Parquet / JSON / CSV file, for every command
@@ -498,6 +516,13 @@ def _sample(args: argparse.Namespace) -> int:
         raise FileExistsError(f"{args.out} already has config {name!r}; pass --overwrite to replace it, "
                               "or choose another --name")
     _check_output_folder("--out", args.out, overwrite=False, add=True, configs=[name])
+    rows = _rows_to_generate(args)
+    if rows == 0:
+        raise ValueError(f"--split: {args.source} generates no {args.split!r} rows with these --builder-param values "
+                         f"(give --builder-param {_SPLIT_ROWS[args.split]}=N, or another --split)")
+    if rows is not None and args.k > rows:  # known before generating: say so now, not after
+        raise ValueError(f"--k must be <= {rows:,}, the rows of split {args.split!r} that {args.source} generates "
+                         f"with these --builder-param values, got {args.k:,}")
     ds, source, builder_params = _resolve_source(args)
     source_config = builder_params if source.startswith("hf_synthsample:") else {"config": args.config,
                                                                                   "split": args.split}

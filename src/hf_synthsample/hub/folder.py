@@ -32,7 +32,7 @@ from .card import count_rows, keep_auto_detected, read_card_metadata, render_car
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset, DatasetDict
 
-__all__ = ["write_hub_folder", "check_config_name"]
+__all__ = ["write_hub_folder", "check_config_name", "check_can_add"]
 
 _CONFIG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 IF_EXISTS = ("error", "overwrite", "add")
@@ -114,13 +114,7 @@ def write_hub_folder(
         check_replaceable(folder, name="folder")
     users = if_exists == "add" and folder.is_dir() and not written_by_library(folder)
     if users:  # a folder of the user's: add, never replace
-        taken = sorted(n for n in configs if (folder / n).exists()
-                       or n in {c.get("config_name") for c in read_card_metadata(folder).get("configs") or []})
-        if taken:
-            raise FileExistsError(
-                f"configs: {folder} already has config {taken[0]!r} and was not written by hf-synthsample (it holds "
-                f"no {FOLDER_MARKER} file), so it is not replaced: choose another config name, or delete "
-                f"{folder / taken[0]} yourself (and its entry in README.md)")
+        check_can_add(folder, list(configs))
         previous_text = _previous_body(folder)
         if previous_text and previous_text not in body:
             body = previous_text.rstrip() + "\n\n" + body  # the user's card text is kept
@@ -183,6 +177,22 @@ def write_hub_folder(
         (tmp / "README.md").write_text(render_card(meta, body))
     return folder
 
+
+
+def check_can_add(folder: str | os.PathLike, configs: list[str], name: str = "configs") -> None:
+    """``FileExistsError`` when adding ``configs`` to ``folder`` would replace a config of a folder
+    hf-synthsample did not write (a user's: only a folder holding the marker has configs the
+    library may replace). Called before any work by every writer that adds."""
+    folder = Path(folder)
+    if not folder.is_dir() or written_by_library(folder):
+        return
+    listed = {c.get("config_name") for c in read_card_metadata(folder).get("configs") or []}
+    taken = sorted(n for n in configs if (folder / n).exists() or n in listed)
+    if taken:
+        raise FileExistsError(
+            f"{name}: {folder} already has config {taken[0]!r} and was not written by hf-synthsample (it holds no "
+            f"{FOLDER_MARKER} file), so it is not replaced: choose another config name, or delete "
+            f"{folder / taken[0]} yourself (and its entry in README.md)")
 
 
 def _previous_body(folder: Path) -> str:

@@ -22,7 +22,7 @@ from ..sampling.report import kl_to_uniform
 from ..atomic import check_replaceable, recover_folder
 from ..validation import check_choice
 from .card import LOCAL_PATH_PREFIX, redact_local_paths
-from .folder import IF_EXISTS, write_hub_folder
+from .folder import IF_EXISTS, check_can_add, write_hub_folder
 
 __all__ = ["materialize", "salient_statistics_markdown"]
 
@@ -86,6 +86,8 @@ def materialize(
         raise FileExistsError(f"{folder} exists; pass if_exists='overwrite' or 'add'")
     if if_exists == "overwrite":  # only a folder hf-synthsample wrote is replaced; checked before generating
         check_replaceable(folder, name="folder")
+    if if_exists == "add":  # nor a config of a user's folder
+        check_can_add(folder, names)
 
     data, sections, extra_files, provenance = {}, [], {}, {}
     # plots are drawn straight into the folder's temp copy (cleaned, or recovered, with it)
