@@ -48,6 +48,8 @@ def files(tmp_path):
     (tmp_path / "afile").write_text("x")
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("mine")
+    (tmp_path / "badcard").mkdir()
+    (tmp_path / "badcard" / "README.md").write_text("---\n: bad: [\n---\n# my card\n")
     return tmp_path
 
 
@@ -84,6 +86,12 @@ CASES = [
      "--param language: unknown language 'nope'"),
     (["sample", "{t}/pool.parquet", "--sampler", "uat", "-k", "2", "--out", "{t}/s", "--param", "beta=1"],
      "--param: uat has no parameter beta"),
+    (["sample", "{t}/pool.parquet", "--sampler", "cmaxent", "-k", "2", "--out", "{t}/s", "--param", "language=sexpr",
+      "device=tpu"], "--param device: 'tpu' is not a torch device"),
+    (["sample", "{t}/pool.parquet", "--sampler", "cmaxent", "-k", "2", "--out", "{t}/s", "--param", "language=sexpr",
+      "device=cuda:99"], "--param device: 'cuda:99', but this machine"),
+    (["sample", "{t}/pool.parquet", "--sampler", "uniform", "-k", "2", "--out", "{t}/badcard", "--param",
+      "language=sexpr"], "--out: {t}/badcard/README.md: its YAML block (between the '---' lines) does not parse"),
     (["sample", "scan/nope", "--sampler", "uniform", "-k", "2", "--out", "{t}/s"], "source: scan has no config 'nope'"),
     (["sample", "scan/simple", "--sampler", "uniform", "-k", "2", "--out", "{t}/s", "--builder-param",
       "num_examples=10"], "--builder-param: unknown parameter 'num_examples' for scan"),
@@ -132,7 +140,8 @@ def test_bad_input_is_one_clear_line_naming_the_option(files, capsys, argv, expe
     err = run([a.replace("{t}", t) for a in argv], capsys)
     assert expected.replace("{t}", t) in err
     # refused before any work: nothing generated or written
-    assert sorted(os.listdir(files)) == ["afile", "bad.parquet", "empty.parquet", "mine", "pool.parquet"]
+    assert sorted(os.listdir(files)) == ["afile", "bad.parquet", "badcard", "empty.parquet", "mine", "pool.parquet"]
+    assert os.listdir(files / "badcard") == ["README.md"]
     assert os.listdir(files / "mine") == ["notes.txt"]
 
 

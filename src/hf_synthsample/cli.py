@@ -464,7 +464,10 @@ def _folder_configs(out: str) -> set[str]:
     recover_folder(out)
     if not os.path.isdir(out):
         return set()
-    listed = {c.get("config_name") for c in read_card_metadata(out).get("configs") or []}
+    try:
+        listed = {c.get("config_name") for c in read_card_metadata(out).get("configs") or []}
+    except ValueError as err:  # a user's card that does not parse
+        raise ValueError(f"--out: {err}") from None
     return listed | {e.name for e in os.scandir(out) if e.is_dir()} - {"plots"}
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "check_not_empty",
     "check_str_tuple",
     "check_writable_path",
+    "check_device",
 ]
 
 #: The deepest nesting the program parsers accept (Karel control structures and ``not``, ThingTalk
@@ -170,3 +171,36 @@ def _read_only(folder: str) -> bool:
         return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
     except (OSError, AttributeError):  # no statvfs (Windows): the write itself will say
         return False
+
+
+def check_device(name: str, device: Any) -> str:
+    """A torch device this machine has (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``), checked
+    before any work; returns it as a string.
+
+    Example:
+        >>> check_device("device", "cpu")
+        'cpu'
+        >>> check_device("device", "tpu")
+        Traceback (most recent call last):
+        ...
+        ValueError: device: 'tpu' is not a torch device (e.g. 'cpu', 'cuda', 'cuda:0', 'mps')
+    """
+    if not isinstance(device, str) or not device:
+        raise TypeError(f"{name} must be a device name (str, e.g. 'cpu' or 'cuda'), got {device!r}")
+    if device == "cpu":
+        return device
+    import torch
+
+    try:
+        parsed = torch.device(device)
+    except RuntimeError:
+        raise ValueError(f"{name}: {device!r} is not a torch device (e.g. 'cpu', 'cuda', 'cuda:0', 'mps')") from None
+    if parsed.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise ValueError(f"{name}: {device!r}, but this machine's torch sees no CUDA device; use 'cpu'")
+        if parsed.index is not None and parsed.index >= count:
+            raise ValueError(f"{name}: {device!r}, but this machine has {count} CUDA device(s) (cuda:0..cuda:{count - 1})")
+    if parsed.type == "mps" and not (hasattr(torch.backends, "mps") and torch.backends.mps.is_available()):
+        raise ValueError(f"{name}: {device!r}, but this machine's torch has no MPS device; use 'cpu'")
+    return device

@@ -60,7 +60,17 @@ def read_card_metadata(folder: str | os.PathLike) -> dict:
     if not text.startswith("---"):
         return {}
     end = text.find("\n---", 3)
-    return yaml.safe_load(text[3:end]) or {} if end != -1 else {}
+    if end == -1:
+        return {}
+    try:
+        meta = yaml.safe_load(text[3:end]) or {}
+    except yaml.YAMLError as err:  # a user's card: say which file, never only the parser's words
+        raise ValueError(f"{path}: its YAML block (between the '---' lines) does not parse: "
+                         f"{' '.join(str(err).split())}; fix it, or write to another folder") from None
+    if not isinstance(meta, dict):
+        raise ValueError(f"{path}: its YAML block is a {type(meta).__name__}, not a mapping of keys to values; fix it, "
+                         "or write to another folder")
+    return meta
 
 
 #: how a local path is written into a card meant for the Hub (see :func:`portable_path`)
