@@ -357,3 +357,38 @@ def test_an_existing_plot_is_replaced_only_with_overwrite_and_only_a_png(tmp_pat
     first = plot.stat().st_mtime_ns
     assert main(["datamap", str(dyn), "--plot", str(plot), "--overwrite"]) == 0  # its own PNG: replaced
     assert plot.read_bytes()[:4] == b"\x89PNG" and plot.stat().st_mtime_ns >= first
+
+
+# ------------------------------------------------------------------ the same promises through the API
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda t: __import__("hf_synthsample.hub", fromlist=["x"]).write_hub_folder(
+        123, {"a": datasets.Dataset.from_dict({"x": [1]})}, body="# t"), TypeError, "folder must be a path .* got int 123"),
+    (lambda t: __import__("hf_synthsample.hub", fromlist=["x"]).write_hub_folder(
+        "", {"a": datasets.Dataset.from_dict({"x": [1]})}, body="# t"), ValueError, "folder: give a path"),
+    (lambda t: __import__("hf_synthsample.hub", fromlist=["x"]).materialize("calculator", 5, ["dcfg"]),
+     TypeError, "folder must be a path"),
+    (lambda t: __import__("hf_synthsample.hub", fromlist=["x"]).save_curated(
+        datasets.Dataset.from_dict({"x": [1]}), None, __import__("hf_synthsample.hub", fromlist=["x"]).Provenance(
+            source="s")), TypeError, "folder must be a path .* got NoneType"),
+    (lambda t: __import__("hf_synthsample.atomic", fromlist=["x"]).write_json_atomic(None, {}), TypeError,
+     "path must be a path"),
+    (lambda t: __import__("hf_synthsample.atomic", fromlist=["x"]).write_json_atomic(t, {}), IsADirectoryError,
+     "is a folder, where a file was to be written"),
+])
+def test_api_writers_name_the_argument(tmp_path, cache_dir, call, error, match):
+    with pytest.raises(error, match=match):
+        call(tmp_path)
+    assert os.listdir(tmp_path) == [] and not os.path.exists(cache_dir)
+
+
+def test_a_users_card_that_does_not_parse_is_named(tmp_path):
+    from hf_synthsample.hub import read_card_metadata
+
+    (tmp_path / "README.md").write_text("---\n: bad: [\n---\n# mine\n")
+    with pytest.raises(ValueError, match=r"README.md: its YAML block \(between the '---' lines\) does not parse"):
+        read_card_metadata(tmp_path)
+    (tmp_path / "README.md").write_text("---\n- a\n- b\n---\n# mine\n")
+    with pytest.raises(ValueError, match="is a list, not a mapping"):
+        read_card_metadata(tmp_path)

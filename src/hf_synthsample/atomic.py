@@ -37,6 +37,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -46,6 +47,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .logging import get_logger
+from .validation import check_path
 
 logger = get_logger(__name__)
 
@@ -174,7 +176,9 @@ def atomic_path(path: str | os.PathLike) -> Iterator[str]:
 
     On an exception the temp file is removed and ``path`` is left as it was.
     """
-    path = os.path.abspath(os.fspath(path))
+    path = os.path.abspath(check_path("path", path))
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, "is a folder, where a file was to be written", path)
     folder = os.path.dirname(path)
     os.makedirs(folder, exist_ok=True)
     base = os.path.basename(path)
@@ -261,7 +265,7 @@ def atomic_folder(target: str | os.PathLike, *, mark: bool = True) -> Iterator[P
         >>> sorted(os.listdir(out))  # with the marker that lets a later write replace it
         ['.hf-synthsample', 'a.txt']
     """
-    target = Path(os.path.abspath(os.fspath(target)))
+    target = Path(os.path.abspath(check_path("target", target)))
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except FileExistsError as err:  # a part of the path is a file

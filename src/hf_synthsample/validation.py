@@ -21,6 +21,7 @@ __all__ = [
     "check_str_tuple",
     "check_writable_path",
     "check_device",
+    "check_path",
 ]
 
 #: The deepest nesting the program parsers accept (Karel control structures and ``not``, ThingTalk
@@ -142,11 +143,7 @@ def check_writable_path(name: str, path: Any, *, folder: bool) -> str:
         ...
         ValueError: output_dir: cannot write .../notes.txt/run: .../notes.txt is a file, not a folder
     """
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"{name} must be a path (str or os.PathLike), got {type(path).__name__} {path!r}")
-    path = os.fspath(path)
-    if not path:
-        raise ValueError(f"{name}: give a path, got an empty one")
+    path = check_path(name, path)
     if folder and os.path.exists(path) and not os.path.isdir(path):
         raise ValueError(f"{name}: {path} is a file; give the path of a folder to write")
     if not folder and os.path.isdir(path):
@@ -204,3 +201,21 @@ def check_device(name: str, device: Any) -> str:
     if parsed.type == "mps" and not (hasattr(torch.backends, "mps") and torch.backends.mps.is_available()):
         raise ValueError(f"{name}: {device!r}, but this machine's torch has no MPS device; use 'cpu'")
     return device
+
+
+def check_path(name: str, value: Any) -> str:
+    """A non-empty path (``str`` or ``os.PathLike``), returned as a ``str``: a wrong type is a
+    ``TypeError`` naming the argument, not Python's "expected str, bytes or os.PathLike object".
+
+    Example:
+        >>> check_path("folder", None)
+        Traceback (most recent call last):
+        ...
+        TypeError: folder must be a path (str or os.PathLike), got NoneType None
+    """
+    if isinstance(value, bytes) or not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a path (str or os.PathLike), got {type(value).__name__} {value!r}")
+    value = os.fspath(value)
+    if not value:
+        raise ValueError(f"{name}: give a path, got an empty one")
+    return value

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ..atomic import FOLDER_MARKER, atomic_folder, check_replaceable, recover_folder, written_by_library
-from ..validation import check_choice, check_int
+from ..validation import check_choice, check_int, check_path
 from .card import count_rows, keep_auto_detected, read_card_metadata, render_card, size_category
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -96,7 +96,7 @@ def write_hub_folder(
         >>> list(datasets.load_dataset(str(out), "tiny")["train"]["x"])
         [1, 2]
     """
-    folder = Path(folder)
+    folder = Path(check_path("folder", folder))
     check_choice("if_exists", if_exists, IF_EXISTS)
     check_int("max_rows_per_file", max_rows_per_file, min=1)
     if not configs:

@@ -20,7 +20,7 @@ from ..columns import column_array
 from ..load import load_dataset, resolve_config
 from ..sampling.report import kl_to_uniform
 from ..atomic import check_replaceable, recover_folder
-from ..validation import check_choice
+from ..validation import check_choice, check_path
 from .card import LOCAL_PATH_PREFIX, redact_local_paths
 from .folder import IF_EXISTS, check_can_add, write_hub_folder
 
@@ -73,6 +73,7 @@ def materialize(
         >>> datasets.load_dataset(str(out), "dcfg-homogenized-length")["train"].num_rows
         300
     """
+    folder = check_path("folder", folder)
     cls = get_builder_class(domain)
     names = list(configs) if configs else list(cls.builder_configs)
     if not names:

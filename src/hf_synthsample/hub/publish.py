@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ..atomic import FOLDER_MARKER
+from ..validation import check_path
 from ..logging import get_logger
 
 from .card import SIZE_CATEGORIES, keep_auto_detected, read_card_metadata, redact_local_paths, render_card, size_category
@@ -244,7 +245,7 @@ def save_curated(
     """
     parts = _check_inputs(dataset, provenance, config_name)
     _statistics(statistics)  # a bad statistics argument fails before any work
-    folder = Path(folder)
+    folder = Path(check_path("folder", folder))
     previous_meta = read_card_metadata(folder) if folder.exists() else {}
     previous_body = _card_body((folder / "README.md").read_text()) if (folder / "README.md").exists() else ""
     extra = {f"plots/{config_name}-{name}.png": path if callable(path) else Path(path)

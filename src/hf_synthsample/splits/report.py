@@ -258,7 +258,9 @@ def save_split(
         ['test', 'train']
     """
     from ..hub import write_hub_folder
+    from ..validation import check_path
 
+    check_path("folder", folder)
     if set(split) != {"train", "test"}:
         raise ValueError(f"split must have exactly the splits 'train' and 'test', got {sorted(split)}")
     provenance = dict(provenance or {})
