@@ -114,7 +114,8 @@ def test_worker_failure_leaves_no_folder(tmp_path):
     # an existing folder is left untouched by a failed overwrite
     (tmp_path / "keep").mkdir()
     (tmp_path / "keep" / "x.txt").write_text("old")
-    (tmp_path / "keep" / ".hf-synthsample").write_text("")  # a folder hf-synthsample wrote: replaceable
+    # a folder hf-synthsample wrote (its marker lists every file in it): replaceable
+    (tmp_path / "keep" / ".hf-synthsample").write_text('{"files": ["x.txt"]}')
     with pytest.raises(Exception, match="worker died"):
         hr.write(ds, tmp_path / "keep", if_exists="overwrite")
     assert sorted(os.listdir(tmp_path)) == ["keep"] and (tmp_path / "keep" / "x.txt").read_text() == "old"

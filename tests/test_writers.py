@@ -110,6 +110,25 @@ def test_every_command_refuses_to_overwrite_a_users_folder_before_any_work(tmp_p
     assert sorted(os.listdir(tmp_path)) == ["mine", "pool.parquet"]  # nothing generated, nothing left
 
 
+def test_a_users_file_put_into_a_folder_hf_synthsample_wrote_is_never_deleted(tmp_path, capsys):
+    out = tmp_path / "q"
+    argv = ["quickstart", "--out", str(out), "--num-examples", "100"]
+    assert main(argv) == 0
+    assert main(argv + ["--overwrite"]) == 0  # everything in it is ours (the histogram included): replaced
+    (out / "my-analysis.md").write_text("three days of notes")
+    capsys.readouterr()
+    assert main(argv + ["--overwrite"]) == 2
+    err = capsys.readouterr().err
+    assert f"--out: {out} holds files hf-synthsample did not write (my-analysis.md), so it is not replaced" in err
+    # adding a config keeps the note, and keeps it protected
+    write_hub_folder(out, {"extra": datasets.Dataset.from_dict({"x": [1]})}, body="# more", if_exists="add")
+    assert (out / "my-analysis.md").read_text() == "three days of notes"
+    assert main(argv + ["--overwrite"]) == 2 and "my-analysis.md" in capsys.readouterr().err
+    with pytest.raises(FileExistsError, match="holds files hf-synthsample did not write"):
+        write_hub_folder(out, {"a": datasets.Dataset.from_dict({"x": [1]})}, body="# t", if_exists="overwrite")
+    assert (out / "my-analysis.md").read_text() == "three days of notes"
+
+
 def test_an_empty_folder_the_user_made_is_written_into(tmp_path):
     src = pool(tmp_path / "pool.parquet")
     out = tmp_path / "empty"

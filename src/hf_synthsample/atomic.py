@@ -55,6 +55,7 @@ __all__ = [
     "FOLDER_MARKER",
     "atomic_path",
     "check_replaceable",
+    "foreign_files",
     "written_by_library",
     "atomic_folder",
     "recover_folder",
@@ -68,13 +69,48 @@ __all__ = [
 #: (``--overwrite`` / ``if_exists="overwrite"``). A hidden name, so ``datasets`` never reads it as data.
 FOLDER_MARKER = ".hf-synthsample"
 
-_MARKER_TEXT = ("This folder was written by hf-synthsample. hf-synthsample replaces a folder (--overwrite, "
-                "if_exists='overwrite') only when it holds this file; delete this file to protect the folder.\n")
+_MARKER_NOTE = ("This folder was written by hf-synthsample, which replaces it (--overwrite, "
+                "if_exists='overwrite') only when it holds this file and no file but those listed here; "
+                "delete this file to protect the folder.")
+
+
+def _folder_files(folder: Path) -> set[str]:
+    """Relative (POSIX) paths of every file under ``folder``, the marker excepted."""
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*")
+            if not p.is_dir() and p.name != FOLDER_MARKER} - {FOLDER_MARKER}
+
+
+def _manifest(folder: str | os.PathLike) -> set[str] | None:
+    """The files ``folder``'s marker says hf-synthsample wrote; ``None`` without a (readable) marker."""
+    try:
+        with open(os.path.join(os.fspath(folder), FOLDER_MARKER), encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    files = data.get("files") if isinstance(data, dict) else None
+    return set(files) if isinstance(files, list) and all(isinstance(x, str) for x in files) else None
+
+
+def _write_marker(folder: Path, files: set[str]) -> None:
+    marker = folder / FOLDER_MARKER
+    marker.unlink(missing_ok=True)  # may be a hard link to the old folder's marker (adding): never in place
+    from . import __version__
+
+    marker.write_text(json.dumps({"written_by": f"hf-synthsample {__version__}", "note": _MARKER_NOTE,
+                                  "files": sorted(files)}, indent=1) + "\n", encoding="utf-8")
 
 
 def written_by_library(folder: str | os.PathLike) -> bool:
-    """Whether ``folder`` holds :data:`FOLDER_MARKER` (was written by :func:`atomic_folder`)."""
-    return os.path.isfile(os.path.join(os.fspath(folder), FOLDER_MARKER))
+    """Whether ``folder`` holds a :data:`FOLDER_MARKER` (was written by :func:`atomic_folder`)."""
+    return _manifest(folder) is not None
+
+
+def foreign_files(folder: str | os.PathLike) -> list[str]:
+    """Files in ``folder`` that hf-synthsample did not write (all of them without a marker)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    return sorted(_folder_files(folder) - (_manifest(folder) or set()))
 
 
 def _is_empty_folder(path: Path) -> bool:
@@ -84,7 +120,8 @@ def _is_empty_folder(path: Path) -> bool:
 
 def check_replaceable(target: str | os.PathLike, *, name: str = "folder") -> None:
     """``FileExistsError`` unless ``target`` may be replaced: it does not exist, is an empty folder,
-    or is a folder hf-synthsample wrote (it holds :data:`FOLDER_MARKER`). ``name`` is the
+    or is a folder hf-synthsample wrote (it holds :data:`FOLDER_MARKER`) holding no file but those
+    the marker lists (a user's notes put into it are never deleted). ``name`` is the
     argument (or CLI option) the message names. Recovers a killed write first (:func:`recover_folder`).
 
     Example:
@@ -102,8 +139,16 @@ def check_replaceable(target: str | os.PathLike, *, name: str = "folder") -> Non
         return
     if path.is_symlink() or not path.is_dir():
         raise FileExistsError(f"{name}: {path} exists and is not a folder; give the path of a folder to write")
-    if written_by_library(path) or _is_empty_folder(path):
+    if _is_empty_folder(path):
         return
+    if written_by_library(path):
+        foreign = foreign_files(path)
+        if not foreign:
+            return
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        raise FileExistsError(
+            f"{name}: {path} holds files hf-synthsample did not write ({shown}), so it is not replaced: move them "
+            "out of the folder first, or choose another folder")
     raise FileExistsError(
         f"{name}: {path} was not written by hf-synthsample (it holds no {FOLDER_MARKER} file), so it is never "
         "replaced: choose another folder, or delete this one yourself if you no longer need what is in it "
@@ -244,18 +289,20 @@ def recover_folder(target: str | os.PathLike) -> list[str]:
 
 
 @contextlib.contextmanager
-def atomic_folder(target: str | os.PathLike, *, mark: bool = True) -> Iterator[Path]:
+def atomic_folder(target: str | os.PathLike, *, mark: bool = True, keeps_old: bool = False) -> Iterator[Path]:
     """Yield an empty temp folder beside ``target``; on success it replaces ``target`` (if any).
 
     Recovers a previous interrupted write first (:func:`recover_folder`). On an exception the
     temp folder is removed and ``target`` is left as it was. The swap is two renames (``target``
     aside, temp in), so a reader never sees a half-written folder.
 
-    ``mark=True`` writes :data:`FOLDER_MARKER` into the folder, and an existing ``target`` must be
-    replaceable (:func:`check_replaceable`: written by hf-synthsample, or empty), checked before the
-    yield and again before the swap. ``mark=False`` is for a caller that copied everything of an
-    existing ``target`` into the temp folder (adding to a user's folder): nothing is lost, and the
-    folder stays as unmarked (not replaceable) as it was.
+    ``mark=True`` writes :data:`FOLDER_MARKER` into the folder, listing the files written, and an
+    existing ``target`` must be replaceable (:func:`check_replaceable`: written by hf-synthsample
+    and holding nothing else, or empty), checked before the yield and again before the swap.
+    ``keeps_old=True`` is for a caller that copies everything of an existing ``target`` into the
+    temp folder (adding configs): nothing is lost, so ``target`` need not be replaceable, and files
+    of the old folder that hf-synthsample did not write stay unlisted (still protected).
+    ``mark=False`` adds no marker (adding to a folder of the user's keeps it the user's).
 
     Example:
         >>> import os, tempfile
@@ -271,19 +318,20 @@ def atomic_folder(target: str | os.PathLike, *, mark: bool = True) -> Iterator[P
     except FileExistsError as err:  # a part of the path is a file
         raise NotADirectoryError(err.errno, "a part of the path is a file, not a folder", os.fspath(target)) from err
     recover_folder(target)
-    if mark:
+    if mark and not keeps_old:
         check_replaceable(target)
+    foreign = set(foreign_files(target)) if mark and keeps_old else set()
     tmp = target.parent / f".{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     try:
         tmp.mkdir()
     except OSError as err:
         raise type(err)(err.errno, f"{err.strerror} (cannot write in {target.parent})", os.fspath(target)) from err
     try:
-        if mark:
-            (tmp / FOLDER_MARKER).write_text(_MARKER_TEXT)
         yield tmp
         if mark:
-            check_replaceable(target)  # nobody put a folder of theirs there while we wrote
+            _write_marker(tmp, _folder_files(tmp) - foreign)
+            if not keeps_old:
+                check_replaceable(target)  # nobody put a folder or file of theirs there while we wrote
         _swap_into_place(tmp, target)
     except OSError as err:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -202,9 +202,10 @@ def _quickstart(args: argparse.Namespace) -> int:
     print(report)
     out = materialize(
         "calculator", args.out, ["dcfg", config], num_proc=args.num_proc,
-        if_exists="overwrite" if args.overwrite else "error", **params
+        if_exists="overwrite" if args.overwrite else "error",
+        extra_files={"quickstart-histogram.png": report.plot}, **params  # drawn in the folder's temp copy
     )
-    plot = report.plot(os.path.join(out, "quickstart-histogram.png"))
+    plot = os.path.join(out, "quickstart-histogram.png")
     print(f"\nWrote a Hub-layout dataset folder: {out}/ (configs: dcfg, {config}; card: {out}/README.md)")
     print(f"Histogram plot: {plot}")
     print(f'Load it with: datasets.load_dataset("{out}", "{config}")')

@@ -130,7 +130,7 @@ def write_hub_folder(
             existing = [p.relative_to(folder).as_posix() for p in sorted(folder.rglob("*")) if p.is_file()]
             previous_meta["configs"] = keep_auto_detected(existing, list(configs), str(folder))
 
-    with atomic_folder(folder, mark=not users) as tmp:
+    with atomic_folder(folder, mark=not users, keeps_old=if_exists == "add") as tmp:
         if folder.exists() and if_exists == "add":
             replaced = {*configs, "README.md"}
             # Hard links, not copies: files are never written in place (an extra file is unlinked

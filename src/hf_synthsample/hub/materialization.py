@@ -54,6 +54,7 @@ def materialize(
     if_exists: str = "error",
     plots: bool = True,
     card_metadata: Mapping[str, Any] | None = None,
+    extra_files: Mapping[str, Any] | None = None,
     **overrides: Any,
 ) -> Path:
     """Generate ``configs`` of ``domain`` with ``overrides`` and write them as a Hub-layout folder.
@@ -63,7 +64,8 @@ def materialize(
 
     The card's YAML gets the domain's known ``language`` and ``task_categories``; a ``license``
     (or any other Hub metadata) is the data owner's choice: give it in ``card_metadata``, e.g.
-    ``card_metadata={"license": "cc-by-4.0"}``. Parameters that are absolute local paths (e.g.
+    ``card_metadata={"license": "cc-by-4.0"}``. ``extra_files`` go into the folder as in
+    :func:`~hf_synthsample.hub.write_hub_folder` (e.g. a callable drawing a plot). Parameters that are absolute local paths (e.g.
     Schema2QA's ``annotated_dir``) are recorded as ``<local>/<name>`` in the card.
 
     Example:
@@ -74,6 +76,9 @@ def materialize(
         300
     """
     folder = check_path("folder", folder)
+    extra_files = extra_files or {}
+    if not isinstance(extra_files, Mapping):
+        raise TypeError(f"extra_files must be a mapping of relative path -> content, got {type(extra_files).__name__}")
     cls = get_builder_class(domain)
     names = list(configs) if configs else list(cls.builder_configs)
     if not names:
@@ -90,7 +95,7 @@ def materialize(
     if if_exists == "add":  # nor a config of a user's folder
         check_can_add(folder, names)
 
-    data, sections, extra_files, provenance = {}, [], {}, {}
+    data, sections, plot_files, provenance = {}, [], {}, {}
     # plots are drawn straight into the folder's temp copy (cleaned, or recovered, with it)
     for name, (_, config, _) in resolved.items():
         dsd = load_dataset(domain, name, num_proc=num_proc, cache_dir=cache_dir, **overrides)
@@ -110,7 +115,7 @@ def materialize(
             section += ["Generator-side homogenization:", "", report.to_markdown(), ""]
             if plots:
                 rel = f"plots/{name}-{report.homogenized_key.strip('()').replace(', ', '-')}.png"
-                extra_files[rel] = report.plot  # called with the path inside the temp folder
+                plot_files[rel] = report.plot  # called with the path inside the temp folder
                 section += [f"![{name} homogenization]({rel})", ""]
         sections.append("\n".join(section))
 
@@ -176,5 +181,6 @@ def materialize(
         "hf_synthsample": {"version": __version__, "domain": domain, "configs": provenance},
     }
     return write_hub_folder(
-        folder, data, body=body, metadata=metadata, default_config=first, extra_files=extra_files, if_exists=if_exists
+        folder, data, body=body, metadata=metadata, default_config=first,
+        extra_files={**plot_files, **dict(extra_files)}, if_exists=if_exists,
     )
