@@ -251,13 +251,20 @@ def test_files_written_atomically_get_the_umask(tmp_path, umask):
     table = ResultsTable("t", ["a"])
     table.add(a=1.0)
     table.save(str(out), "table")
+    from hf_synthsample.cartography import DataMap
+
+    dm = DataMap.from_dynamics(_tiny_dynamics(tmp_path / "dyn"))
+    dm.to_html(out / "map.html")  # the interactive HTML map
+    dm.plot(out / "map.png")
     assert_umask(out, umask)
-    assert {"results.json", "results.md", "plot.png", "folder", "folder/a.txt"} <= set(modes(out))
+    assert {"results.json", "results.md", "plot.png", "folder", "folder/a.txt", "map.html", "map.png",
+            "table.json", "table.md"} <= set(modes(out))
 
 
 def test_every_command_output_gets_the_umask(tmp_path, umask, capsys):
     src = pool(tmp_path / "pool.parquet")
     outs = {
+        "quickstart": ["quickstart", "--num-examples", "100"],
         "split": ["split", str(src), "--method", "template", "--language", "sexpr"],
         "sample": ["sample", str(src), "--sampler", "cmaxent", "-k", "4", "--param", "language=sexpr"],
         "homogenize": ["homogenize", str(src), "--columns", "length", "--size", "4"],
@@ -270,7 +277,7 @@ def test_every_command_output_gets_the_umask(tmp_path, umask, capsys):
     assert_umask(root, umask)
     written = modes(root)
     for must in ("split/split_report.png", "sample/plots/cmaxent-templates.png", "generate/README.md",
-                 f"homogenize/{FOLDER_MARKER}"):
+                 f"homogenize/{FOLDER_MARKER}", "quickstart/quickstart-histogram.png"):
         assert must in written
     assert any(p.endswith(".parquet") for p in written)
 
