@@ -1,6 +1,8 @@
 """Peer side of bench_karel.py: task generation with the PyPI package ``karel`` 1.3.0.
 
 Run by bench_karel.py through the benchmark venv's interpreter (never imported by the library).
+Written for this project: it calls the package's public API (``KarelForSynthesisParser``) and
+copies none of its code; the package itself lives only in that separate venv.
 Per task, as that package's own data generation does: a random program (``random_code``), then
 six random worlds of ``world_size=(N, N)`` (its border walls included), each with its input state,
 a run of the program (failed actions are silent no-ops there; runs over its call limit raise

@@ -22,7 +22,7 @@ Usage::
     python benchmarks/bench_karel.py [--sizes 8 18] [--seconds 10] [--peer-python /tmp/karel-bench/bin/python]
 
 Prints tasks/s for both and the ratio. Without the peer environment only our figures are printed.
-Ours uses the numba runner when numba is importable (a package dependency; the first line says
+Ours uses the numba runner when numba is importable (the `fast` extra; the first line says
 which path ran): same rows, faster.
 ``HF_SYNTHSAMPLE_NO_NUMBA=1`` measures the pure-Python path.
 """

@@ -47,8 +47,11 @@ mean±sd, with each model's fit (exact match on its own training rows) beside ea
 loss is still ~1.9 and the decoder has not yet learnt to read the source; at 400 steps 74 of 100
 dev outputs differ), not a decoding defect.
 
-The shared COGS copy has no ``gen.tsv`` (the 21,000-row generalization set); without ``--gen`` the
-``gen`` column stays empty. Outputs in ``--out`` (default ``runs/cartography_cogs``):
+``--data-dir`` is the folder of the COGS release (``train.tsv``, ``dev.tsv``, ``test.tsv``,
+``gen.tsv``; default ``../shared/data/cogs``); its ``gen.tsv`` (the 21,000-row generalization set)
+is read when present, or give ``--gen``; without one the ``gen`` column stays empty.
+
+Outputs in ``--out`` (default ``runs/cartography_cogs``):
 ``results.md`` / ``results.json`` (all tables), ``table2.*``, ``table3.*``, ``curricula.*``,
 ``datamap.png``, ``table2.png``, ``table3.png``, ``curricula.png``, ``datamap.txt``.
 """
@@ -62,8 +65,15 @@ import os
 import sys
 import time
 
+#: the result files a run writes at the top of --out; a run first removes those of the previous one
+#: (hf_synthsample.experiments.clear_outputs), so tables of two runs never sit side by side
+OUTPUTS = ("results.md", "results.json", "runs.json", "table2.*", "table3.*", "subsets-*.*", "curricula.*",
+           "datamap.png", "datamap.txt")
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_DATA = os.path.join(HERE, "..", "..", "shared", "data", "cogs")
+#: where users get the data (the examples never download it)
+COGS_SOURCE = "https://github.com/najoungkim/COGS, data/*.tsv"
 
 REGIONS = ("easy-to-learn", "ambiguous", "hard-to-learn")
 #: the exact SCAN splits usable as --data scan:<config> (an out-of-distribution test set exists here)
@@ -185,9 +195,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--data", help="'cogs' (the TSV files below) or 'scan:<config>' (an exact SCAN split built here: "
                    f"{', '.join(SCAN_CONFIGS)}; evaluation on held-out train rows 'iid' and the test split 'ood') "
                    "[small: cogs; cpu: scan:template_around_right]")
-    p.add_argument("--train", default=os.path.join(DEFAULT_DATA, "train.tsv"), help="COGS train.tsv")
-    p.add_argument("--dev", default=os.path.join(DEFAULT_DATA, "dev.tsv"), help="COGS dev.tsv (i.i.d.)")
-    p.add_argument("--test", default=os.path.join(DEFAULT_DATA, "test.tsv"), help="COGS test.tsv (i.i.d.)")
+    p.add_argument("--data-dir", default=DEFAULT_DATA,
+                   help="folder of the COGS release's train.tsv, dev.tsv, test.tsv (and gen.tsv): "
+                        f"{COGS_SOURCE} [../shared/data/cogs]")
+    p.add_argument("--train", default=None, help="COGS train.tsv [<data-dir>/train.tsv]")
+    p.add_argument("--dev", default=None, help="COGS dev.tsv (i.i.d.) [<data-dir>/dev.tsv]")
+    p.add_argument("--test", default=None, help="COGS test.tsv (i.i.d.) [<data-dir>/test.tsv]")
     p.add_argument("--gen", default=None,
                    help="COGS gen.tsv, the generalization set (default: <data>/gen.tsv when it exists)")
     p.add_argument("--out", default=os.path.join("runs", "cartography_cogs"), help="output folder")
@@ -259,9 +272,19 @@ def parse_args(argv=None) -> argparse.Namespace:
             p.error(f"--fractions: each fraction must be in (0, 1), got {f}")
     if a.curricula and not a.full:
         p.error("the curricula compare against the 100% run: add --full or --no-curricula")
-    if a.gen is None and a.data == "cogs":
-        guess = os.path.join(os.path.dirname(a.train), "gen.tsv")
-        a.gen = guess if os.path.exists(guess) else None
+    for split in ("train", "dev", "test"):
+        if getattr(a, split) is None:
+            setattr(a, split, os.path.join(a.data_dir, f"{split}.tsv"))
+    if a.data == "cogs":
+        missing = [f"--{s} {getattr(a, s)!r}" for s in ("train", "dev", "test") if not os.path.isfile(getattr(a, s))]
+        if missing:
+            p.error(f"the COGS files are missing ({'; '.join(missing)}): download the public release "
+                    f"({COGS_SOURCE}) and pass its folder as --data-dir, or run on SCAN with --data scan:<config>")
+        if a.gen is None:
+            guess = os.path.join(os.path.dirname(a.train), "gen.tsv")
+            a.gen = guess if os.path.exists(guess) else None
+    if a.gen is not None and not os.path.isfile(a.gen):
+        p.error(f"--gen {a.gen!r} is not a file (COGS gen.tsv: {COGS_SOURCE})")
     if not 0 <= a.min_epoch < a.map_epochs:
         p.error(f"--min-epoch must be in [0, --map-epochs), got {a.min_epoch} with --map-epochs {a.map_epochs}")
     return a
@@ -529,7 +552,7 @@ def _caption(exp: Experiment, dm) -> str:
     a = exp.a
     sizes = ", ".join(f"{k} {len(v)}" for k, v in exp.evals.items())
     gen = ("" if "gen" in exp.evals or a.data != "cogs" else
-           " No generalization set given (--gen): the shared COGS copy lacks gen.tsv.")
+           " No generalization set given (--gen, or gen.tsv in --data-dir).")
     splits = ("" if a.data == "cogs" else
               " iid: held-out rows of the SCAN train split (never trained on); ood: the split's test set.")
     scale = {"paper": "the paper's model and budget", "cpu": "CPU scale (small model, few steps)"}.get(
@@ -551,9 +574,10 @@ def main(argv=None) -> int:
     import torch
 
     from hf_synthsample.atomic import write_json_atomic, write_text_atomic
-    from hf_synthsample.experiments import is_main_process
+    from hf_synthsample.experiments import clear_outputs, is_main_process
 
     torch.set_num_threads(a.threads)
+    clear_outputs(a.out, OUTPUTS)
     # sacrebleu warns that COGS logical forms end in a tokenized '.': they are meant to
     logging.getLogger("sacrebleu").setLevel(logging.ERROR)
     start = time.perf_counter()

@@ -35,7 +35,7 @@ Baseline / Uniform / difference in pp, one column per test set; each model's fit
 ``--num-fit`` of its own training tasks, beside every cell), ``exact_match.md/.json``,
 ``tasks.md/.json`` (tasks per test set), ``results.md`` (all three) and ``table1.png``.
 
-Expected runtime: ``--small`` about 8 minutes on one CPU thread (a smoke run: grids up to 8x8, a
+Expected runtime: ``--small`` about 2.5 minutes on one CPU thread (a smoke run: grids up to 8x8, a
 tiny model and 1,000 programs, far from the paper's accuracies); ``--cpu`` about 17 CPU-minutes
 (25 minutes wall at load 3; 5,000 programs, 16 epochs: the largest setting in the 30-minute
 budget; the models still fit 2 % of their own training tasks, see docs/reproductions.md);
@@ -52,6 +52,10 @@ import hashlib
 import os
 import sys
 import time
+
+#: the result files a run writes at the top of --out; a run first removes those of the previous one
+#: (hf_synthsample.experiments.clear_outputs), so tables of two runs never sit side by side
+OUTPUTS = ("table1.*", "exact_match.*", "tasks.*", "results.md")
 
 #: (marker ratio, wall ratio) pairs and marker-count distributions of the paper's narrow sets
 NARROW_RATIOS = ((0.05, 0.85), (0.25, 0.65), (0.65, 0.25), (0.85, 0.05))
@@ -310,12 +314,13 @@ def main(argv=None) -> int:
     import torch
 
     from hf_synthsample.atomic import write_text_atomic
-    from hf_synthsample.experiments import describe_settings, is_main_process
+    from hf_synthsample.experiments import clear_outputs, describe_settings, is_main_process
     from hf_synthsample.metrics import metric_path
     from hf_synthsample.models import build_word_tokenizer
 
     torch.set_num_threads(a.threads)
     os.makedirs(a.out, exist_ok=True)
+    clear_outputs(a.out, OUTPUTS)
     start = time.time()
     train, tests = build_data(a)
     metric = evaluate.load(metric_path("karel_execution"))

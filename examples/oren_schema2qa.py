@@ -54,6 +54,10 @@ import shutil
 import sys
 import time
 
+#: the result files a run writes at the top of --out; a run first removes those of the previous one
+#: (hf_synthsample.experiments.clear_outputs), so tables of two runs never sit side by side
+OUTPUTS = ("results.md", "results.json", "results.png", "diversity.md", "templates.png")
+
 SAMPLERS = ("uniform", "uat", "cmaxent", "hybrid")
 #: the paper's row names (Table 5)
 SAMPLER_NAMES = {"uniform": "Uniform", "uat": "UAT", "cmaxent": "CMaxEnt", "hybrid": "CMaxEnt+UAT"}
@@ -310,17 +314,19 @@ def main(argv=None) -> int:
     a = parse_args(argv)
     if not os.path.isdir(a.data_dir):
         print(f"error: the annotated Schema2QA folder {a.data_dir!r} does not exist; pass --data-dir "
-              "(a folder with <domain>.tsv files: id, utterance, program)", file=sys.stderr)
+              "(a folder with <domain>.tsv files: id, utterance, program; the public release is "
+              "https://github.com/stanford-oval/genie-toolkit, starter/schemaorg/<domain>/eval/annotated.tsv)", file=sys.stderr)
         return 2
     import torch
 
     import hf_synthsample
-    from hf_synthsample.experiments import ResultsTable, describe_settings, is_main_process
+    from hf_synthsample.experiments import ResultsTable, clear_outputs, describe_settings, is_main_process
     from hf_synthsample.sampling.diversity import compare_subsets, diversity_report
 
     torch.set_num_threads(a.threads)
     start = time.perf_counter()
     os.makedirs(a.out, exist_ok=True)
+    clear_outputs(a.out, OUTPUTS)
     say = print if is_main_process() else (lambda *args, **kw: None)
 
     annotated = load_annotated(a.data_dir)

@@ -44,7 +44,7 @@ The paper does not state its Calculator training sizes or schedule; the ``--pape
 this repository's documented choice (100,000 training rows per set, 20,000 evaluation rows,
 256-unit LSTM, 20 epochs), not the paper's own.
 
-Expected runtime: ``--small`` about 8 minutes on one CPU thread of a 2-core machine; ``--cpu
+Expected runtime: ``--small`` about 2 minutes on one CPU thread of a 2-core machine (docs/benchmarks.md); ``--cpu
 --jobs 2`` about 19 minutes on 2 cores (8 models; 34 CPU-minutes; docs/reproductions.md); ``--paper`` roughly an hour on one
 GPU (an estimate, not yet measured); ``--tiny`` (tests) a few seconds.
 """
@@ -58,6 +58,10 @@ import sys
 import time
 
 from hf_synthsample.experiments import Score
+
+#: the result files a run writes at the top of --out; a run first removes those of the previous one
+#: (hf_synthsample.experiments.clear_outputs), so tables of two runs never sit side by side
+OUTPUTS = ("table3.*", "per_source.*", "per_level.*", "results.md", "runs.json", "runs.partial.json")
 
 #: Table 3 column per salient variable (the builder's variable names), in the paper's order.
 VARIABLE_COLUMNS = {
@@ -113,7 +117,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     scale.add_argument("--small", dest="preset", action="store_const", const="small",
                        help="quick pipeline check on a CPU (the default; NOT the paper's effect)")
     scale.add_argument("--cpu", dest="preset", action="store_const", const="cpu",
-                       help="CPU reproduction (about 30 min with --jobs 2 on 2 shared cores, see docs/reproductions.md): "
+                       help="CPU reproduction (about 19 min with --jobs 2 on 2 cores, 2,065 CPU-s; see docs/reproductions.md): "
                        + ", ".join(f"{k}={v}" for k, v in PRESETS["cpu"].items() if k != "variables"))
     scale.add_argument("--paper", dest="preset", action="store_const", const="paper",
                        help="paper-scale settings (GPU): " + ", ".join(f"{k}={v}" for k, v in PRESETS["paper"].items()))
@@ -438,10 +442,11 @@ def main(argv=None) -> int:
     import torch
 
     from hf_synthsample.atomic import write_json_atomic, write_text_atomic
-    from hf_synthsample.experiments import describe_settings, is_main_process
+    from hf_synthsample.experiments import clear_outputs, describe_settings, is_main_process
 
     torch.set_num_threads(a.threads)
     os.makedirs(a.out, exist_ok=True)
+    clear_outputs(a.out, OUTPUTS)
     start = time.time()
     eval_ds = load_split("mixture", a, num_examples=a.num_eval, seed=a.seed + EVAL_SEED_OFFSET)
     configs = [(base, variable) for base in a.bases for variable in (None, *a.variables)]

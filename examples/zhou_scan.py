@@ -3,7 +3,7 @@ augmentation (Table 1), dataset size vs number of primitives (Table 3) and SCAN*
 extrapolation (Figure 2), with a Transformer trained from scratch.
 
     python examples/zhou_scan.py                          # --small (default): a pipeline check, minutes
-    python examples/zhou_scan.py --cpu                    # Table 1 jump, 1x vs 20x, <= 30 min of CPU (see Scale)
+    python examples/zhou_scan.py --cpu                    # Table 1 jump, 1x vs 20x: about 20 min with --jobs 2, 2,200 CPU-s per seed
     python examples/zhou_scan.py --tables 1 --splits jump --factors 1 20   # any subset of tables, splits, factors
     accelerate launch examples/zhou_scan.py --paper       # paper scale: GPU, hours per table
 
@@ -78,10 +78,19 @@ import tempfile
 import time
 from typing import Any, Sequence
 
+#: the result files a run writes at the top of --out; a run first removes those of the previous one
+#: (hf_synthsample.experiments.clear_outputs), so tables of two runs never sit side by side
+OUTPUTS = ("table*.md", "table*.json", "table*.png", "figure*.md", "figure*.json", "figure*.png", "curve.md",
+           "curve.json", "results.md", "results.json", "runs.json")
+
 #: SCAN splits of Table 1 (row label -> exact SCAN config)
 SCAN_SPLITS = {"jump": "addprim_jump", "around_right": "template_around_right"}
 TABLE3_ROWS = ("Origin Dataset", "2x Augmentation", "+ More primitives", "+ More prim. & larger size", "+ AugZero")
 TABLES = ("1", "3", "fig2")
+#: per table: the columns drawn as bars (None: every numeric one) and the x-axis label of its PNG
+PLOTS = {"table1": (None, "SCAN split (bars: primitive augmentation factor)"),
+         "table3": (["SCAN (Around Right)"], "training set"),
+         "figure2": (["exact match"], "L: longest training command (words); test commands have L+1 to 2L words")}
 
 _PAPER_LR = 2.0 * 256 ** -0.5 * 5000 ** -0.5
 PRESETS: dict[str, dict[str, Any]] = {
@@ -636,7 +645,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     scale = p.add_mutually_exclusive_group()
     scale.add_argument("--small", dest="preset", action="store_const", const="small", help="CPU scale (default)")
     scale.add_argument("--cpu", dest="preset", action="store_const", const="cpu",
-                       help="CPU, <= 30 min: Table 1 jump, 1x vs 20x, a model that fits SCAN")
+                       help="CPU, about 20 min with --jobs 2 (2,200 CPU-s per seed): Table 1 jump, 1x vs 20x, a model that fits SCAN")
     scale.add_argument("--paper", dest="preset", action="store_const", const="paper", help="paper scale (GPU)")
     scale.add_argument("--tiny", dest="preset", action="store_const", const="tiny", help=argparse.SUPPRESS)
     p.set_defaults(preset="small")
@@ -726,10 +735,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     import torch
 
-    from hf_synthsample.experiments import is_main_process
+    from hf_synthsample.experiments import clear_outputs, is_main_process
 
     torch.set_num_threads(args.threads)
     os.makedirs(args.out, exist_ok=True)
+    clear_outputs(args.out, OUTPUTS)
     start = time.perf_counter()
     runner = Runner(args)
     data = {split: _scan_data(args, split) for split in SCAN_SPLITS.values()}
@@ -759,8 +769,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             table.save(args.out, name)
             if name == "curve":  # a table only: its rows are checkpoints, not bars
                 continue
-            values = {"table1": None, "table3": ["SCAN (Around Right)"], "figure2": ["exact match"]}[name]
-            table.bar_plot(os.path.join(args.out, f"{name}.png"), values=values, ylabel="exact match (%)")
+            values, xlabel = PLOTS[name]
+            table.bar_plot(os.path.join(args.out, f"{name}.png"), values=values, ylabel="exact match (%)",
+                           xlabel=xlabel)
         write_text_atomic(os.path.join(args.out, "results.md"), markdown + "\n")
         write_json_atomic(os.path.join(args.out, "results.json"),
                           {"preset": args.preset, "tables": {n: t.to_dict() for n, t in tables.items()},

@@ -36,7 +36,7 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   fi
   constraints="$(mktemp)"
   "$venv/bin/python" -c "import importlib.metadata as m; print('torch==' + m.version('torch').split('+')[0])" >"$constraints"
-  PIP_CONSTRAINT="$constraints" "${pip[@]}" install -e "$root[dev,ray,interactive]" 2>&1 | grep -v "^WARNING: Location" || true
+  PIP_CONSTRAINT="$constraints" "${pip[@]}" install -e "$root[dev,all]" 2>&1 | grep -v "^WARNING: Location" || true
   rm -f "$constraints"
   "$venv/bin/python" -c "import hf_synthsample, datasets, transformers, torch" # fail loudly if broken
   echo "$want" >"$stamp"

@@ -52,3 +52,12 @@ def local_ray():
     yield
     if started:
         ray.shutdown()
+
+
+def undeclared_outputs(out, patterns) -> list[str]:
+    """Top-level files of an example's ``out`` that match none of its ``OUTPUTS`` (the names a run
+    clears first): a file missing from ``OUTPUTS`` would survive into the next run's folder."""
+    import fnmatch
+
+    return sorted(p.name for p in Path(out).iterdir()
+                  if p.is_file() and not any(fnmatch.fnmatchcase(p.name, pat) for pat in patterns))

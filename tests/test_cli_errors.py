@@ -107,7 +107,7 @@ CASES = [
      "--time-limit: only used by the mcd and tmcd methods"),
     (["split", "{t}/pool.parquet", "--method", "mcd", "--out", "{t}/sp", "--language", "nope"], "--language: unknown"),
     (["split", "{t}/pool.parquet", "--method", "length", "--out", "{t}/sp", "--length-column", "program"],
-     "--length-column: values must be numbers"),
+     "--length-column: column 'program' holds string values; it must hold numbers"),
     (["split", "{t}/pool.parquet", "--method", "random", "--out", "{t}/sp", "--name", "a/b"], "--name: invalid config"),
     (["split", "{t}/pool.parquet", "--method", "random", "--out", "{t}/mine", "--overwrite"],
      "--out: {t}/mine was not written by hf-synthsample"),

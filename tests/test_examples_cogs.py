@@ -6,7 +6,7 @@ import json
 import sys
 
 import pytest
-from conftest import REPO_ROOT, shared_data
+from conftest import REPO_ROOT, shared_data, undeclared_outputs
 
 sys.path.insert(0, str(REPO_ROOT / "examples"))
 
@@ -26,6 +26,7 @@ def test_tiny_run_writes_the_paper_tables(tmp_path):
     rc = cartography_cogs.main(["--tiny", "--out", str(out), "--train", paths["train"], "--dev", paths["dev"],
                                 "--test", paths["test"], "--gen", paths["dev"]])
     assert rc == 0
+    assert undeclared_outputs(out, cartography_cogs.OUTPUTS) == []  # a re-run clears every result file
     results = json.loads((out / "results.json").read_text())
     assert results["settings"]["preset"] == "tiny"
     tables = results["tables"]
@@ -118,9 +119,15 @@ def test_scan_pool_and_id_based_rows(tmp_path):
 def test_missing_data_is_a_clear_error(tmp_path, capsys):
     import cartography_cogs
 
-    rc = cartography_cogs.main(["--tiny", "--out", str(tmp_path), "--train", str(tmp_path / "nope.tsv")])
-    assert rc == 2
-    assert "train file not found" in capsys.readouterr().err
+    for argv, named in ((["--train", str(tmp_path / "nope.tsv")], "--train"),
+                        (["--data-dir", str(tmp_path / "no-such-folder")], "--data-dir"),
+                        (["--gen", str(tmp_path / "gen.tsv")], "--gen")):
+        with pytest.raises(SystemExit) as err:
+            cartography_cogs.main(["--tiny", "--out", str(tmp_path / "out"), *argv])
+        assert err.value.code == 2
+        message = capsys.readouterr().err
+        assert named in message and "github.com/najoungkim/COGS" in message, message
+    assert not (tmp_path / "out").exists()          # refused before any work
 
 
 def test_bad_settings_fail_before_any_work(tmp_path):

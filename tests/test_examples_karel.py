@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import undeclared_outputs
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 import karel_io  # noqa: E402
 
@@ -36,6 +38,7 @@ def test_num_grids_and_narrow_names():
 def test_tiny_run_writes_table1_layout(tmp_path, cache_dir):
     out = tmp_path / "run"
     assert karel_io.main(["--tiny", "--out", str(out), "--cache-dir", cache_dir]) == 0
+    assert undeclared_outputs(out, karel_io.OUTPUTS) == []  # a re-run clears every result file
     tests = ["baseline I/O", "uniform I/O", "m0.05 w0.85 U", "m0.05 w0.85 G"]
     for name in ("table1", "exact_match"):
         table = json.loads((out / f"{name}.json").read_text())

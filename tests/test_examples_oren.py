@@ -9,7 +9,7 @@ import math
 import sys
 
 import pytest
-from conftest import REPO_ROOT, shared_data
+from conftest import REPO_ROOT, shared_data, undeclared_outputs
 
 
 def _load_example():
@@ -71,6 +71,7 @@ def test_tiny_run_writes_the_table5_layout(tmp_path):
     data = shared_data("schema2qa")
     out = tmp_path / "out"
     assert oren.main(["--tiny", "--data-dir", str(data), "--out", str(out), "--seed", "3"]) == 0
+    assert undeclared_outputs(out, oren.OUTPUTS) == []  # a re-run clears every result file
     table = json.load(open(out / "results.json"))
     assert table["columns"] == list(oren.COLUMNS)
     assert [r["method"] for r in table["rows"]] == ["Baseline", "Uniform+40", "UAT+40", "CMaxEnt+40", "CMaxEnt+UAT+40"]

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import undeclared_outputs
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 import shin_calculator  # noqa: E402
 
@@ -22,6 +24,7 @@ def _md_row(md: str, label: str) -> list[str]:
 def test_tiny_run_writes_table3_layout(tmp_path, cache_dir, capsys):
     out = tmp_path / "run"
     assert shin_calculator.main(["--tiny", "--seeds", "2", "--out", str(out), "--cache-dir", cache_dir]) == 0
+    assert undeclared_outputs(out, shin_calculator.OUTPUTS) == []  # a re-run clears every result file
     table3 = json.loads((out / "table3.json").read_text())
     # tiny preset: base DCFG only, homogenized on length and on the number of operations
     assert table3["columns"] == ["train", "Original (%)", "Length (pp)", "#Operations (pp)"]

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import undeclared_outputs
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -114,6 +116,7 @@ def test_tiny_run_writes_the_tables(tmp_path, cache_dir):
     assert "NOT the paper's results" in t1["caption"]
     for name in ("results.md", "table1.md", "table3.png", "figure2.png", "table1.png", "runs.json"):
         assert (out / name).exists(), name
+    assert undeclared_outputs(out, zhou.OUTPUTS) == []
     runs = json.loads((out / "runs.json").read_text())
     assert len(runs) == 6 + 2 + 2  # Table 3 reuses Table 1's three around-right runs
 
@@ -123,8 +126,16 @@ def test_any_subset_of_tables_splits_and_factors(tmp_path, cache_dir):
     args = zhou.parse_args(["--tables", "1", "--splits", "jump", "--factors", "1", "20"])
     assert (args.tables, args.splits, args.factors) == (["1"], ["jump"], [1, 20])
     out = tmp_path / "jump"
+    # what a previous full run left: its tables go, the user's own files and sub-folders stay
+    out.mkdir()
+    for name in ("table3.md", "table3.png", "figure2.json", "results.md", "notes.txt"):
+        (out / name).write_text("previous run")
+    (out / "checkpoints").mkdir()
     assert zhou.main(["--tiny", "--tables", "1", "--splits", "jump", "--factors", "1", "20", "--out", str(out),
                       "--cache-dir", cache_dir, "--steps", "2"]) == 0
+    assert not any((out / n).exists() for n in ("table3.md", "table3.png", "figure2.json"))
+    assert (out / "notes.txt").read_text() == "previous run" and (out / "checkpoints").is_dir()
+    assert "previous run" not in (out / "results.md").read_text()
     t1 = json.loads((out / "results.json").read_text())["tables"]["table1"]
     assert t1["columns"] == ["split", "1x", "20x"] and [r["split"] for r in t1["rows"]] == ["jump"]
     # the caption names the flags that overrode the preset

@@ -55,7 +55,7 @@ def test_forgetting_in_the_data_map_window_and_ranking():
     dm = DataMap.from_dynamics(t, "aum")
     assert dm.scores["forgetting"].tolist() == [1, 0, 0, 1] and dm.never_learned.tolist() == [False, True, False, False]
     # never learned ranks as the most forgotten; ties (0 and 3) go to the smaller id
-    assert dm.ranking("forgetting").tolist() == [2, 0, 3, 1]
+    assert dm.ranking("forgetting", order="lowest-first").tolist() == [2, 0, 3, 1]
     assert dm.ranking("forgetting", order="hardest-first").tolist() == [1, 0, 3, 2]
     # the window changes the history: epochs 1..2 -> 0 is learned at 2 (no event), 3 never learned
     dm = DataMap.from_dynamics(t, "aum", min_epoch=1)
@@ -93,7 +93,8 @@ def test_nan_values_rank_last():
     t = pa.table({"example_id": [0, 1, 2], "epoch": [0, 0, 0], "aum": [0.5, 0.1, 0.9], "el2n": [0.1, float("nan"), 0.3],
                   "correct": [True, True, True]})
     dm = DataMap.from_dynamics(t, "aum")
-    assert dm.ranking("el2n").tolist() == [0, 2, 1]
+    assert dm.ranking("el2n", order="lowest-first").tolist() == [0, 2, 1]
+    assert dm.ranking("el2n").tolist() == [2, 0, 1]  # the default, hardest-first: highest error first
     assert dm.ranking("el2n", order="highest-first").tolist() == [2, 0, 1]
 
 

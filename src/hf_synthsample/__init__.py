@@ -65,6 +65,7 @@ _LAZY = {
     "TrainingDynamicsCallback": "hf_synthsample.cartography.callback",
     "CartographyCollator": "hf_synthsample.cartography.callback",
     "add_example_ids": "hf_synthsample.cartography.callback",
+    "track_dynamics": "hf_synthsample.cartography.track",
     "load_dynamics": "hf_synthsample.cartography.store",
     "DataMap": "hf_synthsample.cartography.datamap",
     "ExponentialPacing": "hf_synthsample.cartography.curricula",
@@ -95,6 +96,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .domains.scan_interpreter import interpret_scan
     from .cartography.callback import CartographyCallback, CartographyCollator, TrainingDynamicsCallback, add_example_ids
     from .cartography.store import load_dynamics
+    from .cartography.track import track_dynamics
     from .cartography.curricula import BinnedCurriculum, ExponentialPacing
     from .cartography.datamap import DataMap
     from .hub import Provenance, materialize, push_curated, save_curated, write_hub_folder

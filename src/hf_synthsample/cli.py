@@ -42,7 +42,7 @@ import errno
 import os
 import re
 import sys
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 __all__ = ["main"]
 
@@ -112,6 +112,7 @@ def _build_parser() -> argparse.ArgumentParser:
         mode = d.add_mutually_exclusive_group()
         mode.add_argument("--overwrite", action="store_true", help="replace the output folder")
         mode.add_argument("--add", action="store_true", help="add/replace these configs in an existing folder")
+        _add_license_option(d)
         _add_config_options(d, domain)
 
     c = sub.add_parser("configs", help="list domains, configs and parameters")
@@ -122,7 +123,7 @@ def _build_parser() -> argparse.ArgumentParser:
     h.add_argument("--columns", nargs="+", required=True, help="salient column(s)")
     h.add_argument("--out", required=True, help="output folder (Hub layout)")
     h.add_argument("--config", default=None, help="config of a Hub-layout source")
-    h.add_argument("--split", default="train", help="split to homogenize [train]")
+    h.add_argument("--split", default="train", help="split to homogenize, or a slice of it: train[:10%%] [train]")
     h.add_argument("--size", type=int, default=None, help="subset size (default: largest uniform subset)")
     h.add_argument("--mode", default="joint", choices=["joint", "sequential"])
     h.add_argument("--bins", type=int, default=None, help="equal-width bins for numeric columns")
@@ -131,6 +132,7 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="rows with a missing value (null/NaN) in a column: an error, or left out [raise]")
     h.add_argument("--name", default="homogenized", help="config name in the output folder [homogenized]")
     h.add_argument("--overwrite", action="store_true", help="replace the output folder if it exists")
+    _add_license_option(h)
 
     sm = sub.add_parser("sample", help="structurally diverse subset (uniform, UAT, CMaxEnt, hybrid) as a curated folder")
     sm.add_argument("source", help="a Hub-layout folder, Parquet/JSON/CSV file(s), or DOMAIN/CONFIG of a generator "
@@ -143,16 +145,23 @@ def _build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--builder-param", nargs="+", default=[], metavar="NAME=VALUE",
                     help="generator parameters of a DOMAIN/CONFIG source, e.g. num_examples=20000")
     sm.add_argument("--config", default=None, help="config of a Hub-layout source")
-    sm.add_argument("--split", default="train", help="split to sample [train]")
+    sm.add_argument("--split", default="train", help="split to sample, or a slice of it: train[:10%%] [train]")
     sm.add_argument("--seed", type=int, default=0, help="sampler seed [0]")
     sm.add_argument("--name", default=None, help="config name in the output folder [the sampler name]")
     sm.add_argument("--overwrite", action="store_true", help="replace config --name if the output folder has it")
+    _add_license_option(sm)
 
     _add_split_parser(sub)
 
+    from .cartography.measures import MAP_MEASURES, MEASURE_INFO
+
     m = sub.add_parser("datamap", help="data map, plot and region subsets from recorded training dynamics")
     m.add_argument("dynamics", help="a dynamics folder written by CartographyCallback")
-    m.add_argument("--measure", default="inv_ppl", choices=["inv_ppl", "chia", "bleu"], help="the measure [inv_ppl]")
+    m.add_argument("--measure", default="inv_ppl", choices=MAP_MEASURES,
+                   help="the measure the confidence axis is built on, one the dynamics recorded (bleu: with "
+                        "--source eval); confidence is its mean, negated for a higher = harder measure ("
+                        + ", ".join(n for n in MAP_MEASURES if MEASURE_INFO[n].hard_end == "high")
+                        + "), so hard-to-learn is always the hard end [inv_ppl]")
     m.add_argument("--source", default="train", choices=["train", "eval"], help="training or dropout-free pass [train]")
     m.add_argument("--min-epoch", type=int, default=None, help="first epoch of the window (0-based) [first recorded]")
     m.add_argument("--max-epoch", type=int, default=None, help="convergence epoch, inclusive [last recorded]")
@@ -167,7 +176,7 @@ def _build_parser() -> argparse.ArgumentParser:
     m.add_argument("--out", default=None, help="output folder (Hub layout) for the subset")
     m.add_argument("--dataset", default=None, help="the training dataset (Hub-layout folder or Parquet/JSON/CSV) to cut")
     m.add_argument("--config", default=None, help="config of a Hub-layout --dataset")
-    m.add_argument("--split", default="train", help="split of --dataset [train]")
+    m.add_argument("--split", default="train", help="split of --dataset, or a slice of it: train[:10%%] [train]")
     m.add_argument("--id-column", default="example_id",
                    help="column of --dataset holding the example ids rows are matched by [example_id]")
     m.add_argument("--assume-id-order", action="store_true",
@@ -176,7 +185,20 @@ def _build_parser() -> argparse.ArgumentParser:
     m.add_argument("--seed", type=int, default=0, help="seed of the random region and plot sample [0]")
     m.add_argument("--overwrite", action="store_true",
                    help="replace --out (a folder hf-synthsample wrote) and --plot (a PNG) if they exist")
+    _add_license_option(m)
     return parser
+
+
+def _add_license_option(parser) -> None:
+    parser.add_argument("--license", default=None,
+                        help="license of the dataset card, a Hub license id, e.g. cc-by-4.0, apache-2.0, mit "
+                             "[none: the data owner's choice]")
+
+
+def _check_license(args: argparse.Namespace) -> str | None:
+    from .hub.card import check_license
+
+    return check_license(args.license, "--license")
 
 
 def _quickstart(args: argparse.Namespace) -> int:
@@ -264,6 +286,7 @@ def _generate(args: argparse.Namespace) -> int:
         check_int("--num-proc", args.num_proc, min=1)
     if args.ray_address is not None and args.engine != "ray":
         raise ValueError("--ray-address: only used with --engine ray")
+    _check_license(args)
     if args.cache_dir is not None:
         _check_writable_path("--cache-dir", args.cache_dir, folder=True)
     params = _collect_params(args)
@@ -277,7 +300,7 @@ def _generate(args: argparse.Namespace) -> int:
         return _generate_ray(args, if_exists)
     out = materialize(
         args.domain, args.out, args.configs, num_proc=args.num_proc, cache_dir=args.cache_dir,
-        if_exists=if_exists, plots=not args.no_plots, **params,
+        if_exists=if_exists, plots=not args.no_plots, license=args.license, **params,
     )
     print(f"Wrote {out}/ (load with datasets.load_dataset({str(out)!r}, CONFIG))")
     return 0
@@ -287,16 +310,16 @@ def _generate_ray(args: argparse.Namespace, if_exists: str) -> int:
     from .engines import ray as hf_ray
 
     try:
-        ray = hf_ray.require_ray()
+        hf_ray.require_ray(start=False)
     except ImportError as err:
         raise ValueError(f"--engine ray: {err}") from err
     for flag, value in (("--add", args.add), ("--num-proc", args.num_proc), ("--cache-dir", args.cache_dir)):
         if value:
             raise ValueError(f"{flag}: not used with --engine ray (Ray's workers replace --num-proc; no cache; "
                              "write a new folder or --overwrite)")
-    if args.ray_address and not ray.is_initialized():  # else Ray Data starts a local runtime (or joins RAY_ADDRESS)
-        ray.init(address=args.ray_address)
-    out = hf_ray.to_hub_folder(args.domain, args.out, args.configs, if_exists=if_exists, **_collect_params(args))
+    hf_ray.start_ray(address=args.ray_address)  # quiet; a local runtime, or the cluster of RAY_ADDRESS
+    out = hf_ray.to_hub_folder(args.domain, args.out, args.configs, if_exists=if_exists, license=args.license,
+                               **_collect_params(args))
     print(f"Wrote {out}/ on Ray (load with datasets.load_dataset({str(out)!r}, CONFIG))")
     return 0
 
@@ -399,8 +422,11 @@ def _load_source(source: str, config: str | None, split: str, option: str = "sou
         if head != b"PAR1" or tail != b"PAR1":
             raise ValueError(f"{option}: the file {source!r} is not a Parquet file, or a damaged one (a Parquet file "
                              "starts and ends with 'PAR1'); check the file, or give it the extension of its format")
+    from .split_spec import source_split
+
+    name = source_split(split, "--split")  # a file is one split: named after the split (or slice) asked for
     try:
-        ds = datasets.load_dataset(builder, data_files={split: source}, split=split)
+        ds = datasets.load_dataset(builder, data_files={name: source}, split=split)
     except Exception as err:  # Arrow / JSON / CSV parser errors come in many types; name the file
         if "corresponds to no data" in str(err):  # datasets' words for a split without rows
             raise ValueError(f"{option}: the file {source!r} holds no rows (a header only?)") from err
@@ -425,9 +451,12 @@ def _homogenize(args: argparse.Namespace) -> int:
     from .hub.card import portable_path
     from .hub.folder import check_config_name
     from .sampling.homogenize import HomogenizeSampler
+    from .split_spec import source_split
     from .validation import check_int
 
     check_config_name(args.name, "--name")
+    out_split = source_split(args.split, "--split")
+    _check_license(args)
     if args.size is not None:
         check_int("--size", args.size, min=1)
     sampler = HomogenizeSampler(args.columns, mode=args.mode, bins=args.bins, missing=args.missing, seed=args.seed)
@@ -448,10 +477,10 @@ def _homogenize(args: argparse.Namespace) -> int:
     )
     out = write_hub_folder(
         args.out,
-        {args.name: DatasetDict({args.split: subset})},
+        {args.name: DatasetDict({out_split: subset})},
         body=body,
         metadata={"hf_synthsample": {"sampler": repr(sampler), "source": args.source, "split": args.split}},
-        if_exists="overwrite" if args.overwrite else "error",
+        if_exists="overwrite" if args.overwrite else "error", license=args.license,
     )
     print(f"\nWrote {out}/")
     return 0
@@ -514,6 +543,7 @@ def _sample(args: argparse.Namespace) -> int:
 
         get_language(report_only["language"])
     sampler = cls(**params, seed=args.seed)  # validates the values before any loading
+    _check_license(args)
     name = check_config_name(args.name or args.sampler, "--name")
     _check_writable_path("--out", args.out, folder=True)
     if not args.overwrite and name in _folder_configs(args.out):
@@ -550,7 +580,7 @@ def _sample(args: argparse.Namespace) -> int:
     provenance = Provenance.from_sampler(ds, sampler, source=source, source_config=source_config,
                                          description=f"{args.sampler} sample of {args.k:,} rows of split {args.split}")
     out = save_curated(subset, args.out, provenance, config_name=name, statistics=report.to_markdown(),
-                       plots={"templates": report.plot})  # drawn inside the folder's temp copy
+                       plots={"templates": report.plot}, license=args.license)  # drawn inside the folder's temp copy
     print(f"\nWrote {len(subset):,} rows to {out}/ (config {name!r})")
     return 0
 
@@ -575,6 +605,7 @@ def _datamap(args: argparse.Namespace) -> int:
 
     from .cartography import DataMap, parse_regions
     from .cartography.datamap import _dataset_rows, _subset
+    from .split_spec import source_split
     from .hub import write_hub_folder
     from .validation import check_columns, check_float, check_int
 
@@ -603,6 +634,8 @@ def _datamap(args: argparse.Namespace) -> int:
                              f"to 1, got {args.proportions}")
     if regions and not args.out:
         raise ValueError("--select needs --out (the folder the subset is written to)")
+    out_split = source_split(args.split, "--split")
+    _check_license(args)
     if args.out and not regions:
         raise ValueError("--out needs --select (the region(s) to write)")
     for opt, needs_dataset in (("--oov-columns", args.oov_columns), ("--assume-id-order", args.assume_id_order),
@@ -647,13 +680,15 @@ def _datamap(args: argparse.Namespace) -> int:
     else:
         ids = dm.select(regions, args.fraction, **kwargs)
         pos = np.searchsorted(dm.example_ids, ids)
+        # confidence is oriented (higher = easier); the measure's own mean sits beside it
         subset = Dataset.from_dict({"example_id": ids, "confidence": dm.confidence[pos],
-                                    "variability": dm.variability[pos], "correctness": dm.correctness[pos]})
+                                    "variability": dm.variability[pos], "correctness": dm.correctness[pos],
+                                    dm.measure: dm.scores[dm.measure][pos]})
     body = "\n".join([
         f"# Data-map subset: {'+'.join(regions)}, {args.fraction:.0%}",
         "",
         f"{len(subset):,} of {len(dm):,} examples selected by hf-synthsample dataset cartography "
-        f"(measure {dm.measure}, {dm.source} pass, epochs {dm.epochs[0]}..{dm.epochs[-1]}"
+        f"(measure {dm.measure}, {dm.source} pass, epochs {dm.epochs[0]}..{dm.epochs[-1]}; {dm.confidence_label}"
         f"{', OOV-repaired on ' + ', '.join(args.oov_columns) if args.oov_columns else ''}).",
         "",
         "```",
@@ -661,11 +696,13 @@ def _datamap(args: argparse.Namespace) -> int:
         "```",
     ])
     meta = {"hf_synthsample": {"datamap": {"dynamics": os.path.abspath(args.dynamics), "measure": dm.measure,
-                                           "source": dm.source, "epochs": list(dm.epochs), "regions": list(regions),
+                                           "source": dm.source, "confidence": dm.confidence_label,
+                                           "epochs": list(dm.epochs), "regions": list(regions),
                                            "fraction": args.fraction, "oov_columns": args.oov_columns,
                                            "seed": args.seed}}}
-    out = write_hub_folder(args.out, {name: DatasetDict({args.split: subset})},
-                           body=body, metadata=meta, if_exists="overwrite" if args.overwrite else "error")
+    out = write_hub_folder(args.out, {name: DatasetDict({out_split: subset})},
+                           body=body, metadata=meta, if_exists="overwrite" if args.overwrite else "error",
+                           license=args.license)
     print(f"\nWrote {len(subset):,} rows to {out}/")
     return 0
 
@@ -703,10 +740,11 @@ def _add_split_parser(sub) -> None:
     sp.add_argument("--builder-param", nargs="+", default=[], metavar="NAME=VALUE",
                     help="generator parameters of a DOMAIN/CONFIG source, e.g. num_examples=20000")
     sp.add_argument("--config", default=None, help="config of a Hub-layout source")
-    sp.add_argument("--split", default="train", help="split of the source to split [train]")
+    sp.add_argument("--split", default="train", help="split of the source to split, or a slice of it: train[:10%%] [train]")
     sp.add_argument("--seed", type=int, default=0, help="random seed [0]")
     sp.add_argument("--name", default=None, help="config name in the output folder [the method]")
     sp.add_argument("--overwrite", action="store_true", help="replace the output folder if it exists")
+    _add_license_option(sp)
 
 
 def _check_split_columns(args: argparse.Namespace, ds) -> None:
@@ -734,6 +772,7 @@ def _split(args: argparse.Namespace) -> int:
     from .splits import save_split, split_report
     from .validation import check_float, check_int
 
+    _check_license(args)
     check_float("--test-size", args.test_size, min=0.0, max=1.0, min_inclusive=False, max_inclusive=False)
     check_float("--max-atom-divergence", args.max_atom_divergence, min=0.0, max=1.0)
     if args.train_size is not None:
@@ -812,7 +851,8 @@ def _split(args: argparse.Namespace) -> int:
                           compound_weights=weights if args.method != "tmcd" else False)
     print(report.to_markdown())
     out = save_split(split, args.out, report, config_name=args.name or args.method, provenance=provenance,
-                     title=f"{args.method} split of `{args.source}`", if_exists="overwrite" if args.overwrite else "error")
+                     title=f"{args.method} split of `{args.source}`", if_exists="overwrite" if args.overwrite else "error",
+                     license=args.license)
     print(f"\nWrote {out}/ (config {args.name or args.method!r}: train {len(split['train']):,}, test {len(split['test']):,})")
     return 0
 
@@ -854,6 +894,16 @@ def _option_table(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     table.update(_PARAMETER_OPTIONS.get(args.command, {}))
     table.update(_key_value_options(args))
     return table
+
+
+def _typed(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, str]:
+    """The values of the sub-command's options with declared choices (``--measure el2n``), by
+    parameter name: a message naming the parameter with that value (``measure 'el2n' is not
+    recorded``) speaks of the option. Free values (``--column program``) are data names: a
+    message's ``column 'program'`` is the column, not the option."""
+    sub = _subparser(parser, args)
+    return {a.dest: getattr(args, a.dest) for a in sub._actions
+            if a.option_strings and a.choices and isinstance(getattr(args, a.dest, None), str)}
 
 
 def _generator_parameters(args: argparse.Namespace) -> list[str]:
@@ -900,13 +950,16 @@ def _subparser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> arg
 _CHECK_POSITION = r"(?=(?:=|:| must\b| is\b| lists\b| needs\b| has\b| \(| contradicts\b| should\b))"
 
 
-def _as_options(message: str, table: dict[str, str], anywhere: Sequence[str] = ()) -> str:
+def _as_options(message: str, table: dict[str, str], anywhere: Sequence[str] = (),
+                typed: Mapping[str, str] | None = None) -> str:
     """``message`` with the Python parameters it names written as the options of ``table``:
     ``time_limit=3`` -> ``--time-limit 3``, ``distribution='t2t'`` -> ``--distribution t2t`` (as typed),
     ``k must be >= 1`` -> ``--k must be >= 1``; an option ending in ``=`` is a NAME=VALUE one
     (``skip_unparsable=True`` -> ``--param skip_unparsable=True``). A name with ``_`` (or in
     ``anywhere``: a generator's parameters) is renamed wherever it stands alone; a plain word only
-    where a check names it (:data:`_CHECK_POSITION`)."""
+    where a check names it (:data:`_CHECK_POSITION`), or where the value the option was given
+    (``typed``: name -> value) follows it (``measure 'el2n' is not recorded``)."""
+    typed = typed or {}
     for name in sorted(table, key=len, reverse=True):
         opt = table[name]
         key_value = opt.endswith("=")
@@ -918,8 +971,10 @@ def _as_options(message: str, table: dict[str, str], anywhere: Sequence[str] = (
                     return base + m.group("eq")
                 return base + " " + (m.group("val") if m.group("val") is not None else "")
             before = m.string[:m.start()]
-            at_check = (before == "" or before.endswith((": ", "; ", ", ", "("))) and re.match(
-                _CHECK_POSITION, m.string[m.end():])
+            after = m.string[m.end():]
+            at_check = (before == "" or before.endswith((": ", "; ", ", ", "("))) and (
+                re.match(_CHECK_POSITION, after)
+                or (name in typed and after.startswith(f" {typed[name]!r} ")))
             return base if ("_" in name or name in anywhere or at_check) else m.group(0)
 
         message = re.sub(rf"(?<![\w.'\"/=-]){re.escape(name)}(?![\w'\"/-])(?P<eq>=(?:'(?P<val>[^'\s]*)'(?=\W|$)|(?=\S)))?",
@@ -990,11 +1045,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 check_int("--seed", args.seed, min=0, max=2**32 - 1)
             return handlers[args.command](args)
     except (ValueError, TypeError) as err:
-        return fail(_as_options(str(err), _option_table(parser, args), _generator_parameters(args)))
+        return fail(_as_options(str(err), _option_table(parser, args), _generator_parameters(args),
+                                _typed(parser, args)))
     except OSError as err:  # FileExistsError of the checks included; never a traceback
         table = _option_table(parser, args)
         if err.filename is None:
-            return fail(_as_options(_user_path(str(err)), table, _generator_parameters(args)))
+            return fail(_as_options(_user_path(str(err)), table, _generator_parameters(args), _typed(parser, args)))
         return fail(_os_message(err, args, table))
     except KeyboardInterrupt:
         print(f"hf-synthsample {args.command}: interrupted; nothing half-written was left", file=sys.stderr)

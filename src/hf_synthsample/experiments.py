@@ -53,12 +53,44 @@ from .validation import check_str_tuple
 if TYPE_CHECKING:  # pragma: no cover
     import argparse
 
-__all__ = ["ResultsTable", "Score", "apply_preset", "describe_settings", "is_main_process"]
+__all__ = ["ResultsTable", "Score", "apply_preset", "clear_outputs", "describe_settings", "is_main_process"]
 
 
 def is_main_process() -> bool:
     """True unless this is a non-zero rank of a distributed (``accelerate launch``/torchrun) run."""
     return int(os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0"))) == 0
+
+
+def clear_outputs(folder: str | os.PathLike, patterns: Sequence[str]) -> list[str]:
+    """Remove the result files a previous run left in ``folder``: the files at its top level whose
+    names match one of ``patterns`` (``fnmatch``, e.g. ``"table*.*"``, ``"results.*"``). Sub-folders
+    (checkpoints, recorded dynamics) and every other file stay. Returns the removed paths.
+
+    The paper examples call this before they start, with the names of the files they write, so
+    a partial re-run (``--tables 1``) never leaves another run's tables beside its ``results.md``.
+    Under a distributed launch only the main process removes.
+
+    Example:
+        >>> import os, tempfile
+        >>> out = tempfile.mkdtemp()
+        >>> for name in ("table3.md", "results.md", "notes.txt"):
+        ...     open(os.path.join(out, name), "w").close()
+        >>> [os.path.basename(p) for p in clear_outputs(out, ["table*.*", "results.*"])]
+        ['results.md', 'table3.md']
+        >>> sorted(os.listdir(out))
+        ['notes.txt']
+    """
+    import fnmatch
+
+    patterns = check_str_tuple("patterns", patterns)
+    if not is_main_process() or not os.path.isdir(folder):
+        return []
+    removed = []
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if entry.is_file(follow_symlinks=False) and any(fnmatch.fnmatchcase(entry.name, p) for p in patterns):
+            os.remove(entry.path)
+            removed.append(entry.path)
+    return removed
 
 
 def _mean_sd(values: Sequence[float] | None, name: str) -> tuple[float | None, float | None, list[float] | None]:
@@ -287,12 +319,14 @@ class ResultsTable:
         return labels
 
     def bar_plot(self, path: str | os.PathLike, *, label: str | Sequence[str] | None = None,
-                 values: Sequence[str] | None = None, ylabel: str = "") -> str | None:
+                 values: Sequence[str] | None = None, ylabel: str = "", xlabel: str | None = None) -> str | None:
         """Grouped bars: one group per row (named by ``label``: a column or several joined, default
         the first column; names must differ), one bar per column in ``values`` (default: the
         numeric columns). A :class:`Score` cell draws its sd as an error bar and its fit as a
         black tick over the bar; when every plotted value is 0 the chart says so (and where the
-        fit is). Returns the path (``None`` off the main process).
+        fit is). The x axis is labelled ``xlabel`` (default: the ``label`` column names); the
+        legend sits outside the axes, so it never hides a bar. Returns the path (``None`` off
+        the main process).
         """
         label_cols = [label or self.columns[0]] if label is None or isinstance(label, str) else list(label)
         values = list(values) if values is not None else [
@@ -328,6 +362,7 @@ class ResultsTable:
                 fit_shown = True
         ax.set_xticks(range(n), xlabels, rotation=20 if max(len(x) for x in xlabels) > 6 else 0, ha="right"
                       if max(len(x) for x in xlabels) > 6 else "center", fontsize="small")
+        ax.set_xlabel(" / ".join(label_cols) if xlabel is None else xlabel)
         ax.set_ylabel(ylabel)
         ax.set_title(self.title, fontsize="medium")
         if plotted and all(v == 0 for v in plotted):
@@ -337,6 +372,7 @@ class ResultsTable:
             if not fit_shown:
                 ax.set_ylim(0, 1)
         if len(values) > 1 or fit_shown:
-            ax.legend(fontsize="small")
+            # right of the axes: inside, a legend covers the bars under it
+            ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
         fig.tight_layout()
         return save_figure_atomic(fig, path, dpi=100)

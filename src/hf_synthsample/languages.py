@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 
-from .structure import Node
+from .structure import Node, register_language
 
 __all__ = ["parse_scan", "parse_scan_actions", "parse_cogs", "parse_karel", "parse_calculator", "register_all"]
 
@@ -199,3 +199,6 @@ def register_all(register) -> None:
     register("cogs", parse_cogs)
     register("karel", parse_karel)
     register("calculator", parse_calculator)
+
+
+register_all(lambda name, parse: register_language(name, parse, default=True))  # on import: see structure.ADAPTER_MODULES

@@ -12,17 +12,20 @@ a ``label`` (the atom), its ``children`` and a ``kind`` saying what the abstract
 * :func:`atoms` lists the node labels (values abstracted to ``entity``).
 * :func:`compounds` lists the subtrees of height 1..``max_height`` (each node with its children
   down to that depth, Keysers et al. 2020) that contain at least one terminal of the program,
-  values abstracted; :func:`compound_weights` gives the optional pool-level weights.
+  values abstracted; :func:`example_compound_weights` gives Keysers et al.'s weight of each
+  compound in each example, :func:`compound_weights` a pool-wide variant (one weight per compound).
 * :func:`frequencies` counts each distinct atom / compound once per example (Keysers et al.
   2020): the distributions behind entropies, divergences and the CMaxEnt objective.
 * :func:`entropy`, :func:`chernoff_coefficient`, :func:`atom_divergence` (alpha 0.5) and
   :func:`compound_divergence` (alpha 0.1) compare datasets; :func:`template_coverage` and
   :func:`plot_template_frequencies` are the diagnostics of a pool.
 
-Adapters are registered by name with :func:`register_language`; ``"thingtalk"`` (ThingTalk 1.x
-as in Schema2QA), ``"sexpr"`` (``(label child child ...)`` s-expressions) and, from
-:mod:`hf_synthsample.languages`, ``"scan"``, ``"scan_actions"``, ``"cogs"``, ``"karel"`` and
-``"calculator"`` are built in.
+Adapters are registered by name with :func:`register_language`; ``"sexpr"`` (``(label child
+child ...)`` s-expressions), ``"thingtalk"`` (ThingTalk 1.x as in Schema2QA, registered by
+:mod:`hf_synthsample.domains.thingtalk`) and ``"scan"``, ``"scan_actions"``, ``"cogs"``,
+``"karel"`` and ``"calculator"`` (registered by :mod:`hf_synthsample.languages`) are built in.
+The adapter modules import this one and register themselves when imported; this module imports
+them by name (:data:`ADAPTER_MODULES`) on the first lookup, so the dependency goes one way.
 
 Example:
     >>> from hf_synthsample.structure import abstract_template, compounds
@@ -56,6 +59,8 @@ __all__ = [
     "compounds",
     "structure",
     "StructureFunction",
+    "COMPOUND_WEIGHTINGS",
+    "example_compound_weights",
     "compound_weights",
     "frequencies",
     "entropy",
@@ -168,8 +173,12 @@ class Language:
 _LANGUAGES: dict[str, Language] = {}
 
 
-def register_language(name: str, parse: Callable[[str], Node], template: Callable[[Node], str] | None = None) -> None:
+def register_language(name: str, parse: Callable[[str], Node], template: Callable[[Node], str] | None = None,
+                      *, default: bool = False) -> None:
     """Register a language adapter (``template`` defaults to the abstract s-expression of the tree).
+
+    ``default=True`` registers only if the name is free: the built-in adapters register so when
+    their module is imported, and an adapter a user registered under that name first stays.
 
     Example:
         >>> register_language("words", lambda s: Node("seq", tuple(Node(w) for w in s.split())))
@@ -180,6 +189,10 @@ def register_language(name: str, parse: Callable[[str], Node], template: Callabl
         raise ValueError(f"name must be a non-empty str, got {name!r}")
     if not callable(parse):
         raise TypeError(f"parse must be callable, got {parse!r}")
+    if template is not None and not callable(template):
+        raise TypeError(f"template must be callable or None, got {template!r}")
+    if default and name in _LANGUAGES:
+        return
     _LANGUAGES[name] = Language(name, _height_checked(parse), template or (lambda tree: tree.to_sexpr(abstract=True)))
 
 
@@ -222,17 +235,22 @@ def get_language(language: str) -> Language:
     return _LANGUAGES[language]
 
 
+#: modules whose import registers built-in adapters (``register_language(..., default=True)``):
+#: imported by name on the first lookup, so this module imports none of them (they import it)
+ADAPTER_MODULES = ("hf_synthsample.domains.thingtalk", "hf_synthsample.languages")
+_loaded = False
+
+
 def _builtin() -> None:
-    if "thingtalk" not in _LANGUAGES:
-        from .domains import thingtalk
+    global _loaded
+    if _loaded:
+        return
+    import importlib
 
-        register_language("thingtalk", thingtalk.parse, thingtalk.template)
-    if "sexpr" not in _LANGUAGES:
-        register_language("sexpr", parse_sexpr)
-    if "scan" not in _LANGUAGES:
-        from .languages import register_all
-
-        register_all(register_language)
+    register_language("sexpr", parse_sexpr, default=True)
+    for module in ADAPTER_MODULES:
+        importlib.import_module(module)
+    _loaded = True
 
 
 def parse_sexpr(text: str) -> Node:
@@ -458,6 +476,12 @@ class StructureFunction:
         out: dict[str, list] = {o: [] for o in self.outputs}
         want_t, want_a, want_c = ("template" in out), ("atoms" in out), ("compounds" in out)
         for program in batch[self.column]:
+            if program is None:  # a null must not become a template or an empty structure
+                raise ValueError(f"column: column {self.column!r} holds a null program; fill those rows or leave "
+                                 "them out first (dataset.filter(lambda r: r[column] is not None))")
+            if not isinstance(program, str):
+                raise TypeError(f"column: column {self.column!r} holds {type(program).__name__} values; it must hold "
+                                "programs as str")
             tree = lang.parse(program)
             if want_t:
                 out["template"].append(lang.template(tree))
@@ -473,79 +497,134 @@ class StructureFunction:
 # ---------------------------------------------------------------------- distributions
 
 
+#: the accepted ``compound_weights`` modes of the splits and diagnostics: Keysers et al.'s weight
+#: of each compound *in each example* (the default), or one weight per compound over the pool
+COMPOUND_WEIGHTINGS = ("example", "pool")
+
+
+def _occurrence_supers(programs: list, language: str, max_height: int, counts: Sequence[int] | None,
+                       also: Sequence = ()):
+    """Per program, each compound occurrence as ``(compound, distinct super-compounds holding it)``,
+    and ``P(G'|G)`` over the pool as a function of ``(G, G')``.
+
+    A super-compound of an occurrence (node ``n``, height ``h``) is a compound (node ``a``, height
+    ``h'``) of the same program with ``a`` = ``n`` or an ancestor at distance ``k`` and
+    ``h' >= h + k``, ``(a, h') != (n, h)``. ``P(G'|G)`` is the share of the pool's occurrences of
+    ``G`` that lie inside an occurrence of ``G'`` (each program counted ``counts[i]`` times);
+    the programs ``also`` get their occurrences listed (after ``programs``') but count nowhere.
+    """
+    max_height = check_int("max_height", max_height, min=1)
+    mults = [1] * len(programs)
+    if counts is not None:
+        mults = [check_int("counts", c, min=1) for c in counts]
+        if len(mults) != len(programs):
+            raise ValueError(f"counts: {len(mults)} counts for {len(programs)} programs; give one per program")
+    seen: Counter = Counter()
+    inside: Counter = Counter()
+    per_program = []
+    for program, mult in zip([*programs, *also], [*mults, *[0] * len(also)]):
+        parents: list[int] = []
+        occ = _occurrences(parse(program, language), max_height, parents)
+        by_node = {(n, h): s for n, h, s in occ}
+        rows = []
+        for n, h, s in occ:
+            keys = [(n, hh) for hh in range(h + 1, max_height + 1)]
+            a, k = parents[n], 1
+            while a >= 0 and h + k <= max_height:
+                keys += [(a, hh) for hh in range(h + k, max_height + 1)]
+                a, k = parents[a], k + 1
+            sups = tuple(dict.fromkeys(by_node[key] for key in keys if key in by_node))  # distinct; a tuple is small
+            rows.append((s, sups))
+            seen[s] += mult
+            for sup in sups:
+                inside[s, sup] += mult
+        per_program.append(rows)
+    return per_program, lambda g, sup: inside[g, sup] / seen[g] if seen[g] else 0.0
+
+
+def _example_weights(rows: list, p: Callable) -> dict[str, float]:
+    w: dict[str, float] = {}
+    for s, sups in rows:
+        v = 1.0 - max((p(s, sup) for sup in sups), default=0.0)
+        if v > w.get(s, -1.0):
+            w[s] = v
+    return w
+
+
+def example_compound_weights(
+    programs: Iterable[str | Node], language: str = "thingtalk", max_height: int = 2, counts: Sequence[int] | None = None
+) -> list[dict[str, float]]:
+    """Keysers et al. (2020) compound weights: one mapping compound -> weight **per example**.
+
+    ``w(G, e) = max over the occurrences g of G in e of (1 - max over the super-compounds G' of g
+    in e of P(G'|G))``, with ``P(G'|G)`` the share of the pool's occurrences of ``G`` that lie inside
+    an occurrence of ``G'``. A compound's frequency in a set is the sum of its weights over the set's
+    examples (give these mappings to :func:`frequencies` / :func:`compound_divergence`): a compound
+    that in this example sits inside a super-compound it nearly always comes with counts little
+    *here*, whatever it does elsewhere. ``counts`` gives each program a multiplicity (a pool given
+    as its distinct programs and how often each occurs). :func:`compound_weights` is the pool-wide
+    variant.
+
+    Example:
+        >>> w = example_compound_weights(["(a (b c))", "(x (b c))", "(b c)"], language="sexpr")
+        >>> w[0]["(b c)"], w[0]["(a (b c))"], w[2]["(b c)"]  # (b c) is inside (a (b c)) 1 of its 3 times
+        (0.6666666666666667, 1.0, 1.0)
+    """
+    per_program, p = _occurrence_supers(list(programs), language, max_height, counts)
+    return [_example_weights(rows, p) for rows in per_program]
+
+
 def compound_weights(
     programs: Iterable[str | Node], language: str = "thingtalk", max_height: int = 2, counts: Sequence[int] | None = None
 ) -> dict[str, float]:
-    """Keysers et al. (2020) compound weights computed once on a pool.
+    """Pool-wide compound weights: one weight per compound, the largest of its per-example weights
+    (:func:`example_compound_weights`, Keysers et al. 2020) over the pool.
 
-    ``w(G) = max over occurrences g of G of (1 - max over super-compounds G' of g of P(G'|G))``
-    with ``P(G'|G) = count(G') / count(G)`` over the pool; a super-compound of an occurrence
-    (node ``n``, height ``h``) is any compound (node ``a``, height ``h'``) of the same program with
-    ``a`` = ``n`` or an ancestor at distance ``k`` and ``h' >= h + k``, ``(a, h') != (n, h)``.
-    A compound that never occurs inside a larger one has weight 1. ``counts`` gives each program a
-    multiplicity (a pool given as its distinct programs and how often each occurs).
+    This is *not* Keysers et al.'s weighting, which gives a compound its weight in each example;
+    here an example where a compound stands alone lends that weight to every example holding it.
+    A compound that never occurs inside a larger one has weight 1. ``counts`` gives each program
+    a multiplicity.
 
     Example:
         >>> w = compound_weights(["(a (b c))", "(a (b c))"], language="sexpr", max_height=2)
         >>> w["(b c)"], w["(a (b c))"]
         (0.0, 1.0)
     """
-    max_height = check_int("max_height", max_height, min=1)
-    programs = list(programs)
-    counts_ = None
-    if counts is not None:
-        counts_ = [check_int("counts", c, min=1) for c in counts]
-        if len(counts_) != len(programs):
-            raise ValueError(f"counts: {len(counts_)} counts for {len(programs)} programs; give one per program")
-    per_program = []
-    counts: Counter = Counter()
-    for i, program in enumerate(programs):
-        parents: list[int] = []
-        occ = _occurrences(parse(program, language), max_height, parents)
-        mult = 1 if counts_ is None else counts_[i]
-        for _, _, s in occ:
-            counts[s] += mult
-        per_program.append((occ, parents))
+    per_program, p = _occurrence_supers(list(programs), language, max_height, counts)
     weights: dict[str, float] = {}
-    for occ, parents in per_program:
-        by_node = {(n, h): s for n, h, s in occ}
-        for n, h, s in occ:
-            best = 0.0
-            candidates = [(n, hh) for hh in range(h + 1, max_height + 1)]
-            a, k = parents[n], 1
-            while a >= 0 and h + k <= max_height:
-                candidates += [(a, hh) for hh in range(h + k, max_height + 1)]
-                a, k = parents[a], k + 1
-            for key in candidates:
-                sup = by_node.get(key)
-                if sup is not None:
-                    best = max(best, counts[sup] / counts[s])
-            w = 1.0 - best
-            if w > weights.get(s, -1.0):
-                weights[s] = w
+    for rows in per_program:
+        for s, v in _example_weights(rows, p).items():
+            if v > weights.get(s, -1.0):
+                weights[s] = v
     return weights
 
 
-def frequencies(items: Iterable[Iterable[str]] | Iterable[str], weights: Mapping[str, float] | None = None) -> dict[str, float]:
+def frequencies(items: Iterable[Iterable[str] | Mapping[str, float]] | Iterable[str],
+                weights: Mapping[str, float] | None = None) -> dict[str, float]:
     """Weighted counts of items over a dataset (a list of per-example lists, or a flat list).
 
     An example contributes each distinct atom / compound **once**, however often it occurs in the
-    program: Keysers et al. (2020) give a compound one weight per example (the max over its
-    occurrences in that example), so the sample frequency counts examples, not occurrences. The
-    same rule is the CMaxEnt objective (:mod:`hf_synthsample.sampling.cmaxent`).
+    program (Keysers et al. 2020 count examples, not occurrences); an example given as a mapping
+    item -> weight (:func:`example_compound_weights`) contributes its own weights. ``weights``
+    multiplies every count by a weight per item (e.g. the pool-wide :func:`compound_weights`).
+    The same rule is the CMaxEnt objective (:mod:`hf_synthsample.sampling.cmaxent`).
 
     Example:
         >>> frequencies([["a", "b", "a"], ["a"]])
         {'a': 2.0, 'b': 1.0}
+        >>> frequencies([{"a": 0.5, "b": 1.0}, ["a"]])
+        {'a': 1.5, 'b': 1.0}
     """
     counts: Counter = Counter()
     for x in items:
         if isinstance(x, str):
             counts[x] += 1
+        elif isinstance(x, Mapping):
+            counts.update({k: float(v) for k, v in x.items()})
         else:
             counts.update(list(dict.fromkeys(x)))  # distinct, in order of first occurrence
     if weights is None:
-        return {k: float(v) for k, v in counts.items()}
+        return {k: float(v) for k, v in counts.items() if v > 0}
     return {k: v * weights.get(k, 1.0) for k, v in counts.items() if v * weights.get(k, 1.0) > 0}
 
 
@@ -595,7 +674,17 @@ def atom_divergence(a: Iterable[Iterable[str]], b: Iterable[Iterable[str]]) -> f
 def compound_divergence(
     a: Iterable[Iterable[str]], b: Iterable[Iterable[str]], weights: Mapping[str, float] | None = None
 ) -> float:
-    """Compound divergence ``D_C = 1 - C_0.1(F_C(a) || F_C(b))`` (optionally Keysers-weighted)."""
+    """Compound divergence ``D_C = 1 - C_0.1(F_C(a) || F_C(b))``.
+
+    ``a`` and ``b`` hold per-example compound lists, or per-example mappings compound -> weight
+    (Keysers et al.'s weights: :func:`example_compound_weights`); ``weights`` is one weight per
+    compound (the pool-wide :func:`compound_weights`).
+
+    Example:
+        >>> w = example_compound_weights(["(g (f x))", "(h (f x))"], language="sexpr")
+        >>> round(compound_divergence(w[:1], w[1:]), 4)  # only (f x) is shared, with weight 1/2 on both sides
+        0.6667
+    """
     return max(0.0, divergence(a, b, 0.1, weights))
 
 
@@ -648,15 +737,17 @@ def diagnostics(
     reference: Iterable[str] | None = None,
     language: str = "thingtalk",
     max_height: int = 2,
-    compound_weighting: bool = False,
+    compound_weighting: bool | str = False,
 ) -> dict[str, Any]:
     """Structural diagnostics of a set of programs, optionally against a reference set.
 
     Returns ``num_programs``, ``num_templates``, ``template_counts``, ``atom_entropy`` and
     ``compound_entropy`` (nats); with ``reference`` also ``template_coverage`` (share of the
     reference's templates found in ``programs``), ``uncovered_templates``, ``atom_divergence``
-    and ``compound_divergence``. ``compound_weighting`` uses :func:`compound_weights` of
-    ``programs`` for the compound distribution.
+    and ``compound_divergence``. ``compound_weighting`` weights the compounds: ``"example"`` or
+    ``True`` with Keysers et al.'s per-example weights (:func:`example_compound_weights`, ``P(G'|G)``
+    over ``programs``, for the reference's examples too), ``"pool"`` with the pool-wide variant
+    (:func:`compound_weights` of ``programs``), ``False`` unweighted.
 
     Example:
         >>> d = diagnostics(["(a (b c))", "(a (b 'x))"], reference=["(a (b c))"], language="sexpr")
@@ -676,11 +767,17 @@ def diagnostics(
             comps.append(c)
         return templates, atoms_, comps
 
+    mode = _weighting("compound_weighting", compound_weighting)
     programs = list(programs)
     if not programs:
         raise ValueError("programs is empty: nothing to describe")
+    reference = None if reference is None else list(reference)
     t, a, c = extract(programs)
-    weights = compound_weights(programs, language, max_height) if compound_weighting else None
+    weights = compound_weights(programs, language, max_height) if mode == "pool" else None
+    if mode == "example":
+        rows, p = _occurrence_supers(programs, language, max_height, None, also=reference or [])
+        per = [_example_weights(r, p) for r in rows]
+        c = per[:len(programs)]
     out: dict[str, Any] = {
         "num_programs": len(programs),
         "num_templates": len(set(t)),
@@ -689,7 +786,9 @@ def diagnostics(
         "compound_entropy": entropy(frequencies(c, weights)),
     }
     if reference is not None:
-        rt, ra, rc = extract(list(reference))
+        rt, ra, rc = extract(reference)
+        if mode == "example":
+            rc = per[len(programs):]
         coverage, missing = template_coverage(t, rt)
         out.update(
             template_coverage=coverage,
@@ -698,6 +797,18 @@ def diagnostics(
             compound_divergence=compound_divergence(c, rc, weights),
         )
     return out
+
+
+def _weighting(name: str, value: Any) -> str | None:
+    """``"example"``, ``"pool"`` or ``None`` (unweighted) from a ``compound_weights``-like argument."""
+    if value is True:
+        return "example"
+    if value is False or value is None:
+        return None
+    if isinstance(value, str) and value in COMPOUND_WEIGHTINGS:
+        return value
+    raise ValueError(f"{name}: accepted values: True or 'example' (Keysers et al.'s per-example weights), 'pool' "
+                     f"(one weight per compound over the pool), False (unweighted); got {value!r}")
 
 
 #: the package-level name (``hf_synthsample.structure_diagnostics``)

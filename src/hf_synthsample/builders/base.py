@@ -63,6 +63,7 @@ __all__ = [
     "config_parameters",
     "check_named_parameters",
     "block_rng",
+    "cache_name",
 ]
 
 SPLIT_STREAMS = {"train": 0, "validation": 1, "test": 2}
@@ -236,6 +237,22 @@ def check_fits_on_disk(builder: "SyntheticBuilder", sizes: Mapping[str, int]) ->
         )
 
 
+#: prefix of every builder's ``dataset_name`` (its folder in the ``datasets`` cache)
+CACHE_PREFIX = "hf_synthsample_"
+
+
+def cache_name(domain: str) -> str:
+    """The ``dataset_name`` (cache folder) of ``domain``'s builder: ``hf_synthsample_<domain>``.
+
+    Example:
+        >>> cache_name("scan_star")
+        'hf_synthsample_scan_star'
+    """
+    if not domain:
+        raise ValueError("domain: a builder class must set DOMAIN (its name in hf_synthsample.builders.BUILDERS)")
+    return CACHE_PREFIX + domain
+
+
 def block_rng(seed: int, stream: int, block: int) -> random.Random:
     """The random source of one block: independent of every other ``(stream, block)``."""
     state = np.random.SeedSequence([seed, stream, block]).generate_state(4, np.uint32)
@@ -260,6 +277,8 @@ class SyntheticBuilder(datasets.ArrowBasedBuilder):
 
     BUILDER_CONFIG_CLASS = SyntheticConfig
     VERSION = datasets.Version("1.0.0")
+    #: the domain name this builder is registered under (``hf_synthsample.builders.BUILDERS``)
+    DOMAIN: ClassVar[str] = ""
     #: name -> description of the salient variables (each one is also a column)
     SALIENT_VARIABLES: ClassVar[dict[str, str]] = {}
     #: modules whose source determines the rows (besides the builder's own), for the cache hash
@@ -273,6 +292,10 @@ class SyntheticBuilder(datasets.ArrowBasedBuilder):
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("hash", _code_hash(type(self)))
+        # The cache folder is named after dataset_name: a plain name ("calculator", "scan") is what
+        # datasets.load_dataset("calculator") finds offline in the same cache, and SCAN and SCAN*
+        # (one module) would share one; the package prefix keeps every domain's cache its own.
+        kwargs.setdefault("dataset_name", cache_name(self.DOMAIN))
         super().__init__(*args, **kwargs)
 
     def download_and_prepare(self, *args, **kwargs):
@@ -287,12 +310,12 @@ class SyntheticBuilder(datasets.ArrowBasedBuilder):
     def _create_builder_config(self, config_name=None, custom_features=None, config_id=None, **config_kwargs):
         names = list(self.builder_configs)
         if config_name is not None and config_name not in self.builder_configs:
-            raise ValueError(f"config {config_name!r} does not exist for {self.name}; available configs: {names}")
+            raise ValueError(f"config {config_name!r} does not exist for {self.DOMAIN}; available configs: {names}")
         accepted = config_parameters(self.BUILDER_CONFIG_CLASS)
         unknown = [k for k in config_kwargs if k == "named_parameters" or (k not in accepted and k not in _BASE_FIELDS)]
         if unknown:
             raise ValueError(
-                f"unknown parameter {unknown[0]!r} for {self.name} configs; accepted parameters: {sorted(accepted)}"
+                f"unknown parameter {unknown[0]!r} for {self.DOMAIN} configs; accepted parameters: {sorted(accepted)}"
             )
         config, config_id = super()._create_builder_config(
             config_name=config_name, custom_features=custom_features, config_id=config_id, **config_kwargs
@@ -427,7 +450,7 @@ class SyntheticBuilder(datasets.ArrowBasedBuilder):
         shutil.rmtree(stats_dir)
         for split, report in reports.items():
             logger.info(
-                f"{self.name}/{cfg.name} {split}: homogenized {', '.join(cfg.homogenize)} with "
+                f"{self.DOMAIN}/{cfg.name} {split}: homogenized {', '.join(cfg.homogenize)} with "
                 f"{report['draws']} draws for {report['accepted']} rows"
             )
 

@@ -118,6 +118,7 @@ def _builder_configs() -> list[CalculatorConfig]:
 class Calculator(SyntheticBuilder):
     """Calculator expressions with their answer (mod 10) and the five salient variables."""
 
+    DOMAIN = "calculator"
     BUILDER_CONFIG_CLASS = CalculatorConfig
     BUILDER_CONFIGS = _builder_configs()
     DEFAULT_CONFIG_NAME = "dcfg"

@@ -237,6 +237,7 @@ def _route(key: str) -> float:
 class Karel(SyntheticBuilder):
     """Karel program synthesis tasks with the salient variables of Shin et al. (2019)."""
 
+    DOMAIN = "karel"
     BUILDER_CONFIG_CLASS = KarelConfig
     BUILDER_CONFIGS = _builder_configs()
     DEFAULT_CONFIG_NAME = "baseline"

@@ -104,6 +104,7 @@ def _scan_rows(name: str, seed: int, train_fraction: float, shuffle: bool) -> di
 class Scan(SyntheticBuilder):
     """Exact SCAN: all 20,910 commands and the Hub's eight splits (deterministic enumeration)."""
 
+    DOMAIN = "scan"
     BUILDER_CONFIG_CLASS = ScanConfig
     BUILDER_CONFIGS = [ScanConfig(name=name, description=text) for name, text in sc.SCAN_SPLITS.items()]
     DEFAULT_CONFIG_NAME = "simple"
@@ -243,6 +244,7 @@ def _star_configs() -> list[ScanStarConfig]:
 class ScanStar(SyntheticBuilder):
     """SCAN* (Zhou et al. 2023): random draws, length splits by halving, and the jump split."""
 
+    DOMAIN = "scan_star"
     BUILDER_CONFIG_CLASS = ScanStarConfig
     BUILDER_CONFIGS = _star_configs()
     DEFAULT_CONFIG_NAME = "random"

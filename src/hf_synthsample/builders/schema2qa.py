@@ -182,6 +182,7 @@ def _builder_configs() -> list[Schema2QAConfig]:
 class Schema2QA(SyntheticBuilder):
     """Schema2QA-style (utterance, ThingTalk program) pairs: synthetic pool and annotated data."""
 
+    DOMAIN = "schema2qa"
     BUILDER_CONFIG_CLASS = Schema2QAConfig
     BUILDER_CONFIGS = _builder_configs()
     DEFAULT_CONFIG_NAME = "all"

@@ -1,11 +1,14 @@
 """Dataset cartography: training dynamics, data maps, subsets and curricula (ALGORITHMS.md §6).
 
+* :func:`track_dynamics`: one call on a built ``Trainer`` (or TRL ``SFTTrainer``) that wires the
+  three pieces below (ids, collator, column handling) and adds the callback.
 * :class:`TrainingDynamicsCallback` (alias :class:`CartographyCallback`) +
   :class:`CartographyCollator` + :func:`add_example_ids`: record per-example, per-epoch inverse
   perplexity / CHIA / AUM margin / EL2N / loss / correctness (forgetting events are counted from
   it; optionally BLEU) during a stock ``Trainer`` run, saved as Parquet with each checkpoint.
 * :class:`DataMap`: confidence / variability / correctness, regions, subsets with OOV repair,
-  plot and summary.
+  plot and summary. Each measure's direction (which end is hard) is declared once in
+  :data:`MEASURE_INFO`; the map's confidence axis, regions and rankings follow it.
 * :class:`ExponentialPacing`, :class:`BinnedCurriculum`: curricula as a training order.
 
 Names are imported lazily: the data-map side does not pull in ``transformers``.
@@ -27,6 +30,7 @@ _LAZY = {
     "CartographyCallback": ".callback",
     "CartographyCollator": ".callback",
     "add_example_ids": ".callback",
+    "track_dynamics": ".track",
     "load_dynamics": ".store",
     "DataMap": ".datamap",
     "REGIONS": ".datamap",
@@ -40,7 +44,12 @@ _LAZY = {
     "sequence_measures": ".measures",
     "forgetting_events": ".measures",
     "MEASURES": ".measures",
+    "MAP_MEASURES": ".measures",
     "HARD_END": ".measures",
+    "MEASURE_INFO": ".measures",
+    "MeasureInfo": ".measures",
+    "measure_info": ".measures",
+    "MAP_REGIONS": ".datamap",
 }
 
 __all__ = list(_LAZY)
@@ -48,9 +57,11 @@ __all__ = list(_LAZY)
 if TYPE_CHECKING:  # pragma: no cover
     from .callback import CartographyCallback, CartographyCollator, TrainingDynamicsCallback, add_example_ids
     from .store import load_dynamics
+    from .track import track_dynamics
     from .curricula import BinnedCurriculum, CurriculumSchedule, ExponentialPacing, curriculum_order
-    from .datamap import REGIONS, DataMap, example_tokens, parse_regions
-    from .measures import HARD_END, MEASURES, forgetting_events, infer_task, sequence_measures
+    from .datamap import MAP_REGIONS, REGIONS, DataMap, example_tokens, parse_regions
+    from .measures import (HARD_END, MAP_MEASURES, MEASURE_INFO, MEASURES, MeasureInfo, forgetting_events,
+                           infer_task, measure_info, sequence_measures)
 
 
 __getattr__, __dir__ = attach(__name__, _LAZY)

@@ -12,6 +12,8 @@ How it sees each training step without subclassing the Trainer:
   :class:`CartographyCollator` wraps the data collator so every batch carries those ids under
   the key ``cartography_ids``. Set ``TrainingArguments(remove_unused_columns=False)`` so the id
   column reaches the collator (the Trainer drops columns the model's ``forward`` does not name).
+* :func:`~hf_synthsample.cartography.track_dynamics` does this set-up (and adds the callback) in
+  one call on a built Trainer, keeping the ids without ``remove_unused_columns=False``.
 * At train start the callback registers a forward pre-hook on the model that pops
   ``cartography_ids`` (the model never sees it) and a forward hook that reads the logits of that
   very forward pass and the ``labels`` it was given: no extra forward pass. Per-example values
@@ -47,6 +49,7 @@ from ..logging import get_logger
 
 from ..validation import check_choice, check_int, check_str_tuple, check_writable_path
 from .measures import IGNORE_INDEX, MEASURES, STEP_MEASURES, TASKS, infer_task, sequence_measures
+from .fused_head import has_token_log_probs, token_log_prob_measures
 from .store import (
     _EVAL_SCHEMA,
     _TRAIN_SCHEMA,
@@ -136,6 +139,13 @@ class CartographyCollator:
         if ids is not None:
             batch[ID_KEY] = torch.tensor(ids, dtype=torch.long)
         return batch
+
+    def __getattr__(self, name: str):
+        # what a Trainer reads off its collator (e.g. ``tokenizer``, saved with checkpoints when there
+        # is no processing_class) comes from the wrapped one; own names never recurse (unpickling)
+        if name.startswith("__") or name in ("collator", "id_column", "drop_columns"):
+            raise AttributeError(name)
+        return getattr(self.collator, name)
 
 
 # ----------------------------------------------------------------------------- callback
@@ -243,8 +253,11 @@ class TrainingDynamicsCallback(TrainerCallback):
                 "CartographyCallback: the training forward pass got no `labels` (label smoothing and "
                 "compute_loss_func pop them before the forward); the measures need the gold labels"
             )
-        m = sequence_measures(_logits_of(output, self.measures), labels, task=self._task,
-                              measures=self._step_measures)
+        if has_token_log_probs(output):  # TRL's fused LM head: per-token log-probs, no logits
+            m = token_log_prob_measures(output, labels, task=self._task, measures=self._step_measures)
+        else:
+            m = sequence_measures(_logits_of(output, self.measures), labels, task=self._task,
+                                  measures=self._step_measures)
         n = ids.shape[0]
         self._pending.append((ids.detach(), self._epoch, self._state.global_step, self._order, m))
         self._order += n
@@ -353,7 +366,8 @@ class TrainingDynamicsCallback(TrainerCallback):
                     if getattr(args, "remove_unused_columns", False)
                     else " Add one with hf_synthsample.cartography.add_example_ids(dataset)."
                 )
-                raise ValueError(f"CartographyCallback: the training dataset has no id column {self.id_column!r}.{hint}")
+                raise ValueError(f"CartographyCallback: the training dataset has no id column {self.id_column!r}.{hint} "
+                                 f"(Or let hf_synthsample.cartography.track_dynamics(trainer) do the set-up.)")
             label_names = ["labels", "label", "label_ids", *(getattr(args, "label_names", None) or [])]
             if not any(n in names for n in label_names):
                 raise ValueError(
@@ -375,9 +389,9 @@ class TrainingDynamicsCallback(TrainerCallback):
         ):
             raise ValueError(
                 "CartographyCallback: wrap the Trainer's data collator in CartographyCollator(...) so the "
-                "batches carry the example ids"
+                "batches carry the example ids (or let hf_synthsample.cartography.track_dynamics(trainer) do the set-up)"
             )
-        self._task = infer_task(model) if self.task == "auto" else self.task
+        self._task = infer_task(_base_model(model)) if self.task == "auto" else self.task
         accepted = [m for m in MEASURES if m != "bleu"]
         if "bleu" in self.measures and self._task == "classification":
             raise ValueError(
@@ -577,6 +591,12 @@ class TrainingDynamicsCallback(TrainerCallback):
         if tok is not None and hasattr(tok, "decode"):
             return tok.decode(ids, skip_special_tokens=True)
         return " ".join(map(str, ids))
+
+
+def _base_model(model):
+    """The model inside a PEFT wrapper (its class and config tell the task), else ``model``."""
+    get = getattr(model, "get_base_model", None)
+    return get() if callable(get) else model
 
 
 #: the first name of :class:`TrainingDynamicsCallback`, kept working

@@ -23,9 +23,12 @@ accumulation). :meth:`CurriculumSchedule.sampler` gives the same order as a
 
 ``ranking`` is a sequence of row indices, most preferred first: ``DataMap.ranking(region)``
 gives example ids easy-to-hard (``"easy-to-learn"``), hard-to-easy (``"hard-to-learn"``) or
-ambiguous-first, and ``DataMap.positions(train, ids)`` turns them into the rows of ``train`` (by
-its ``example_id`` column: a shuffled or filtered ``train`` still gets the right rows);
-:func:`curriculum_order` does both.
+ambiguous-first, and ``DataMap.ranking(measure, order="easiest-first")`` easy-to-hard by any
+recorded measure (``"loss"``, ``"aum"``, ...: the direction of each is declared in
+``measures.MEASURE_INFO``, so "easiest" is the lowest loss and the highest margin);
+``DataMap.positions(train, ids)`` turns them into the rows of ``train`` (by its ``example_id``
+column: a shuffled or filtered ``train`` still gets the right rows); :func:`curriculum_order`
+does both.
 
 Example:
     >>> pacing = ExponentialPacing(list(range(100)), batch_size=2, seed=0)
@@ -112,20 +115,36 @@ class BinnedCurriculum(CurriculumSchedule):
 
 def curriculum_order(datamap, region: str, dataset, *, schedule: str = "exponential", num_steps: int,
                      batch_size: int, lengths: Sequence[int] | None = None, seed: int = 0,
-                     id_column: str = "example_id", assume_id_order: bool = False, **kwargs) -> np.ndarray:
-    """The flat training order of a curriculum over ``datamap.ranking(region)``: rows of ``dataset``.
+                     id_column: str = "example_id", assume_id_order: bool = False, order: str | None = None,
+                     **kwargs) -> np.ndarray:
+    """The flat training order of a curriculum over ``datamap.ranking(region, order=order)``: rows of ``dataset``.
 
-    ``region="easy-to-learn"`` is easy-to-hard, ``"hard-to-learn"`` hard-to-easy.
+    ``region="easy-to-learn"`` is easy-to-hard, ``"hard-to-learn"`` hard-to-easy. ``region`` may
+    also name a recorded measure, ranked by ``order`` (``"easiest-first"`` for easy-to-hard,
+    ``"hardest-first"`` by default; each measure's direction is declared in
+    ``measures.MEASURE_INFO``, so ``"loss"`` easiest-first starts from the lowest losses).
     ``schedule`` is ``"exponential"`` or ``"bins"`` (which needs ``lengths``, one per row of
     ``dataset``). The ranked example ids are mapped to the rows of ``dataset`` by its
     ``id_column`` (see :meth:`DataMap.positions`; without that column only with
     ``assume_id_order=True``), so ``dataset.select(order)`` is the curriculum even when
     ``dataset`` was shuffled or filtered after the dynamics were recorded.
+
+    Example (the 2 lowest-loss rows first, in a shuffled dataset):
+        >>> import pyarrow as pa
+        >>> from datasets import Dataset
+        >>> from hf_synthsample.cartography import DataMap
+        >>> dm = DataMap.from_dynamics(pa.table({"example_id": [0, 1, 2, 3], "epoch": [0] * 4,
+        ...     "loss": [0.1, 2.0, 0.3, 1.0], "correct": [True, False, True, False]}), "loss")
+        >>> train = Dataset.from_dict({"example_id": [3, 2, 1, 0]})
+        >>> order = curriculum_order(dm, "loss", train, order="easiest-first", num_steps=1, batch_size=2,
+        ...                          start=0.5, growth=2.0)
+        >>> sorted(train.select(order)["example_id"])
+        [0, 2]
     """
     from ..validation import check_choice
 
     check_choice("schedule", schedule, ("exponential", "bins"))
-    ranking = datamap.positions(dataset, datamap.ranking(region, seed=seed), id_column=id_column,
+    ranking = datamap.positions(dataset, datamap.ranking(region, seed=seed, order=order), id_column=id_column,
                                 assume_id_order=assume_id_order)
     if schedule == "exponential":
         return ExponentialPacing(ranking, batch_size=batch_size, seed=seed, **kwargs).indices(num_steps)

@@ -3,20 +3,27 @@
 Over a window of recorded epochs (``min_epoch`` .. ``max_epoch``, the convergence epoch, both
 inclusive, 0-based as recorded), per example (ALGORITHMS.md §6):
 
-* confidence  = mean of the measure over the window
+* confidence  = mean of the measure over the window, **oriented so that higher = easier**: the
+  mean itself for a measure whose high end is confident (``inv_ppl``, ``chia``, ``aum``,
+  ``min_margin``, ``bleu``), its negation for one whose high end is hard (``loss``, ``el2n``,
+  ``margin_deficit``): a map on ``loss`` has confidence ``−mean loss``. The direction is
+  declared once, in :data:`~hf_synthsample.cartography.measures.MEASURE_INFO`; the plot, the
+  HTML map and the summary name the axis (``DataMap.confidence_label``).
 * variability = population standard deviation (ddof 0) of the measure over the window
 * correctness = fraction of the window's epochs with an exact greedy match
 
 Regions rank the examples: ``hard-to-learn`` (lowest confidence first), ``easy-to-learn``
 (highest confidence first), ``ambiguous`` (highest variability first) and ``random`` (a
-seeded permutation, the usual baseline). Values equal to 10 decimals are ties, broken by example
-id, ascending, so the same dynamics always give the same subset.
+seeded permutation, the usual baseline). So a map on ``loss`` and one on ``inv_ppl`` call the
+same rows hard-to-learn (the highest losses). Values equal to 10 decimals are ties, broken by
+example id, ascending, so the same dynamics always give the same subset.
 
 Every other recorded measure is summarised over the same window in :attr:`DataMap.scores`
 (``inv_ppl``, ``chia``, ``aum``, ``el2n``, ``loss``, ``bleu``: the mean over the window's epochs;
 ``forgetting``: forgetting events counted from ``correct``, with :attr:`DataMap.never_learned`
 flagging examples never correct, which rank as the most forgotten) and can rank and select:
-``dm.ranking("aum")``, ``dm.select_by("aum", fraction=0.15)`` (docs/training-dynamics.md).
+``dm.ranking("aum")``, ``dm.select_by("el2n", fraction=0.15)``: hardest first by default, i.e.
+lowest ``aum`` and highest ``el2n`` (docs/training-dynamics.md).
 
 Example:
     >>> import pyarrow as pa
@@ -28,7 +35,14 @@ Example:
     >>> dm.select("hard-to-learn", 1 / 3).tolist(), dm.select("ambiguous", 1 / 3).tolist()
     ([0], [2])
     >>> dm.scores["forgetting"].tolist(), dm.never_learned.tolist(), dm.ranking("forgetting").tolist()
-    ([0.0, 0.0, 0.0], [True, False, False], [1, 2, 0])
+    ([0.0, 0.0, 0.0], [True, False, False], [0, 1, 2])
+
+A map on a "higher = harder" measure is oriented: confidence is the negated mean loss, and the
+hard-to-learn rows are the highest-loss ones:
+
+    >>> lm = DataMap.from_dynamics(t.append_column("loss", pa.array([2.3, 1.2, 0.1, 0.1, 1.6, 0.2])), "loss")
+    >>> lm.confidence.round(2).tolist(), lm.select("hard-to-learn", 1 / 3).tolist(), lm.confidence_label
+    ([-1.75, -0.1, -0.9], [0], 'confidence = −mean loss (higher = easier)')
 """
 
 from __future__ import annotations
@@ -43,19 +57,24 @@ import numpy as np
 from ..atomic import save_figure_atomic
 from ..logging import get_logger
 from ..validation import check_choice, check_float, check_int
+from .measures import MAP_MEASURES, MEASURE_INFO, MeasureInfo
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-__all__ = ["DataMap", "REGIONS", "ORDERS", "example_tokens", "parse_regions"]
+__all__ = ["DataMap", "REGIONS", "MAP_REGIONS", "ORDERS", "example_tokens", "parse_regions"]
 
 REGIONS = ("hard-to-learn", "easy-to-learn", "ambiguous", "random")
-#: orders of a ranking by a measure; "hardest-first" is lowest-first for measures whose low end is
-#: hard (inv_ppl, chia, aum, bleu, confidence, correctness), highest-first for the others
-#: (el2n, loss, forgetting, variability): see ``measures.HARD_END``
-ORDERS = ("lowest-first", "highest-first", "hardest-first")
+#: regions as a partition of the map (the HTML map's colours): an example in several regions
+#: takes the first of these; "other" is in none
+MAP_REGIONS = ("ambiguous", "hard-to-learn", "easy-to-learn", "other")
+#: orders of a ranking by a measure; "hardest-first" (the default) is lowest-first for measures
+#: whose low end is hard (inv_ppl, chia, aum, min_margin, bleu, confidence, correctness),
+#: highest-first for the others (loss, el2n, margin_deficit, forgetting, variability), as
+#: ``measures.MEASURE_INFO`` declares; "easiest-first" is the reverse
+ORDERS = ("hardest-first", "easiest-first", "lowest-first", "highest-first")
 #: per-(example, epoch) columns summarised by their mean over the epoch window
-_MEAN_COLUMNS = ("inv_ppl", "chia", "aum", "min_margin", "margin_deficit", "el2n", "loss", "bleu")
+_MEAN_COLUMNS = MAP_MEASURES
 
 
 def parse_regions(regions: str | Sequence[str]) -> tuple[str, ...]:
@@ -137,6 +156,31 @@ def _check_meta(meta: dict, source: str, recorded: np.ndarray, examples: np.ndar
         )
 
 
+def _check_map_measure(measure: Any, available: Sequence[str], source: str, where: str) -> None:
+    """``measure`` must be a per-epoch measure these dynamics hold (the message says what is)."""
+    if not isinstance(measure, str):
+        raise TypeError(f"measure must be a str, one of {list(MAP_MEASURES)}, got {measure!r}")
+    if measure in available:
+        return
+    info = MEASURE_INFO.get(measure)
+    if info is not None and info.kind not in ("step", "decode"):
+        raise ValueError(
+            f"measure {measure!r} cannot be a data map's confidence axis: it is "
+            + ("counted from the correctness history" if info.kind == "counted" else "an axis of the map itself")
+            + f". Build the map on one of {list(available) or list(MAP_MEASURES)} and rank by it: "
+              f"dm.ranking({measure!r})"
+        )
+    if not available:
+        raise ValueError(f"{where} ({source} pass): no per-epoch measure a data map can be built on "
+                         f"(one of {list(MAP_MEASURES)}) is recorded")
+    if info is not None:
+        hint = (" (bleu is in the eval pass: source='eval')" if measure == "bleu" and source == "train" else
+                f"; record it with TrainingDynamicsCallback(measures=(..., {measure!r}))")
+        raise ValueError(f"measure {measure!r} is not recorded in {where} ({source} pass); recorded: "
+                         f"{list(available)}{hint}")
+    raise ValueError(f"measure must be one of {list(MAP_MEASURES)} (recorded here: {list(available)}), got {measure!r}")
+
+
 def _check_complete(ids: np.ndarray, epoch: np.ndarray, examples: np.ndarray, recorded: np.ndarray,
                     per_epoch: dict[int, int], min_epoch: int, max_epoch: int, where: str) -> None:
     """Every example must have a value at every epoch of the window (rows are unique per pair)."""
@@ -164,6 +208,8 @@ class DataMap:
     """Per-example confidence, variability and correctness over an epoch window.
 
     Build it with :meth:`from_dynamics`. Arrays are aligned with :attr:`example_ids` (ascending).
+    ``confidence`` is oriented: higher = easier (:meth:`from_dynamics` negates the mean of a
+    measure whose high end is hard, such as ``loss``); :attr:`confidence_label` says what it holds.
     """
 
     def __init__(self, example_ids, confidence, variability, correctness, *, measure: str,
@@ -196,6 +242,18 @@ class DataMap:
     def __repr__(self) -> str:
         return f"DataMap({len(self)} examples, measure={self.measure!r}, source={self.source!r}, epochs={list(self.epochs)})"
 
+    @property
+    def measure_info(self) -> MeasureInfo | None:
+        """The declaration of the map's measure (its direction, label, range); ``None`` for a name
+        the library does not know (a map built by hand)."""
+        return MEASURE_INFO.get(self.measure)
+
+    @property
+    def confidence_label(self) -> str:
+        """What the confidence axis holds, e.g. ``"confidence = −mean loss (higher = easier)"``."""
+        info = self.measure_info
+        return info.confidence_label if info is not None else f"confidence ({self.measure})"
+
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_dynamics(
@@ -215,8 +273,11 @@ class DataMap:
             dynamics: a dynamics folder (written by ``CartographyCallback``), the dict of
                 :func:`~hf_synthsample.cartography.load_dynamics`, or a table (``pyarrow.Table``
                 / ``pandas.DataFrame``) with ``example_id``, ``epoch`` and the measure column.
-            measure: the confidence measure: ``"inv_ppl"``, ``"chia"``, ``"bleu"`` (in the eval pass), or
-                ``"aum"``, ``"el2n"``, ``"loss"`` when recorded.
+            measure: the measure the confidence axis is built on: any recorded per-epoch measure
+                (``measures.MAP_MEASURES``: ``"inv_ppl"``, ``"chia"``, ``"aum"``, ``"min_margin"``,
+                ``"margin_deficit"``, ``"el2n"``, ``"loss"``; ``"bleu"`` in the eval pass). The
+                confidence is its window mean, negated for a "higher = harder" measure (``loss``,
+                ``el2n``, ``margin_deficit``) so that higher confidence is always easier.
             min_epoch / max_epoch: the epoch window, inclusive (default: all recorded epochs).
             source: ``"train"`` (the training forward pass) or ``"eval"`` (the dropout-free pass).
             correctness: the boolean column counted as correct (default ``exact_match`` when the
@@ -253,8 +314,11 @@ class DataMap:
             table = dynamics
         if not isinstance(table, pa.Table):
             table = pa.Table.from_pandas(table, preserve_index=False)
-        available = [c for c in _MEAN_COLUMNS if c in table.column_names]
-        check_choice("measure", measure, available)
+        # a column present but empty is a measure that was not recorded (e.g. bleu in a file without decodes)
+        available = [c for c in _MEAN_COLUMNS if c in table.column_names
+                     and table.column(c).null_count < table.num_rows
+                     and not np.isnan(table.column(c).to_numpy(zero_copy_only=False).astype(np.float64)).all()]
+        _check_map_measure(measure, available, source, where)
         for col in ("example_id", "epoch"):
             if col not in table.column_names:
                 raise ValueError(f"{where}: no column {col!r}; columns: {table.column_names}")
@@ -330,7 +394,9 @@ class DataMap:
             raise ValueError(f"{where}: no example has a value of {measure!r} in epochs {min_epoch}..{max_epoch}")
         epochs = [int(e) for e in recorded if min_epoch <= e <= max_epoch]
         scores, never = _window_scores(table, rows, ids, epoch, correct, uniq, inverse)
-        return cls(uniq[keep], mean[keep], np.sqrt(var[keep]), corr[keep], measure=measure, epochs=epochs,
+        # the confidence axis is oriented by the measure's declared direction: higher = easier
+        confidence = MEASURE_INFO[measure].confidence_sign * mean[keep]
+        return cls(uniq[keep], confidence, np.sqrt(var[keep]), corr[keep], measure=measure, epochs=epochs,
                    source=source, num_examples=len(examples),
                    scores={k: v[keep] for k, v in scores.items()}, never_learned=never[keep])
 
@@ -359,26 +425,31 @@ class DataMap:
 
         ``region`` may also name a recorded measure (:attr:`rankable`: ``"aum"``, ``"el2n"``,
         ``"loss"``, ``"forgetting"``, ``"inv_ppl"``, ... or ``"confidence"``/``"variability"``/
-        ``"correctness"``); then ``order`` is ``"lowest-first"`` (default), ``"highest-first"`` or
-        ``"hardest-first"`` (the end ``measures.HARD_END`` names as hard). Ties (equal to 10
+        ``"correctness"``); then ``order`` is ``"hardest-first"`` (default: the end
+        ``measures.MEASURE_INFO`` declares hard first, so lowest ``aum`` but highest ``loss``),
+        ``"easiest-first"``, ``"lowest-first"`` or ``"highest-first"``. Ties (equal to 10
         decimals) go to the smaller id; examples without a value (NaN) come last.
 
         Example:
             >>> import pyarrow as pa
             >>> t = pa.table({"example_id": [4, 9, 4, 9], "epoch": [0, 0, 1, 1], "aum": [-1.0, 2.0, 0.0, 3.0],
-            ...               "correct": [False, True, False, True]})
+            ...               "loss": [2.0, 0.1, 1.0, 0.1], "correct": [False, True, False, True]})
             >>> dm = DataMap.from_dynamics(t, "aum")
-            >>> dm.ranking("aum").tolist(), dm.ranking("aum", order="highest-first").tolist()
-            ([4, 9], [9, 4])
+            >>> dm.ranking("aum").tolist(), dm.ranking("loss").tolist(), dm.ranking("hard-to-learn").tolist()
+            ([4, 9], [4, 9], [4, 9])
+            >>> dm.ranking("aum", order="highest-first").tolist(), dm.ranking("loss", order="easiest-first").tolist()
+            ([9, 4], [9, 4])
         """
         ids = self.example_ids
         if region not in REGIONS and isinstance(region, str):
-            order = check_choice("order", "lowest-first" if order is None else order, ORDERS)
+            order = check_choice("order", "hardest-first" if order is None else order, ORDERS)
             key = self._key(region)
-            if order == "hardest-first":
-                from .measures import HARD_END
-
-                order = "lowest-first" if HARD_END.get(region, "low") == "low" else "highest-first"
+            if order in ("hardest-first", "easiest-first"):
+                if region not in MEASURE_INFO:
+                    raise ValueError(f"order={order!r} needs a measure with a declared direction; {region!r} has "
+                                     f"none (a score added by hand): pass order='lowest-first' or 'highest-first'")
+                low_is_hard = MEASURE_INFO[region].hard_end == "low"
+                order = "lowest-first" if low_is_hard == (order == "hardest-first") else "highest-first"
             if order == "highest-first":
                 key = -key
             # NaN last (np.lexsort puts NaN after every number); ties to the smaller id
@@ -395,16 +466,18 @@ class DataMap:
         return ids[np.lexsort((ids, np.round(key, 10)))]
 
     def select_by(self, measure: str, *, fraction: float | None = None, count: int | None = None,
-                  order: str = "lowest-first") -> np.ndarray:
+                  order: str = "hardest-first") -> np.ndarray:
         """Example ids (ascending) of the first ``count`` (or ``fraction`` of the) examples of
-        ``ranking(measure, order=order)``, e.g. the 15 % lowest AUM to inspect for label noise.
+        ``ranking(measure, order=order)``: by default the hardest, e.g. the 15 % lowest AUM or the
+        15 % highest EL2N to inspect for label noise.
 
         Example:
             >>> import pyarrow as pa
             >>> t = pa.table({"example_id": [0, 1, 2], "epoch": [0, 0, 0], "el2n": [0.2, 0.9, 0.5],
             ...               "correct": [True, False, True]})
-            >>> DataMap.from_dynamics(t, "el2n").select_by("el2n", count=2, order="hardest-first").tolist()
-            [1, 2]
+            >>> dm = DataMap.from_dynamics(t, "el2n")
+            >>> dm.select_by("el2n", count=2).tolist(), dm.select_by("el2n", count=2, order="lowest-first").tolist()
+            ([1, 2], [0, 2])
         """
         if (fraction is None) == (count is None):
             raise ValueError("select_by: give exactly one of fraction= (in (0, 1]) or count= (1..number of examples)")
@@ -415,6 +488,49 @@ class DataMap:
         """``round(fraction * len(self))`` (at least 1), the size every subset of that fraction has."""
         fraction = check_float("fraction", fraction, min=0.0, max=1.0, min_inclusive=False)
         return max(1, int(math.floor(fraction * len(self) + 0.5)))
+
+    def region_of(self, fraction: float = 0.33) -> np.ndarray:
+        """Per example (aligned with :attr:`example_ids`), its region in :data:`MAP_REGIONS`: the
+        regions are the ``fraction`` best-ranked of :meth:`ranking`, and an example in several
+        takes the first of ``ambiguous``, ``hard-to-learn``, ``easy-to-learn``; ``other`` is in none.
+        The HTML map colours points by it.
+
+        Example:
+            >>> import pyarrow as pa
+            >>> t = pa.table({"example_id": [0, 1, 2, 0, 1, 2], "epoch": [0, 0, 0, 1, 1, 1],
+            ...               "loss": [3.0, 0.1, 1.0, 3.0, 0.1, 0.2], "correct": [False, True, True] * 2})
+            >>> DataMap.from_dynamics(t, "loss").region_of(1 / 3).tolist()
+            ['hard-to-learn', 'easy-to-learn', 'ambiguous']
+        """
+        k = self.subset_size(fraction)
+        region = np.full(len(self), MAP_REGIONS[-1], dtype=object)
+        for name in MAP_REGIONS[-2::-1]:  # the first region is written last and wins
+            region[np.searchsorted(self.example_ids, self.ranking(name)[:k])] = name
+        return region
+
+    def region_cutoffs(self, fraction: float = 0.33) -> dict[str, tuple[str, float]]:
+        """Where the regions of ``fraction`` end on the map's axes: ``{region: (axis, value)}``.
+
+        ``hard-to-learn`` is below its confidence value, ``easy-to-learn`` above its confidence
+        value, ``ambiguous`` right of its variability value; each value lies halfway between the
+        last example in the region and the first one out (on a tie the id decides, as in
+        :meth:`ranking`). The PNG plot draws these lines.
+
+        Example:
+            >>> import pyarrow as pa
+            >>> t = pa.table({"example_id": [0, 1, 2, 3], "epoch": [0] * 4, "inv_ppl": [0.1, 0.4, 0.6, 0.9],
+            ...               "correct": [False, False, True, True]})
+            >>> DataMap.from_dynamics(t).region_cutoffs(0.25)
+            {'hard-to-learn': ('confidence', 0.25), 'easy-to-learn': ('confidence', 0.75), 'ambiguous': ('variability', 0.0)}
+        """
+        k = self.subset_size(fraction)
+        out = {}
+        for name, axis in (("hard-to-learn", "confidence"), ("easy-to-learn", "confidence"),
+                           ("ambiguous", "variability")):
+            values = getattr(self, axis)[np.searchsorted(self.example_ids, self.ranking(name))]
+            last = float(values[k - 1])
+            out[name] = (axis, last if k >= len(values) else round((last + float(values[k])) / 2, 12))
+        return out
 
     def select(
         self,
@@ -557,44 +673,105 @@ class DataMap:
                          "variability": self.variability, "correctness": self.correctness, **extra})
 
     def plot(self, path: str | os.PathLike, *, sample_fraction: float | None = None, seed: int = 0,
-             title: str | None = None) -> str:
-        """Scatter plot (x variability, y confidence, colour correctness) saved as PNG; returns the path."""
+             title: str | None = None, fraction: float = 0.33) -> str:
+        """Scatter plot saved as PNG; returns the path.
+
+        x variability, y confidence (labelled with :attr:`confidence_label`, e.g. "confidence =
+        −mean loss (higher = easier)"), colour correctness in 10 bins over [0, 1]; dashed lines
+        mark where the ``fraction`` regions end (:meth:`region_cutoffs`, computed on the whole
+        map even when only a ``sample_fraction`` of the points is drawn).
+
+        Example:
+            >>> import pyarrow as pa, tempfile, os
+            >>> t = pa.table({"example_id": [0, 1, 2], "epoch": [0, 0, 0], "loss": [2.0, 0.5, 0.1],
+            ...               "correct": [False, True, True]})
+            >>> with tempfile.TemporaryDirectory() as d:
+            ...     os.path.basename(DataMap.from_dynamics(t, "loss").plot(os.path.join(d, "map.png")))
+            'map.png'
+        """
         import matplotlib
 
         matplotlib.use("Agg", force=False)
         import matplotlib.pyplot as plt
+        from matplotlib.colors import BoundaryNorm
 
+        cutoffs = self.region_cutoffs(fraction)
         idx = np.arange(len(self))
         if sample_fraction is not None:
             k = self.subset_size(sample_fraction)
             idx = np.sort(np.random.default_rng(seed).choice(idx, size=k, replace=False))
-        fig, ax = plt.subplots(figsize=(6, 5), dpi=120)
-        # correctness in 10 bins, as the seed paper plots it for many epochs
-        corr = np.floor(self.correctness[idx] * 10).clip(0, 9) / 10
-        sc = ax.scatter(self.variability[idx], self.confidence[idx], c=corr, cmap="coolwarm", s=6, alpha=0.7,
-                        vmin=0, vmax=0.9)
-        fig.colorbar(sc, ax=ax, label="correctness (10 bins)")
-        ax.set_xlabel("variability")
-        ax.set_ylabel(f"confidence ({self.measure})")
-        ax.set_title(title or f"Data map: {len(idx)} examples, epochs {self.epochs[0]}-{self.epochs[-1]}")
+        fig, ax = plt.subplots(figsize=(6.5, 5), dpi=120)
+        # correctness in 10 bins over [0, 1], as the seed paper plots it; 1.0 is in the last bin
+        cmap = plt.get_cmap("coolwarm", 10)
+        norm = BoundaryNorm(np.linspace(0.0, 1.0, 11), cmap.N)
+        sc = ax.scatter(self.variability[idx], self.confidence[idx], c=self.correctness[idx], cmap=cmap, norm=norm,
+                        s=6, alpha=0.7)
+        fig.colorbar(sc, ax=ax, ticks=np.linspace(0.0, 1.0, 6), label="correctness (fraction of epochs correct)")
+        # the region boundaries, in the HTML map's colours; each label sits on its region's side
+        box = dict(facecolor="white", alpha=0.7, edgecolor="none", pad=1)
+        style = dict(fontsize="small", bbox=box, transform=None)
+        for name, colour, va in (("hard-to-learn", "#d7191c", "top"), ("easy-to-learn", "#2c7bb6", "bottom")):
+            y = cutoffs[name][1]
+            ax.axhline(y, color=colour, ls="--", lw=1)
+            style["transform"] = ax.get_yaxis_transform()
+            ax.text(0.99, y, f"{name} ({fraction:.0%}) {'↓' if va == 'top' else '↑'}", color=colour, ha="right",
+                    va=va, **style)
+        x = cutoffs["ambiguous"][1]
+        ax.axvline(x, color="#7b3294", ls="--", lw=1)
+        style["transform"] = ax.get_xaxis_transform()
+        ax.text(x, 0.98, f" ambiguous ({fraction:.0%}) →", color="#7b3294", ha="left", va="top", **style)
+        ax.set_xlabel("variability (std of the measure over the epochs)")
+        ax.set_ylabel(self.confidence_label)
+        ax.set_title(title or f"Data map ({self.measure}): {len(idx)} examples, epochs {self.epochs[0]}-{self.epochs[-1]}")
         return save_figure_atomic(fig, path)
 
     def to_html(self, path: str | os.PathLike, *, dataset: "Dataset | None" = None,
-                text_columns: Sequence[str] | None = None, **kwargs) -> str:
-        """An interactive map in one self-contained HTML file (hover shows the measures and the
-        ``dataset``'s text columns; filter by region; export the box/lasso selection as example
-        ids); needs ``plotly``. See :func:`hf_synthsample.cartography.html.datamap_html`.
-        """
-        from .html import datamap_html
+                text_columns: Sequence[str] | None = None, id_column: str = "example_id",
+                assume_id_order: bool = False, fraction: float = 0.33, max_text: int = 300,
+                title: str | None = None) -> str:
+        """An interactive map in one self-contained HTML file (written atomically); returns the path.
 
-        return datamap_html(self, path, dataset=dataset, text_columns=text_columns, **kwargs)
+        Hovering a point shows its id, region, every measure and the ``dataset``'s text columns;
+        the regions (:meth:`region_of` at ``fraction``) can be shown and hidden; the box/lasso
+        selection exports as example ids. Needs ``plotly`` (for its JavaScript bundle); see
+        :mod:`hf_synthsample.cartography.html`.
+
+        Args:
+            dataset: the training dataset, for the hover texts (rows found by :meth:`positions`:
+                by its ``id_column`` column, or by position with ``assume_id_order=True``).
+            text_columns: columns shown on hover (default: the dataset's string columns).
+            fraction: size of each coloured region (as in :meth:`select`).
+            max_text: hover texts are cut after this many characters.
+        """
+        from .html import write_map_html
+
+        fraction = check_float("fraction", fraction, min=0.0, max=1.0, min_inclusive=False)
+        max_text = check_int("max_text", max_text, min=1)
+        if not isinstance(id_column, str):
+            raise TypeError(f"id_column must be a str, got {id_column!r}")
+        if len(self) == 0:
+            raise ValueError("the data map is empty")
+        texts = {} if dataset is None else _hover_texts(self, dataset, text_columns, id_column, assume_id_order,
+                                                        max_text)
+        fields = {"confidence": self.confidence, "variability": self.variability, "correctness": self.correctness,
+                  **self.scores}
+        return write_map_html(
+            path,
+            title=title or f"Data map: {len(self):,} examples, {self.measure}, epochs {self.epochs[0]}-{self.epochs[-1]}",
+            ids=self.example_ids, x=self.variability, y=self.confidence, x_label="variability",
+            y_label=self.confidence_label, region=self.region_of(fraction), regions=MAP_REGIONS, fields=fields,
+            never_learned=self.never_learned, texts=texts)
 
     def summary(self, fraction: float = 0.33) -> str:
         """A short text summary: sizes, ranges and the region cut-offs at ``fraction``."""
         k = self.subset_size(fraction)
+        info = self.measure_info
+        raw = self.scores.get(self.measure)
         lines = [
-            f"Data map: {len(self):,} examples, measure {self.measure} ({self.source} pass), "
+            f"Data map: {len(self):,} examples, measure {self.measure} ({self.source} pass"
+            + (f"; {info.direction}" if info is not None else "") + "), "
             f"epochs {self.epochs[0]}..{self.epochs[-1]} ({len(self.epochs)} recorded)",
+            f"  {self.confidence_label}",
             f"  confidence  mean {self.confidence.mean():.3f}  min {self.confidence.min():.3f}  max {self.confidence.max():.3f}",
             f"  variability mean {self.variability.mean():.3f}  min {self.variability.min():.3f}  max {self.variability.max():.3f}",
             f"  correctness mean {self.correctness.mean():.3f}  never correct {np.mean(self.correctness == 0):.1%}  "
@@ -606,6 +783,7 @@ class DataMap:
             lines.append(
                 f"  {region:14} ({fraction:.0%}, {k:,}): confidence {self.confidence[pos].mean():.3f}, "
                 f"variability {self.variability[pos].mean():.3f}, correctness {self.correctness[pos].mean():.3f}"
+                + (f", mean {self.measure} {np.nanmean(raw[pos]):.3f}" if raw is not None else "")
             )
         return "\n".join(lines)
 
@@ -678,6 +856,28 @@ def _dataset_rows(dm: DataMap, dataset: "Dataset", ids: Sequence[int] | None, *,
     if len(ids) and (ids.min() < 0 or ids.max() >= len(dataset)):
         raise ValueError(f"{ds_name}: example ids out of its {len(dataset)} rows")
     return ids.copy()
+
+
+def _hover_texts(dm: DataMap, dataset: Any, text_columns: Sequence[str] | None, id_column: str,
+                 assume_id_order: bool, max_text: int) -> dict[str, list[str]]:
+    """The text columns of the rows holding the map's example ids (found by :meth:`DataMap.positions`),
+    cut after ``max_text`` characters."""
+    from ..columns import column_arrow
+    from ..validation import check_columns
+
+    names = list(getattr(dataset, "column_names", None) or [])
+    if text_columns is None:
+        features = getattr(dataset, "features", {}) or {}
+        text_columns = [c for c in names if c != id_column
+                        and getattr(features.get(c), "dtype", None) in ("string", "large_string")]
+    text_columns = list(text_columns)
+    check_columns(dataset, text_columns, name="text_columns")
+    rows = dm.positions(dataset, id_column=id_column, assume_id_order=assume_id_order)
+    out = {}
+    for c in text_columns:
+        values = column_arrow(dataset, c).take(rows).to_pylist()
+        out[c] = ["" if v is None else (s if len(s := str(v)) <= max_text else s[:max_text] + "…") for v in values]
+    return out
 
 
 def _subset(dm: DataMap, dataset: "Dataset", region, fraction: float, *, oov_columns, id_column: str,

@@ -1,19 +1,27 @@
 """An interactive data map as one self-contained HTML file (plotly.js inlined; no server, no network).
 
-:func:`datamap_html` (``DataMap.to_html``) writes a WebGL scatter (x variability, y confidence)
-with one trace per region, where
+:func:`write_map_html` renders plain data (ids, coordinates, a region per point, measures, texts)
+as a WebGL scatter with one trace per region, where
 
-* hovering a point shows its example id, the map's axes, every recorded measure and the
-  example's text columns (from ``dataset``, truncated to ``max_text`` characters);
+* hovering a point shows its example id, its region, every field given and the example's text
+  columns;
 * the region checkboxes (or the legend) show and hide regions;
 * box / lasso selection lists the selected example ids, which the buttons copy or download as
   JSON (``{"example_ids": [...]}``), ready for ``dataset.filter`` / ``DataMap`` subsets.
 
-Regions partition the points for colouring (an example in several regions gets the first of
-``ambiguous``, ``hard-to-learn``, ``easy-to-learn``; the rest is ``other``): each is the
-``fraction`` best-ranked examples of :meth:`DataMap.ranking`.
+This module knows nothing of data maps: ``DataMap.to_html`` (``cartography.datamap``) decides
+the axes, their labels and each point's region, and calls it (dependencies flow one way).
 
 Needs ``plotly`` (``pip install hf-synthsample[interactive]``) for the plotly.js bundle only.
+
+Example (with plotly installed):
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = write_map_html(os.path.join(d, "m.html"), title="t", ids=[0, 1], x=[0.1, 0.2], y=[-1.0, -0.2],
+    ...                        x_label="variability", y_label="confidence = −mean loss (higher = easier)",
+    ...                        region=["hard-to-learn", "easy-to-learn"], regions=["hard-to-learn", "easy-to-learn"])
+    ...     "−mean loss" in open(p, encoding="utf-8").read()
+    True
 """
 
 from __future__ import annotations
@@ -22,21 +30,16 @@ import html
 import json
 import math
 import os
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from ..atomic import write_text_atomic
-from ..validation import check_float, check_int
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .datamap import DataMap
+__all__ = ["write_map_html", "REGION_COLOURS"]
 
-__all__ = ["datamap_html", "MAP_REGIONS"]
-
-#: colouring order: an example in several regions takes the first
-MAP_REGIONS = ("ambiguous", "hard-to-learn", "easy-to-learn", "other")
-_COLOURS = {"ambiguous": "#7b3294", "hard-to-learn": "#d7191c", "easy-to-learn": "#2c7bb6", "other": "#9e9e9e"}
+#: colours of the regions (the PNG plot's boundary lines use the same); other names get grey
+REGION_COLOURS = {"ambiguous": "#7b3294", "hard-to-learn": "#d7191c", "easy-to-learn": "#2c7bb6", "other": "#9e9e9e"}
 
 
 def _plotly_js() -> str:
@@ -49,85 +52,69 @@ def _plotly_js() -> str:
     return get_plotlyjs()
 
 
-def _texts(dm: "DataMap", dataset: Any, text_columns: Sequence[str] | None, id_column: str, assume_id_order: bool,
-           max_text: int) -> dict[str, list[str]]:
-    """The text columns of the rows holding the map's example ids (found by :meth:`DataMap.positions`)."""
-    from ..columns import column_arrow
-    from ..validation import check_columns
-
-    names = list(getattr(dataset, "column_names", None) or [])
-    if text_columns is None:
-        features = getattr(dataset, "features", {}) or {}
-        text_columns = [c for c in names if c != id_column and getattr(features.get(c), "dtype", None) in ("string", "large_string")]
-    text_columns = list(text_columns)
-    check_columns(dataset, text_columns, name="text_columns")
-    rows = dm.positions(dataset, id_column=id_column, assume_id_order=assume_id_order)
-    out = {}
-    for c in text_columns:
-        values = column_arrow(dataset, c).take(rows).to_pylist()
-        out[c] = ["" if v is None else (s if len(s := str(v)) <= max_text else s[:max_text] + "…") for v in values]
-    return out
-
-
-def _round(a: np.ndarray, digits: int = 5) -> list:
+def _round(a: Any, digits: int = 5) -> list:
     """JSON-safe rounded floats (NaN/inf -> null)."""
     a = np.asarray(a, dtype=np.float64)
     r = np.round(a, digits)
     return [None if not math.isfinite(v) else v for v in r.tolist()]
 
 
-def datamap_html(
-    dm: "DataMap",
+def write_map_html(
     path: str | os.PathLike,
     *,
-    dataset: Any = None,
-    text_columns: Sequence[str] | None = None,
-    id_column: str = "example_id",
-    assume_id_order: bool = False,
-    fraction: float = 0.33,
-    max_text: int = 300,
-    title: str | None = None,
+    title: str,
+    ids: Sequence[int],
+    x: Sequence[float],
+    y: Sequence[float],
+    x_label: str,
+    y_label: str,
+    region: Sequence[str],
+    regions: Sequence[str],
+    fields: Mapping[str, Sequence[float]] | None = None,
+    never_learned: Sequence[bool] | None = None,
+    texts: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
-    """Write the interactive map of ``dm`` to ``path`` (atomically); returns the path.
+    """Write the interactive map to ``path`` (atomically); returns the path.
 
     Args:
-        dataset: the training dataset, for the hover texts (rows found by :meth:`DataMap.positions`:
-            by its ``id_column`` column, or by position with ``assume_id_order=True``).
-        text_columns: columns shown on hover (default: the dataset's string columns).
-        fraction: size of each coloured region (as in ``DataMap.select``).
-        max_text: hover texts are cut after this many characters.
+        ids, x, y: per point, its example id and coordinates.
+        region: per point, its region: one of ``regions`` (one trace each, in that order).
+        fields: per point values shown on hover (``{name: values}``).
+        never_learned: per point, flags shown beside a ``forgetting`` field.
+        texts: per point texts shown on hover, escaped (``{column: values}``).
     """
-    fraction = check_float("fraction", fraction, min=0.0, max=1.0, min_inclusive=False)
-    max_text = check_int("max_text", max_text, min=1)
-    if not isinstance(id_column, str):
-        raise TypeError(f"id_column must be a str, got {id_column!r}")
-    n = len(dm)
+    n = len(ids)
+    regions = list(regions)
     if n == 0:
         raise ValueError("the data map is empty")
-    # region index per point, in MAP_REGIONS order of precedence
-    region = np.full(n, len(MAP_REGIONS) - 1, dtype=np.int64)
-    k = dm.subset_size(fraction)
-    for r_index in range(len(MAP_REGIONS) - 2, -1, -1):  # the first region is written last and wins
-        ids = dm.ranking(MAP_REGIONS[r_index])[:k]
-        region[np.searchsorted(dm.example_ids, ids)] = r_index
-    fields = {"confidence": dm.confidence, "variability": dm.variability, "correctness": dm.correctness}
-    fields.update({m: v for m, v in dm.scores.items()})
+    columns = {"x": x, "y": y, "region": region, **{f"fields[{k!r}]": v for k, v in (fields or {}).items()},
+               **{f"texts[{k!r}]": v for k, v in (texts or {}).items()}}
+    if never_learned is not None:
+        columns["never_learned"] = never_learned
+    for name, values in columns.items():
+        if len(values) != n:
+            raise ValueError(f"{name} has {len(values)} values for {n} points")
+    unknown = sorted(set(region) - set(regions))
+    if unknown:
+        raise ValueError(f"region names {unknown} that are not in regions {regions}")
+    index = {r: i for i, r in enumerate(regions)}
     data = {
-        "title": title or f"Data map: {n:,} examples, {dm.measure}, epochs {dm.epochs[0]}-{dm.epochs[-1]}",
-        "measure": dm.measure,
-        "ids": dm.example_ids.tolist(),
-        "x": _round(dm.variability),
-        "y": _round(dm.confidence),
-        "region": region.tolist(),
-        "regions": list(MAP_REGIONS),
-        "colours": [_COLOURS[r] for r in MAP_REGIONS],
-        "fields": {k: _round(v, 4) for k, v in fields.items()},
-        "never_learned": None if dm.never_learned is None else dm.never_learned.astype(int).tolist(),
-        "texts": {} if dataset is None else _texts(dm, dataset, text_columns, id_column, assume_id_order, max_text),
+        "title": title,
+        "xLabel": x_label,
+        "yLabel": y_label,
+        "ids": [int(i) for i in ids],
+        "x": _round(x),
+        "y": _round(y),
+        "region": [index[r] for r in region],
+        "regions": regions,
+        "colours": [REGION_COLOURS.get(r, REGION_COLOURS["other"]) for r in regions],
+        "fields": {k: _round(v, 4) for k, v in (fields or {}).items()},
+        "never_learned": None if never_learned is None else np.asarray(never_learned, dtype=int).tolist(),
+        "texts": {k: list(v) for k, v in (texts or {}).items()},
     }
     # "</" cannot end the JSON script element early once escaped
     payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
-    page = _TEMPLATE.replace("__TITLE__", html.escape(data["title"])).replace("__PLOTLY__", _plotly_js()) \
+    page = _TEMPLATE.replace("__TITLE__", html.escape(title)).replace("__PLOTLY__", _plotly_js()) \
         .replace("__DATA__", payload)
     write_text_atomic(path, page)
     return os.fspath(path)
@@ -189,7 +176,7 @@ body { font-family: sans-serif; margin: 8px; }
     marker: {size: 4, color: D.colours[r], opacity: 0.7},
   }));
   const layout = {title: {text: D.title}, dragmode: "lasso", hovermode: "closest",
-                  xaxis: {title: {text: "variability"}}, yaxis: {title: {text: "confidence (" + D.measure + ")"}},
+                  xaxis: {title: {text: D.xLabel}}, yaxis: {title: {text: D.yLabel}},
                   legend: {itemsizing: "constant"}, margin: {t: 40}};
   const gd = document.getElementById("plot");
   let selected = [];

@@ -24,6 +24,11 @@ teacher-forced probabilities ``p_t = p(y_t | x, y_<t)``:
 * ``el2n``    = (1/T) sum_t || softmax(z_t) - onehot(y_t) ||_2  (error L2 norm, Paul et al. 2021)
 * ``loss``    = -(1/T) sum_t log p_t               (mean token cross-entropy, = -log ``inv_ppl``)
 
+Which end of each scale is hard ("higher = more confident": ``inv_ppl``, ``chia``, ``aum``,
+``min_margin``, ``bleu``; "higher = harder": ``loss``, ``el2n``, ``margin_deficit``,
+``forgetting``) is declared once, in :data:`MEASURE_INFO`; data maps, rankings, plots, the HTML
+map, curricula and the CLI read it from there.
+
 ``forgetting`` (Toneva et al. 2019) is not a per-epoch value: it is counted over the recorded
 ``correct`` history by the data map (:func:`forgetting_events`).
 
@@ -44,6 +49,8 @@ Example:
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..validation import check_choice
@@ -51,19 +58,107 @@ from ..validation import check_choice
 if TYPE_CHECKING:  # pragma: no cover
     import torch
 
-__all__ = ["TASKS", "MEASURES", "STEP_MEASURES", "HARD_END", "sequence_measures", "forgetting_events", "infer_task",
-           "IGNORE_INDEX"]
+__all__ = ["TASKS", "MEASURES", "STEP_MEASURES", "MAP_MEASURES", "HARD_END", "MeasureInfo", "MEASURE_INFO",
+           "measure_info", "sequence_measures", "forgetting_events", "infer_task", "IGNORE_INDEX"]
 
 TASKS = ("seq2seq", "causal_lm", "classification")
+
+
+@dataclass(frozen=True)
+class MeasureInfo:
+    """What a measure's values mean: the one declaration every reader follows.
+
+    ``hard_end`` is the end of the scale that holds the hard (and likely mislabelled) examples:
+    ``"low"`` for confidences (``inv_ppl``: higher = more confident), ``"high"`` for errors and
+    losses (``loss``: higher = harder). A data map built on a measure orients its confidence
+    axis by it (:attr:`confidence_sign`), so "hard-to-learn" always means the hard end;
+    ``DataMap.ranking(name)`` puts the hard end first.
+
+    ``kind``: ``"step"`` (per example and epoch, from the training step's logits), ``"decode"``
+    (per example and epoch, from the end-of-epoch decode pass), ``"counted"`` (counted by the data
+    map from the ``correct`` history) or ``"axis"`` (an axis of the data map itself).
+
+    Example:
+        >>> measure_info("loss").hard_end, measure_info("loss").confidence_sign
+        ('high', -1.0)
+        >>> measure_info("loss").confidence_label
+        'confidence = −mean loss (higher = easier)'
+        >>> measure_info("inv_ppl").confidence_label
+        'confidence = mean inv_ppl (higher = easier)'
+    """
+
+    name: str
+    hard_end: str
+    label: str
+    low: float
+    high: float
+    kind: str
+
+    @property
+    def confidence_sign(self) -> float:
+        """+1 when higher values mean more confident, -1 when higher values mean harder: the sign
+        a data map multiplies the window mean by to get its confidence axis."""
+        return 1.0 if self.hard_end == "low" else -1.0
+
+    @property
+    def confidence_label(self) -> str:
+        """The data map's confidence axis when built on this measure, as plots and summaries name it."""
+        sign = "" if self.hard_end == "low" else "−"
+        return f"confidence = {sign}mean {self.name} (higher = easier)"
+
+    @property
+    def direction(self) -> str:
+        """``"higher = more confident"`` or ``"higher = harder"``."""
+        return "higher = more confident" if self.hard_end == "low" else "higher = harder"
+
+
+_INF = math.inf
+#: every measure a callback records or a data map has, with its direction (``hard_end``), in the
+#: order the callback and the data map list them
+MEASURE_INFO: dict[str, MeasureInfo] = {m.name: m for m in (
+    MeasureInfo("inv_ppl", "low", "inverse perplexity: geometric mean of the gold-token probabilities", 0.0, 1.0,
+                "step"),
+    MeasureInfo("chia", "low", "arithmetic mean of the gold-token probabilities (CHIA)", 0.0, 1.0, "step"),
+    MeasureInfo("aum", "low", "mean gold-token logit margin (area under the margin)", -_INF, _INF, "step"),
+    MeasureInfo("min_margin", "low", "smallest gold-token logit margin of the sequence", -_INF, _INF, "step"),
+    MeasureInfo("margin_deficit", "high", "summed shortfall of the gold-token margins below 0", 0.0, _INF, "step"),
+    MeasureInfo("forgetting", "high", "forgetting events (correct, then incorrect at the next epoch)", 0.0, _INF,
+                "counted"),
+    MeasureInfo("el2n", "high", "mean error L2 norm ||softmax - onehot(gold)||", 0.0, math.sqrt(2.0), "step"),
+    MeasureInfo("loss", "high", "mean gold-token cross-entropy", 0.0, _INF, "step"),
+    MeasureInfo("bleu", "low", "sentence BLEU of the greedy decode (0..1)", 0.0, 1.0, "decode"),
+    MeasureInfo("confidence", "low", "the data map's confidence axis (oriented: higher = easier)", -_INF, _INF,
+                "axis"),
+    MeasureInfo("variability", "high", "standard deviation of the measure over the epoch window", 0.0, _INF,
+                "axis"),
+    MeasureInfo("correctness", "low", "fraction of the window's epochs with an exact greedy match", 0.0, 1.0,
+                "axis"),
+)}
+
 #: measures a callback can record: all but "bleu" come from the training forward pass's own logits;
 #: "bleu" needs the end-of-epoch decode pass; "forgetting" is counted from the per-epoch ``correct``.
-MEASURES = ("inv_ppl", "chia", "aum", "min_margin", "margin_deficit", "forgetting", "el2n", "loss", "bleu")
+MEASURES = tuple(n for n, m in MEASURE_INFO.items() if m.kind != "axis")
 #: the per-(example, epoch) columns computed from the logits of a training step
-STEP_MEASURES = ("inv_ppl", "chia", "aum", "min_margin", "margin_deficit", "el2n", "loss")
+STEP_MEASURES = tuple(n for n, m in MEASURE_INFO.items() if m.kind == "step")
+#: the per-(example, epoch) columns a data map can be built on (its confidence axis)
+MAP_MEASURES = tuple(n for n, m in MEASURE_INFO.items() if m.kind in ("step", "decode"))
 #: which end of each measure's scale holds the hard (and likely mislabelled) examples: "low" means
-#: rank lowest first to find them (``DataMap.ranking(m, order="hardest-first")``)
-HARD_END = {"inv_ppl": "low", "chia": "low", "bleu": "low", "aum": "low", "min_margin": "low", "margin_deficit": "high", "el2n": "high", "loss": "high",
-            "forgetting": "high", "confidence": "low", "variability": "high", "correctness": "low"}
+#: rank lowest first to find them. Derived from :data:`MEASURE_INFO` (kept for older callers).
+HARD_END = {n: m.hard_end for n, m in MEASURE_INFO.items()}
+
+
+def measure_info(name: str) -> MeasureInfo:
+    """The declaration of measure ``name`` (``ValueError`` naming the accepted ones otherwise).
+
+    Example:
+        >>> measure_info("el2n").direction
+        'higher = harder'
+    """
+    if not isinstance(name, str) or name not in MEASURE_INFO:
+        raise ValueError(f"measure must be one of {list(MEASURE_INFO)}, got {name!r}")
+    return MEASURE_INFO[name]
+
+
 IGNORE_INDEX = -100
 
 

@@ -27,7 +27,7 @@ Example:
 
 from __future__ import annotations
 
-from ..structure import Node
+from ..structure import Node, register_language
 from ..validation import MAX_NESTING, nesting_message
 
 __all__ = ["ThingTalkSyntaxError", "tokenize", "parse", "to_string", "template", "render", "COMPARISON_OPS", "AGGREGATE_OPS"]
@@ -577,3 +577,4 @@ def template(tree: Node) -> str:
     return render(tree)[1]
 
 
+register_language("thingtalk", parse, template, default=True)  # on import: see structure.ADAPTER_MODULES

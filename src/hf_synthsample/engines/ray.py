@@ -19,12 +19,16 @@ Ray is optional (``pip install 'hf-synthsample[ray]'``): this module imports wit
 every function raises an ``ImportError`` naming the extra when it is missing. Every argument is
 checked (and the config planned) before any task is submitted.
 
+Ray is started when first needed (:func:`start_ray`: a local runtime, or the cluster of
+``RAY_ADDRESS``) with its console at warning level; a ``ray.init(...)`` of your own comes first
+and keeps its settings.
+
 Example (a local two-CPU runtime)::
 
     import ray, hf_synthsample
     from hf_synthsample.engines import ray as hf_ray
 
-    ray.init(num_cpus=2)
+    hf_ray.start_ray(num_cpus=2)   # optional (the first call below starts Ray the same way)
     ds = hf_ray.generate("calculator", "dcfg", num_examples=100_000, seed=0)
     ds = hf_ray.salient_columns(ds, "calculator")           # same values as the generator's
     hf_ray.to_hub_folder("calculator", "calc-100k", ["dcfg"], num_examples=100_000, seed=0)
@@ -32,6 +36,7 @@ Example (a local two-CPU runtime)::
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
@@ -47,6 +52,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "require_ray",
+    "start_ray",
     "generate",
     "from_plan",
     "map_columns",
@@ -60,8 +66,16 @@ INSTALL_HINT = "pip install 'hf-synthsample[ray]'"
 IF_EXISTS = ("error", "overwrite")
 
 
-def require_ray():
-    """The ``ray`` module with Ray Data; ``ImportError`` naming the extra when it is missing."""
+#: what Ray and Ray Data print on this process's console when this library starts Ray (a local
+#: runtime prints about 130 INFO lines for one small pipeline otherwise); Ray's log files keep all
+RAY_CONSOLE_LEVEL = logging.WARNING
+
+
+def require_ray(start: bool = True):
+    """The ``ray`` module with Ray Data; ``ImportError`` naming the extra when it is missing.
+
+    ``start``: also start (or join) Ray quietly unless it runs already (:func:`start_ray`).
+    """
     try:
         import ray
         import ray.data  # noqa: F401
@@ -70,7 +84,44 @@ def require_ray():
             f"hf_synthsample.engines.ray needs Ray Data, which is not installed: {INSTALL_HINT} "
             f"(or pip install 'ray[data]')"
         ) from err
+    if start:
+        start_ray()
     return ray
+
+
+def start_ray(address: str | None = None, **init_kwargs: Any) -> bool:
+    """Start a local Ray runtime, or join ``address`` (default: ``RAY_ADDRESS`` if set), with the
+    console at :data:`RAY_CONSOLE_LEVEL`: Ray's own logger, and Ray Data's console handler (its
+    progress and execution logs; its log file keeps them). ``init_kwargs`` go to ``ray.init``
+    (``num_cpus=2``; ``logging_level=logging.INFO`` for Ray's own lines back). Returns ``False``
+    and changes nothing when Ray already runs: a user's own ``ray.init(...)`` keeps its settings.
+
+    Example::
+
+        from hf_synthsample.engines import ray as hf_ray
+        hf_ray.start_ray(num_cpus=2)   # or nothing: every function here starts Ray this way when needed
+    """
+    ray = require_ray(start=False)
+    if ray.is_initialized():
+        return False
+    init_kwargs.setdefault("logging_level", RAY_CONSOLE_LEVEL)
+    init_kwargs.setdefault("include_dashboard", False)
+    ray.init(address=address, **init_kwargs)
+    level = init_kwargs["logging_level"]
+    level = logging.getLevelName(level.upper()) if isinstance(level, str) else level
+    if isinstance(level, int) and level >= RAY_CONSOLE_LEVEL:  # Ray Data's console follows Ray's
+        _quiet_ray_data_console()
+    return True
+
+
+def _quiet_ray_data_console() -> None:
+    """Ray Data's console handler at :data:`RAY_CONSOLE_LEVEL` (not its log file), unless the user
+    gave Ray Data a logging config of their own (``RAY_DATA_LOGGING_CONFIG``)."""
+    if os.environ.get("RAY_DATA_LOGGING_CONFIG"):
+        return
+    for handler in logging.getLogger("ray.data").handlers:
+        if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
+            handler.setLevel(max(handler.level, RAY_CONSOLE_LEVEL))
 
 
 # ---------------------------------------------------------------------------------- generation
@@ -210,17 +261,53 @@ class _BatchColumns:
         return table
 
 
+def _known_schema(ds: "ray.data.Dataset") -> pa.Schema | None:
+    """The dataset's schema when Ray knows it without running anything (a read, a finished step);
+    ``None`` after a step whose output is only known once it runs."""
+    try:
+        schema = ds.schema(fetch_if_missing=False)
+    except Exception:  # pragma: no cover - Ray versions without the argument, or a plan that cannot say
+        return None
+    if schema is None:
+        return None
+    base = getattr(schema, "base_schema", schema)
+    return base if isinstance(base, pa.Schema) else None
+
+
+def check_columns(ds: "ray.data.Dataset", columns: Sequence[str], arg: str,
+                  types: Mapping[str, Callable[[pa.DataType], bool]] | None = None,
+                  expected: str = "", why: str = "") -> None:
+    """``columns`` are in ``ds``'s schema (and pass ``types``), checked when the plan is built
+    wherever Ray knows the schema then; otherwise the tasks check them when they run."""
+    schema = _known_schema(ds)
+    if schema is None:
+        return
+    missing = [c for c in columns if c not in schema.names]
+    if missing:
+        raise ValueError(f"{arg}: no column {missing[0]!r}{why}; columns: {schema.names}")
+    for c, ok in (types or {}).items():
+        t = schema.field(c).type
+        if not ok(t):
+            raise TypeError(f"{arg}: column {c!r} holds {t} values; it must hold {expected}")
+
+
 def map_columns(ds: "ray.data.Dataset", fn: Callable[[Mapping], Mapping], *, input_columns: Sequence[str] | None = None,
                 batch_size: int = 1_000) -> "ray.data.Dataset":
     """Append the columns of a ``Dataset.map(batched=True)`` function, computed on the cluster.
 
     ``fn`` takes a dict of lists (``input_columns``, default all) and returns a dict of lists,
     one value per row, exactly as for ``datasets.Dataset.map(fn, batched=True)``. Row order is kept.
+    ``input_columns`` missing from the dataset are an error here, before any task, wherever Ray
+    knows the schema without running (a generated or read dataset); else when the tasks run.
     """
     require_ray()
     if not callable(fn):
         raise TypeError(f"fn must be callable (a Dataset.map(batched=True) function), got {fn!r}")
     batch_size = check_int("batch_size", batch_size, min=1)
+    if input_columns is not None:
+        if isinstance(input_columns, str) or not all(isinstance(c, str) for c in input_columns):
+            raise TypeError(f"input_columns must be a list of column names, got {input_columns!r}")
+        check_columns(ds, input_columns, "input_columns")
     return _ordered(ds.map_batches(_BatchColumns(fn, input_columns), batch_format="pyarrow", batch_size=batch_size,
                                    zero_copy_batch=True))
 
@@ -233,6 +320,8 @@ def structure_columns(ds: "ray.data.Dataset", column: str = "program", language:
     from ..structure import StructureFunction
 
     fn = StructureFunction(column, language, max_height, outputs)  # validates before any task
+    check_columns(ds, [column], "column", {column: lambda t: pa.types.is_string(t) or pa.types.is_large_string(t)},
+                  "programs as str")
     return map_columns(ds, fn, input_columns=[column], batch_size=batch_size)
 
 
@@ -242,6 +331,8 @@ def salient_columns(ds: "ray.data.Dataset", domain: str, batch_size: int = 1_000
     from ..salient import salient_columns as local
 
     fn = local(domain, **kwargs)
+    need = list(SALIENT_DOMAINS[domain])
+    check_columns(ds, need, "ds", why=f" (the {domain} salient columns are computed from {need})")
     return map_columns(ds, fn, input_columns=list(SALIENT_DOMAINS[domain]), batch_size=batch_size)
 
 
@@ -376,17 +467,22 @@ def to_hub_folder(
     if_exists: str = "error",
     rows_per_task: int = 50_000,
     rows_per_file: int = 500_000,
+    license: str | None = None,
     **params: Any,
 ) -> Path:
     """Generate every split of ``configs`` (default: the domain's default config) on Ray and
     write them as a Hub-layout folder with a dataset card recording how the data was made.
 
     The same layout and config names as ``hf-synthsample generate DOMAIN``; every config is
-    planned (validated) and the folder checked before any task is submitted.
+    planned (validated) and the folder checked before any task is submitted. ``license``: the
+    card's Hub license id (e.g. ``"cc-by-4.0"``; none unless given).
     """
     require_ray()
     from .. import __version__
     from ..builders import get_builder_class
+    from ..hub.card import check_license
+
+    license = check_license(license)
 
     cls = get_builder_class(domain)
     names = list(configs) if configs else [cls.DEFAULT_CONFIG_NAME]
@@ -404,6 +500,7 @@ def to_hub_folder(
         "pretty_name": f"{domain.capitalize()} (generated with hf-synthsample {__version__} on Ray)",
         "tags": ["synthetic", "hf-synthsample", domain],
         "hf_synthsample": {"version": __version__, "domain": domain, "engine": "ray", "configs": provenance},
+        **({"license": license} if license is not None else {}),
     }
     overrides = ", ".join(f"{k}={list(v) if isinstance(v, tuple) else v!r}" for k, v in params.items())
 

@@ -1,6 +1,6 @@
 """The Hub side of hf-synthsample: Hub-layout dataset folders, their cards, and publishing.
 
-* :mod:`.card`: the ``README.md`` dataset card (YAML front matter, size categories).
+* :mod:`.card`: the ``README.md`` dataset card (a ``huggingface_hub.DatasetCard``: YAML metadata, license, size categories).
 * :mod:`.folder`: :func:`write_hub_folder`, Parquet per config and split plus the card, written atomically.
 * :mod:`.materialization`: :func:`materialize`, a domain's configs as a folder with a card.
 * :mod:`.publish`: :func:`save_curated` / :func:`push_curated`, a curated subset with its :class:`Provenance`.
@@ -24,8 +24,11 @@ from .._lazy import attach
 _LAZY = {
     "write_hub_folder": ".folder",
     "check_config_name": ".folder",
+    "make_card": ".card",
     "render_card": ".card",
+    "load_card": ".card",
     "read_card_metadata": ".card",
+    "check_license": ".card",
     "size_category": ".card",
     "materialize": ".materialization",
     "salient_statistics_markdown": ".materialization",
@@ -37,7 +40,7 @@ _LAZY = {
 __all__ = list(_LAZY)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .card import read_card_metadata, render_card, size_category
+    from .card import check_license, load_card, make_card, read_card_metadata, render_card, size_category
     from .folder import check_config_name, write_hub_folder
     from .materialization import materialize, salient_statistics_markdown
     from .publish import Provenance, push_curated, save_curated

@@ -1,13 +1,20 @@
 """Dataset cards: the YAML front matter and Markdown body of a Hub-layout folder's ``README.md``.
 
+Cards are ``huggingface_hub.DatasetCard`` objects whose metadata is a ``DatasetCardData`` (the
+Hub's own fields: ``license``, ``language``, ``task_categories``, ``size_categories``,
+``pretty_name``, ``tags``, ``configs``..., and this library's ``hf_synthsample`` provenance), so
+``DatasetCard.load(folder / "README.md")`` reads every card this library writes.
+
 Cards are written for the Hub, so local paths never go in as they are: an absolute path is
-recorded as ``<local>/<last component>`` (:func:`portable_path`), and :func:`render_card` applies
+recorded as ``<local>/<last component>`` (:func:`portable_path`), and :func:`make_card` applies
 that to every string of the YAML metadata as a last line of defence. ``size_categories`` is
 computed from the rows of every config in the folder (:func:`count_rows`), not of the last one added.
+A ``license`` is the data owner's choice (:func:`check_license`); none is set unless given.
 
 Example:
-    >>> print(render_card({"size_categories": [size_category(2_100)]}, "# toy"))
+    >>> print(render_card({"size_categories": [size_category(2_100)], "license": "cc-by-4.0"}, "# toy"))
     ---
+    license: cc-by-4.0
     size_categories:
     - 1K<n<10K
     ---
@@ -21,13 +28,16 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import yaml
 
+if TYPE_CHECKING:  # pragma: no cover
+    from huggingface_hub import DatasetCard
+
 __all__ = [
-    "render_card", "read_card_metadata", "size_category", "portable_path", "redact_local_paths", "count_rows",
-    "auto_detected_config", "keep_auto_detected",
+    "make_card", "render_card", "load_card", "read_card_metadata", "check_license", "size_category", "portable_path",
+    "redact_local_paths", "count_rows", "auto_detected_config", "keep_auto_detected",
 ]
 
 
@@ -45,32 +55,85 @@ def size_category(n: int) -> str:
     return "n>1B"
 
 
-def render_card(metadata: Mapping[str, Any], body: str) -> str:
-    """A README.md: YAML front matter (absolute local paths in it redacted) and a Markdown body."""
-    front = yaml.safe_dump(redact_local_paths(dict(metadata)), sort_keys=False, allow_unicode=True, width=100)
-    return f"---\n{front}---\n\n{body.strip()}\n"
+# The Hub's license identifiers are lower-case SPDX-like ids ("apache-2.0", "cc-by-4.0", "mit",
+# "openrail++", "other", "unknown"); the list itself lives on the Hub, so only the form is checked here.
+_LICENSE = re.compile(r"^[a-z0-9][a-z0-9.+\-]*$")
 
 
-def read_card_metadata(folder: str | os.PathLike) -> dict:
-    """The YAML front matter of ``folder/README.md`` (empty if there is none)."""
-    path = Path(folder) / "README.md"
-    if not path.exists():
-        return {}
-    text = path.read_text()
-    if not text.startswith("---"):
-        return {}
-    end = text.find("\n---", 3)
-    if end == -1:
-        return {}
+def check_license(license: Any, arg: str = "license") -> str | None:
+    """``license`` if it has the form of a Hub license id (``"cc-by-4.0"``, ``"apache-2.0"``,
+    ``"mit"``, ``"other"``...), ``None`` for no license; ``ValueError`` naming ``arg`` otherwise.
+
+    Example:
+        >>> check_license("cc-by-4.0")
+        'cc-by-4.0'
+    """
+    if license is None:
+        return None
+    if not isinstance(license, str) or not _LICENSE.match(license):
+        raise ValueError(f"{arg}: {license!r} is not a Hub license id (lower-case, e.g. 'cc-by-4.0', 'apache-2.0', "
+                         "'mit', 'other'; see https://huggingface.co/docs/hub/repositories-licenses)")
+    return license
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with tuples as lists (YAML has no tuples; ``yaml.dump`` would tag them)."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def make_card(metadata: Mapping[str, Any], body: str) -> "DatasetCard":
+    """A ``huggingface_hub.DatasetCard``: ``metadata`` as its ``DatasetCardData`` (absolute local
+    paths redacted, ``license`` checked) and ``body`` as its Markdown text."""
+    from huggingface_hub import DatasetCard, DatasetCardData
+
+    meta = _plain(redact_local_paths(dict(metadata)))
+    check_license(meta.get("license"), "license")
     try:
-        meta = yaml.safe_load(text[3:end]) or {}
+        yaml.safe_dump(meta)  # only plain YAML values: a card must load anywhere, with safe_load
+    except yaml.YAMLError as err:
+        raise TypeError(f"metadata: every value must be a string, number, bool, None, list or mapping: {err}") from None
+    data = DatasetCardData(**meta)
+    return DatasetCard(f"---\n{data.to_yaml()}\n---\n\n{body.strip()}\n")
+
+
+def render_card(metadata: Mapping[str, Any], body: str) -> str:
+    """A README.md: YAML front matter (absolute local paths in it redacted) and a Markdown body
+    (the text of :func:`make_card`)."""
+    return str(make_card(metadata, body))
+
+
+def load_card(folder: str | os.PathLike) -> "DatasetCard | None":
+    """The ``DatasetCard`` of ``folder/README.md`` (or of the card file ``folder``); ``None`` when
+    there is no card or it has no YAML front matter. Never reaches the Hub."""
+    from huggingface_hub import DatasetCard
+
+    path = Path(folder)
+    path = path / "README.md" if path.is_dir() else path
+    if not path.is_file() or not path.read_text().startswith("---"):
+        return None
+    try:
+        return DatasetCard.load(path)  # a Path that is a file: read locally
     except yaml.YAMLError as err:  # a user's card: say which file, never only the parser's words
         raise ValueError(f"{path}: its YAML block (between the '---' lines) does not parse: "
                          f"{' '.join(str(err).split())}; fix it, or write to another folder") from None
-    if not isinstance(meta, dict):
-        raise ValueError(f"{path}: its YAML block is a {type(meta).__name__}, not a mapping of keys to values; fix it, "
-                         "or write to another folder")
-    return meta
+    except ValueError as err:  # huggingface_hub: "repo card metadata block should be a dict"
+        if "should be a dict" not in str(err):
+            raise
+        text = path.read_text()
+        end = text.find("\n---", 3)
+        kind = type(yaml.safe_load(text[3:end] if end != -1 else text[3:])).__name__
+        raise ValueError(f"{path}: its YAML block is a {kind}, not a mapping of keys to values; fix it, "
+                         "or write to another folder") from None
+
+
+def read_card_metadata(folder: str | os.PathLike) -> dict:
+    """The YAML front matter of ``folder/README.md`` as a dict (empty if there is none)."""
+    card = load_card(folder)
+    return card.data.to_dict() if card is not None else {}
 
 
 #: how a local path is written into a card meant for the Hub (see :func:`portable_path`)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ..atomic import FOLDER_MARKER, atomic_folder, check_replaceable, recover_folder, written_by_library
 from ..validation import check_choice, check_int, check_path
-from .card import count_rows, keep_auto_detected, read_card_metadata, render_card, size_category
+from .card import check_license, count_rows, keep_auto_detected, read_card_metadata, render_card, size_category
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset, DatasetDict
@@ -47,10 +47,14 @@ def check_config_name(name: Any, arg: str = "config_name") -> str:
 
 
 def _as_dict(dataset: "Dataset | DatasetDict") -> dict:
+    """``{split: Dataset}``; a single ``Dataset`` goes under its split's name (a slice such as
+    ``train[:10%]``, from ``load_dataset(..., split=...)``, under the split it was cut from)."""
     from datasets import Dataset
 
+    from ..split_spec import source_split
+
     if isinstance(dataset, Dataset):
-        return {str(dataset.split) if dataset.split is not None else "train": dataset}
+        return {source_split(dataset.split, "dataset.split (a DatasetDict names splits freely)") if dataset.split is not None else "train": dataset}
     return dict(dataset)
 
 
@@ -64,6 +68,7 @@ def write_hub_folder(
     extra_files: Mapping[str, bytes | str | os.PathLike | Callable[[str], Any]] | None = None,
     if_exists: str = "error",
     max_rows_per_file: int = 500_000,
+    license: str | None = None,
 ) -> Path:
     """Write ``configs`` (name -> ``DatasetDict`` or single-split ``Dataset``) as a Hub-layout folder.
 
@@ -85,6 +90,8 @@ def write_hub_folder(
             configs are replaced by ``"add"``; adding to another folder (the user's) keeps all
             its files and its card's text, and refuses a config name it already has.
         max_rows_per_file: rows per Parquet file.
+        license: the card's ``license`` (a Hub license id such as ``"cc-by-4.0"``; the data
+            owner's choice: none unless given, or kept from the folder's card with ``"add"``).
 
     Returns:
         The folder's path.
@@ -99,6 +106,7 @@ def write_hub_folder(
     folder = Path(check_path("folder", folder))
     check_choice("if_exists", if_exists, IF_EXISTS)
     check_int("max_rows_per_file", max_rows_per_file, min=1)
+    license = check_license(license)
     if not configs:
         raise ValueError("configs: give at least one config to write")
     for name in configs:
@@ -156,6 +164,8 @@ def write_hub_folder(
                 entry["default"] = True
         meta = {k: v for k, v in previous_meta.items() if k != "configs"}
         meta.update(metadata or {})
+        if license is not None:
+            meta["license"] = license
         meta["configs"] = all_entries
         rows = count_rows(tmp, all_entries)  # every config in the folder, kept ones included
         if rows is not None:

@@ -21,7 +21,7 @@ from ..load import load_dataset, resolve_config
 from ..sampling.report import kl_to_uniform
 from ..atomic import check_replaceable, recover_folder
 from ..validation import check_choice, check_path
-from .card import LOCAL_PATH_PREFIX, redact_local_paths
+from .card import LOCAL_PATH_PREFIX, check_license, redact_local_paths
 from .folder import IF_EXISTS, check_can_add, write_hub_folder
 
 __all__ = ["materialize", "salient_statistics_markdown"]
@@ -55,6 +55,7 @@ def materialize(
     plots: bool = True,
     card_metadata: Mapping[str, Any] | None = None,
     extra_files: Mapping[str, Any] | None = None,
+    license: str | None = None,
     **overrides: Any,
 ) -> Path:
     """Generate ``configs`` of ``domain`` with ``overrides`` and write them as a Hub-layout folder.
@@ -63,8 +64,8 @@ def materialize(
     generated. Returns the folder path.
 
     The card's YAML gets the domain's known ``language`` and ``task_categories``; a ``license``
-    (or any other Hub metadata) is the data owner's choice: give it in ``card_metadata``, e.g.
-    ``card_metadata={"license": "cc-by-4.0"}``. ``extra_files`` go into the folder as in
+    is the data owner's choice: ``license="cc-by-4.0"`` (any other Hub metadata goes in
+    ``card_metadata``). ``extra_files`` go into the folder as in
     :func:`~hf_synthsample.hub.write_hub_folder` (e.g. a callable drawing a plot). Parameters that are absolute local paths (e.g.
     Schema2QA's ``annotated_dir``) are recorded as ``<local>/<name>`` in the card.
 
@@ -85,6 +86,7 @@ def materialize(
         raise ValueError("configs: give at least one config name")
     resolved = {name: resolve_config(domain, name, **overrides) for name in names}  # validates all first
     check_choice("if_exists", if_exists, IF_EXISTS)
+    check_license(license)
     if card_metadata is not None and not isinstance(card_metadata, Mapping):
         raise TypeError(f"card_metadata must be a mapping of YAML keys to values, got {type(card_metadata).__name__}")
     recover_folder(folder)
@@ -182,5 +184,5 @@ def materialize(
     }
     return write_hub_folder(
         folder, data, body=body, metadata=metadata, default_config=first,
-        extra_files={**plot_files, **dict(extra_files)}, if_exists=if_exists,
+        extra_files={**plot_files, **dict(extra_files)}, if_exists=if_exists, license=license,
     )

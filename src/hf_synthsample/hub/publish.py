@@ -34,7 +34,8 @@ from ..atomic import FOLDER_MARKER
 from ..validation import check_path
 from ..logging import get_logger
 
-from .card import SIZE_CATEGORIES, keep_auto_detected, read_card_metadata, redact_local_paths, render_card, size_category
+from .card import (SIZE_CATEGORIES, check_license, keep_auto_detected, load_card, read_card_metadata, redact_local_paths,
+                   render_card, size_category)
 from .folder import check_config_name, write_hub_folder
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -117,10 +118,14 @@ class Provenance:
 
 
 def _splits(dataset: "Dataset | DatasetDict") -> dict:
+    """``{split: Dataset}``; a single ``Dataset`` goes under its split's name (a slice such as
+    ``train[:10%]``, from ``load_dataset(..., split=...)``, under the split it was cut from)."""
     from datasets import Dataset
 
+    from ..split_spec import source_split
+
     if isinstance(dataset, Dataset):
-        return {str(dataset.split) if dataset.split is not None else "train": dataset}
+        return {source_split(dataset.split, "dataset.split (a DatasetDict names splits freely)") if dataset.split is not None else "train": dataset}
     return dict(dataset)
 
 
@@ -185,17 +190,20 @@ def _merge_body(previous: str, config_name: str, section: str) -> str:
     return previous.rstrip() + "\n\n" + section
 
 
-def _card_body(text: str) -> str:
-    if text.startswith("---"):
-        end = text.find("\n---", 3)
-        if end != -1:
-            return text[end + 4 :].lstrip("\n")
-    return text
+def _read_card(path: Path) -> tuple[dict, str]:
+    """``(metadata, body)`` of the card file ``path`` (a ``huggingface_hub.DatasetCard``); a card
+    without YAML front matter is all body, a missing one is ``({}, "")``."""
+    if not path.is_file():
+        return {}, ""
+    card = load_card(path)
+    if card is None:
+        return {}, path.read_text()
+    return card.data.to_dict(), card.text.lstrip("\n")
 
 
 def _curated_card(
     previous_meta: Mapping, previous_body: str, config_name: str, provenance: Provenance,
-    sizes: Mapping[str, int], statistics: Any, plots: Mapping[str, str],
+    sizes: Mapping[str, int], statistics: Any, plots: Mapping[str, str], license: str | None = None,
 ) -> tuple[dict, str]:
     statistics, stat_dicts = _statistics(statistics)
     provenance = Provenance(**redact_local_paths(dataclasses.asdict(provenance)))  # cards are for the Hub
@@ -212,6 +220,8 @@ def _curated_card(
         if tag not in tags:
             tags.append(tag)
     meta["tags"] = tags
+    if license is not None:  # else the card keeps the license it had (or has none)
+        meta["license"] = license
     body = _merge_body(previous_body, config_name, _section(config_name, provenance, sizes, statistics, plots))
     return meta, body
 
@@ -234,6 +244,7 @@ def save_curated(
     config_name: str = "default",
     statistics: Any = None,
     plots: Mapping[str, "str | os.PathLike | Callable[[str], Any]"] | None = None,
+    license: str | None = None,
 ) -> Path:
     """Write ``dataset`` as config ``config_name`` of the Hub-layout ``folder`` with its provenance.
 
@@ -242,16 +253,19 @@ def save_curated(
     them, whose numbers (``to_dict()``) also go into the card's YAML; ``plots`` maps a name to an
     image file, copied under ``plots/``, or to a callable drawing it at the path it is given (e.g.
     ``report.plot``: drawn inside the folder's temp copy, so no temp folder is left anywhere).
+    ``license``: the card's Hub license id (e.g. ``"cc-by-4.0"``; default: the folder's card keeps
+    the one it has, if any).
     """
     parts = _check_inputs(dataset, provenance, config_name)
     _statistics(statistics)  # a bad statistics argument fails before any work
+    license = check_license(license)
     folder = Path(check_path("folder", folder))
-    previous_meta = read_card_metadata(folder) if folder.exists() else {}
-    previous_body = _card_body((folder / "README.md").read_text()) if (folder / "README.md").exists() else ""
+    previous_meta, previous_body = _read_card(folder / "README.md")
     extra = {f"plots/{config_name}-{name}.png": path if callable(path) else Path(path)
              for name, path in (plots or {}).items()}
     sizes = {split: len(ds) for split, ds in parts.items()}
-    meta, body = _curated_card(previous_meta, previous_body, config_name, provenance, sizes, statistics, list(extra))
+    meta, body = _curated_card(previous_meta, previous_body, config_name, provenance, sizes, statistics, list(extra),
+                               license)
     from datasets import DatasetDict
 
     return write_hub_folder(
@@ -297,6 +311,7 @@ def push_curated(
     commit_message: str | None = None,
     parent_commit: str | None = None,
     api: Any = None,
+    license: str | None = None,
 ):
     """Push ``dataset`` as config ``config_name`` of the Hub dataset ``repo_id``, in one commit.
 
@@ -308,8 +323,17 @@ def push_curated(
     The commit is made on top of ``parent_commit`` (default: the head read before the card is
     merged), so a push that happened in between is never overwritten: the Hub refuses the
     commit and this raises, and pushing again merges with the new head. Everything is checked
-    (dataset, config name, repo id, token) before anything is uploaded. ``api`` defaults to
-    ``huggingface_hub.HfApi(token=token)``.
+    (dataset, config name, repo id, token, license) before anything is uploaded. ``api`` defaults
+    to ``huggingface_hub.HfApi(token=token)``. ``license``: the card's Hub license id (default:
+    the repo's card keeps the one it has, if any).
+
+    Why not ``Dataset.push_to_hub(repo_id, config_name=...)``: for a plain config it does the
+    job, and it works on repos written here (it reads and updates the card as a
+    ``huggingface_hub.DatasetCard``, keeping the curated configs, their sections and the
+    license). A curated config needs what it lacks: the data, the curated card and its plots in
+    one commit (``push_to_hub`` writes its own card, and splits more than 50 files over several
+    commits), and a commit on top of a known ``parent_commit`` that fails if the repo moved
+    (``push_to_hub`` re-reads the head and retries, so a push in between is merged over).
 
     Returns:
         The ``CommitInfo`` of the commit.
@@ -319,6 +343,7 @@ def push_curated(
 
     parts = _check_inputs(dataset, provenance, config_name)
     _statistics(statistics)  # a bad statistics argument fails before any work
+    license = check_license(license)
     try:
         validate_repo_id(repo_id)
     except HFValidationError as err:
@@ -343,8 +368,7 @@ def push_curated(
         stale = [f for f in files if f.startswith(f"{config_name}/")]
         if "README.md" in files:
             readme = api.hf_hub_download(repo_id, "README.md", repo_type="dataset", revision=parent_commit, token=token)
-            previous_meta = read_card_metadata(Path(readme).parent) if Path(readme).name == "README.md" else {}
-            previous_body = _card_body(Path(readme).read_text())
+            previous_meta, previous_body = _read_card(Path(readme))
         if "configs" in previous_meta:
             kept = [c for c in previous_meta["configs"] if c.get("config_name") != config_name]
         else:  # the Hub finds this repo's data automatically: list it, or the new card hides it
@@ -359,7 +383,8 @@ def push_curated(
         local = Path(tmp) / "repo"
         extra = {f"plots/{config_name}-{name}.png": Path(path) for name, path in (plots or {}).items()}
         sizes = {split: len(ds) for split, ds in parts.items()}
-        meta, body = _curated_card(previous_meta, previous_body, config_name, provenance, sizes, statistics, list(extra))
+        meta, body = _curated_card(previous_meta, previous_body, config_name, provenance, sizes, statistics, list(extra),
+                                   license)
         from datasets import DatasetDict
 
         write_hub_folder(local, {config_name: DatasetDict(parts)}, body=body, metadata=meta, extra_files=extra)

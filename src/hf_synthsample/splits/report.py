@@ -172,9 +172,12 @@ def split_report(
             the structural figures are computed, else only sizes, leakage and lengths.
         text_column: the text checked for duplicates and measured in words (default: ``column``).
         length_column: a numeric column to use as length instead of the words of ``text_column``.
-        compound_weights: Keysers' weights over train + test (``True``), none (``False``), or a
-            mapping; default: the weights for the language's compounds, none for ``compounds_column``.
-        template_column: templates to compare (default: the language's abstract templates).
+        compound_weights: ``True`` / ``"example"``: Keysers et al.'s weight of each compound in each
+            row (``P(G'|G)`` over train + test); ``"pool"``: one weight per compound over train + test
+            (the largest of its per-row weights); ``False``: none; or a mapping compound -> weight.
+            Default: ``"example"`` for the language's compounds, none for ``compounds_column``.
+        template_column: templates to compare (str or int, no nulls; default: the language's
+            abstract templates).
     """
     from datasets import concatenate_datasets
 
@@ -190,6 +193,25 @@ def split_report(
         for name, ds in (("train", train), ("test", test)):
             if col is not None and col not in ds.column_names:
                 raise ValueError(f"{arg}: no column {col!r} in {name}; columns: {ds.column_names}")
+    from ..sampling.base import check_column_values
+    from ._data import check_compound_weights, check_template_column
+
+    check_compound_weights(compound_weights)
+    for name, ds in (("train", train), ("test", test)):  # types and nulls before any work
+        ok = check_column_values(ds, text_column, kind="scalar", missing="drop",
+                                 name="text_column" if text_column != column else "column")
+        if ok is not None:  # a null text would be an "exact duplicate" of any other null
+            raise ValueError(f"{'text_column' if text_column != column else 'column'}: column {text_column!r} of {name}: "
+                             f"{int((~ok).sum())} of {len(ok)} rows are null, the first at row "
+                             f"{int(np.flatnonzero(~ok)[0])}; fill them or leave those rows out first (dataset.filter)")
+        if template_column is not None:
+            check_template_column(ds, template_column)
+        if length_column is not None:
+            ok = check_column_values(ds, length_column, kind="numeric", missing="drop", name="length_column")
+            if ok is not None:
+                raise ValueError(f"length_column: column {length_column!r} of {name}: {int((~ok).sum())} of {len(ok)} "
+                                 f"rows have no length (null or NaN), the first at row {int(np.flatnonzero(~ok)[0])}; "
+                                 "fill them or leave those rows out first (dataset.filter)")
     texts = {s: column_arrow(ds, text_column).to_pylist() for s, ds in (("train", train), ("test", test))}
     train_exact = set(map(str, texts["train"]))
     train_near = {normalize_text(t) for t in texts["train"]}
@@ -244,9 +266,10 @@ def save_split(
     provenance: Mapping[str, Any] | None = None,
     title: str | None = None,
     if_exists: str = "error",
+    license: str | None = None,
 ) -> str:
     """Write ``split`` as a Hub-layout folder (Parquet per split) whose card carries the report,
-    its plot and the provenance; returns the folder.
+    its plot and the provenance (and ``license``, a Hub license id, if given); returns the folder.
 
     Example:
         >>> import tempfile, datasets
@@ -258,11 +281,13 @@ def save_split(
         ['test', 'train']
     """
     from ..hub import write_hub_folder
+    from ..hub.card import check_license
     from ..validation import check_path
 
     check_path("folder", folder)
     if set(split) != {"train", "test"}:
         raise ValueError(f"split must have exactly the splits 'train' and 'test', got {sorted(split)}")
+    check_license(license)
     provenance = dict(provenance or {})
     body = [f"# {title or 'Train/test split'}", "",
             f"Made with hf-synthsample: {len(split['train']):,} train rows, {len(split['test']):,} test rows."]
@@ -279,7 +304,7 @@ def save_split(
     if report is not None:
         meta["hf_synthsample"]["split_report"] = _jsonable(report.to_dict())
     out = write_hub_folder(folder, {config_name: split}, body="\n".join(body), metadata=meta,
-                           extra_files=extra, if_exists=if_exists)
+                           extra_files=extra, if_exists=if_exists, license=license)
     return str(out)
 
 

@@ -1,7 +1,10 @@
 """The standard non-MCD splits: whole templates held out, longest rows held out, random.
 
 Each returns ``DatasetDict(train, test)``, a partition of the input rows (each side in input
-order), deterministic for a seed.
+order), deterministic for a seed. A side never comes back smaller than asked without an error:
+whole templates (lengths) move together, so ``template_split`` and ``length_split`` take a
+``size_tolerance`` (share of the rows the test side may be off by, default 0.05) and a test side
+outside it is a ``ValueError`` giving the sizes that whole templates (lengths) allow.
 
 Example:
     >>> from datasets import Dataset
@@ -18,8 +21,11 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from ..validation import check_int
-from ._data import as_split, check_dataset, check_test_size
+from ..validation import check_float, check_int
+from ._data import as_split, check_dataset, check_template_column, check_test_size
+
+#: default share of the rows the test side of a template or length split may be off by
+SIZE_TOLERANCE = 0.05
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset, DatasetDict
@@ -43,12 +49,15 @@ def template_split(
     test_size: float = 0.25,
     seed: int = 0,
     template_column: str | None = None,
+    size_tolerance: float = SIZE_TOLERANCE,
 ) -> "DatasetDict":
     """Whole abstract templates held out (Finegan-Dollak et al. 2018): templates are drawn in a
     seeded random order and put in test while they fit, so no test template occurs in train and
-    test holds about ``test_size`` of the rows (as close as whole templates allow, never over).
+    test holds ``round(test_size * rows)`` rows or fewer, at most ``size_tolerance`` of the rows fewer
+    (a ``ValueError`` otherwise, saying what whole templates allow).
 
-    Templates come from ``template_column`` or from parsing ``column`` with ``language``.
+    Templates come from ``template_column`` (str or int, no nulls) or from parsing ``column`` with
+    ``language``.
 
     Example:
         >>> from datasets import Dataset
@@ -62,18 +71,26 @@ def template_split(
     check_dataset(dataset)
     _, rows = check_test_size(test_size, len(dataset))
     seed = check_int("seed", seed, min=0)
+    size_tolerance = check_float("size_tolerance", size_tolerance, min=0.0, max=0.5)
     if template_column is not None:
         if template_column not in dataset.column_names:
             raise ValueError(f"template_column: no column {template_column!r}; columns: {dataset.column_names}")
+        check_template_column(dataset, template_column)
         templates = column_arrow(dataset, template_column).to_pylist()
     else:
         from ..sampling.structural import StructureColumns
+        from ._data import check_program_column
 
         if language is None:
             raise ValueError("language: give the structure language of the program column, or template_column")
+        check_program_column(dataset, column)
         templates = StructureColumns(column, language).read(dataset, ["template"])[0]["template"]
-    names, inverse, counts = np.unique(np.asarray(templates, dtype=object).astype(str), return_inverse=True,
-                                       return_counts=True)
+    # templates as given (an int template 1 and a str "1" stay apart), numbered in sorted order
+    keys = [(type(t).__name__, t) for t in templates]
+    names = sorted(set(keys))
+    code = {k: i for i, k in enumerate(names)}
+    inverse = np.asarray([code[k] for k in keys], dtype=np.int64)
+    counts = np.bincount(inverse, minlength=len(names))
     order = np.random.default_rng(seed).permutation(len(names))
     chosen, total = [], 0
     for t in order:
@@ -82,12 +99,17 @@ def template_split(
             total += counts[t]
         if total == rows:
             break
-    if not chosen:
-        raise ValueError(f"test_size: every template has more than the {rows} test rows asked for; raise test_size "
-                         f"(smallest template: {int(counts.min())} rows)")
     if len(chosen) == len(names):
         raise ValueError("test_size: it would put every template in test; lower test_size")
-    is_test = np.isin(inverse.reshape(-1), np.asarray(chosen))
+    tol = int(np.floor(size_tolerance * len(dataset)))
+    if total < rows - tol or total == 0:
+        biggest = ", ".join(map(str, np.sort(counts)[::-1][:5].tolist()))
+        raise ValueError(
+            f"test_size: whole templates give {total} test rows where {rows} are asked ({test_size} of "
+            f"{len(dataset)}; size_tolerance {size_tolerance} allows {rows - tol} to {rows}): {len(names)} templates, the "
+            f"largest of {biggest} rows. Raise size_tolerance, change test_size, or use a dataset with more, "
+            "smaller templates")
+    is_test = np.isin(inverse, np.asarray(chosen, dtype=np.int64))
     return as_split(dataset, np.flatnonzero(is_test))
 
 
@@ -96,15 +118,18 @@ def length_split(
     length: str | Callable[[Any], float] = "length",
     *,
     column: str | None = None,
-    test_size: float = 0.25,
+    test_size: float | None = None,
     threshold: float | None = None,
+    size_tolerance: float = SIZE_TOLERANCE,
 ) -> "DatasetDict":
     """The longest rows in test (Lake and Baroni 2018): rows with length >= a threshold.
 
-    ``length`` is a numeric column, or a function of each row's ``column`` value (of the whole row
-    as a dict when ``column`` is None), e.g. ``length=lambda s: len(s.split()), column="command"``.
-    Without ``threshold`` it is the length whose test share is closest to ``test_size``; rows of
-    one length are never split.
+    ``length`` is a numeric column (no nulls), or a function of each row's ``column`` value (of the
+    whole row as a dict when ``column`` is None), e.g. ``length=lambda s: len(s.split()), column="command"``.
+    Give ``test_size`` (default 0.25) or ``threshold``, not both. With ``test_size`` the threshold is
+    the length whose test share is closest to it; rows of one length are never split, so the test
+    side may be off by at most ``size_tolerance`` of the rows (a ``ValueError`` otherwise, giving the
+    nearest shares the lengths allow).
 
     Example:
         >>> from datasets import Dataset
@@ -116,7 +141,14 @@ def length_split(
 
     check_dataset(dataset)
     n = len(dataset)
-    test_size, rows = check_test_size(test_size, n)
+    if test_size is not None and threshold is not None:
+        raise ValueError("test_size, threshold: give one of them (the threshold decides the test side by itself)")
+    if threshold is None:
+        test_size, rows = check_test_size(0.25 if test_size is None else test_size, n)
+    elif isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(threshold):
+        raise TypeError(f"threshold must be a finite number, got {threshold!r}")
+    size_tolerance = check_float("size_tolerance", size_tolerance, min=0.0, max=0.5)
     if callable(length):
         if column is not None:
             if column not in dataset.column_names:
@@ -124,27 +156,42 @@ def length_split(
             values = [length(v) for v in column_arrow(dataset, column).to_pylist()]
         else:
             values = [length(row) for row in dataset]
+        bad = [i for i, v in enumerate(values) if v is not None and
+               (isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)))]
+        if bad:
+            raise TypeError(f"length: the function must return numbers; it returned {values[bad[0]]!r} "
+                            f"({type(values[bad[0]]).__name__}) for row {bad[0]}")
     elif isinstance(length, str):
         if length not in dataset.column_names:
             raise ValueError(f"length: no column {length!r}; give a numeric column or a function; "
                              f"columns: {dataset.column_names}")
+        from ..sampling.base import check_column_values
+
+        check_column_values(dataset, length, kind="numeric", missing="drop", name="length")  # the type, before any work
         values = column_arrow(dataset, length).to_pylist()
     else:
         raise TypeError(f"length must be a column name or a function, got {length!r}")
-    try:
-        lengths = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"length: values must be numbers, got e.g. {values[0]!r} ({err})") from None
+    lengths = np.asarray([np.nan if v is None else v for v in values], dtype=np.float64)
     if np.isnan(lengths).any():
         bad = np.flatnonzero(np.isnan(lengths))
-        raise ValueError(f"length: {len(bad)} rows have no length (first: row {int(bad[0])})")
+        raise ValueError(f"length: {len(bad)} of {n} rows have no length (null or NaN), the first at row {int(bad[0])}; "
+                         "fill them or leave those rows out first (dataset.filter)")
     if threshold is None:
         distinct = np.unique(lengths)
         # share of rows >= each length but the shortest (which stays in train)
         shares = 1.0 - np.searchsorted(np.sort(lengths), distinct[1:], side="left") / n
         if not len(shares):
             raise ValueError("length: every row has the same length; nothing to split on")
-        threshold = float(distinct[1:][int(np.argmin(np.abs(shares - test_size)))])
+        best = int(np.argmin(np.abs(shares - test_size)))
+        threshold = float(distinct[1:][best])
+        if abs(int(round(shares[best] * n)) - rows) > int(np.floor(size_tolerance * n)):
+            below, above = shares[shares <= test_size], shares[shares > test_size]
+            near = ", ".join(f"{x:.3f} (test {round(x * n)} rows)" for x in
+                             ([below.max()] if len(below) else []) + ([above.min()] if len(above) else []))
+            raise ValueError(
+                f"test_size: rows of one length stay together, and no length threshold gives a test side within "
+                f"size_tolerance {size_tolerance} of test_size {test_size} ({rows} of {n} rows); the nearest shares "
+                f"are {near}. Choose one of those as test_size, raise size_tolerance, or give threshold")
     is_test = lengths >= threshold
     if is_test.all() or not is_test.any():
         raise ValueError(f"threshold: {threshold} puts {int(is_test.sum())} of {n} rows in test; "

@@ -1,6 +1,6 @@
 """Compiled runner (numba) for the I/O sampler: one program on a whole batch of grids.
 
-Imported by :mod:`.io` when numba is importable (a dependency on CPython) and
+Imported by :mod:`.io` when numba is importable (the ``fast`` extra: ``pip install 'hf-synthsample[fast]'``) and
 ``HF_SYNTHSAMPLE_NO_NUMBA`` is unset; otherwise the sampler
 runs the pure-Python VM of :mod:`.interpreter` on each candidate. Both give the same results: the
 candidate grids come from the same numpy draws, and this is the same instruction set with the

