@@ -130,6 +130,25 @@ CASES = [
     (["datamap", "{t}/mine", "--select", "", "--out", "{t}/d"], "--select must be one of"),
     (["datamap", "{t}/mine", "--select", "ambiguous", "--out", "{t}/afile"], "--out: {t}/afile is a file"),
     (["configs", "nope"], "domain: unknown domain 'nope'"),
+    # main's --license and --split slices: through the same checks, before any work
+    (["generate", "calculator", "--configs", "dcfg", "--out", "{t}/g", "--license", "MIT"],
+     "--license: 'MIT' is not a Hub license id"),
+    (["generate", "calculator", "--configs", "dcfg", "--out", "{t}/mine", "--overwrite", "--license", "mit"],
+     "--out: {t}/mine was not written by hf-synthsample"),
+    (["homogenize", "{t}/pool.parquet", "--columns", "length", "--out", "{t}/h", "--license", "cc by"],
+     "--license: 'cc by' is not a Hub license id"),
+    (["homogenize", "{t}/pool.parquet", "--columns", "length", "--out", "{t}/h", "--split", "train[:x]"],
+     "--split: 'train[:x]' is not a split or a slice of splits"),
+    (["homogenize", "{t}/pool.parquet", "--columns", "length", "--out", "{t}/h", "--split", "train+test"],
+     "--split: 'train+test' combines the splits"),
+    (["sample", "{t}/pool.parquet", "--sampler", "uniform", "-k", "2", "--out", "{t}/s", "--split", "train[5:x]"],
+     "--split: 'train[5:x]' is not a split or a slice of splits"),
+    (["split", "{t}/pool.parquet", "--method", "random", "--out", "{t}/sp", "--split", "train[:x]"],
+     "--split: 'train[:x]' is not a split or a slice of splits"),
+    (["split", "{t}/pool.parquet", "--method", "random", "--out", "{t}/sp", "--license", "X"],
+     "--license: 'X' is not a Hub license id"),
+    (["datamap", "{t}/mine", "--select", "ambiguous", "--out", "{t}/d", "--license", "Apache 2"],
+     "--license: 'Apache 2' is not a Hub license id"),
 ]
 
 
@@ -271,6 +290,31 @@ def test_library_os_errors_name_the_target_not_the_temp_path(tmp_path, monkeypat
 ])
 def test_parameters_become_options(message, table, expected):
     assert _as_options(message, table) == expected
+
+
+@pytest.mark.parametrize("message, expected", [
+    # the value the user gave a choice option (--measure el2n) follows the parameter: the option
+    ("measure 'el2n' is not recorded in dynamics 'd' (train pass)", "--measure 'el2n' is not recorded in dynamics 'd'"),
+    ("x: measure 'el2n' was not recorded", "x: --measure 'el2n' was not recorded"),
+    # another value, or a value inside a sentence, is data: kept
+    ("measure 'loss' is not recorded", "measure 'loss' is not recorded"),
+    ("the measure 'el2n' is not recorded", "the measure 'el2n' is not recorded"),
+    # no typed value for a free option (--column program): column 'program' is the data column
+    ("--length-column: column 'program' holds string values", "--length-column: column 'program' holds string"),
+])
+def test_a_parameter_followed_by_its_typed_choice_becomes_the_option(message, expected):
+    table = {"measure": "--measure", "column": "--column"}
+    assert _as_options(message, table, typed={"measure": "el2n"}).startswith(expected)
+
+
+def test_only_choice_options_count_as_typed_values():
+    from hf_synthsample.cli import _build_parser, _typed
+
+    parser = _build_parser()
+    args = parser.parse_args(["datamap", "dyn", "--measure", "el2n", "--id-column", "row"])
+    typed = _typed(parser, args)
+    assert typed["measure"] == "el2n" and typed["source"] == "train"
+    assert "id_column" not in typed and "dynamics" not in typed
 
 
 def test_temp_names_become_the_users_path():

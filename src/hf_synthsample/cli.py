@@ -526,6 +526,7 @@ def _sample(args: argparse.Namespace) -> int:
     from .hub import Provenance, save_curated
     from .hub.folder import check_config_name
     from .sampling import diversity_report
+    from .split_spec import split_names
     from .validation import check_int
 
     cls = getattr(sampling, _SAMPLERS[args.sampler])
@@ -544,6 +545,7 @@ def _sample(args: argparse.Namespace) -> int:
         get_language(report_only["language"])
     sampler = cls(**params, seed=args.seed)  # validates the values before any loading
     _check_license(args)
+    split_names(args.split, "--split")  # a slice that does not parse fails before the output is looked at
     name = check_config_name(args.name or args.sampler, "--name")
     _check_writable_path("--out", args.out, folder=True)
     if not args.overwrite and name in _folder_configs(args.out):
@@ -769,10 +771,12 @@ def _check_split_columns(args: argparse.Namespace, ds) -> None:
 
 
 def _split(args: argparse.Namespace) -> int:
+    from .split_spec import split_names
     from .splits import save_split, split_report
     from .validation import check_float, check_int
 
     _check_license(args)
+    split_names(args.split, "--split")  # before anything is looked at or loaded
     check_float("--test-size", args.test_size, min=0.0, max=1.0, min_inclusive=False, max_inclusive=False)
     check_float("--max-atom-divergence", args.max_atom_divergence, min=0.0, max=1.0)
     if args.train_size is not None:

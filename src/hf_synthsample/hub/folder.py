@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ..atomic import FOLDER_MARKER, atomic_folder, check_replaceable, recover_folder, written_by_library
 from ..validation import check_choice, check_int, check_path
-from .card import check_license, count_rows, keep_auto_detected, read_card_metadata, render_card, size_category
+from .card import (check_license, count_rows, keep_auto_detected, load_card, read_card_metadata, render_card,
+                   size_category)
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset, DatasetDict
@@ -207,14 +208,11 @@ def check_can_add(folder: str | os.PathLike, configs: list[str], name: str = "co
 
 def _previous_body(folder: Path) -> str:
     """The Markdown text (after the YAML block) of ``folder``'s README.md, or ``""``."""
-    card = folder / "README.md"
-    if not card.is_file():
+    path = folder / "README.md"
+    if not path.is_file():
         return ""
-    text = card.read_text(encoding="utf-8", errors="replace")
-    if text.startswith("---"):
-        end = text.find("\n---", 3)
-        text = text[end + 4:] if end >= 0 else text
-    return text.strip()
+    card = load_card(path)  # the same reading of a card as every other reader (DatasetCard)
+    return (card.text if card is not None else path.read_text(encoding="utf-8", errors="replace")).strip()
 
 
 def _link_or_copy(src: str, dst: str) -> None:
