@@ -239,6 +239,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--cache-dir", default=None, help="datasets cache (SCAN data)")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 is fastest on a small shared CPU) [1]")
     a = p.parse_args(argv)
+    from hf_synthsample.validation import check_writable_path
+
+    try:  # a file or an unwritable folder is an error now, not after the first epoch
+        check_writable_path("--out", a.out, folder=True)
+    except ValueError as err:
+        p.error(str(err))
     from hf_synthsample.experiments import apply_preset
 
     apply_preset(p, a, PRESETS[a.preset], positive=("steps", "batch_size", "map_epochs", "d_model", "ffn", "layers",

@@ -203,6 +203,12 @@ def parse_args(argv):
                    help="replace quoted entity values by QUOTED_STRING_i (default: on for scratch models)")
     p.add_argument("--threads", type=int, help="torch CPU threads (1 is fastest on a small shared CPU)")
     a = p.parse_args(argv)
+    from hf_synthsample.validation import check_writable_path
+
+    try:  # a file or an unwritable folder is an error now, not after the first epoch
+        check_writable_path("--out", a.out, folder=True)
+    except ValueError as err:
+        p.error(str(err))
     from hf_synthsample.experiments import apply_preset
 
     apply_preset(p, a, PRESETS[a.preset],

@@ -162,6 +162,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--cache-dir", default=None, help="datasets cache for the generated data [HF default]")
     p.add_argument("--out", default=os.path.join("runs", "shin_calculator"), help="output folder [runs/shin_calculator]")
     a = p.parse_args(argv)
+    from hf_synthsample.validation import check_writable_path
+
+    try:  # a file or an unwritable folder is an error now, not after the first epoch
+        check_writable_path("--out", a.out, folder=True)
+    except ValueError as err:
+        p.error(str(err))
     from hf_synthsample.experiments import apply_preset
 
     apply_preset(p, a, PRESETS[a.preset], positive=("num_train", "num_eval", "num_fit", "hidden_size", "embedding_dim",

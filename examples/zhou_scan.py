@@ -686,6 +686,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    help="Table 1 rows (default: both; --cpu: jump)")
     p.add_argument("--star-lengths", type=int, nargs="+", help="SCAN* L values (each reached by halving --star-source)")
     args = p.parse_args(argv)
+    from hf_synthsample.validation import check_writable_path
+
+    try:  # a file or an unwritable folder is an error now, not after the first epoch
+        check_writable_path("--out", args.out, folder=True)
+    except ValueError as err:
+        p.error(str(err))
     from hf_synthsample.experiments import apply_preset
 
     # train/test/sanity sizes: 0 means all rows / none

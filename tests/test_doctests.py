@@ -46,6 +46,7 @@ MODULES = [
     "hf_synthsample.splits.mcd",
     "hf_synthsample.splits.simple",
     "hf_synthsample.splits.report",
+    "hf_synthsample.validation",
     "hf_synthsample.split_spec",
     "hf_synthsample.extras",
     "hf_synthsample.builders.base",

@@ -97,7 +97,7 @@ def test_to_hub_folder_loads_with_datasets_and_records_provenance(tmp_path, cach
     with pytest.raises(FileExistsError, match="overwrite"):
         hr.to_hub_folder("calculator", out, ["dcfg"], **params)
     hr.to_hub_folder("calculator", out, ["bal"], if_exists="overwrite", num_examples=100)
-    assert sorted(os.listdir(out)) == ["README.md", "bal"]
+    assert sorted(os.listdir(out)) == [".hf-synthsample", "README.md", "bal"]  # the marker: a folder hf-synthsample wrote
 
 
 def test_worker_failure_leaves_no_folder(tmp_path):
@@ -114,6 +114,8 @@ def test_worker_failure_leaves_no_folder(tmp_path):
     # an existing folder is left untouched by a failed overwrite
     (tmp_path / "keep").mkdir()
     (tmp_path / "keep" / "x.txt").write_text("old")
+    # a folder hf-synthsample wrote (its marker lists every file in it): replaceable
+    (tmp_path / "keep" / ".hf-synthsample").write_text('{"files": ["x.txt"]}')
     with pytest.raises(Exception, match="worker died"):
         hr.write(ds, tmp_path / "keep", if_exists="overwrite")
     assert sorted(os.listdir(tmp_path)) == ["keep"] and (tmp_path / "keep" / "x.txt").read_text() == "old"

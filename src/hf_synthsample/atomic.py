@@ -15,6 +15,16 @@ warning for each thing it does (see :func:`recover_folder`):
 
 Temp entries of a writer that is still running are never touched.
 
+Every file and folder written here gets the mode the user's umask gives a new file (``0o666 &
+~umask``) or folder (``0o777 & ~umask``), as ``open()`` and ``mkdir`` would: a temp file is
+created with :func:`os.open` and mode ``0o666`` (never :func:`tempfile.mkstemp`, whose 0600
+would survive the rename), so results can be shared exactly as the user's other files.
+
+Every folder :func:`atomic_folder` writes holds a marker file, :data:`FOLDER_MARKER`; a folder is
+replaced only when it holds one (or is empty): :func:`check_replaceable`. A folder of the user's,
+or one written before the marker existed, is never deleted: the caller gets a ``FileExistsError``
+saying why and what to do.
+
 Example:
     >>> import os, tempfile
     >>> from hf_synthsample.atomic import write_json_atomic
@@ -27,27 +37,145 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
 import shutil
-import tempfile
 import uuid
 from pathlib import Path
 from typing import Any, Iterator
 
 from .logging import get_logger
+from .validation import check_path
 
 logger = get_logger(__name__)
 
 __all__ = [
+    "FOLDER_MARKER",
     "atomic_path",
+    "check_replaceable",
+    "foreign_files",
+    "written_by_library",
     "atomic_folder",
     "recover_folder",
     "write_text_atomic",
     "write_json_atomic",
     "save_figure_atomic",
 ]
+
+
+#: The file every folder written by :func:`atomic_folder` holds: what makes the folder replaceable
+#: (``--overwrite`` / ``if_exists="overwrite"``). A hidden name, so ``datasets`` never reads it as data.
+FOLDER_MARKER = ".hf-synthsample"
+
+_MARKER_NOTE = ("This folder was written by hf-synthsample, which replaces it (--overwrite, "
+                "if_exists='overwrite') only when it holds this file and no file but those listed here; "
+                "delete this file to protect the folder.")
+
+
+def _folder_files(folder: Path) -> set[str]:
+    """Relative (POSIX) paths of every file under ``folder``, the marker excepted."""
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*")
+            if not p.is_dir() and p.name != FOLDER_MARKER} - {FOLDER_MARKER}
+
+
+def _manifest(folder: str | os.PathLike) -> set[str] | None:
+    """The files ``folder``'s marker says hf-synthsample wrote; ``None`` without a (readable) marker."""
+    try:
+        with open(os.path.join(os.fspath(folder), FOLDER_MARKER), encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    files = data.get("files") if isinstance(data, dict) else None
+    return set(files) if isinstance(files, list) and all(isinstance(x, str) for x in files) else None
+
+
+def _write_marker(folder: Path, files: set[str]) -> None:
+    marker = folder / FOLDER_MARKER
+    marker.unlink(missing_ok=True)  # may be a hard link to the old folder's marker (adding): never in place
+    from . import __version__
+
+    marker.write_text(json.dumps({"written_by": f"hf-synthsample {__version__}", "note": _MARKER_NOTE,
+                                  "files": sorted(files)}, indent=1) + "\n", encoding="utf-8")
+
+
+def written_by_library(folder: str | os.PathLike) -> bool:
+    """Whether ``folder`` holds a :data:`FOLDER_MARKER` (was written by :func:`atomic_folder`)."""
+    return _manifest(folder) is not None
+
+
+def foreign_files(folder: str | os.PathLike) -> list[str]:
+    """Files in ``folder`` that hf-synthsample did not write (all of them without a marker)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    return sorted(_folder_files(folder) - (_manifest(folder) or set()))
+
+
+def _is_empty_folder(path: Path) -> bool:
+    with os.scandir(path) as entries:
+        return next(entries, None) is None
+
+
+def check_replaceable(target: str | os.PathLike, *, name: str = "folder") -> None:
+    """``FileExistsError`` unless ``target`` may be replaced: it does not exist, is an empty folder,
+    or is a folder hf-synthsample wrote (it holds :data:`FOLDER_MARKER`) holding no file but those
+    the marker lists (a user's notes put into it are never deleted). ``name`` is the
+    argument (or CLI option) the message names. Recovers a killed write first (:func:`recover_folder`).
+
+    Example:
+        >>> import os, tempfile
+        >>> mine = tempfile.mkdtemp()
+        >>> _ = open(os.path.join(mine, "notes.txt"), "w").write("mine")
+        >>> check_replaceable(mine, name="--out")
+        Traceback (most recent call last):
+        ...
+        FileExistsError: --out: .../... was not written by hf-synthsample (it holds no .hf-synthsample file), so it is never replaced: choose another folder, or delete this one yourself if you no longer need what is in it (folders written by hf-synthsample before 0.1.0 hold no such file either)
+    """
+    path = Path(os.path.abspath(os.fspath(target)))
+    recover_folder(path)
+    if not os.path.lexists(path):
+        return
+    if path.is_symlink() or not path.is_dir():
+        raise FileExistsError(f"{name}: {path} exists and is not a folder; give the path of a folder to write")
+    if _is_empty_folder(path):
+        return
+    if written_by_library(path):
+        foreign = foreign_files(path)
+        if not foreign:
+            return
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        raise FileExistsError(
+            f"{name}: {path} holds files hf-synthsample did not write ({shown}), so it is not replaced: move them "
+            "out of the folder first, or choose another folder")
+    raise FileExistsError(
+        f"{name}: {path} was not written by hf-synthsample (it holds no {FOLDER_MARKER} file), so it is never "
+        "replaced: choose another folder, or delete this one yourself if you no longer need what is in it "
+        "(folders written by hf-synthsample before 0.1.0 hold no such file either)")
+
+
+def _create_temp_file(folder: str, prefix: str, suffix: str) -> str:
+    """An empty new file in ``folder`` with mode ``0o666 & ~umask`` (as ``open(path, "w")`` gives)."""
+    for _ in range(100):
+        path = os.path.join(folder, f"{prefix}{uuid.uuid4().hex[:8]}{suffix}")
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return path
+    raise FileExistsError(f"no free temp name in {folder}")  # pragma: no cover
+
+
+def _name_the_target(err: OSError, target: str | os.PathLike, tmp: str | os.PathLike) -> OSError:
+    """``err`` naming ``target`` (what the user asked to write) instead of an internal temp path."""
+    filename = os.fspath(err.filename) if err.filename is not None else None
+    tmp = os.fspath(tmp)
+    if filename is None or not (filename == tmp or filename.startswith(tmp + os.sep)):
+        return err
+    new = type(err)(err.errno, f"{err.strerror} (while writing {os.fspath(target)})", os.fspath(target))
+    return new
 
 
 def _pid_alive(pid: int | None) -> bool:
@@ -78,7 +206,7 @@ def _stale_file_temps(path: str) -> None:
     """Remove ``.tmp-<base>-<pid>-*`` files left beside ``path`` by writers that were killed."""
     folder, base = os.path.split(path)
     pattern = re.compile(rf"^\.tmp-{re.escape(base)}-(\d+)-[A-Za-z0-9_]{{8}}{re.escape(os.path.splitext(base)[1])}$")
-    with contextlib.suppress(FileNotFoundError):
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
         for entry in os.listdir(folder):
             m = pattern.match(entry)
             if m and not _pid_alive(int(m.group(1))):
@@ -93,16 +221,22 @@ def atomic_path(path: str | os.PathLike) -> Iterator[str]:
 
     On an exception the temp file is removed and ``path`` is left as it was.
     """
-    path = os.path.abspath(os.fspath(path))
+    path = os.path.abspath(check_path("path", path))
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, "is a folder, where a file was to be written", path)
     folder = os.path.dirname(path)
     os.makedirs(folder, exist_ok=True)
     base = os.path.basename(path)
     _stale_file_temps(path)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".tmp-{base}-{os.getpid()}-", suffix=os.path.splitext(base)[1])
-    os.close(fd)
+    tmp = _create_temp_file(folder, f".tmp-{base}-{os.getpid()}-", os.path.splitext(base)[1])
     try:
         yield tmp
         os.replace(tmp, path)
+    except OSError as err:
+        named = _name_the_target(err, path, tmp)
+        if named is err:
+            raise
+        raise named from err
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
@@ -112,7 +246,7 @@ def _folder_temps(target: Path) -> list[tuple[str, int | None, Path]]:
     """``(kind, pid, path)`` of the ``.<name>.tmp-*`` / ``.<name>.old-*`` entries beside ``target``."""
     pattern = re.compile(rf"^\.{re.escape(target.name)}\.(tmp|old)-(?:(\d+)-)?[0-9a-f]{{8}}$")
     found = []
-    with contextlib.suppress(FileNotFoundError):
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError):  # no parent folder: nothing to recover
         for entry in os.scandir(target.parent):
             m = pattern.match(entry.name)
             if m:
@@ -155,29 +289,56 @@ def recover_folder(target: str | os.PathLike) -> list[str]:
 
 
 @contextlib.contextmanager
-def atomic_folder(target: str | os.PathLike) -> Iterator[Path]:
+def atomic_folder(target: str | os.PathLike, *, mark: bool = True, keeps_old: bool = False) -> Iterator[Path]:
     """Yield an empty temp folder beside ``target``; on success it replaces ``target`` (if any).
 
     Recovers a previous interrupted write first (:func:`recover_folder`). On an exception the
     temp folder is removed and ``target`` is left as it was. The swap is two renames (``target``
     aside, temp in), so a reader never sees a half-written folder.
 
+    ``mark=True`` writes :data:`FOLDER_MARKER` into the folder, listing the files written, and an
+    existing ``target`` must be replaceable (:func:`check_replaceable`: written by hf-synthsample
+    and holding nothing else, or empty), checked before the yield and again before the swap.
+    ``keeps_old=True`` is for a caller that copies everything of an existing ``target`` into the
+    temp folder (adding configs): nothing is lost, so ``target`` need not be replaceable, and files
+    of the old folder that hf-synthsample did not write stay unlisted (still protected).
+    ``mark=False`` adds no marker (adding to a folder of the user's keeps it the user's).
+
     Example:
         >>> import os, tempfile
         >>> out = os.path.join(tempfile.mkdtemp(), "out")
         >>> with atomic_folder(out) as tmp:
         ...     _ = (tmp / "a.txt").write_text("a")
-        >>> os.listdir(out)
-        ['a.txt']
+        >>> sorted(os.listdir(out))  # with the marker that lets a later write replace it
+        ['.hf-synthsample', 'a.txt']
     """
-    target = Path(os.path.abspath(os.fspath(target)))
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target = Path(os.path.abspath(check_path("target", target)))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as err:  # a part of the path is a file
+        raise NotADirectoryError(err.errno, "a part of the path is a file, not a folder", os.fspath(target)) from err
     recover_folder(target)
+    if mark and not keeps_old:
+        check_replaceable(target)
+    foreign = set(foreign_files(target)) if mark and keeps_old else set()
     tmp = target.parent / f".{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
+    try:
+        tmp.mkdir()
+    except OSError as err:
+        raise type(err)(err.errno, f"{err.strerror} (cannot write in {target.parent})", os.fspath(target)) from err
     try:
         yield tmp
+        if mark:
+            _write_marker(tmp, _folder_files(tmp) - foreign)
+            if not keeps_old:
+                check_replaceable(target)  # nobody put a folder or file of theirs there while we wrote
         _swap_into_place(tmp, target)
+    except OSError as err:
+        shutil.rmtree(tmp, ignore_errors=True)
+        named = _name_the_target(err, target, tmp)
+        if named is err:
+            raise
+        raise named from err
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -23,16 +23,26 @@ Subcommands:
   ``--out``) of the training dataset (``--dataset``, rows matched by its ``example_id`` column, or
   by row number with ``--assume-id-order``) or, without one, of the example ids. Options are
   checked before the dynamics are read.
+
+Every option is checked before any work (generation, loading, training); an error is one line on
+stderr, ``hf-synthsample COMMAND: error: ...``, naming the option (``--k``, ``--out``) and the path
+(never an internal temp path), and the exit status is 2, as for argparse's own usage errors;
+operating-system errors (permission denied, read-only or full disk, a path that is a file) are
+reported the same way, never as a traceback. Ctrl-C exits with 130 and ``kill`` (SIGTERM) with
+143, after removing what the command had half-written. An existing output folder is replaced only
+with ``--overwrite`` and only when hf-synthsample wrote it (it holds a ``.hf-synthsample`` file).
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
+import errno
 import os
 import re
 import sys
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 __all__ = ["main"]
 
@@ -66,15 +76,6 @@ def _add_config_options(parser: argparse.ArgumentParser, domain: str) -> None:
 
 def _collect_params(args: argparse.Namespace) -> dict:
     return {k[len("param_"):]: v for k, v in vars(args).items() if k.startswith("param_")}
-
-
-def _as_cli_options(message: str, params: dict) -> str:
-    """Library messages name Python parameters (``num_examples``, ``distribution='t2t'``); on the
-    command line the user typed options, so name those (``--num-examples``)."""
-    for name in sorted(params, key=len, reverse=True):
-        message = re.sub(rf"(?<![\w.-]){re.escape(name)}\b(=?)",
-                         lambda m, n=name: "--" + n.replace("_", "-") + (" " if m.group(1) else ""), message)
-    return message
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -182,7 +183,8 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="--dataset has no id column and row i is example id i (its row count must match the dynamics)")
     m.add_argument("--oov-columns", nargs="+", default=None, help="columns whose tokens the subset must all cover")
     m.add_argument("--seed", type=int, default=0, help="seed of the random region and plot sample [0]")
-    m.add_argument("--overwrite", action="store_true")
+    m.add_argument("--overwrite", action="store_true",
+                   help="replace --out (a folder hf-synthsample wrote) and --plot (a PNG) if they exist")
     _add_license_option(m)
     return parser
 
@@ -205,11 +207,15 @@ def _quickstart(args: argparse.Namespace) -> int:
     from .domains.calculator import SALIENT_VARIABLES
     from .load import load_dataset
     from .hub import materialize
-    from .validation import check_choice
+    from .validation import check_choice, check_float, check_int
 
     check_choice("--variable", args.variable, list(SALIENT_VARIABLES))
-    if not args.overwrite:
-        _refuse_existing(args.out, "--overwrite to replace it")
+    check_int("--num-examples", args.num_examples, min=1)
+    check_float("--eps", args.eps, min=0.0, min_inclusive=False)
+    check_int("--seed", args.seed, min=0)
+    if args.num_proc is not None:
+        check_int("--num-proc", args.num_proc, min=1)
+    _check_output_folder("--out", args.out, overwrite=args.overwrite)
     config = homogenized_config_name("dcfg", args.variable)
     params = {"num_examples": args.num_examples, "seed": args.seed, "eps": args.eps}
     print(f"Calculator quickstart: DCFG, {args.num_examples:,} rows, homogenized on {args.variable} (eps={args.eps})\n")
@@ -218,43 +224,84 @@ def _quickstart(args: argparse.Namespace) -> int:
     print(report)
     out = materialize(
         "calculator", args.out, ["dcfg", config], num_proc=args.num_proc,
-        if_exists="overwrite" if args.overwrite else "error", **params
+        if_exists="overwrite" if args.overwrite else "error",
+        extra_files={"quickstart-histogram.png": report.plot}, **params  # drawn in the folder's temp copy
     )
-    plot = report.plot(os.path.join(out, "quickstart-histogram.png"))
+    plot = os.path.join(out, "quickstart-histogram.png")
     print(f"\nWrote a Hub-layout dataset folder: {out}/ (configs: dcfg, {config}; card: {out}/README.md)")
     print(f"Histogram plot: {plot}")
     print(f'Load it with: datasets.load_dataset("{out}", "{config}")')
     return 0
 
 
-def _refuse_existing(out: str, how: str) -> None:
-    """The CLI's own message for an existing output folder: it names the options, not ``if_exists``."""
-    from .atomic import recover_folder
+def _check_output_folder(option: str, out: str, *, overwrite: bool, add: bool = False,
+                         how: str = "--overwrite to replace it", configs: Sequence[str] = ()) -> None:
+    """Every check of an output folder, before any work: a path (not a file) in a folder the user
+    can write; an existing folder only with ``--overwrite`` (replaced only if hf-synthsample wrote
+    it) or ``--add`` (where it must not replace ``configs`` of a folder of the user's)."""
+    from .atomic import check_replaceable, recover_folder
 
+    _check_writable_path(option, out, folder=True)
     recover_folder(out)  # a run killed mid-write may have left the old folder aside
-    if os.path.exists(out):
-        raise FileExistsError(f"{out} exists; pass {how}")
+    if not os.path.exists(out):
+        return
+    if not (overwrite or add):
+        raise FileExistsError(f"{option}: {out} exists; pass {how}")
+    if overwrite:
+        check_replaceable(out, name=option)
+    else:
+        from .hub.folder import check_can_add
+
+        check_can_add(out, list(configs), name=option)
+
+
+def _check_output_file(option: str, path: str, *, overwrite: bool, magic: bytes, kind: str) -> None:
+    """An output file: writable; an existing one only with ``--overwrite``, and only when it is
+    what this option writes (``magic``: its first bytes), never a file of another kind."""
+    _check_writable_path(option, path, folder=False)
+    if not os.path.exists(path):
+        return
+    if not overwrite:
+        raise FileExistsError(f"{option}: {path} exists; pass --overwrite to replace it")
+    with open(path, "rb") as f:
+        if f.read(len(magic)) != magic:
+            raise FileExistsError(f"{option}: {path} is not a {kind} file, so it is never replaced: choose another "
+                                  "path, or delete it yourself if you no longer need it")
+
+
+def _check_writable_path(option: str, path: str, *, folder: bool) -> None:
+    from .validation import check_writable_path
+
+    check_writable_path(option, path, folder=folder)
 
 
 def _generate(args: argparse.Namespace) -> int:
     from .hub import materialize
 
-    if not (args.overwrite or args.add):
-        _refuse_existing(args.out, "--overwrite to replace it, or --add to add (or replace) these configs in it")
-    if_exists = "overwrite" if args.overwrite else "add" if args.add else "error"
+    from .builders import get_builder_class
+    from .load import resolve_config
+    from .validation import check_int
+
+    if args.num_proc is not None:
+        check_int("--num-proc", args.num_proc, min=1)
     if args.ray_address is not None and args.engine != "ray":
         raise ValueError("--ray-address: only used with --engine ray")
     _check_license(args)
+    if args.cache_dir is not None:
+        _check_writable_path("--cache-dir", args.cache_dir, folder=True)
     params = _collect_params(args)
-    try:
-        if args.engine == "ray":
-            return _generate_ray(args, if_exists)
-        out = materialize(
-            args.domain, args.out, args.configs, num_proc=args.num_proc, cache_dir=args.cache_dir,
-            if_exists=if_exists, plots=not args.no_plots, license=args.license, **params,
-        )
-    except (ValueError, TypeError) as err:
-        raise type(err)(_as_cli_options(str(err), params)) from err
+    names = args.configs or list(get_builder_class(args.domain).builder_configs)
+    for name in names:  # every config and parameter, before the folder is looked at or anything generated
+        resolve_config(args.domain, name, **params)
+    _check_output_folder("--out", args.out, overwrite=args.overwrite, add=args.add, configs=names,
+                         how="--overwrite to replace it, or --add to add (or replace) these configs in it")
+    if_exists = "overwrite" if args.overwrite else "add" if args.add else "error"
+    if args.engine == "ray":
+        return _generate_ray(args, if_exists)
+    out = materialize(
+        args.domain, args.out, args.configs, num_proc=args.num_proc, cache_dir=args.cache_dir,
+        if_exists=if_exists, plots=not args.no_plots, license=args.license, **params,
+    )
     print(f"Wrote {out}/ (load with datasets.load_dataset({str(out)!r}, CONFIG))")
     return 0
 
@@ -308,13 +355,42 @@ def _resolve_source(args: argparse.Namespace):
     builder_params = _key_values("--builder-param", args.builder_param)
     domain, _, config = args.source.partition("/")
     if not os.path.exists(args.source) and domain in list_domains():
-        from .load import load_dataset
+        from .builders import get_builder_class
+        from .load import load_dataset, resolve_config
 
+        configs = list(get_builder_class(domain).builder_configs)
+        if config and config not in configs:
+            raise ValueError(f"source: {domain} has no config {config!r}; its configs: {configs}")
+        try:  # --builder-param checked before generating
+            resolve_config(domain, config or None, **builder_params)
+        except (ValueError, TypeError) as err:
+            named = any(str(err).startswith(name) for name in builder_params)  # the translator names it
+            raise type(err)(str(err) if named else f"--builder-param: {err}") from None
         ds = load_dataset(domain, config or None, split=args.split, **builder_params)
         return ds, f"hf_synthsample:{domain}/{config or 'default'}", builder_params
     if builder_params:
         raise ValueError(f"--builder-param: only for a DOMAIN/CONFIG source ({list_domains()}), not {args.source!r}")
     return _load_source(args.source, args.config, args.split), os.path.abspath(args.source), builder_params
+
+#: a generator config's parameter holding the rows of each split
+_SPLIT_ROWS = {"train": "num_examples", "validation": "num_validation", "test": "num_test"}
+
+
+def _rows_to_generate(args: argparse.Namespace) -> int | None:
+    """The rows a ``DOMAIN/CONFIG`` source generates for ``--split``, where its config says (else ``None``)."""
+    from .builders import list_domains
+    from .load import resolve_config
+
+    domain, _, config = args.source.partition("/")
+    if os.path.exists(args.source) or domain not in list_domains() or args.split not in _SPLIT_ROWS:
+        return None
+    try:
+        _, cfg, _ = resolve_config(domain, config or None, **_key_values("--builder-param", args.builder_param))
+    except (ValueError, TypeError):
+        return None  # _resolve_source says what is wrong, naming the option
+    rows = getattr(cfg, _SPLIT_ROWS[args.split], None)
+    return rows if isinstance(rows, int) and not isinstance(rows, bool) else None
+
 
 def _load_source(source: str, config: str | None, split: str, option: str = "source"):
     """The ``split`` of a Hub-layout folder or of one Parquet / JSON / CSV file, for every command
@@ -330,6 +406,8 @@ def _load_source(source: str, config: str | None, split: str, option: str = "sou
                              f"{_reason(err)}") from err
     if not os.path.exists(source):
         raise ValueError(f"{option}: {source!r} is neither a folder nor a file")
+    if config is not None:
+        raise ValueError(f"--config: only for a Hub-layout folder; {option} {source!r} is a file (drop --config)")
     ext = source.rsplit(".", 1)[-1].lower()
     builder = {"parquet": "parquet", "json": "json", "jsonl": "json", "csv": "csv"}.get(ext)
     if builder is None:
@@ -374,13 +452,15 @@ def _homogenize(args: argparse.Namespace) -> int:
     from .hub.folder import check_config_name
     from .sampling.homogenize import HomogenizeSampler
     from .split_spec import source_split
+    from .validation import check_int
 
     check_config_name(args.name, "--name")
     out_split = source_split(args.split, "--split")
     _check_license(args)
-    if not args.overwrite:
-        _refuse_existing(args.out, "--overwrite to replace it")
+    if args.size is not None:
+        check_int("--size", args.size, min=1)
     sampler = HomogenizeSampler(args.columns, mode=args.mode, bins=args.bins, missing=args.missing, seed=args.seed)
+    _check_output_folder("--out", args.out, overwrite=args.overwrite)
     ds = _load_source(args.source, args.config, args.split)
     subset = sampler.sample(ds, args.size)
     report = sampler.report_
@@ -414,7 +494,10 @@ def _folder_configs(out: str) -> set[str]:
     recover_folder(out)
     if not os.path.isdir(out):
         return set()
-    listed = {c.get("config_name") for c in read_card_metadata(out).get("configs") or []}
+    try:
+        listed = {c.get("config_name") for c in read_card_metadata(out).get("configs") or []}
+    except ValueError as err:  # a user's card that does not parse
+        raise ValueError(f"--out: {err}") from None
     return listed | {e.name for e in os.scandir(out) if e.is_dir()} - {"plots"}
 
 
@@ -432,40 +515,74 @@ def _key_values(option: str, items: Sequence[str]) -> dict:
     return out
 
 
+#: sampler parameters the diversity report of ``sample`` also reads
+_REPORT_PARAMETERS = ("program_column", "language")
+
+
 def _sample(args: argparse.Namespace) -> int:
     import inspect
-    import tempfile
 
     from . import sampling
     from .hub import Provenance, save_curated
     from .hub.folder import check_config_name
     from .sampling import diversity_report
+    from .split_spec import split_names
+    from .validation import check_int
 
     cls = getattr(sampling, _SAMPLERS[args.sampler])
     params = _key_values("--param", args.param)
-    accepted = sorted(p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "seed"))
+    own = sorted(p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "seed"))
+    # a sampler that reads no structure (uniform) still takes these, for its diversity report
+    report_only = {p: params.pop(p) for p in _REPORT_PARAMETERS if p not in own and p in params}
+    accepted = sorted({*own, *_REPORT_PARAMETERS})
     unknown = sorted(set(params) - set(accepted))
     if unknown:
         raise ValueError(f"--param: {args.sampler} has no parameter {', '.join(unknown)}; accepted: {accepted}")
+    check_int("--k", args.k, min=1)
+    if "language" in report_only:
+        from .structure import get_language
+
+        get_language(report_only["language"])
     sampler = cls(**params, seed=args.seed)  # validates the values before any loading
     _check_license(args)
+    split_names(args.split, "--split")  # a slice that does not parse fails before the output is looked at
     name = check_config_name(args.name or args.sampler, "--name")
+    _check_writable_path("--out", args.out, folder=True)
     if not args.overwrite and name in _folder_configs(args.out):
         raise FileExistsError(f"{args.out} already has config {name!r}; pass --overwrite to replace it, "
                               "or choose another --name")
+    _check_output_folder("--out", args.out, overwrite=False, add=True, configs=[name])
+    rows = _rows_to_generate(args)
+    if rows == 0:
+        raise ValueError(f"--split: {args.source} generates no {args.split!r} rows with these --builder-param values "
+                         f"(give --builder-param {_SPLIT_ROWS[args.split]}=N, or another --split)")
+    if rows is not None and args.k > rows:  # known before generating: say so now, not after
+        raise ValueError(f"--k must be <= {rows:,}, the rows of split {args.split!r} that {args.source} generates "
+                         f"with these --builder-param values, got {args.k:,}")
     ds, source, builder_params = _resolve_source(args)
     source_config = builder_params if source.startswith("hf_synthsample:") else {"config": args.config,
                                                                                   "split": args.split}
+    report_params = {p: getattr(sampler, p) for p in _REPORT_PARAMETERS if hasattr(sampler, p)} | report_only
+    column = report_params.get("program_column", "program")
+    if column not in ds.column_names:  # the report reads it: say so before sampling
+        raise ValueError(f"--param program_column: the diversity report reads the program column {column!r}, which the "
+                         f"dataset does not have (its columns: {ds.column_names}); give it with "
+                         "--param program_column=NAME")
     subset = sampler.sample(ds, args.k)
-    report = diversity_report(subset, name=name, **{p: getattr(sampler, p) for p in ("program_column", "language")
-                                                     if hasattr(sampler, p)})
+    try:
+        report = diversity_report(subset, name=name, **report_params)
+    except ValueError as err:
+        if "language" in report_params:
+            raise
+        raise ValueError(f"--param language: the diversity report parses {column!r} as "
+                         f"{inspect.signature(diversity_report).parameters['language'].default!r} by default, and "
+                         f"{re.sub(r' Pass skip_unparsable=True[^.]*[.]', '', str(err))} Give the pool's structure "
+                         "language, e.g. --param language=sexpr") from None
     print(report.to_markdown())
     provenance = Provenance.from_sampler(ds, sampler, source=source, source_config=source_config,
                                          description=f"{args.sampler} sample of {args.k:,} rows of split {args.split}")
-    with tempfile.TemporaryDirectory() as tmp:
-        plot = report.plot(os.path.join(tmp, "templates.png"))
-        out = save_curated(subset, args.out, provenance, config_name=name, statistics=report.to_markdown(),
-                           plots={"templates": plot}, license=args.license)
+    out = save_curated(subset, args.out, provenance, config_name=name, statistics=report.to_markdown(),
+                       plots={"templates": report.plot}, license=args.license)  # drawn inside the folder's temp copy
     print(f"\nWrote {len(subset):,} rows to {out}/ (config {name!r})")
     return 0
 
@@ -477,15 +594,9 @@ _DATAMAP_OPTIONS = {"min_epoch": "--min-epoch", "max_epoch": "--max-epoch", "nan
 
 
 def _cli_message(err: Exception, options: dict[str, str]) -> Exception:
-    """``err`` with the Python parameters it names (``min_epoch=3``, ``min_epoch``) as CLI options."""
-    import re
-
-    msg = str(err)
-    for name, opt in options.items():
-        msg = re.sub(rf"(?<![\w-]){name}='([^']*)'", rf"{opt} \1", msg)
-        msg = re.sub(rf"(?<![\w-]){name}=(\w+)", rf"{opt} \1", msg)
-        msg = re.sub(rf"(?<![\w'-]){name}\b(?!['=])", opt, msg)
-    return type(err)(msg)
+    """``err`` with the Python parameters it names (``min_epoch=3``, ``min_epoch``) as CLI options
+    (the one translation :func:`main` applies to every error; see :func:`_as_options`)."""
+    return type(err)(_as_options(str(err), options))
 
 
 def _datamap(args: argparse.Namespace) -> int:
@@ -502,7 +613,7 @@ def _datamap(args: argparse.Namespace) -> int:
 
     # every option is checked before the dynamics are read
     try:
-        regions = parse_regions(args.select) if args.select else None
+        regions = parse_regions(args.select) if args.select is not None else None
     except ValueError as err:
         raise _cli_message(err, _DATAMAP_OPTIONS) from None
     check_float("--fraction", args.fraction, min=0.0, max=1.0, min_inclusive=False)
@@ -537,8 +648,14 @@ def _datamap(args: argparse.Namespace) -> int:
         raise ValueError("--dataset needs --select (the region(s) to cut from it)")
     if args.dataset and not os.path.exists(args.dataset):
         raise ValueError(f"--dataset: {args.dataset!r} is neither a folder nor a file")
-    if args.out and os.path.exists(args.out) and not args.overwrite:
-        raise FileExistsError(f"{args.out} exists; pass --overwrite to replace it")
+    if args.out:
+        _check_output_folder("--out", args.out, overwrite=args.overwrite)
+    if args.plot:
+        _check_output_file("--plot", args.plot, overwrite=args.overwrite, magic=b"\x89PNG", kind="PNG")
+    if not os.path.isdir(args.dynamics):
+        raise ValueError(f"dynamics: {args.dynamics!r} is not a folder (give the dynamics folder written by "
+                         "CartographyCallback)" if os.path.exists(args.dynamics) else
+                         f"dynamics: no folder {args.dynamics!r}")
     options = dict(_DATAMAP_OPTIONS)
     names = {"dataset": "--dataset", "id_column": "--id-column", "assume_id_order": "--assume-id-order"}
     try:
@@ -639,11 +756,34 @@ def _add_split_parser(sub) -> None:
     _add_license_option(sp)
 
 
+def _check_split_columns(args: argparse.Namespace, ds) -> None:
+    """Every column option of ``split`` names a column of the data (and the atom / compound
+    columns hold lists), checked on loading, before the split or its report start."""
+    from datasets import LargeList, Sequence
+
+    from .validation import check_columns
+
+    structural = args.atoms_column and args.compounds_column
+    named = [("--column", None if structural and args.method in ("mcd", "tmcd") else args.column),
+             ("--text-column", args.text_column), ("--template-column", args.template_column),
+             ("--length-column", args.length_column), ("--atoms-column", args.atoms_column),
+             ("--compounds-column", args.compounds_column)]
+    for option, column in named:
+        if column is not None:
+            check_columns(ds, [column], name=option)
+    for option, column in (("--atoms-column", args.atoms_column), ("--compounds-column", args.compounds_column)):
+        if column is not None and not isinstance(ds.features[column], (Sequence, LargeList, list)):
+            raise TypeError(f"{option}: column {column!r} holds {ds.features[column]}, not a list of strings per row "
+                            "(e.g. ['walk', 'twice']); give a list column, or drop the option to parse --column")
+
+
 def _split(args: argparse.Namespace) -> int:
+    from .split_spec import split_names
     from .splits import save_split, split_report
     from .validation import check_float, check_int
 
     _check_license(args)
+    split_names(args.split, "--split")  # before anything is looked at or loaded
     check_float("--test-size", args.test_size, min=0.0, max=1.0, min_inclusive=False, max_inclusive=False)
     check_float("--max-atom-divergence", args.max_atom_divergence, min=0.0, max=1.0)
     if args.train_size is not None:
@@ -653,7 +793,25 @@ def _split(args: argparse.Namespace) -> int:
         check_float("--train-size", args.train_size, min=0.0, max=1.0 - args.test_size, min_inclusive=False)
     if args.restarts is not None:
         check_int("--restarts", args.restarts, min=0)
+    check_int("--seed", args.seed, min=0)
     check_float("--divergence-tolerance", args.divergence_tolerance, min=0.0, max=1.0)
+    if args.target_divergence is not None:
+        check_float("--target-divergence", args.target_divergence, min=0.0, max=1.0)
+    if args.time_limit is not None:
+        check_float("--time-limit", args.time_limit, min=0.0, min_inclusive=False)
+    if args.max_steps is not None:
+        check_int("--max-steps", args.max_steps, min=0)
+    if args.method not in ("mcd", "tmcd"):
+        for opt, value in (("--target-divergence", args.target_divergence), ("--time-limit", args.time_limit),
+                           ("--max-steps", args.max_steps), ("--atoms-column", args.atoms_column),
+                           ("--compounds-column", args.compounds_column), ("--restarts", args.restarts or None),
+                           ("--no-compound-weights", args.no_compound_weights or None)):
+            if value is not None:
+                raise ValueError(f"{opt}: only used by the mcd and tmcd methods, not {args.method} (drop {opt})")
+    if args.name is not None:
+        from .hub.folder import check_config_name
+
+        check_config_name(args.name, "--name")
     sweep_targets = _sweep_targets(args) if args.sweep is not None else None
     structural = args.language is not None or (args.atoms_column and args.compounds_column)
     if args.method in ("mcd", "tmcd") and not structural:
@@ -661,9 +819,9 @@ def _split(args: argparse.Namespace) -> int:
                          "(or --atoms-column and --compounds-column)")
     if args.method == "template" and args.language is None and args.template_column is None:
         raise ValueError("--language: the template method needs --language (or --template-column)")
-    if os.path.exists(args.out) and not args.overwrite:
-        raise FileExistsError(f"{args.out} exists; pass --overwrite to replace it")
+    _check_output_folder("--out", args.out, overwrite=args.overwrite)
     ds, source, builder_params = _resolve_source(args)
+    _check_split_columns(args, ds)
     weights = False if args.no_compound_weights else None  # None: Keysers weights for the language's compounds
     common = dict(test_size=args.test_size)
     provenance: dict = {"source": source, "source_config": args.config, "source_split": args.split,
@@ -751,26 +909,233 @@ def _split_sweep(args: argparse.Namespace, ds, targets: list[float], provenance:
     from .hub.card import portable_path
 
     out = sweep.save(args.out, provenance=provenance, title=f"Compound-divergence sweep of `{portable_path(args.source)}`",
-                     if_exists="overwrite" if args.overwrite else "error")
+                     if_exists="overwrite" if args.overwrite else "error", license=args.license)
     names = ", ".join(sweep.config_names.values())
     print(f"\nWrote {out}/ ({len(sweep)} configs: {names}; {sweep.seconds:.1f}s)")
     return 0
 
 
+#: Per sub-command: the library's parameter names that differ from the option's own name (an
+#: option ``--time-limit`` already covers the parameter ``time_limit``; see :func:`_option_table`).
+_PARAMETER_OPTIONS: dict[str, dict[str, str]] = {
+    "quickstart": {"folder": "--out", "variable": "--variable"},
+    "generate": {"folder": "--out", "config_name": "--configs", "name": "--configs"},
+    "homogenize": {"folder": "--out", "config_name": "--name", "column": "--columns", "dataset": "source",
+                   "k": "--size"},
+    "sample": {"folder": "--out", "config_name": "--name", "dataset": "source", "builder_params": "--builder-param"},
+    "split": {"folder": "--out", "config_name": "--name", "dataset": "source", "column": "--column",
+              "max_atom_divergence": "--max-atom-divergence", "compound_weights": "--no-compound-weights",
+              "length": "--length-column"},
+    "datamap": {**_DATAMAP_OPTIONS, "regions": "--select", "folder": "--out", "path": "--plot",
+                "sample_fraction": "--plot-fraction"},
+}
+
+#: options whose value is a path, for naming the option of an operating-system error
+_PATH_OPTIONS = ("out", "source", "dataset", "dynamics", "plot", "cache_dir")
+
+
+def _option_table(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, str]:
+    """Python parameter name -> the option the user typed, for the sub-command ``args`` ran: every
+    option of its parser (``time_limit`` -> ``--time-limit``, a generator parameter ``num_examples``
+    -> ``--num-examples``; a positional stays as argparse's usage names it) and the declared
+    :data:`_PARAMETER_OPTIONS`."""
+    sub = _subparser(parser, args)
+    table: dict[str, str] = {}
+    for action in sub._actions:  # argparse keeps its actions there; no public accessor exists
+        dest = action.dest[len("param_"):] if action.dest.startswith("param_") else action.dest
+        if action.option_strings:
+            long = [o for o in action.option_strings if o.startswith("--")]
+            table[dest] = (long or action.option_strings)[-1]
+        elif dest not in ("help", "command", "domain") and dest != argparse.SUPPRESS:
+            table[dest] = action.metavar if isinstance(action.metavar, str) else dest
+    table.pop("help", None)
+    table.update(_PARAMETER_OPTIONS.get(args.command, {}))
+    table.update(_key_value_options(args))
+    return table
+
+
+def _typed(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, str]:
+    """The values of the sub-command's options with declared choices (``--measure el2n``), by
+    parameter name: a message naming the parameter with that value (``measure 'el2n' is not
+    recorded``) speaks of the option. Free values (``--column program``) are data names: a
+    message's ``column 'program'`` is the column, not the option."""
+    sub = _subparser(parser, args)
+    return {a.dest: getattr(args, a.dest) for a in sub._actions
+            if a.option_strings and a.choices and isinstance(getattr(args, a.dest, None), str)}
+
+
+def _generator_parameters(args: argparse.Namespace) -> list[str]:
+    """``generate DOMAIN``'s config parameters: renamed to their options wherever a message names them."""
+    return [k[len("param_"):] for k in vars(args) if k.startswith("param_")] if args.command == "generate" else []
+
+
+def _key_value_options(args: argparse.Namespace) -> dict[str, str]:
+    """The parameters given as ``--param NAME=VALUE`` (the sampler's) and ``--builder-param
+    NAME=VALUE`` (a generator's), as ``{name: "--param name="}``: see :func:`_as_options`."""
+    table: dict[str, str] = {}
+    if getattr(args, "builder_param", None) is not None:
+        from .builders import get_builder_class, list_domains
+        from .builders.base import config_parameters
+
+        domain = str(getattr(args, "source", "")).partition("/")[0]
+        if domain in list_domains():
+            for name in config_parameters(get_builder_class(domain).BUILDER_CONFIG_CLASS):
+                table[name] = f"--builder-param {name}="
+    if args.command == "sample":
+        import inspect
+
+        from . import sampling
+
+        cls = getattr(sampling, _SAMPLERS[args.sampler])
+        for name in inspect.signature(cls.__init__).parameters:
+            if name not in ("self", "seed", "args", "kwargs"):
+                table[name] = f"--param {name}="
+    return table
+
+
+def _subparser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    for name in ("command", "domain"):
+        value = getattr(args, name, None)
+        actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if value is None or not actions or value not in actions[0].choices:
+            break
+        parser = actions[0].choices[value]
+    return parser
+
+
+#: words that are also parameters: renamed only where a check names them (``column: ...``,
+#: ``size must be ...``), never inside a sentence (``a split that ...``)
+_CHECK_POSITION = r"(?=(?:=|:| must\b| is\b| lists\b| needs\b| has\b| \(| contradicts\b| should\b))"
+
+
+def _as_options(message: str, table: dict[str, str], anywhere: Sequence[str] = (),
+                typed: Mapping[str, str] | None = None) -> str:
+    """``message`` with the Python parameters it names written as the options of ``table``:
+    ``time_limit=3`` -> ``--time-limit 3``, ``distribution='t2t'`` -> ``--distribution t2t`` (as typed),
+    ``k must be >= 1`` -> ``--k must be >= 1``; an option ending in ``=`` is a NAME=VALUE one
+    (``skip_unparsable=True`` -> ``--param skip_unparsable=True``). A name with ``_`` (or in
+    ``anywhere``: a generator's parameters) is renamed wherever it stands alone; a plain word only
+    where a check names it (:data:`_CHECK_POSITION`), or where the value the option was given
+    (``typed``: name -> value) follows it (``measure 'el2n' is not recorded``)."""
+    typed = typed or {}
+    for name in sorted(table, key=len, reverse=True):
+        opt = table[name]
+        key_value = opt.endswith("=")
+        base = opt[:-1] if key_value else opt
+
+        def rename(m: re.Match, name: str = name, base: str = base, key_value: bool = key_value) -> str:
+            if m.group("eq"):  # name=3 -> --name 3; name='omit' -> --name omit (as typed); NAME=VALUE kept
+                if key_value:
+                    return base + m.group("eq")
+                return base + " " + (m.group("val") if m.group("val") is not None else "")
+            before = m.string[:m.start()]
+            after = m.string[m.end():]
+            at_check = (before == "" or before.endswith((": ", "; ", ", ", "("))) and (
+                re.match(_CHECK_POSITION, after)
+                or (name in typed and after.startswith(f" {typed[name]!r} ")))
+            return base if ("_" in name or name in anywhere or at_check) else m.group(0)
+
+        message = re.sub(rf"(?<![\w.'\"/=-]){re.escape(name)}(?![\w'\"/-])(?P<eq>=(?:'(?P<val>[^'\s]*)'(?=\W|$)|(?=\S)))?",
+                         rename, message)
+    # a hint to pass a Python parameter this command has no option for is no help on the command line
+    message = re.sub(r" Pass (?!-)[a-z_]+=\S+[^.]*\.", "", message)
+    return message
+
+
+_OS_REASONS = {
+    errno.EACCES: "permission denied (choose a path you can write to / read)",
+    errno.EPERM: "operation not permitted (choose a path you can write to / read)",
+    errno.EROFS: "read-only file system (choose a folder on a writable disk)",
+    errno.ENOSPC: "no space left on the device (free some space, or choose a folder on another disk)",
+    errno.EDQUOT: "disk quota exceeded (free some space, or choose a folder on another disk)",
+    errno.ENOTDIR: "a part of the path is a file, not a folder",
+    errno.EISDIR: "is a folder, where a file was expected",
+    errno.ENOENT: "no such file or folder",
+    errno.ENAMETOOLONG: "the name is too long",
+    errno.EEXIST: "already exists",
+}
+
+
+def _user_path(path: str) -> str:
+    """``path`` with an internal temp name (``.out.tmp-123-abcd1234``, ``.tmp-x.json-123-abcd1234.json``)
+    written as the path the user gave (``out``, ``x.json``)."""
+    path = re.sub(r"(^|/)\.([^/]+)\.(?:tmp|old)-(?:\d+-)?[0-9a-f]{8}(?=/|$)", r"\1\2", path)
+    return re.sub(r"(^|/)\.tmp-([^/]+)-\d+-[A-Za-z0-9_]{8}[^/]*$", r"\1\2", path)
+
+
+def _os_message(err: OSError, args: argparse.Namespace, table: dict[str, str]) -> str:
+    """One line for an operating-system error: the option, the user's path and what to do."""
+    reason = _OS_REASONS.get(err.errno, err.strerror or type(err).__name__)
+    filename = _user_path(os.path.abspath(os.fspath(err.filename))) if err.filename is not None else None
+    for dest in _PATH_OPTIONS:
+        value = getattr(args, dest, None)
+        if not isinstance(value, str) or not value or filename is None:
+            continue
+        given = os.path.abspath(value)
+        if filename == given or filename.startswith(given + os.sep) or given.startswith(filename + os.sep):
+            where = "" if filename == given else f" ({filename})"
+            return f"{table.get(dest, dest)} {value}{where}: {reason}"
+    if filename is not None:
+        return f"{filename}: {reason}"
+    return _as_options(str(err), table)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``hf-synthsample`` console script."""
+    """Entry point of the ``hf-synthsample`` console script.
+
+    Every error is one line on stderr naming the option (exit status 2); see the module docstring.
+    """
     parser = _build_parser()
     args = parser.parse_args(argv)
     handlers = {"quickstart": _quickstart, "generate": _generate, "configs": _configs, "homogenize": _homogenize,
                 "datamap": _datamap, "sample": _sample, "split": _split}
     from .processes import children_die_with_parent
 
-    try:
-        with children_die_with_parent():  # num_proc workers must not outlive a killed command
-            return handlers[args.command](args)
-    except (ValueError, TypeError, FileExistsError) as err:
-        print(f"hf-synthsample {args.command}: error: {err}", file=sys.stderr)
+    def fail(message: str) -> int:
+        print(f"hf-synthsample {args.command}: error: {message}", file=sys.stderr)
         return 2
+
+    try:
+        with _terminate_cleanly(), children_die_with_parent():  # num_proc workers must not outlive a killed command
+            if isinstance(getattr(args, "seed", None), int):
+                from .validation import check_int
+
+                check_int("--seed", args.seed, min=0, max=2**32 - 1)
+            return handlers[args.command](args)
+    except (ValueError, TypeError) as err:
+        return fail(_as_options(str(err), _option_table(parser, args), _generator_parameters(args),
+                                _typed(parser, args)))
+    except OSError as err:  # FileExistsError of the checks included; never a traceback
+        table = _option_table(parser, args)
+        if err.filename is None:
+            return fail(_as_options(_user_path(str(err)), table, _generator_parameters(args), _typed(parser, args)))
+        return fail(_os_message(err, args, table))
+    except KeyboardInterrupt:
+        print(f"hf-synthsample {args.command}: interrupted; nothing half-written was left", file=sys.stderr)
+        return 130
+
+
+class _Terminated(SystemExit):
+    """SIGTERM as an exception, so that every ``with`` block (temp folders) cleans up on ``kill``."""
+
+
+@contextlib.contextmanager
+def _terminate_cleanly():
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_term(signum, frame):
+        raise _Terminated(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":  # pragma: no cover

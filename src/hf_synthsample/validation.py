@@ -7,6 +7,7 @@ given, and what is accepted.
 from __future__ import annotations
 
 import numbers
+import os
 from typing import Any, Iterable, Sequence
 
 __all__ = [
@@ -18,6 +19,9 @@ __all__ = [
     "check_columns",
     "check_not_empty",
     "check_str_tuple",
+    "check_writable_path",
+    "check_device",
+    "check_path",
 ]
 
 #: The deepest nesting the program parsers accept (Karel control structures and ``not``, ThingTalk
@@ -72,9 +76,20 @@ def check_float(
     return value
 
 
-def check_choice(name: str, value: Any, choices: Iterable[Any]) -> Any:
-    """One of ``choices``."""
+def check_choice(name: str, value: Any, choices: Iterable[Any], *, empty: str | None = None) -> Any:
+    """One of ``choices``. An empty ``choices`` is never shown as "must be one of []": the message
+    says that nothing can be accepted, and why (``empty``, e.g. "the dynamics record no measure").
+
+    Example:
+        >>> check_choice("measure", "loss", [], empty="the dynamics folder records no measure")
+        Traceback (most recent call last):
+        ...
+        ValueError: measure: no value can be accepted, because the dynamics folder records no measure (got 'loss')
+    """
     choices = list(choices)
+    if not choices:
+        why = empty or "the list of accepted values is empty (a caller's bug or an empty input)"
+        raise ValueError(f"{name}: no value can be accepted, because {why} (got {value!r})")
     if value not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
     return value
@@ -90,6 +105,8 @@ def check_str_tuple(name: str, value: Any, choices: Iterable[str] | None = None)
         raise TypeError(f"{name} must be a str or a sequence of str, got {value!r}")
     if choices is not None:
         allowed = list(choices)
+        if not allowed and value:
+            raise ValueError(f"{name}: no value can be accepted here (nothing to choose from), got {list(value)}")
         for v in value:
             if v not in allowed:
                 raise ValueError(f"{name}: unknown value {v!r}; accepted values: {allowed}")
@@ -110,3 +127,95 @@ def check_not_empty(dataset: Any, *, name: str = "dataset") -> None:
     """``dataset`` has at least one row."""
     if len(dataset) == 0:
         raise ValueError(f"{name} is empty: nothing to sample from")
+
+
+def check_writable_path(name: str, path: Any, *, folder: bool) -> str:
+    """``path`` (a folder if ``folder``, else a file) can be written: not a path of the other kind,
+    and its nearest existing parent is a folder the user can write in, on a writable disk. Checked
+    before any work, so that a run is not lost at its first write. Returns ``path``.
+
+    Example:
+        >>> import tempfile, os
+        >>> f = os.path.join(tempfile.mkdtemp(), "notes.txt")
+        >>> _ = open(f, "w").write("x")
+        >>> check_writable_path("output_dir", os.path.join(f, "run"), folder=True)
+        Traceback (most recent call last):
+        ...
+        ValueError: output_dir: cannot write .../notes.txt/run: .../notes.txt is a file, not a folder
+    """
+    path = check_path(name, path)
+    if folder and os.path.exists(path) and not os.path.isdir(path):
+        raise ValueError(f"{name}: {path} is a file; give the path of a folder to write")
+    if not folder and os.path.isdir(path):
+        raise ValueError(f"{name}: {path} is a folder; give the path of a file to write")
+    if folder and os.path.isdir(path) and not os.access(path, os.W_OK | os.X_OK):
+        raise ValueError(f"{name}: cannot write in {path}: permission denied (choose a folder you can write to)")
+    parent = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise ValueError(f"{name}: cannot write {path}: {parent} is a file, not a folder")
+    if _read_only(parent):
+        raise ValueError(f"{name}: cannot write {path}: {parent} is on a read-only file system")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"{name}: cannot write {path}: permission denied in {parent} (choose a folder you can "
+                         "write to)")
+    return path
+
+
+def _read_only(folder: str) -> bool:
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # no statvfs (Windows): the write itself will say
+        return False
+
+
+def check_device(name: str, device: Any) -> str:
+    """A torch device this machine has (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``), checked
+    before any work; returns it as a string.
+
+    Example:
+        >>> check_device("device", "cpu")
+        'cpu'
+        >>> check_device("device", "tpu")
+        Traceback (most recent call last):
+        ...
+        ValueError: device: 'tpu' is not a torch device (e.g. 'cpu', 'cuda', 'cuda:0', 'mps')
+    """
+    if not isinstance(device, str) or not device:
+        raise TypeError(f"{name} must be a device name (str, e.g. 'cpu' or 'cuda'), got {device!r}")
+    if device == "cpu":
+        return device
+    import torch
+
+    try:
+        parsed = torch.device(device)
+    except RuntimeError:
+        raise ValueError(f"{name}: {device!r} is not a torch device (e.g. 'cpu', 'cuda', 'cuda:0', 'mps')") from None
+    if parsed.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise ValueError(f"{name}: {device!r}, but this machine's torch sees no CUDA device; use 'cpu'")
+        if parsed.index is not None and parsed.index >= count:
+            raise ValueError(f"{name}: {device!r}, but this machine has {count} CUDA device(s) (cuda:0..cuda:{count - 1})")
+    if parsed.type == "mps" and not (hasattr(torch.backends, "mps") and torch.backends.mps.is_available()):
+        raise ValueError(f"{name}: {device!r}, but this machine's torch has no MPS device; use 'cpu'")
+    return device
+
+
+def check_path(name: str, value: Any) -> str:
+    """A non-empty path (``str`` or ``os.PathLike``), returned as a ``str``: a wrong type is a
+    ``TypeError`` naming the argument, not Python's "expected str, bytes or os.PathLike object".
+
+    Example:
+        >>> check_path("folder", None)
+        Traceback (most recent call last):
+        ...
+        TypeError: folder must be a path (str or os.PathLike), got NoneType None
+    """
+    if isinstance(value, bytes) or not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a path (str or os.PathLike), got {type(value).__name__} {value!r}")
+    value = os.fspath(value)
+    if not value:
+        raise ValueError(f"{name}: give a path, got an empty one")
+    return value

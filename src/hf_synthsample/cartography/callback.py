@@ -47,7 +47,7 @@ import numpy as np
 from transformers import TrainerCallback
 from ..logging import get_logger
 
-from ..validation import check_choice, check_int, check_str_tuple
+from ..validation import check_choice, check_int, check_str_tuple, check_writable_path
 from .measures import IGNORE_INDEX, MEASURES, STEP_MEASURES, TASKS, infer_task, sequence_measures
 from .fused_head import has_token_log_probs, token_log_prob_measures
 from .store import (
@@ -206,7 +206,7 @@ class TrainingDynamicsCallback(TrainerCallback):
         if not isinstance(id_column, str) or not id_column:
             raise TypeError(f"id_column must be a non-empty str, got {id_column!r}")
         self.id_column = id_column
-        self.output_dir = None if output_dir is None else os.fspath(output_dir)
+        self.output_dir = None if output_dir is None else check_writable_path("output_dir", output_dir, folder=True)
         self.eval_pass = bool(eval_pass) or "bleu" in self.measures
         self.eval_examples = None if eval_examples is None else check_int("eval_examples", eval_examples, min=1)
         self.eval_batch_size = None if eval_batch_size is None else check_int("eval_batch_size", eval_batch_size, min=1)
@@ -420,6 +420,7 @@ class TrainingDynamicsCallback(TrainerCallback):
         self._state = state
         self._tokenizer = kwargs.get("processing_class")
         self._validate(args, model, train_dataloader)
+        check_writable_path("output_dir", self._final_dir(args), folder=True)  # before any step, not at the first write
         if state.global_step > 0:
             self._restore(args, state)
         self._model = model

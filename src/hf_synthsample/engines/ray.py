@@ -378,7 +378,7 @@ def _part_order(name: str) -> tuple[int, int]:
 
 
 def _check_folder(folder: str | os.PathLike, if_exists: str) -> Path:
-    from ..atomic import recover_folder
+    from ..atomic import check_replaceable, recover_folder
 
     check_choice("if_exists", if_exists, IF_EXISTS)
     folder = Path(folder)
@@ -386,7 +386,8 @@ def _check_folder(folder: str | os.PathLike, if_exists: str) -> Path:
     if folder.exists() and if_exists == "error":
         raise FileExistsError(f"{folder} exists; pass if_exists='overwrite' (CLI: --overwrite) to replace it")
     if folder.exists() and not folder.is_dir():
-        raise FileExistsError(f"{folder} exists and is not a folder")
+        raise FileExistsError(f"folder: {folder} exists and is not a folder")
+    check_replaceable(folder, name="folder")  # only a folder hf-synthsample wrote is replaced
     return folder
 
 

@@ -115,7 +115,19 @@ def load_card(folder: str | os.PathLike) -> "DatasetCard | None":
     path = path / "README.md" if path.is_dir() else path
     if not path.is_file() or not path.read_text().startswith("---"):
         return None
-    return DatasetCard.load(path)  # a Path that is a file: read locally
+    try:
+        return DatasetCard.load(path)  # a Path that is a file: read locally
+    except yaml.YAMLError as err:  # a user's card: say which file, never only the parser's words
+        raise ValueError(f"{path}: its YAML block (between the '---' lines) does not parse: "
+                         f"{' '.join(str(err).split())}; fix it, or write to another folder") from None
+    except ValueError as err:  # huggingface_hub: "repo card metadata block should be a dict"
+        if "should be a dict" not in str(err):
+            raise
+        text = path.read_text()
+        end = text.find("\n---", 3)
+        kind = type(yaml.safe_load(text[3:end] if end != -1 else text[3:])).__name__
+        raise ValueError(f"{path}: its YAML block is a {kind}, not a mapping of keys to values; fix it, "
+                         "or write to another folder") from None
 
 
 def read_card_metadata(folder: str | os.PathLike) -> dict:

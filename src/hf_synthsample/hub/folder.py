@@ -23,16 +23,17 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from ..atomic import atomic_folder, recover_folder
-from ..validation import check_choice, check_int
-from .card import check_license, count_rows, keep_auto_detected, read_card_metadata, render_card, size_category
+from ..atomic import FOLDER_MARKER, atomic_folder, check_replaceable, recover_folder, written_by_library
+from ..validation import check_choice, check_int, check_path
+from .card import (check_license, count_rows, keep_auto_detected, load_card, read_card_metadata, render_card,
+                   size_category)
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset, DatasetDict
 
-__all__ = ["write_hub_folder", "check_config_name"]
+__all__ = ["write_hub_folder", "check_config_name", "check_can_add"]
 
 _CONFIG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 IF_EXISTS = ("error", "overwrite", "add")
@@ -65,7 +66,7 @@ def write_hub_folder(
     body: str,
     metadata: Mapping[str, Any] | None = None,
     default_config: str | None = None,
-    extra_files: Mapping[str, bytes | str | os.PathLike] | None = None,
+    extra_files: Mapping[str, bytes | str | os.PathLike | Callable[[str], Any]] | None = None,
     if_exists: str = "error",
     max_rows_per_file: int = 500_000,
     license: str | None = None,
@@ -79,11 +80,16 @@ def write_hub_folder(
         metadata: extra YAML metadata (``configs`` and ``size_categories``, from the rows of every
             config in the folder, are filled in here; absolute local paths are redacted).
         default_config: the config ``datasets.load_dataset(folder)`` picks (default: the first).
-        extra_files: relative path -> ``bytes``, ``str`` (text) or ``pathlib.Path`` (a file to copy).
+        extra_files: relative path -> ``bytes``, ``str`` (text), ``pathlib.Path`` (a file to copy),
+            or a callable writing the file at the (temp) path it is given, e.g. a report's
+            ``plot``: drawn inside the folder's temp copy, so nothing is left in ``/tmp``.
         if_exists: ``"error"``, ``"overwrite"`` (replace the folder) or ``"add"`` (keep the
             folder's other configs and files, replace the named ones). Adding to a folder whose
             data ``datasets`` found automatically (no ``configs:`` YAML) lists that data as the
-            ``default`` config, so that it stays loadable.
+            ``default`` config, so that it stays loadable. Only a folder hf-synthsample wrote
+            (it holds :data:`~hf_synthsample.atomic.FOLDER_MARKER`) is replaced, and only its
+            configs are replaced by ``"add"``; adding to another folder (the user's) keeps all
+            its files and its card's text, and refuses a config name it already has.
         max_rows_per_file: rows per Parquet file.
         license: the card's ``license`` (a Hub license id such as ``"cc-by-4.0"``; the data
             owner's choice: none unless given, or kept from the folder's card with ``"add"``).
@@ -98,7 +104,7 @@ def write_hub_folder(
         >>> list(datasets.load_dataset(str(out), "tiny")["train"]["x"])
         [1, 2]
     """
-    folder = Path(folder)
+    folder = Path(check_path("folder", folder))
     check_choice("if_exists", if_exists, IF_EXISTS)
     check_int("max_rows_per_file", max_rows_per_file, min=1)
     license = check_license(license)
@@ -112,7 +118,15 @@ def write_hub_folder(
     if folder.exists() and if_exists == "error":
         raise FileExistsError(f"{folder} exists; pass if_exists='overwrite' or 'add'")
     if folder.exists() and not folder.is_dir():
-        raise FileExistsError(f"{folder} exists and is not a folder")
+        raise FileExistsError(f"folder: {folder} exists and is not a folder")
+    if if_exists == "overwrite":
+        check_replaceable(folder, name="folder")
+    users = if_exists == "add" and folder.is_dir() and not written_by_library(folder)
+    if users:  # a folder of the user's: add, never replace
+        check_can_add(folder, list(configs))
+        previous_text = _previous_body(folder)
+        if previous_text and previous_text not in body:
+            body = previous_text.rstrip() + "\n\n" + body  # the user's card text is kept
     splits = {name: _as_dict(ds) for name, ds in configs.items()}
     for name, parts in splits.items():
         if not any(len(ds) for ds in parts.values()):
@@ -125,7 +139,7 @@ def write_hub_folder(
             existing = [p.relative_to(folder).as_posix() for p in sorted(folder.rglob("*")) if p.is_file()]
             previous_meta["configs"] = keep_auto_detected(existing, list(configs), str(folder))
 
-    with atomic_folder(folder) as tmp:
+    with atomic_folder(folder, mark=not users, keeps_old=if_exists == "add") as tmp:
         if folder.exists() and if_exists == "add":
             replaced = {*configs, "README.md"}
             # Hard links, not copies: files are never written in place (an extra file is unlinked
@@ -167,11 +181,38 @@ def write_hub_folder(
                 target.write_bytes(content)
             elif isinstance(content, os.PathLike):
                 shutil.copyfile(content, target)
+            elif callable(content):
+                content(str(target))
             else:
                 target.write_text(str(content))
         (tmp / "README.md").write_text(render_card(meta, body))
     return folder
 
+
+
+def check_can_add(folder: str | os.PathLike, configs: list[str], name: str = "configs") -> None:
+    """``FileExistsError`` when adding ``configs`` to ``folder`` would replace a config of a folder
+    hf-synthsample did not write (a user's: only a folder holding the marker has configs the
+    library may replace). Called before any work by every writer that adds."""
+    folder = Path(folder)
+    if not folder.is_dir() or written_by_library(folder):
+        return
+    listed = {c.get("config_name") for c in read_card_metadata(folder).get("configs") or []}
+    taken = sorted(n for n in configs if (folder / n).exists() or n in listed)
+    if taken:
+        raise FileExistsError(
+            f"{name}: {folder} already has config {taken[0]!r} and was not written by hf-synthsample (it holds no "
+            f"{FOLDER_MARKER} file), so it is not replaced: choose another config name, or delete "
+            f"{folder / taken[0]} yourself (and its entry in README.md)")
+
+
+def _previous_body(folder: Path) -> str:
+    """The Markdown text (after the YAML block) of ``folder``'s README.md, or ``""``."""
+    path = folder / "README.md"
+    if not path.is_file():
+        return ""
+    card = load_card(path)  # the same reading of a card as every other reader (DatasetCard)
+    return (card.text if card is not None else path.read_text(encoding="utf-8", errors="replace")).strip()
 
 
 def _link_or_copy(src: str, dst: str) -> None:

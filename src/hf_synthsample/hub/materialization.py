@@ -9,7 +9,6 @@ homogenization report (with a plot) of every homogenized config.
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -20,10 +19,10 @@ from ..builders.base import homogenization_report
 from ..columns import column_array
 from ..load import load_dataset, resolve_config
 from ..sampling.report import kl_to_uniform
-from ..atomic import recover_folder
-from ..validation import check_choice
+from ..atomic import check_replaceable, recover_folder
+from ..validation import check_choice, check_path
 from .card import LOCAL_PATH_PREFIX, check_license, redact_local_paths
-from .folder import IF_EXISTS, write_hub_folder
+from .folder import IF_EXISTS, check_can_add, write_hub_folder
 
 __all__ = ["materialize", "salient_statistics_markdown"]
 
@@ -55,6 +54,7 @@ def materialize(
     if_exists: str = "error",
     plots: bool = True,
     card_metadata: Mapping[str, Any] | None = None,
+    extra_files: Mapping[str, Any] | None = None,
     license: str | None = None,
     **overrides: Any,
 ) -> Path:
@@ -65,7 +65,8 @@ def materialize(
 
     The card's YAML gets the domain's known ``language`` and ``task_categories``; a ``license``
     is the data owner's choice: ``license="cc-by-4.0"`` (any other Hub metadata goes in
-    ``card_metadata``). Parameters that are absolute local paths (e.g.
+    ``card_metadata``). ``extra_files`` go into the folder as in
+    :func:`~hf_synthsample.hub.write_hub_folder` (e.g. a callable drawing a plot). Parameters that are absolute local paths (e.g.
     Schema2QA's ``annotated_dir``) are recorded as ``<local>/<name>`` in the card.
 
     Example:
@@ -75,6 +76,10 @@ def materialize(
         >>> datasets.load_dataset(str(out), "dcfg-homogenized-length")["train"].num_rows
         300
     """
+    folder = check_path("folder", folder)
+    extra_files = extra_files or {}
+    if not isinstance(extra_files, Mapping):
+        raise TypeError(f"extra_files must be a mapping of relative path -> content, got {type(extra_files).__name__}")
     cls = get_builder_class(domain)
     names = list(configs) if configs else list(cls.builder_configs)
     if not names:
@@ -87,93 +92,97 @@ def materialize(
     recover_folder(folder)
     if os.path.exists(folder) and if_exists == "error":  # before generating, not after
         raise FileExistsError(f"{folder} exists; pass if_exists='overwrite' or 'add'")
+    if if_exists == "overwrite":  # only a folder hf-synthsample wrote is replaced; checked before generating
+        check_replaceable(folder, name="folder")
+    if if_exists == "add":  # nor a config of a user's folder
+        check_can_add(folder, names)
 
-    data, sections, extra_files, provenance = {}, [], {}, {}
-    with tempfile.TemporaryDirectory() as plot_dir:
-        for name, (_, config, _) in resolved.items():
-            dsd = load_dataset(domain, name, num_proc=num_proc, cache_dir=cache_dir, **overrides)
-            data[name] = dsd
-            parameters = redact_local_paths(config.parameters())
-            provenance[name] = {k: (list(v) if isinstance(v, tuple) else v) for k, v in parameters.items()}
-            section = [f"### `{name}`", "", config.description or "", ""]
-            section.append("Rows: " + ", ".join(f"{split} {len(ds):,}" for split, ds in dsd.items()))
-            section.append("")
-            params = ", ".join(f"`{k}={_format_value(v)}`" for k, v in parameters.items())
-            section += [f"Parameters: {params}", ""]
-            train = next(iter(dsd.values()))
-            if cls.SALIENT_VARIABLES:  # exact datasets such as SCAN have none
-                section += ["Salient variables (first split):", "", salient_statistics_markdown(train, list(cls.SALIENT_VARIABLES)), ""]
-            report = homogenization_report(train)
-            if report is not None:
-                section += ["Generator-side homogenization:", "", report.to_markdown(), ""]
-                if plots:
-                    rel = f"plots/{name}-{report.homogenized_key.strip('()').replace(', ', '-')}.png"
-                    extra_files[rel] = Path(report.plot(os.path.join(plot_dir, f"{len(extra_files)}.png")))
-                    section += [f"![{name} homogenization]({rel})", ""]
-            sections.append("\n".join(section))
+    data, sections, plot_files, provenance = {}, [], {}, {}
+    # plots are drawn straight into the folder's temp copy (cleaned, or recovered, with it)
+    for name, (_, config, _) in resolved.items():
+        dsd = load_dataset(domain, name, num_proc=num_proc, cache_dir=cache_dir, **overrides)
+        data[name] = dsd
+        parameters = redact_local_paths(config.parameters())
+        provenance[name] = {k: (list(v) if isinstance(v, tuple) else v) for k, v in parameters.items()}
+        section = [f"### `{name}`", "", config.description or "", ""]
+        section.append("Rows: " + ", ".join(f"{split} {len(ds):,}" for split, ds in dsd.items()))
+        section.append("")
+        params = ", ".join(f"`{k}={_format_value(v)}`" for k, v in parameters.items())
+        section += [f"Parameters: {params}", ""]
+        train = next(iter(dsd.values()))
+        if cls.SALIENT_VARIABLES:  # exact datasets such as SCAN have none
+            section += ["Salient variables (first split):", "", salient_statistics_markdown(train, list(cls.SALIENT_VARIABLES)), ""]
+        report = homogenization_report(train)
+        if report is not None:
+            section += ["Generator-side homogenization:", "", report.to_markdown(), ""]
+            if plots:
+                rel = f"plots/{name}-{report.homogenized_key.strip('()').replace(', ', '-')}.png"
+                plot_files[rel] = report.plot  # called with the path inside the temp folder
+                section += [f"![{name} homogenization]({rel})", ""]
+        sections.append("\n".join(section))
 
-        from .. import __version__
+    from .. import __version__
 
-        title = f"{domain.capitalize()} (generated with hf-synthsample {__version__})"
-        first = names[0]
-        example_overrides = ", ".join(f"{k}={_format_value(v)}" for k, v in redact_local_paths(overrides).items())
-        body = "\n".join(
-            [
-                f"# {title}",
-                "",
-                "## What it is",
-                "",
-                cls.DESCRIPTION,
-                "",
-                "## How it was generated",
-                "",
-                f"Generated by [hf-synthsample](https://pypi.org/project/hf-synthsample/) {__version__} "
-                f"with the `{domain}` builder. Rows depend only on the config's parameters and seed "
-                "(not on the number of processes), so this regenerates the same rows:",
-                "",
-                "```python",
-                "import hf_synthsample",
-                f"ds = hf_synthsample.load_dataset({domain!r}, {first!r}"
-                + (f", {example_overrides}" if example_overrides else "")
-                + ")",
-                "```",
-                "",
-                *(
-                    [f"Local paths are recorded as `{LOCAL_PATH_PREFIX}<name>`: give the path of your own copy.", ""]
-                    if LOCAL_PATH_PREFIX in example_overrides
-                    else []
-                ),
-                (
-                    "Salient variables: " + "; ".join(f"`{k}`: {v}" for k, v in cls.SALIENT_VARIABLES.items()) + "."
-                    if cls.SALIENT_VARIABLES
-                    else "No salient variables: the rows are an exact enumeration."
-                ),
-                "",
-                "## Loading",
-                "",
-                "```python",
-                "import datasets",
-                f'ds = datasets.load_dataset("path/to/this/folder", {first!r})',
-                "```",
-                "",
-                "## Configs",
-                "",
-                *sections,
-                "## Citation",
-                "",
-                "```bibtex",
-                cls.CITATION.strip(),
-                "```",
-            ]
-        )
-        metadata = {
-            "pretty_name": title,
-            **cls.CARD_METADATA,  # language, task_categories
-            **dict(card_metadata or {}),
-            "tags": ["synthetic", "hf-synthsample", domain],
-            "hf_synthsample": {"version": __version__, "domain": domain, "configs": provenance},
-        }
-        return write_hub_folder(
-            folder, data, body=body, metadata=metadata, default_config=first, extra_files=extra_files, if_exists=if_exists,
-            license=license,
-        )
+    title = f"{domain.capitalize()} (generated with hf-synthsample {__version__})"
+    first = names[0]
+    example_overrides = ", ".join(f"{k}={_format_value(v)}" for k, v in redact_local_paths(overrides).items())
+    body = "\n".join(
+        [
+            f"# {title}",
+            "",
+            "## What it is",
+            "",
+            cls.DESCRIPTION,
+            "",
+            "## How it was generated",
+            "",
+            f"Generated by [hf-synthsample](https://pypi.org/project/hf-synthsample/) {__version__} "
+            f"with the `{domain}` builder. Rows depend only on the config's parameters and seed "
+            "(not on the number of processes), so this regenerates the same rows:",
+            "",
+            "```python",
+            "import hf_synthsample",
+            f"ds = hf_synthsample.load_dataset({domain!r}, {first!r}"
+            + (f", {example_overrides}" if example_overrides else "")
+            + ")",
+            "```",
+            "",
+            *(
+                [f"Local paths are recorded as `{LOCAL_PATH_PREFIX}<name>`: give the path of your own copy.", ""]
+                if LOCAL_PATH_PREFIX in example_overrides
+                else []
+            ),
+            (
+                "Salient variables: " + "; ".join(f"`{k}`: {v}" for k, v in cls.SALIENT_VARIABLES.items()) + "."
+                if cls.SALIENT_VARIABLES
+                else "No salient variables: the rows are an exact enumeration."
+            ),
+            "",
+            "## Loading",
+            "",
+            "```python",
+            "import datasets",
+            f'ds = datasets.load_dataset("path/to/this/folder", {first!r})',
+            "```",
+            "",
+            "## Configs",
+            "",
+            *sections,
+            "## Citation",
+            "",
+            "```bibtex",
+            cls.CITATION.strip(),
+            "```",
+        ]
+    )
+    metadata = {
+        "pretty_name": title,
+        **cls.CARD_METADATA,  # language, task_categories
+        **dict(card_metadata or {}),
+        "tags": ["synthetic", "hf-synthsample", domain],
+        "hf_synthsample": {"version": __version__, "domain": domain, "configs": provenance},
+    }
+    return write_hub_folder(
+        folder, data, body=body, metadata=metadata, default_config=first,
+        extra_files={**plot_files, **dict(extra_files)}, if_exists=if_exists, license=license,
+    )

@@ -28,8 +28,10 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from ..atomic import FOLDER_MARKER
+from ..validation import check_path
 from ..logging import get_logger
 
 from .card import (SIZE_CATEGORIES, check_license, keep_auto_detected, load_card, read_card_metadata, redact_local_paths,
@@ -241,7 +243,7 @@ def save_curated(
     *,
     config_name: str = "default",
     statistics: Any = None,
-    plots: Mapping[str, str | os.PathLike] | None = None,
+    plots: Mapping[str, "str | os.PathLike | Callable[[str], Any]"] | None = None,
     license: str | None = None,
 ) -> Path:
     """Write ``dataset`` as config ``config_name`` of the Hub-layout ``folder`` with its provenance.
@@ -249,15 +251,18 @@ def save_curated(
     Other configs in ``folder`` are kept. ``statistics`` is Markdown for the card, or a report
     (``DiversityReport``, ``HomogenizationReport``: anything with ``to_markdown()``) or a list of
     them, whose numbers (``to_dict()``) also go into the card's YAML; ``plots`` maps a name to an
-    image file, copied under ``plots/``. ``license``: the card's Hub license id (e.g.
-    ``"cc-by-4.0"``; default: the folder's card keeps the one it has, if any).
+    image file, copied under ``plots/``, or to a callable drawing it at the path it is given (e.g.
+    ``report.plot``: drawn inside the folder's temp copy, so no temp folder is left anywhere).
+    ``license``: the card's Hub license id (e.g. ``"cc-by-4.0"``; default: the folder's card keeps
+    the one it has, if any).
     """
     parts = _check_inputs(dataset, provenance, config_name)
     _statistics(statistics)  # a bad statistics argument fails before any work
     license = check_license(license)
-    folder = Path(folder)
+    folder = Path(check_path("folder", folder))
     previous_meta, previous_body = _read_card(folder / "README.md")
-    extra = {f"plots/{config_name}-{name}.png": Path(path) for name, path in (plots or {}).items()}
+    extra = {f"plots/{config_name}-{name}.png": path if callable(path) else Path(path)
+             for name, path in (plots or {}).items()}
     sizes = {split: len(ds) for split, ds in parts.items()}
     meta, body = _curated_card(previous_meta, previous_body, config_name, provenance, sizes, statistics, list(extra),
                                license)
@@ -393,7 +398,8 @@ def push_curated(
                 if c["config_name"] == (default or new_meta["configs"][0]["config_name"]):
                     c["default"] = True
         (local / "README.md").write_text(render_card(new_meta, body))
-        uploads = sorted(p.relative_to(local).as_posix() for p in local.rglob("*") if p.is_file())
+        uploads = sorted(p.relative_to(local).as_posix() for p in local.rglob("*")
+                         if p.is_file() and p.name != FOLDER_MARKER)  # the local marker is no data
         operations = [CommitOperationDelete(path_in_repo=f) for f in stale if f not in uploads]
         operations += [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(local / rel)) for rel in uploads]
         logger.info(f"pushing config {config_name!r} to {repo_id} on top of {parent_commit}: "

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 import numpy as np
 
 from ..columns import column_arrow
-from ..validation import check_choice, check_float, check_int
+from ..validation import check_choice, check_device, check_float, check_int
 from .base import BaseSampler
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -486,7 +486,7 @@ class CMaxEntSampler(_StructuralSampler):
         if not (compound_weights is None or isinstance(compound_weights, (bool, Mapping))):
             raise TypeError(f"compound_weights must be None, a bool or a mapping compound -> weight, got {compound_weights!r}")
         self.compound_weights = compound_weights
-        self.device = str(device)
+        self.device = check_device("device", device)  # before any work, not at the first tensor
         self._setup(program_column, language, max_height, skip_unparsable, seed, missing, progress)
 
     def get_params(self) -> dict:

@@ -280,15 +280,13 @@ def save_split(
         >>> sorted(datasets.load_dataset(out, "default"))
         ['test', 'train']
     """
-    import os
-    import tempfile
-
     from ..hub import write_hub_folder
+    from ..hub.card import check_license
+    from ..validation import check_path
 
+    check_path("folder", folder)
     if set(split) != {"train", "test"}:
         raise ValueError(f"split must have exactly the splits 'train' and 'test', got {sorted(split)}")
-    from ..hub.card import check_license
-
     check_license(license)
     provenance = dict(provenance or {})
     body = [f"# {title or 'Train/test split'}", "",
@@ -298,18 +296,15 @@ def save_split(
         import yaml
 
         body += [yaml.safe_dump(provenance, sort_keys=False, allow_unicode=True).strip(), "```"]
-    with tempfile.TemporaryDirectory() as tmp:
-        extra = {}
-        if report is not None:
-            body += ["", "## Split report", "", report.to_markdown(), "", "![split report](split_report.png)"]
-            from pathlib import Path
-
-            extra["split_report.png"] = Path(report.plot(os.path.join(tmp, "split_report.png")))
-        meta = {"hf_synthsample": {"split": provenance}}
-        if report is not None:
-            meta["hf_synthsample"]["split_report"] = _jsonable(report.to_dict())
-        out = write_hub_folder(folder, {config_name: split}, body="\n".join(body), metadata=meta,
-                               extra_files=extra, if_exists=if_exists, license=license)
+    extra = {}
+    if report is not None:
+        body += ["", "## Split report", "", report.to_markdown(), "", "![split report](split_report.png)"]
+        extra["split_report.png"] = report.plot  # drawn inside the folder's temp copy
+    meta = {"hf_synthsample": {"split": provenance}}
+    if report is not None:
+        meta["hf_synthsample"]["split_report"] = _jsonable(report.to_dict())
+    out = write_hub_folder(folder, {config_name: split}, body="\n".join(body), metadata=meta,
+                           extra_files=extra, if_exists=if_exists, license=license)
     return str(out)
 
 

@@ -179,7 +179,7 @@ class SplitSweep:
         return self.to_markdown()
 
     def save(self, folder: str, *, if_exists: str = "error", provenance: Mapping[str, Any] | None = None,
-             title: str | None = None, plots: bool = True) -> str:
+             title: str | None = None, plots: bool = True, license: str | None = None) -> str:
         """Write the sweep as one Hub-layout folder (atomically): one config per target (``dc_0.10``,
         ...; ``train`` and ``test`` splits), a card with the table of all splits, each split's
         report (and its plot under ``plots/`` unless ``plots=False``) and the settings; card
@@ -194,10 +194,6 @@ class SplitSweep:
             >>> sorted(len(datasets.load_dataset(out, name)["test"]) for name in ("dc_0.45", "dc_0.60"))
             [18, 18]
         """
-        import os
-        import tempfile
-        from pathlib import Path
-
         import yaml
 
         from ..hub import write_hub_folder
@@ -215,24 +211,24 @@ class SplitSweep:
                 yaml.safe_dump(_jsonable(settings), sort_keys=False, allow_unicode=True).strip(), "```"]
         meta_splits = {}
         reports = self.reports
-        with tempfile.TemporaryDirectory() as tmp:
-            extra = {}
-            for t, name in self.config_names.items():
-                report = reports[t]
-                body += ["", f"## `{name}`: target D_C {t:g}", "", report.to_markdown()]
-                if plots:
-                    rel = f"plots/{name}.png"
-                    extra[rel] = Path(report.plot(os.path.join(tmp, f"{name}.png")))
-                    body += ["", f"![split report of {name}]({rel})"]
-                r = self.results[t]
-                meta_splits[name] = {"target": t, "compound_divergence": self.compound_divergence[t],
-                                     "atom_divergence": self.atom_divergence[t],
-                                     "search_compound_divergence": r.compound_divergence, **self.sizes[t],
-                                     "stop_reason": r.stop_reason, "seconds": round(r.seconds, 2),
-                                     "split_report": report.to_dict()}
-            meta = {"hf_synthsample": {"split_sweep": _jsonable({"settings": settings, "splits": meta_splits})}}
-            out = write_hub_folder(folder, {self.config_names[t]: s for t, s in self.splits.items()},
-                                   body="\n".join(body), metadata=meta, extra_files=extra, if_exists=if_exists)
+        extra = {}  # the plots are drawn inside the folder's temp copy by write_hub_folder (nothing in /tmp)
+        for t, name in self.config_names.items():
+            report = reports[t]
+            body += ["", f"## `{name}`: target D_C {t:g}", "", report.to_markdown()]
+            if plots:
+                rel = f"plots/{name}.png"
+                extra[rel] = report.plot
+                body += ["", f"![split report of {name}]({rel})"]
+            r = self.results[t]
+            meta_splits[name] = {"target": t, "compound_divergence": self.compound_divergence[t],
+                                 "atom_divergence": self.atom_divergence[t],
+                                 "search_compound_divergence": r.compound_divergence, **self.sizes[t],
+                                 "stop_reason": r.stop_reason, "seconds": round(r.seconds, 2),
+                                 "split_report": report.to_dict()}
+        meta = {"hf_synthsample": {"split_sweep": _jsonable({"settings": settings, "splits": meta_splits})}}
+        out = write_hub_folder(folder, {self.config_names[t]: s for t, s in self.splits.items()},
+                               body="\n".join(body), metadata=meta, extra_files=extra, if_exists=if_exists,
+                               license=license)
         return str(out)
 
 
