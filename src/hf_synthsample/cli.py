@@ -801,6 +801,7 @@ def _split(args: argparse.Namespace) -> int:
         check_float("--time-limit", args.time_limit, min=0.0, min_inclusive=False)
     if args.max_steps is not None:
         check_int("--max-steps", args.max_steps, min=0)
+    sweep_targets = _sweep_targets(args) if args.sweep is not None else None
     if args.method not in ("mcd", "tmcd"):
         for opt, value in (("--target-divergence", args.target_divergence), ("--time-limit", args.time_limit),
                            ("--max-steps", args.max_steps), ("--atoms-column", args.atoms_column),
@@ -812,7 +813,6 @@ def _split(args: argparse.Namespace) -> int:
         from .hub.folder import check_config_name
 
         check_config_name(args.name, "--name")
-    sweep_targets = _sweep_targets(args) if args.sweep is not None else None
     structural = args.language is not None or (args.atoms_column and args.compounds_column)
     if args.method in ("mcd", "tmcd") and not structural:
         raise ValueError(f"--language: the {args.method} method needs the structure language of --column "
