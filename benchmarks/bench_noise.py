@@ -102,14 +102,19 @@ def train_seq2seq_run(sources, targets, out_dir, a):
     tok = build_word_tokenizer(raw, columns=["source", "target"])
     ds = add_example_ids(tokenize_seq2seq(raw, tok, source_column="source", target_column="target")
                          .remove_columns(["source", "target"]))
-    model = build_scratch_model(tok, "bart", seed=a.seed, d_model=a.d_model, encoder_layers=a.layers,
-                                decoder_layers=a.layers, encoder_attention_heads=4, decoder_attention_heads=4,
-                                encoder_ffn_dim=2 * a.d_model, decoder_ffn_dim=2 * a.d_model, dropout=0.1,
-                                max_position_embeddings=256)
+    if a.arch == "bart":
+        model = build_scratch_model(tok, "bart", seed=a.seed, d_model=a.d_model, encoder_layers=a.layers,
+                                    decoder_layers=a.layers, encoder_attention_heads=4, decoder_attention_heads=4,
+                                    encoder_ffn_dim=2 * a.d_model, decoder_ffn_dim=2 * a.d_model,
+                                    dropout=a.dropout, max_position_embeddings=256)
+    else:
+        model = build_scratch_model(tok, "t5", seed=a.seed, d_model=a.d_model, num_layers=a.layers, num_heads=4,
+                                    d_ff=2 * a.d_model, dropout_rate=a.dropout)
     cb = TrainingDynamicsCallback(measures=MEASURES)
     train_seq2seq(model, tok, ds, source_column="source", target_column="target", output_dir=out_dir,
                   epochs=a.epochs, batch_size=a.batch_size, learning_rate=a.lr, seed=a.seed, callbacks=[cb],
-                  remove_unused_columns=False, disable_tqdm=True, use_cpu=True, warmup_steps=0,
+                  remove_unused_columns=False, disable_tqdm=True, use_cpu=True, warmup_steps=a.warmup,
+                  lr_scheduler_type=a.scheduler,
                   data_collator=CartographyCollator(seq2seq_collator(tok, model)))
     return os.path.join(out_dir, "cartography")
 
@@ -159,6 +164,28 @@ def detection(folder: str, noisy: np.ndarray, flag: float, min_epoch: int | None
     return out
 
 
+def recipe(folder: str, noisy: np.ndarray, flag: float) -> tuple[tuple[int, int], dict, dict]:
+    """The label-free recipe (:func:`~hf_synthsample.cartography.noise_window`): the window, the
+    recall of every measure over it, and the fit figures (all / clean / noisy rows fitted at the
+    window's last epoch; the loss; whether it had plateaued)."""
+    import pyarrow.parquet as pq
+
+    from hf_synthsample.cartography import fit_curve, flag_noisy, noise_window
+
+    lo, hi = noise_window(folder)
+    det = detection(folder, noisy, flag, lo, hi)
+    t = pq.read_table(os.path.join(folder, "dynamics.parquet"), columns=["example_id", "epoch", "correct"])
+    ids, ep, ok = (np.asarray(t.column(c)) for c in ("example_id", "epoch", "correct"))
+    at = ep == hi
+    fitted_noisy = noisy[ids[at]]
+    curve = fit_curve(folder)
+    flags = flag_noisy(folder, fraction=flag)
+    fit = {"all": float(ok[at].mean()), "clean": float(ok[at][~fitted_noisy].mean()),
+           "noisy": float(ok[at][fitted_noisy].mean()) if fitted_noisy.any() else float("nan"),
+           "loss": (float(curve["loss"][0]), float(curve["loss"][-1])), "plateaued": flags.plateaued}
+    return (lo, hi), det, fit
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--datasets", nargs="+", default=["scan", "cogs"], choices=["scan", "cogs"])
@@ -171,6 +198,10 @@ def main(argv=None) -> int:
     p.add_argument("--lr", type=float, default=1e-3, help="[1e-3]")
     p.add_argument("--d-model", type=int, default=64, help="[64]")
     p.add_argument("--layers", type=int, default=2, help="[2]")
+    p.add_argument("--arch", default="bart", choices=["bart", "t5"], help="seq2seq architecture [bart]")
+    p.add_argument("--dropout", type=float, default=0.1, help="[0.1]")
+    p.add_argument("--warmup", type=float, default=0.0, help="warm-up, fraction of the steps [0]")
+    p.add_argument("--scheduler", default="linear", help="learning-rate schedule [linear]")
     p.add_argument("--seed", type=int, default=0, help="[0]")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads [1]")
     p.add_argument("--keep", default=None, help="keep each run's dynamics (and noisy mask) under this folder")
@@ -188,7 +219,7 @@ def main(argv=None) -> int:
     print("  precision / recall (%) of the noisy rows among the flagged rows")
     header = f"  {'dataset (epochs)':17} {'task':14} {'noise':>5} {'rows':>5} {'time':>6}  " + "  ".join(f"{m:>11}" for m in RANKED)
     print(header)
-    results = []
+    results, recipe_results = [], []
     with tempfile.TemporaryDirectory(prefix="bench-noise-") as tmp:
         for name in a.datasets:
             sources, targets = load_rows(name, a.num_examples, a.seed, a.cogs)
@@ -223,12 +254,24 @@ def main(argv=None) -> int:
                         cells = "  ".join(f"{100 * det[m][0]:5.1f}/{100 * det[m][1]:5.1f}" for m in RANKED)
                         label = f"{name} ({window})" if window != "all" else name
                         print(f"  {label:17} {task:14} {rate:5.0%} {len(src):5d} {dt:5.0f}s  {cells}", flush=True)
+                    (lo, hi), det, fit = recipe(folder, noisy, a.flag)
+                    recipe_results.append((name, task, rate, det))
+                    cells = "  ".join(f"{100 * det[m][0]:5.1f}/{100 * det[m][1]:5.1f}" for m in RANKED)
+                    label = f"{name} (e{lo}-{hi})"
+                    print(f"  {label:17} {task:14} {rate:5.0%} {len(src):5d} {dt:5.0f}s  {cells}", flush=True)
+                    print(f"    recipe window: epochs {lo}-{hi} (after 90 % of the loss drop, no labels); fitted at epoch "
+                          f"{hi}: all {fit['all']:.1%}, clean {fit['clean']:.1%}, noisy {fit['noisy']:.1%}; mean loss "
+                          f"{fit['loss'][0]:.3f} -> {fit['loss'][1]:.3f}, "
+                          f"{'plateaued' if fit['plateaued'] else 'still falling (train longer)'}", flush=True)
     best: dict[str, list[float]] = {m: [] for m in RANKED}
     for *_, det in results:
         for m in RANKED:
             best[m].append(det[m][1])
     print("  mean recall over all runs (all epochs): " + ", ".join(f"{m} {100 * np.mean(v):.1f}" for m, v in
                                                      sorted(best.items(), key=lambda kv: -np.mean(kv[1]))))
+    best = {m: [det[m][1] for *_, det in recipe_results] for m in RANKED}
+    print("  mean recall over all runs (recipe window): " + ", ".join(f"{m} {100 * np.mean(v):.1f}" for m, v in
+                                                         sorted(best.items(), key=lambda kv: -np.mean(kv[1]))))
     return 0
 
 

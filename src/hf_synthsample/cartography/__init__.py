@@ -6,6 +6,8 @@
   it; optionally BLEU) during a stock ``Trainer`` run, saved as Parquet with each checkpoint.
 * :class:`DataMap`: confidence / variability / correctness, regions, subsets with OOV repair,
   plot and summary.
+* :func:`flag_noisy` (+ :func:`fit_curve`, :func:`noise_window`): likely mislabelled rows, by
+  rules read off the run's own dynamics (no labels needed).
 * :class:`ExponentialPacing`, :class:`BinnedCurriculum`: curricula as a training order.
 
 Names are imported lazily: the data-map side does not pull in ``transformers``.
@@ -36,6 +38,10 @@ _LAZY = {
     "BinnedCurriculum": ".curricula",
     "CurriculumSchedule": ".curricula",
     "curriculum_order": ".curricula",
+    "fit_curve": ".noise",
+    "noise_window": ".noise",
+    "flag_noisy": ".noise",
+    "NoiseFlags": ".noise",
     "infer_task": ".measures",
     "sequence_measures": ".measures",
     "forgetting_events": ".measures",
@@ -50,6 +56,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .store import load_dynamics
     from .curricula import BinnedCurriculum, CurriculumSchedule, ExponentialPacing, curriculum_order
     from .datamap import REGIONS, DataMap, example_tokens, parse_regions
+    from .noise import NoiseFlags, fit_curve, flag_noisy, noise_window
     from .measures import HARD_END, MEASURES, forgetting_events, infer_task, sequence_measures
 
 
