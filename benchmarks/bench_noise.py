@@ -186,6 +186,51 @@ def recipe(folder: str, noisy: np.ndarray, flag: float) -> tuple[tuple[int, int]
     return (lo, hi), det, fit
 
 
+def run_dataset(name: str, a, tmp: str, tag_seed: bool, results: list, recipe_results: list) -> None:
+    """Every (task, rate) run of one dataset and seed: train, print the windows and the recipe."""
+    sources, targets = load_rows(name, a.num_examples, a.seed, a.cogs)
+    for task in a.tasks:
+        src, tgt = sources, targets
+        if task == "classification":
+            labels = [class_of(name, t) for t in targets]
+            if name == "cogs":  # the 10 most frequent verbs
+                from collections import Counter
+
+                top = {c for c, _ in Counter(x for x in labels if x).most_common(10)}
+                keep = [i for i, c in enumerate(labels) if c in top]
+                src, tgt = [sources[i] for i in keep], [labels[i] for i in keep]
+            else:
+                tgt = labels
+        for rate in a.noise:
+            noisy_tgt, noisy = inject_noise(tgt, rate, a.seed + int(rate * 1000))
+            out = os.path.join(a.keep or tmp, f"{name}-{task}-{rate}" + (f"-s{a.seed}" if tag_seed else ""))
+            t0 = time.perf_counter()
+            run = train_seq2seq_run if task == "seq2seq" else train_classification_run
+            folder = run(src, noisy_tgt, out, a)
+            dt = time.perf_counter() - t0
+            np.save(os.path.join(folder, "noisy.npy"), noisy)
+            last = int(math.ceil(a.epochs)) - 1
+            half = max(0, (last + 1) // 2 - 1)
+            for window, lo, hi in (("all", None, None), ("1st half", None, half), ("2nd half", half + 1, None)):
+                if lo is not None and lo > last:
+                    continue
+                det = detection(folder, noisy, a.flag, lo, hi)
+                if window == "all":
+                    results.append((name, task, rate, det))
+                cells = "  ".join(f"{100 * det[m][0]:5.1f}/{100 * det[m][1]:5.1f}" for m in RANKED)
+                label = f"{name} ({window})" if window != "all" else f"{name} s{a.seed}"
+                print(f"  {label:17} {task:14} {rate:5.0%} {len(src):5d} {dt:5.0f}s  {cells}", flush=True)
+            (lo, hi), det, fit = recipe(folder, noisy, a.flag)
+            recipe_results.append((name, task, rate, det))
+            cells = "  ".join(f"{100 * det[m][0]:5.1f}/{100 * det[m][1]:5.1f}" for m in RANKED)
+            label = f"{name} (e{lo}-{hi})"
+            print(f"  {label:17} {task:14} {rate:5.0%} {len(src):5d} {dt:5.0f}s  {cells}", flush=True)
+            print(f"    recipe window: epochs {lo}-{hi} (after 90 % of the loss drop, no labels); fitted at epoch "
+                  f"{hi}: all {fit['all']:.1%}, clean {fit['clean']:.1%}, noisy {fit['noisy']:.1%}; mean loss "
+                  f"{fit['loss'][0]:.3f} -> {fit['loss'][1]:.3f}, "
+                  f"{'plateaued' if fit['plateaued'] else 'still falling (train longer)'}", flush=True)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--datasets", nargs="+", default=["scan", "cogs"], choices=["scan", "cogs"])
@@ -202,7 +247,7 @@ def main(argv=None) -> int:
     p.add_argument("--dropout", type=float, default=0.1, help="[0.1]")
     p.add_argument("--warmup", type=float, default=0.0, help="warm-up, fraction of the steps [0]")
     p.add_argument("--scheduler", default="linear", help="learning-rate schedule [linear]")
-    p.add_argument("--seed", type=int, default=0, help="[0]")
+    p.add_argument("--seed", type=int, nargs="+", default=[0], help="seeds (data sample, noise, model), one run each [0]")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads [1]")
     p.add_argument("--keep", default=None, help="keep each run's dynamics (and noisy mask) under this folder")
     p.add_argument("--cogs", default=os.path.join(HERE, "..", "..", "shared", "data", "cogs", "train.tsv"),
@@ -215,54 +260,16 @@ def main(argv=None) -> int:
     hf_logging.set_verbosity_error()
     torch.set_num_threads(a.threads)
     print(f"noise detection: {a.num_examples} rows, {a.epochs:g} epochs, batch {a.batch_size}, lr {a.lr:g}, "
-          f"d_model {a.d_model}, {a.layers} layers, seed {a.seed}; flagged: the hardest {a.flag:.0%} by each measure")
+          f"d_model {a.d_model}, {a.layers} layers, {a.arch}, dropout {a.dropout:g}, seeds {a.seed}; flagged: the hardest {a.flag:.0%} by each measure")
     print("  precision / recall (%) of the noisy rows among the flagged rows")
     header = f"  {'dataset (epochs)':17} {'task':14} {'noise':>5} {'rows':>5} {'time':>6}  " + "  ".join(f"{m:>11}" for m in RANKED)
     print(header)
     results, recipe_results = [], []
     with tempfile.TemporaryDirectory(prefix="bench-noise-") as tmp:
-        for name in a.datasets:
-            sources, targets = load_rows(name, a.num_examples, a.seed, a.cogs)
-            for task in a.tasks:
-                src, tgt = sources, targets
-                if task == "classification":
-                    labels = [class_of(name, t) for t in targets]
-                    if name == "cogs":  # the 10 most frequent verbs
-                        from collections import Counter
-
-                        top = {c for c, _ in Counter(x for x in labels if x).most_common(10)}
-                        keep = [i for i, c in enumerate(labels) if c in top]
-                        src, tgt = [sources[i] for i in keep], [labels[i] for i in keep]
-                    else:
-                        tgt = labels
-                for rate in a.noise:
-                    noisy_tgt, noisy = inject_noise(tgt, rate, a.seed + int(rate * 1000))
-                    out = os.path.join(a.keep or tmp, f"{name}-{task}-{rate}")
-                    t0 = time.perf_counter()
-                    run = train_seq2seq_run if task == "seq2seq" else train_classification_run
-                    folder = run(src, noisy_tgt, out, a)
-                    dt = time.perf_counter() - t0
-                    np.save(os.path.join(folder, "noisy.npy"), noisy)
-                    last = int(math.ceil(a.epochs)) - 1
-                    half = max(0, (last + 1) // 2 - 1)
-                    for window, lo, hi in (("all", None, None), ("1st half", None, half), ("2nd half", half + 1, None)):
-                        if lo is not None and lo > last:
-                            continue
-                        det = detection(folder, noisy, a.flag, lo, hi)
-                        if window == "all":
-                            results.append((name, task, rate, det))
-                        cells = "  ".join(f"{100 * det[m][0]:5.1f}/{100 * det[m][1]:5.1f}" for m in RANKED)
-                        label = f"{name} ({window})" if window != "all" else name
-                        print(f"  {label:17} {task:14} {rate:5.0%} {len(src):5d} {dt:5.0f}s  {cells}", flush=True)
-                    (lo, hi), det, fit = recipe(folder, noisy, a.flag)
-                    recipe_results.append((name, task, rate, det))
-                    cells = "  ".join(f"{100 * det[m][0]:5.1f}/{100 * det[m][1]:5.1f}" for m in RANKED)
-                    label = f"{name} (e{lo}-{hi})"
-                    print(f"  {label:17} {task:14} {rate:5.0%} {len(src):5d} {dt:5.0f}s  {cells}", flush=True)
-                    print(f"    recipe window: epochs {lo}-{hi} (after 90 % of the loss drop, no labels); fitted at epoch "
-                          f"{hi}: all {fit['all']:.1%}, clean {fit['clean']:.1%}, noisy {fit['noisy']:.1%}; mean loss "
-                          f"{fit['loss'][0]:.3f} -> {fit['loss'][1]:.3f}, "
-                          f"{'plateaued' if fit['plateaued'] else 'still falling (train longer)'}", flush=True)
+        for seed in a.seed:
+            run_args = argparse.Namespace(**{**vars(a), "seed": seed})
+            for name in a.datasets:
+                run_dataset(name, run_args, tmp, len(a.seed) > 1, results, recipe_results)
     best: dict[str, list[float]] = {m: [] for m in RANKED}
     for *_, det in results:
         for m in RANKED:

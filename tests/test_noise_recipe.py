@@ -1,0 +1,121 @@
+"""cartography.noise: the label-free fit curve, window and flags (hand-computed values, user-shaped tables)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from hf_synthsample.cartography import fit_curve, flag_noisy, noise_window
+
+
+def dynamics(loss: dict[int, list[float]], correct: dict[int, list[bool]], deficit: dict[int, list[float]] | None = None,
+             shuffle: int | None = 0) -> pa.Table:
+    """One row per (example, epoch), rows shuffled as a multi-process run may write them."""
+    rows = []
+    for i, ls in loss.items():
+        for e, v in enumerate(ls):
+            rows.append({"example_id": i, "epoch": e, "loss": v, "correct": bool(correct[i][e]),
+                         "margin_deficit": (deficit or loss)[i][e], "min_margin": -(deficit or loss)[i][e]})
+    df = pd.DataFrame(rows)
+    if shuffle is not None:
+        df = df.sample(frac=1.0, random_state=shuffle).reset_index(drop=True)
+    return pa.Table.from_pandas(df, preserve_index=False)
+
+
+# ids not 0..n-1 (a filtered dataset keeps its original ids)
+LOSS = {10: [3.0, 1.0, 0.2, 0.1], 25: [3.0, 1.2, 0.3, 0.1], 7: [3.0, 2.8, 2.6, 2.5], 99: [3.0, 1.0, 0.5, 0.3]}
+CORRECT = {10: [0, 0, 1, 1], 25: [0, 0, 1, 1], 7: [0, 0, 0, 0], 99: [0, 1, 0, 1]}
+
+
+def test_fit_curve_hand_computed():
+    c = fit_curve(dynamics(LOSS, CORRECT))
+    assert c["epoch"].tolist() == [0, 1, 2, 3]
+    np.testing.assert_allclose(c["fitted"], [0.0, 0.25, 0.5, 0.75])
+    np.testing.assert_allclose(c["loss"], [3.0, 1.5, 0.9, 0.75])
+
+
+def test_fit_curve_leaves_out_a_partial_epoch_and_reads_folders_and_frames(tmp_path):
+    t = dynamics(LOSS, CORRECT).to_pandas()
+    t = t[~((t.epoch == 3) & (t.example_id.isin([7, 99])))]  # the last epoch was cut short
+    c = fit_curve(t)
+    assert c["epoch"].tolist() == [0, 1, 2]
+    # a dynamics folder as the callback writes it
+    pq.write_table(dynamics(LOSS, CORRECT), tmp_path / "dynamics.parquet")
+    (tmp_path / "cartography.json").write_text('{"measures": ["margin_deficit", "loss"]}')
+    np.testing.assert_allclose(fit_curve(str(tmp_path))["loss"], [3.0, 1.5, 0.9, 0.75])
+
+
+def test_noise_window_starts_after_the_loss_drop():
+    t = dynamics(LOSS, CORRECT)
+    # mean loss 3.0, 1.5, 0.9, 0.75: falls by 2.25; 90 % of it -> at or below 0.975 -> epoch 2
+    assert noise_window(t) == (2, 3)
+    # half of it -> at or below 1.875 -> epoch 1; all of it -> the lowest epoch only
+    assert noise_window(t, loss_drop=0.5) == (1, 3)
+    assert noise_window(t, loss_drop=1.0) == (3, 3)
+
+
+def test_noise_window_of_a_loss_that_never_falls_keeps_every_epoch():
+    flat = {i: [1.0, 1.0, 1.2] for i in range(3)}
+    t = dynamics(flat, {i: [0, 0, 0] for i in range(3)})
+    assert noise_window(t) == (0, 2)
+
+
+def test_flag_noisy_ranks_over_the_window_only():
+    # example 7 is hard in the window (epochs 2-3); example 99 was the hardest at epochs 0-1 only
+    deficit = {10: [9.0, 0.0, 0.0, 0.0], 25: [9.0, 0.0, 0.0, 0.0], 7: [0.0, 0.0, 3.0, 3.0], 99: [20.0, 20.0, 1.0, 0.0]}
+    t = dynamics(LOSS, CORRECT, deficit)
+    f = flag_noisy(t, count=1)
+    assert f.example_ids.tolist() == [7]
+    assert f.window == (2, 3) and f.measure == "margin_deficit"
+    assert f.fitted == 0.75 and f.first_loss == 3.0 and f.last_loss == 0.75
+    # over every epoch (loss_drop tiny -> window from epoch 1; the whole run by hand): 99 first
+    assert flag_noisy(t, count=2, loss_drop=1e-9).example_ids.tolist() == [99, 7]
+    # min_margin: the low end is hard (= -deficit here): same order
+    assert flag_noisy(t, count=1, measure="min_margin").example_ids.tolist() == [7]
+    assert flag_noisy(t, fraction=0.5).example_ids.tolist() == [7, 99]
+
+
+def test_flag_noisy_plateau_rule():
+    t = dynamics(LOSS, CORRECT)
+    # relative gains of the mean loss over the last 3 epochs: 0.5, 0.4, 0.167 -> still falling
+    assert not flag_noisy(t, count=1).plateaued
+    assert not flag_noisy(t, count=1, patience=1, min_gain=0.1).plateaued   # 0.167 >= 0.1
+    assert flag_noisy(t, count=1, patience=1, min_gain=0.2).plateaued       # 0.167 < 0.2
+    # fewer epochs than patience + 1 cannot show a plateau
+    assert not flag_noisy(t, count=1, patience=4, min_gain=10.0).plateaued
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    ({}, ValueError, "exactly one of fraction"),
+    ({"fraction": 0.1, "count": 1}, ValueError, "exactly one of fraction"),
+    ({"fraction": 0.0}, ValueError, "fraction"),
+    ({"fraction": 1.5}, ValueError, "fraction"),
+    ({"count": 5}, ValueError, "count"),
+    ({"count": 1.0}, TypeError, "count"),
+    ({"count": 1, "measure": "accuracy"}, ValueError, "measure"),
+    ({"count": 1, "loss_drop": 0}, ValueError, "loss_drop"),
+    ({"count": 1, "loss_drop": 1.5}, ValueError, "loss_drop"),
+    ({"count": 1, "patience": 0}, ValueError, "patience"),
+    ({"count": 1, "min_gain": -1}, ValueError, "min_gain"),
+    ({"count": 1, "measure": "el2n"}, ValueError, "el2n"),          # not recorded
+])
+def test_flag_noisy_bad_arguments(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        flag_noisy(dynamics(LOSS, CORRECT), **kwargs)
+
+
+def test_bad_dynamics_are_named():
+    t = dynamics(LOSS, CORRECT)
+    with pytest.raises(ValueError, match="'loss'"):
+        fit_curve(t.drop(["loss"]))
+    with pytest.raises(ValueError, match="'correct'"):
+        noise_window(t.drop(["correct"]))
+    with pytest.raises(TypeError, match="dynamics must be"):
+        fit_curve([1, 2, 3])
+    with pytest.raises(ValueError, match="no rows"):
+        fit_curve(t.slice(0, 0))
+    with pytest.raises(ValueError, match="not a dynamics folder"):
+        fit_curve("/nonexistent/folder")
