@@ -169,3 +169,22 @@ def test_flags_the_wrong_labels_of_a_trained_run(tmp_path):
     assert len(set(flags.example_ids.tolist()) & set(wrong)) >= 5, flags
     # the model fits the clean majority (it learned the rule): the figure the recipe reports
     assert flags.fitted >= 0.8 and 0 < flags.last_loss < flags.first_loss
+
+
+def test_wrong_column_types_and_nulls_are_named():
+    t = dynamics(LOSS, CORRECT)
+    with pytest.raises(TypeError, match="'example_id' must hold integers"):
+        fit_curve(t.set_column(t.schema.get_field_index("example_id"), "example_id",
+                               pa.array([str(v) for v in t.column("example_id").to_pylist()])))
+    with pytest.raises(ValueError, match="'epoch' has 1 missing"):
+        fit_curve(t.set_column(t.schema.get_field_index("epoch"), "epoch",
+                               pa.array([None] + t.column("epoch").to_pylist()[1:], pa.int64())))
+    with pytest.raises(ValueError, match="'correct' has 1 missing"):
+        fit_curve(t.set_column(t.schema.get_field_index("correct"), "correct",
+                               pa.array([None] + t.column("correct").to_pylist()[1:], pa.bool_())))
+
+
+def test_a_row_without_gold_tokens_nan_loss_is_left_out_of_the_mean():
+    loss = {0: [2.0, 1.0], 1: [float("nan"), float("nan")], 2: [4.0, 1.0]}
+    c = fit_curve(dynamics(loss, {i: [0, 0] for i in loss}, {i: [0.0, 0.0] for i in loss}))
+    np.testing.assert_allclose(c["loss"], [3.0, 1.0])

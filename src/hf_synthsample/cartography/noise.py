@@ -79,12 +79,16 @@ def fit_curve(dynamics: Any) -> dict[str, np.ndarray]:
         >>> {k: v.tolist() for k, v in fit_curve(t).items()}
         {'epoch': [0, 1], 'fitted': [0.0, 0.5], 'loss': [2.0, 1.0]}
     """
+    from .datamap import _int_column
+
     t = _train_table(dynamics, "fit_curve")
-    ids = np.asarray(t.column("example_id").to_numpy(zero_copy_only=False), dtype=np.int64)
-    epoch = np.asarray(t.column("epoch").to_numpy(zero_copy_only=False), dtype=np.int64)
-    if not len(ids):
+    if not t.num_rows:
         raise ValueError("fit_curve: the dynamics hold no rows")
-    loss = t.column("loss").to_numpy(zero_copy_only=False).astype(np.float64)
+    ids = _int_column(t, "example_id", "fit_curve")
+    epoch = _int_column(t, "epoch", "fit_curve")
+    if t.column("correct").null_count:
+        raise ValueError(f"fit_curve: column 'correct' has {t.column('correct').null_count} missing values")
+    loss = t.column("loss").to_numpy(zero_copy_only=False).astype(np.float64)  # NaN: a row without gold tokens
     correct = t.column("correct").to_numpy(zero_copy_only=False).astype(np.float64)
     n = len(np.unique(ids))
     epochs, inverse, rows = np.unique(epoch, return_inverse=True, return_counts=True)
@@ -163,6 +167,11 @@ def flag_noisy(dynamics: Any, *, fraction: float | None = None, count: int | Non
 
     if (fraction is None) == (count is None):
         raise ValueError("flag_noisy: give exactly one of fraction= (in (0, 1]) or count= (1..number of examples)")
+    if fraction is not None:
+        check_float("fraction", fraction, min=0.0, max=1.0, min_inclusive=False)
+    else:
+        check_int("count", count, min=1)
+    check_float("loss_drop", loss_drop, min=0.0, max=1.0, min_inclusive=False)
     check_choice("measure", measure, [m for m in HARD_END if m != "confidence"])
     min_gain = check_float("min_gain", min_gain, min=0.0)
     patience = check_int("patience", patience, min=1)
