@@ -188,3 +188,10 @@ def test_a_row_without_gold_tokens_nan_loss_is_left_out_of_the_mean():
     loss = {0: [2.0, 1.0], 1: [float("nan"), float("nan")], 2: [4.0, 1.0]}
     c = fit_curve(dynamics(loss, {i: [0, 0] for i in loss}, {i: [0.0, 0.0] for i in loss}))
     np.testing.assert_allclose(c["loss"], [3.0, 1.0])
+
+
+def test_an_epoch_without_any_loss_has_a_nan_mean_not_zero():
+    loss = {0: [2.0, float("nan"), 1.0], 1: [4.0, float("nan"), 1.0]}
+    c = fit_curve(dynamics(loss, {i: [0, 0, 0] for i in loss}, {i: [0.0, 0.0, 0.0] for i in loss}))
+    assert c["loss"][0] == 3.0 and np.isnan(c["loss"][1]) and c["loss"][2] == 1.0
+    assert noise_window(dynamics(loss, {i: [0, 0, 0] for i in loss})) == (2, 2)
