@@ -195,3 +195,60 @@ def test_an_epoch_without_any_loss_has_a_nan_mean_not_zero():
     c = fit_curve(dynamics(loss, {i: [0, 0, 0] for i in loss}, {i: [0.0, 0.0, 0.0] for i in loss}))
     assert c["loss"][0] == 3.0 and np.isnan(c["loss"][1]) and c["loss"][2] == 1.0
     assert noise_window(dynamics(loss, {i: [0, 0, 0] for i in loss})) == (2, 2)
+
+
+# ----------------------------------------------------------------------------- canaries
+def test_add_canaries_on_a_filtered_shuffled_dataset():
+    from datasets import Dataset
+
+    from hf_synthsample.cartography import add_canaries, canary_recall
+
+    ds = Dataset.from_dict({"src": [f"s{i}" for i in range(20)], "tgt": [f"t{i % 5}" for i in range(20)],
+                            "n": list(range(20))})
+    ds = ds.filter(lambda r: r["n"] % 3 != 0).shuffle(seed=1)   # 13 rows, an indices mapping
+    before = ds[:]
+    out, canaries = add_canaries(ds, "tgt", count=4, seed=3)
+    assert len(out) == 17 and canaries.tolist() == [13, 14, 15, 16]
+    assert out.select(range(13))[:] == before                     # the original rows, unchanged
+    for pos in canaries:
+        row = out[int(pos)]
+        base = before["src"].index(row["src"])                     # the copied row
+        assert row["n"] == before["n"][base] and row["tgt"] != before["tgt"][base]
+        assert row["tgt"] in before["tgt"]                          # another row's target
+    assert len({out[int(p)]["src"] for p in canaries}) == 4        # distinct rows copied
+    again, _ = add_canaries(ds, "tgt", count=4, seed=3)
+    assert again[:] == out[:]                                       # seeded
+    assert canary_recall([13, 2, 16], canaries) == 0.5
+
+
+def test_add_canaries_token_id_targets_and_bad_inputs():
+    from datasets import Dataset
+
+    from hf_synthsample.cartography import add_canaries, add_example_ids, canary_recall
+
+    ds = Dataset.from_dict({"labels": [[1, 2], [3], [1, 2], [4, 4]]})
+    out, canaries = add_canaries(ds, "labels", count=2, seed=0)
+    for pos, row in zip(canaries, out.select(canaries.tolist())):
+        assert row["labels"] in ds["labels"]
+    with pytest.raises(ValueError, match="column: no column named 'label'"):
+        add_canaries(ds, "label", count=1)
+    with pytest.raises(TypeError, match="column must be"):
+        add_canaries(ds, 3, count=1)
+    with pytest.raises(ValueError, match="count must be <= 2"):
+        add_canaries(ds, "labels", count=3)
+    with pytest.raises(ValueError, match="count must be >= 1"):
+        add_canaries(ds, "labels", count=0)
+    with pytest.raises(TypeError, match="count must be an int"):
+        add_canaries(ds, "labels", count=0.1)
+    with pytest.raises(TypeError, match="datasets.Dataset"):
+        add_canaries({"labels": [[1]]}, "labels", count=1)
+    with pytest.raises(ValueError, match="add canaries before add_example_ids"):
+        add_canaries(add_example_ids(ds), "labels", count=1)
+    with pytest.raises(ValueError, match="1 missing values"):
+        add_canaries(Dataset.from_dict({"t": ["a", None, "b", "c"]}), "t", count=1)
+    with pytest.raises(ValueError, match="every row holds the same value"):
+        add_canaries(Dataset.from_dict({"t": ["a", "a", "a", "a"]}), "t", count=1)
+    with pytest.raises(ValueError, match="canaries is empty"):
+        canary_recall([1, 2], [])
+    with pytest.raises(TypeError, match="integer example ids"):
+        canary_recall([1, 2], ["a"])

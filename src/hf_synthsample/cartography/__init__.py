@@ -42,6 +42,8 @@ _LAZY = {
     "noise_window": ".noise",
     "flag_noisy": ".noise",
     "NoiseFlags": ".noise",
+    "add_canaries": ".noise",
+    "canary_recall": ".noise",
     "infer_task": ".measures",
     "sequence_measures": ".measures",
     "forgetting_events": ".measures",
@@ -56,7 +58,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .store import load_dynamics
     from .curricula import BinnedCurriculum, CurriculumSchedule, ExponentialPacing, curriculum_order
     from .datamap import REGIONS, DataMap, example_tokens, parse_regions
-    from .noise import NoiseFlags, fit_curve, flag_noisy, noise_window
+    from .noise import NoiseFlags, add_canaries, canary_recall, fit_curve, flag_noisy, noise_window
     from .measures import HARD_END, MEASURES, forgetting_events, infer_task, sequence_measures
 
 

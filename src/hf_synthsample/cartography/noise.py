@@ -14,6 +14,9 @@ rows"):
   fit figures beside them and ``plateaued``: whether the loss had stopped falling (by less than
   ``min_gain`` relatively per epoch over the last ``patience`` epochs). A run still learning at
   its end flags fewer wrong rows than one trained to the plateau: train longer, then flag.
+* :func:`add_canaries` / :func:`canary_recall`: whether a run's flags can be trusted is not in
+  its dynamics (on 300 SCAN rows the same recipe finds 58 %, on 1,000 rows 87 %); a few rows made
+  wrong on purpose before training, and the share of them flagged, tell.
 
 Example:
     >>> import pyarrow as pa
@@ -39,7 +42,7 @@ import numpy as np
 
 from ..validation import check_choice, check_float, check_int
 
-__all__ = ["fit_curve", "noise_window", "flag_noisy", "NoiseFlags"]
+__all__ = ["fit_curve", "noise_window", "flag_noisy", "NoiseFlags", "add_canaries", "canary_recall"]
 
 
 def _train_table(dynamics: Any, where: str):
@@ -195,3 +198,72 @@ def flag_noisy(dynamics: Any, *, fraction: float | None = None, count: int | Non
     return NoiseFlags(example_ids=ids, measure=measure, window=(lo, hi),
                       fitted=float(curve["fitted"][-1]),
                       first_loss=float(loss[0]), last_loss=float(loss[-1]), plateaued=plateaued)
+
+
+def add_canaries(dataset: Any, column: str, *, count: int, seed: int = 0, id_column: str = "example_id"):
+    """``dataset`` with ``count`` canary rows appended, and their row positions.
+
+    A canary is a copy of a random row (distinct rows, seeded) whose ``column`` holds the value of
+    another random row where that value differs: a wrong row of a known position, made the way
+    ``benchmarks/bench_noise.py`` makes its noise. Add them before :func:`add_example_ids` (whose
+    ids are the positions), train, then :func:`canary_recall` says which share of wrong rows the
+    flags find; drop the canaries' ids from the flags before acting on them. ``count`` is at most
+    half the rows (a few percent is the use: enough canaries for a recall, few enough not to
+    change what the model learns).
+
+    Example:
+        >>> from datasets import Dataset
+        >>> ds = Dataset.from_dict({"src": ["a", "b", "c", "d"], "tgt": ["A", "B", "C", "D"]})
+        >>> out, canaries = add_canaries(ds, "tgt", count=2, seed=0)
+        >>> len(out), canaries.tolist()
+        (6, [4, 5])
+        >>> [(r["src"], r["tgt"]) for r in out.select(canaries)]
+        [('c', 'A'), ('d', 'A')]
+    """
+    from datasets import concatenate_datasets
+
+    from ..validation import check_columns
+
+    if not hasattr(dataset, "column_names") or not hasattr(dataset, "select"):
+        raise TypeError(f"dataset must be a datasets.Dataset, got {type(dataset).__name__}")
+    if not isinstance(column, str):
+        raise TypeError(f"column must be a column name (str), got {column!r}")
+    check_columns(dataset, [column], name="column")
+    n = len(dataset)
+    count = check_int("count", count, min=1, max=max(1, n // 2))
+    seed = check_int("seed", seed, min=0)
+    if id_column in dataset.column_names:
+        raise ValueError(f"id_column: the dataset already has {id_column!r}; add canaries before add_example_ids "
+                         f"(the canaries' ids are their positions)")
+    values = dataset[column]
+    nulls = sum(v is None for v in values)
+    if nulls:
+        raise ValueError(f"column {column!r} has {nulls} missing values; a canary needs a value to replace")
+    rng = np.random.default_rng(seed)
+    base = rng.choice(n, size=count, replace=False)
+    donors = []
+    for i in base:
+        others = np.flatnonzero([v != values[i] for v in values])
+        if not len(others):
+            raise ValueError(f"column {column!r}: every row holds the same value, so no canary can be wrong")
+        donors.append(int(rng.choice(others)))
+    canaries = dataset.select(base.tolist()).map(lambda _, k: {column: values[donors[k]]}, with_indices=True)
+    return concatenate_datasets([dataset, canaries]), np.arange(n, n + count, dtype=np.int64)
+
+
+def canary_recall(flags: Any, canaries: Any) -> float:
+    """The share of ``canaries`` (ids) among the flagged ids (a :class:`NoiseFlags` or ids).
+
+    Example:
+        >>> canary_recall([4, 9, 2], [9, 10])
+        0.5
+    """
+    flagged = flags.example_ids if isinstance(flags, NoiseFlags) else flags
+    flagged = np.asarray(flagged)
+    canaries = np.asarray(canaries)
+    for name, v in (("flags", flagged), ("canaries", canaries)):
+        if v.ndim != 1 or (len(v) and v.dtype.kind not in "iu"):
+            raise TypeError(f"{name} must be a 1-D sequence of integer example ids, got {v.dtype} of shape {v.shape}")
+    if not len(canaries):
+        raise ValueError("canaries is empty: nothing to recall")
+    return float(np.isin(canaries, flagged).mean())
