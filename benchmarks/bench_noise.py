@@ -233,10 +233,20 @@ def run_dataset(name: str, a, tmp: str, tag_seed: bool, results: list, recipe_re
                 tgt = labels
         for rate in a.noise:
             noisy_tgt, noisy = inject_noise(tgt, rate, a.seed + int(rate * 1000))
+            src_run, canaries = src, np.zeros(0, dtype=np.int64)
+            if a.canaries:  # extra wrong rows of known position: the user's label-free check
+                from datasets import Dataset
+
+                from hf_synthsample.cartography import add_canaries
+
+                with_canaries, canaries = add_canaries(Dataset.from_dict({"s": list(src), "t": list(noisy_tgt)}), "t",
+                                                       count=a.canaries, seed=a.seed)
+                src_run, noisy_tgt = with_canaries["s"], with_canaries["t"]
+                noisy = np.concatenate([noisy, np.zeros(len(canaries), dtype=bool)])
             out = os.path.join(a.keep or tmp, f"{name}-{task}-{rate}" + (f"-s{a.seed}" if tag_seed else ""))
             t0 = time.perf_counter()
             run = train_seq2seq_run if task == "seq2seq" else train_classification_run
-            folder = run(src, noisy_tgt, out, a)
+            folder = run(src_run, noisy_tgt, out, a)
             dt = time.perf_counter() - t0
             np.save(os.path.join(folder, "noisy.npy"), noisy)
             last = int(math.ceil(a.epochs)) - 1
@@ -259,6 +269,15 @@ def run_dataset(name: str, a, tmp: str, tag_seed: bool, results: list, recipe_re
                   f"{hi}: all {fit['all']:.1%}, clean {fit['clean']:.1%}, noisy {fit['noisy']:.1%}; mean loss "
                   f"{fit['loss'][0]:.3f} -> {fit['loss'][1]:.3f}, "
                   f"{'plateaued' if fit['plateaued'] else 'still falling (train longer)'}", flush=True)
+            if len(canaries):
+                from hf_synthsample.cartography import canary_recall, flag_noisy
+
+                for m in ("margin_deficit", "min_margin"):
+                    flags = flag_noisy(folder, fraction=a.flag, measure=m)
+                    real = float(noisy[flags.example_ids].sum()) / max(1, int(noisy.sum()))
+                    print(f"    canaries ({len(canaries)} rows more, ids {int(canaries[0])}..{int(canaries[-1])}): "
+                          f"{m}: {canary_recall(flags, canaries):.1%} of the canaries flagged, "
+                          f"{real:.1%} of the injected wrong rows", flush=True)
 
 
 def main(argv=None) -> int:
@@ -278,6 +297,8 @@ def main(argv=None) -> int:
     p.add_argument("--warmup", type=float, default=0.0, help="warm-up, fraction of the steps [0]")
     p.add_argument("--scheduler", default="linear", help="learning-rate schedule [linear]")
     p.add_argument("--seed", type=int, nargs="+", default=[0], help="seeds (data sample, noise, model), one run each [0]")
+    p.add_argument("--canaries", type=int, default=0,
+                   help="append this many canary rows (add_canaries) and print their recall beside the real one [0]")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads [1]")
     p.add_argument("--keep", default=None, help="keep each run's dynamics (and noisy mask) under this folder")
     p.add_argument("--cogs", default=default_cogs(), help=f"COGS train TSV [{default_cogs()}]")
