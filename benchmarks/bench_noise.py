@@ -10,6 +10,9 @@
 and 83.3 % of the wrong rows (seeds 0, 1, 2). Flags given beside a preset override it. The older
 table (every measure, every rate, all epochs) came from
 ``--datasets scan cogs --tasks seq2seq --noise 0.05 0.15 0.30 --d-model 128 --epochs 20``.
+``--canaries K`` appends K more wrong rows with :func:`~hf_synthsample.cartography.add_canaries`
+and prints the share of them the recipe flags beside the share of the injected wrong rows (the
+canaries count as clean rows in every other figure of such a run).
 
 For each dataset and noise rate, ``rate`` of the rows (seeded) get another row's target (a donor
 row with a different target, so every chosen row is really wrong), a small model is trained
