@@ -228,7 +228,8 @@ def test_add_canaries_token_id_targets_and_bad_inputs():
 
     ds = Dataset.from_dict({"labels": [[1, 2], [3], [1, 2], [4, 4]]})
     out, canaries = add_canaries(ds, "labels", count=2, seed=0)
-    for pos, row in zip(canaries, out.select(canaries.tolist())):
+    assert canaries.tolist() == [4, 5] and out.select(range(4))[:] == ds[:]
+    for row in out.select(canaries.tolist()):
         assert row["labels"] in ds["labels"]
     with pytest.raises(ValueError, match="column: no column named 'label'"):
         add_canaries(ds, "label", count=1)
