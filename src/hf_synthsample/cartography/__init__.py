@@ -9,6 +9,8 @@
 * :class:`DataMap`: confidence / variability / correctness, regions, subsets with OOV repair,
   plot and summary. Each measure's direction (which end is hard) is declared once in
   :data:`MEASURE_INFO`; the map's confidence axis, regions and rankings follow it.
+* :func:`flag_noisy` (+ :func:`fit_curve`, :func:`noise_window`): likely mislabelled rows, by
+  rules read off the run's own dynamics (no labels needed).
 * :class:`ExponentialPacing`, :class:`BinnedCurriculum`: curricula as a training order.
 
 Names are imported lazily: the data-map side does not pull in ``transformers``.
@@ -40,6 +42,12 @@ _LAZY = {
     "BinnedCurriculum": ".curricula",
     "CurriculumSchedule": ".curricula",
     "curriculum_order": ".curricula",
+    "fit_curve": ".noise",
+    "noise_window": ".noise",
+    "flag_noisy": ".noise",
+    "NoiseFlags": ".noise",
+    "add_canaries": ".noise",
+    "canary_recall": ".noise",
     "infer_task": ".measures",
     "sequence_measures": ".measures",
     "forgetting_events": ".measures",
@@ -62,6 +70,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .datamap import MAP_REGIONS, REGIONS, DataMap, example_tokens, parse_regions
     from .measures import (HARD_END, MAP_MEASURES, MEASURE_INFO, MEASURES, MeasureInfo, forgetting_events,
                            infer_task, measure_info, sequence_measures)
+    from .noise import NoiseFlags, add_canaries, canary_recall, fit_curve, flag_noisy, noise_window
 
 
 __getattr__, __dir__ = attach(__name__, _LAZY)
