@@ -454,3 +454,27 @@ def test_restarts_keep_the_best_and_stay_deterministic():
     assert three.mcd_result.compound_divergence >= one.compound_divergence
     assert list(three["test"]["id"]) == list(again["test"]["id"])
     assert three.mcd_result.steps > one.steps and three.mcd_result.starts == 3 and one.starts == 1
+
+
+def test_cli_split_compound_weights_option(tmp_path, capsys):
+    """--compound-weights picks the weighting (recorded in the card), and contradicting options
+    are refused before any work."""
+    from hf_synthsample.cli import main
+
+    src = tmp_path / "pool.parquet"
+    _ds(_pool(60)).shuffle(seed=3).to_parquet(str(src))
+    base = ["split", str(src), "--method", "mcd", "--language", "sexpr", "--max-steps", "100",
+            "--max-atom-divergence", "0.1", "--seed", "0"]
+    for mode, recorded in (("example", "compound_weights: example"), ("pool", "compound_weights: pool"),
+                           ("none", "compound_weights: none")):
+        out = tmp_path / mode
+        assert main(base + ["--compound-weights", mode, "--out", str(out)]) == 0, capsys.readouterr().err
+        assert recorded in (out / "README.md").read_text()
+    assert main(base + ["--out", str(tmp_path / "default")]) == 0
+    assert "compound_weights: example" in (tmp_path / "default" / "README.md").read_text()
+    capsys.readouterr()
+    assert main(base + ["--compound-weights", "pool", "--no-compound-weights", "--out", str(tmp_path / "x")]) == 2
+    assert "--no-compound-weights contradicts --compound-weights pool" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+    assert main(["split", str(src), "--method", "random", "--compound-weights", "pool", "--out", str(tmp_path / "y")]) == 2
+    assert "--compound-weights: only used by the mcd and tmcd methods" in capsys.readouterr().err

@@ -733,7 +733,11 @@ def _add_split_parser(sub) -> None:
     sp.add_argument("--text-column", default=None, help="text checked for leakage and measured in words [--column]")
     sp.add_argument("--length-column", default=None, help="numeric length column (length method; default: words of --column)")
     sp.add_argument("--max-atom-divergence", type=float, default=0.02, help="MCD/TMCD atom divergence bound [0.02]")
-    sp.add_argument("--no-compound-weights", action="store_true", help="MCD: unweighted compounds (Keysers weights by default)")
+    sp.add_argument("--compound-weights", choices=("example", "pool", "none"), default=None,
+                    help="MCD: how compounds are weighted in D_C: 'example' (Keysers et al.'s weight of each compound "
+                         "in each example, the default), 'pool' (a pool-wide variant: one weight per compound) or "
+                         "'none'")
+    sp.add_argument("--no-compound-weights", action="store_true", help="MCD: the same as --compound-weights none")
     sp.add_argument("--target-divergence", type=float, default=None,
                     help="MCD/TMCD: a split at this compound divergence (from either side; within --divergence-tolerance)")
     sp.add_argument("--sweep", default=None, metavar="D_C,D_C,...",
@@ -806,9 +810,12 @@ def _split(args: argparse.Namespace) -> int:
         for opt, value in (("--target-divergence", args.target_divergence), ("--time-limit", args.time_limit),
                            ("--max-steps", args.max_steps), ("--atoms-column", args.atoms_column),
                            ("--compounds-column", args.compounds_column), ("--restarts", args.restarts or None),
-                           ("--no-compound-weights", args.no_compound_weights or None)):
+                           ("--no-compound-weights", args.no_compound_weights or None),
+                           ("--compound-weights", args.compound_weights)):
             if value is not None:
                 raise ValueError(f"{opt}: only used by the mcd and tmcd methods, not {args.method} (drop {opt})")
+    if args.no_compound_weights and args.compound_weights not in (None, "none"):
+        raise ValueError(f"--no-compound-weights contradicts --compound-weights {args.compound_weights} (give one)")
     if args.name is not None:
         from .hub.folder import check_config_name
 
@@ -822,7 +829,9 @@ def _split(args: argparse.Namespace) -> int:
     _check_output_folder("--out", args.out, overwrite=args.overwrite)
     ds, source, builder_params = _resolve_source(args)
     _check_split_columns(args, ds)
-    weights = False if args.no_compound_weights else None  # None: Keysers weights for the language's compounds
+    # None: Keysers et al.'s per-example weights for the language's compounds (none for given compound columns)
+    weights = {None: None, "example": "example", "pool": "pool", "none": False}[
+        "none" if args.no_compound_weights else args.compound_weights]
     common = dict(test_size=args.test_size)
     provenance: dict = {"source": source, "source_config": args.config, "source_split": args.split,
                         "builder_params": builder_params, "method": args.method, "test_size": args.test_size,
@@ -842,7 +851,8 @@ def _split(args: argparse.Namespace) -> int:
             kwargs["compound_weights"] = weights
         split, result = fn(ds, args.column, args.language, **common, **kwargs)
         provenance.update(max_atom_divergence=args.max_atom_divergence,
-                          compound_weights=args.method == "mcd" and not args.no_compound_weights and not args.compounds_column,
+                          compound_weights=("none" if args.method != "mcd" or weights is False or args.compounds_column
+                                            else weights or "example"),
                           train_size=args.train_size, left_out_rows=result.num_left_out, restarts=args.restarts,
                           stop_reason=result.stop_reason, steps=result.steps, seconds=round(result.seconds, 2),
                           compound_divergence=round(result.compound_divergence, 6))
@@ -924,7 +934,7 @@ _PARAMETER_OPTIONS: dict[str, dict[str, str]] = {
                    "k": "--size"},
     "sample": {"folder": "--out", "config_name": "--name", "dataset": "source", "builder_params": "--builder-param"},
     "split": {"folder": "--out", "config_name": "--name", "dataset": "source", "column": "--column",
-              "max_atom_divergence": "--max-atom-divergence", "compound_weights": "--no-compound-weights",
+              "max_atom_divergence": "--max-atom-divergence", "compound_weights": "--compound-weights",
               "length": "--length-column"},
     "datamap": {**_DATAMAP_OPTIONS, "regions": "--select", "folder": "--out", "path": "--plot",
                 "sample_fraction": "--plot-fraction"},
