@@ -48,6 +48,8 @@ _LAZY = {
     "NoiseFlags": ".noise",
     "add_canaries": ".noise",
     "canary_recall": ".noise",
+    "lexical_noise_scores": ".noise",
+    "flag_noisy_lexical": ".noise",
     "infer_task": ".measures",
     "sequence_measures": ".measures",
     "forgetting_events": ".measures",
@@ -70,7 +72,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .datamap import MAP_REGIONS, REGIONS, DataMap, example_tokens, parse_regions
     from .measures import (HARD_END, MAP_MEASURES, MEASURE_INFO, MEASURES, MeasureInfo, forgetting_events,
                            infer_task, measure_info, sequence_measures)
-    from .noise import NoiseFlags, add_canaries, canary_recall, fit_curve, flag_noisy, noise_window
+    from .noise import (NoiseFlags, add_canaries, canary_recall, fit_curve, flag_noisy, flag_noisy_lexical,
+                        lexical_noise_scores, noise_window)
 
 
 __getattr__, __dir__ = attach(__name__, _LAZY)
