@@ -18,6 +18,10 @@ rows"):
 * :func:`add_canaries` / :func:`canary_recall`: whether a run's flags can be trusted is not in
   its dynamics (on 300 SCAN rows the same recipe finds 58 %, on 1,000 rows 87 %); a few rows made
   wrong on purpose before training, and the share of them flagged, tell.
+* :func:`lexical_noise_scores` / :func:`flag_noisy_lexical`: no training at all: a word-to-word
+  translation table (IBM Model 1) fitted in both directions on the rows; a row whose target is
+  another row's holds a token the other side does not explain. It works where the dynamics do not
+  (300 SCAN rows: 91 % over 3 seeds, vs 58 %), at 1,000 rows (92 %) and on COGS (76 %, vs 63 %).
 
 Example:
     >>> import pyarrow as pa
