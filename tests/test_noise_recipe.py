@@ -358,6 +358,9 @@ def test_lexical_scores_follow_the_rows_and_take_token_lists_and_series():
                               [tgt[i].split() for i in perm])
     for k in ("forward", "backward", "score"):
         np.testing.assert_allclose(sp[k], s[k][perm], rtol=1e-9, atol=1e-12)
+    # an Arrow column reads the same
+    np.testing.assert_allclose(lexical_noise_scores(pa.array(src), pa.chunked_array([tgt[:10], tgt[10:]]))["score"],
+                               s["score"])
     # duplicate rows score the same
     dup = [i for i in range(len(src)) if (src[i], tgt[i]) == (src[0], tgt[0])]
     assert len(dup) >= 2 and len({float(s["score"][i]) for i in dup}) == 1
@@ -378,6 +381,15 @@ def test_lexical_scores_follow_the_rows_and_take_token_lists_and_series():
 def test_lexical_scores_bad_input(kwargs, exc, match):
     with pytest.raises(exc, match=match):
         lexical_noise_scores(**kwargs)
+
+
+def test_lexical_scores_refuse_an_open_vocabulary(monkeypatch):
+    import hf_synthsample.cartography.noise as noise
+
+    monkeypatch.setattr(noise, "_MAX_TABLE", 8)  # 3 source words + NULL, 3 target words: 12 pairs
+    with pytest.raises(ValueError, match="4 x 3 word pairs"):
+        lexical_noise_scores(["a", "b", "c"], ["A", "B", "C"])
+    assert len(lexical_noise_scores(["a", "b"], ["A", "A"])["score"]) == 2  # 3 x 1, 3 x 2 pairs
 
 
 @pytest.mark.parametrize("kwargs, exc, match", [
