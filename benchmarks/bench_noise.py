@@ -245,6 +245,25 @@ def lexical_line(name, task, rate, sources, targets, noisy, canaries, a, lexical
           + (f"; canaries flagged {canary_recall(flags, canaries):.1%}" if len(canaries) else ""), flush=True)
 
 
+def averaged_recall(folder: str, sources, targets, noisy: np.ndarray, flag: float) -> float:
+    """Recall of the hardest ``flag`` of the rows by the mean of two hardness ranks: the lexical
+    check's ``score`` and the recipe's ``margin_deficit`` over its window (ties: by position)."""
+    from hf_synthsample.cartography import DataMap, lexical_noise_scores, noise_window
+
+    n = len(noisy)
+    score = lexical_noise_scores(sources, targets)["score"]
+    lexical = np.empty(n)
+    lexical[np.argsort(score, kind="stable")] = np.arange(1, n + 1)  # ranks 1..n, n = hardest
+    lo, hi = noise_window(folder)
+    dm = DataMap.from_dynamics(folder, "loss", min_epoch=lo, max_epoch=hi, nan_policy="omit")
+    dynamics = np.zeros(n)
+    # the benchmark's ids are the row positions (add_example_ids)
+    dynamics[dm.ranking("margin_deficit", order="hardest-first")] = np.arange(len(dm), 0, -1)
+    k = max(1, int(math.floor(flag * n + 0.5)))
+    flagged = np.argsort(-(lexical + dynamics), kind="stable")[:k]
+    return float(noisy[flagged].sum()) / max(1, int(noisy.sum()))
+
+
 def run_dataset(name: str, a, tmp: str, tag_seed: bool, results: list, recipe_results: list,
                 lexical_results: list) -> None:
     """Every (task, rate) run of one dataset and seed: train, print the windows and the recipe."""
@@ -303,6 +322,9 @@ def run_dataset(name: str, a, tmp: str, tag_seed: bool, results: list, recipe_re
                   f"{hi}: all {fit['all']:.1%}, clean {fit['clean']:.1%}, noisy {fit['noisy']:.1%}; mean loss "
                   f"{fit['loss'][0]:.3f} -> {fit['loss'][1]:.3f}, "
                   f"{'plateaued' if fit['plateaued'] else 'still falling (train longer)'}", flush=True)
+            if a.method == "both":
+                print(f"    lexical + recipe ranks averaged: {100 * averaged_recall(folder, src_run, noisy_tgt, noisy, a.flag):.1f} "
+                      f"% of the wrong rows flagged", flush=True)
             if len(canaries):
                 from hf_synthsample.cartography import canary_recall, flag_noisy
 
