@@ -404,3 +404,26 @@ def test_lexical_scores_refuse_an_open_vocabulary(monkeypatch):
 def test_flag_noisy_lexical_bad_arguments(kwargs, exc, match):
     with pytest.raises(exc, match=match):
         flag_noisy_lexical(["jump", "walk"], ["A", "B"], **kwargs)
+
+
+def test_bench_noise_averages_the_lexical_and_recipe_ranks(monkeypatch):
+    import importlib.util
+    import os
+
+    import hf_synthsample.cartography as cartography
+
+    path = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "bench_noise.py")
+    spec = importlib.util.spec_from_file_location("bench_noise_under_test2", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    # lexical ranks (n = hardest): rows 0..3 -> 1, 4, 2, 3
+    monkeypatch.setattr(cartography, "lexical_noise_scores", lambda s, t: {"score": np.array([0.25, 1.0, 0.5, 0.75])})
+    # the recipe's window: epochs 1-2 (mean loss 2, 1, 1); margin_deficit there: row 3 > 0 > 1 > 2 -> ranks 3, 2, 1, 4
+    deficit = {0: [0.0, 3.0, 3.0], 1: [9.0, 2.0, 2.0], 2: [9.0, 1.0, 1.0], 3: [0.0, 4.0, 4.0]}
+    loss = {i: [2.0, 1.0, 1.0] for i in range(4)}
+    t = dynamics(loss, {i: [0, 0, 0] for i in range(4)}, deficit)
+    # sums 4, 6, 3, 7: the hardest half is rows 3 and 1 (lexical alone: 1, 3; the recipe alone: 3, 0;
+    # averaged over every epoch instead of the window: 1, 2); one wrong row at a time pins that set
+    recall = [bench.averaged_recall(t, ["a"] * 4, ["A"] * 4, np.arange(4) == i, 0.5) for i in range(4)]
+    assert recall == [0.0, 1.0, 0.0, 1.0]
+    assert bench.averaged_recall(t, ["a"] * 4, ["A"] * 4, np.array([True, True, False, False]), 0.5) == 0.5
