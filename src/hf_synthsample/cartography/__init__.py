@@ -10,7 +10,8 @@
   plot and summary. Each measure's direction (which end is hard) is declared once in
   :data:`MEASURE_INFO`; the map's confidence axis, regions and rankings follow it.
 * :func:`flag_noisy` (+ :func:`fit_curve`, :func:`noise_window`): likely mislabelled rows, by
-  rules read off the run's own dynamics (no labels needed).
+  rules read off the run's own dynamics (no labels needed); :func:`flag_noisy_lexical`: the same
+  without training, from a word-to-word table of the rows (small sets).
 * :class:`ExponentialPacing`, :class:`BinnedCurriculum`: curricula as a training order.
 
 Names are imported lazily: the data-map side does not pull in ``transformers``.
