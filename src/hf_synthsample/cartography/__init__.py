@@ -10,7 +10,8 @@
   plot and summary. Each measure's direction (which end is hard) is declared once in
   :data:`MEASURE_INFO`; the map's confidence axis, regions and rankings follow it.
 * :func:`flag_noisy` (+ :func:`fit_curve`, :func:`noise_window`): likely mislabelled rows, by
-  rules read off the run's own dynamics (no labels needed).
+  rules read off the run's own dynamics (no labels needed); :func:`flag_noisy_lexical`: the same
+  without training, from a word-to-word table of the rows (small sets).
 * :class:`ExponentialPacing`, :class:`BinnedCurriculum`: curricula as a training order.
 
 Names are imported lazily: the data-map side does not pull in ``transformers``.
@@ -48,6 +49,8 @@ _LAZY = {
     "NoiseFlags": ".noise",
     "add_canaries": ".noise",
     "canary_recall": ".noise",
+    "lexical_noise_scores": ".noise",
+    "flag_noisy_lexical": ".noise",
     "infer_task": ".measures",
     "sequence_measures": ".measures",
     "forgetting_events": ".measures",
@@ -70,7 +73,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .datamap import MAP_REGIONS, REGIONS, DataMap, example_tokens, parse_regions
     from .measures import (HARD_END, MAP_MEASURES, MEASURE_INFO, MEASURES, MeasureInfo, forgetting_events,
                            infer_task, measure_info, sequence_measures)
-    from .noise import NoiseFlags, add_canaries, canary_recall, fit_curve, flag_noisy, noise_window
+    from .noise import (NoiseFlags, add_canaries, canary_recall, fit_curve, flag_noisy, flag_noisy_lexical,
+                        lexical_noise_scores, noise_window)
 
 
 __getattr__, __dir__ = attach(__name__, _LAZY)

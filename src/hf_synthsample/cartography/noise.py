@@ -18,6 +18,10 @@ rows"):
 * :func:`add_canaries` / :func:`canary_recall`: whether a run's flags can be trusted is not in
   its dynamics (on 300 SCAN rows the same recipe finds 58 %, on 1,000 rows 87 %); a few rows made
   wrong on purpose before training, and the share of them flagged, tell.
+* :func:`lexical_noise_scores` / :func:`flag_noisy_lexical`: no training at all: a word-to-word
+  translation table (IBM Model 1) fitted in both directions on the rows; a row whose target is
+  another row's holds a token the other side does not explain. It works where the dynamics do not
+  (300 SCAN rows: 91 % over 3 seeds, vs 58 %), at 1,000 rows (92 %) and on COGS (76 %, vs 63 %).
 
 Example:
     >>> import pyarrow as pa
@@ -43,7 +47,8 @@ import numpy as np
 
 from ..validation import check_choice, check_float, check_int
 
-__all__ = ["fit_curve", "noise_window", "flag_noisy", "NoiseFlags", "add_canaries", "canary_recall"]
+__all__ = ["fit_curve", "noise_window", "flag_noisy", "NoiseFlags", "add_canaries", "canary_recall", "lexical_noise_scores",
+           "flag_noisy_lexical"]
 
 
 def _train_table(dynamics: Any, where: str):
@@ -268,3 +273,150 @@ def canary_recall(flags: Any, canaries: Any) -> float:
     if not len(canaries):
         raise ValueError("canaries is empty: nothing to recall")
     return float(np.isin(canaries, flagged).mean())
+
+
+# ------------------------------------------------------------------------------------------ lexical check
+#: the largest dense translation table (source x target vocabulary) the lexical check builds: 512 MiB
+_MAX_TABLE = 2 ** 26
+
+
+def _token_rows(values: Any, name: str) -> list[list[str]]:
+    """Rows of tokens: a string is split on whitespace, a list / tuple of strings is taken as tokens."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+        raise TypeError(f"{name} must be a sequence of rows (strings or lists of token strings), got "
+                        f"{type(values).__name__}")
+    if hasattr(values, "to_pylist"):  # a pyarrow column
+        values = values.to_pylist()
+    rows = []
+    for i, v in enumerate(values):
+        if isinstance(v, str):
+            toks = v.split()
+        elif isinstance(v, (list, tuple)) and all(isinstance(t, str) for t in v):
+            toks = list(v)
+        else:
+            raise TypeError(f"{name}[{i}] must be a string or a list of token strings, got {v!r}")
+        if not toks:
+            raise ValueError(f"{name}[{i}] has no tokens; the lexical check needs a token on both sides of every row "
+                             f"(drop or fill empty rows first)")
+        rows.append(toks)
+    return rows
+
+
+def _model1(src: list[np.ndarray], tgt: list[np.ndarray], n_src: int, n_tgt: int, iterations: int,
+            smoothing: float) -> np.ndarray:
+    """IBM Model 1 table ``p(target token | source token)`` (rows: source tokens, the last one NULL) by EM."""
+    # every (source position, target position) pair of every row, flat: one E-step is a few bincounts
+    s_idx = np.concatenate([np.repeat(s, len(t)) for s, t in zip(src, tgt)])
+    t_idx = np.concatenate([np.tile(t, len(s)) for s, t in zip(src, tgt)])
+    # the target position each pair belongs to (its alignment sums to 1 over the source positions)
+    offsets = np.cumsum([0] + [len(t) for t in tgt])
+    group = np.concatenate([offsets[r] + np.tile(np.arange(len(t)), len(s)) for r, (s, t) in enumerate(zip(src, tgt))])
+    table = np.full((n_src, n_tgt), 1.0 / n_tgt)
+    for _ in range(iterations):
+        p = table[s_idx, t_idx]
+        p = p / np.bincount(group, weights=p)[group]
+        counts = np.bincount(s_idx * n_tgt + t_idx, weights=p, minlength=n_src * n_tgt).reshape(n_src, n_tgt)
+        counts += smoothing
+        table = counts / counts.sum(axis=1, keepdims=True)
+    return table
+
+
+def _min_token_logp(from_rows: list[list[str]], to_rows: list[list[str]], iterations: int,
+                    smoothing: float) -> np.ndarray:
+    """Per row: the lowest ``log p(token | other side)`` over ``to_rows``' tokens (Model 1, NULL included)."""
+    fv = {w: i for i, w in enumerate(sorted({w for r in from_rows for w in r}))}
+    tv = {w: i for i, w in enumerate(sorted({w for r in to_rows for w in r}))}
+    null = len(fv)
+    if (null + 1) * len(tv) > _MAX_TABLE:
+        raise ValueError(f"the lexical check's table would hold {null + 1} x {len(tv)} word pairs (at most "
+                         f"{_MAX_TABLE} fit its dense table); it is meant for small vocabularies (commands, "
+                         f"logical forms), not open-vocabulary text")
+    src = [np.array([fv[w] for w in r] + [null]) for r in from_rows]
+    tgt = [np.array([tv[w] for w in r]) for r in to_rows]
+    table = _model1(src, tgt, null + 1, len(tv), iterations, smoothing)
+    # p(token) = mean over the source positions (uniform alignment) of the table's probabilities
+    return np.array([np.log(table[s][:, t].mean(axis=0)).min() for s, t in zip(src, tgt)])
+
+
+def lexical_noise_scores(sources: Any, targets: Any, *, iterations: int = 10,
+                         smoothing: float = 1e-3) -> dict[str, np.ndarray]:
+    """Per row, how badly its two sides explain each other word by word; no model training, no labels.
+
+    A lexical translation table (IBM Model 1, fitted by ``iterations`` EM steps on all the rows,
+    counts smoothed by ``smoothing``) in each direction gives every row ``forward``: the lowest
+    log-probability of a target token given the source, and ``backward``: of a source token given
+    the target. A row whose target is another row's holds a token its source does not explain, or
+    lacks one its source needs, in one of the two directions. ``score`` (higher = more likely
+    wrong) is the hardness rank of the worse direction, as a fraction of the rows in (0, 1]
+    (rank n: the lowest log-probability; ties share their mean rank); ``other`` that of the better
+    direction.
+
+    Strings are split on whitespace; lists of token strings are taken as they are. Memory grows
+    with the source x target vocabulary (a dense table, at most 2^26 pairs: a ValueError beyond)
+    and with the summed source x target lengths of the rows. On SCAN at 15 %
+    noise the hardest 15 % by ``score`` hold 84-96 % of the wrong rows at 300 rows and 91-93 % at
+    1,000; on COGS 75-77 % (docs/benchmarks.md). Use :func:`flag_noisy_lexical` to pick rows.
+
+    Example (the last row has another row's target):
+        >>> src = ["jump", "walk", "look", "jump twice", "walk twice", "look twice"] * 2 + ["walk twice"]
+        >>> tgt = ["JUMP", "WALK", "LOOK", "JUMP JUMP", "WALK WALK", "LOOK LOOK"] * 2 + ["JUMP"]
+        >>> s = lexical_noise_scores(src, tgt)
+        >>> s["score"][:6].round(2).tolist(), float(s["score"][12])
+        ([0.42, 0.42, 0.58, 0.58, 0.73, 0.88], 1.0)
+        >>> s["forward"][[0, 12]].round(2).tolist()     # log p(JUMP | jump), log p(JUMP | walk twice)
+        [-0.33, -1.02]
+    """
+    iterations = check_int("iterations", iterations, min=1)
+    smoothing = check_float("smoothing", smoothing, min=0.0, min_inclusive=False)
+    src, tgt = _token_rows(sources, "sources"), _token_rows(targets, "targets")
+    if len(src) != len(tgt):
+        raise ValueError(f"sources and targets must have the same number of rows, got {len(src)} and {len(tgt)}")
+    if not src:
+        raise ValueError("sources and targets hold no rows")
+    forward = _min_token_logp(src, tgt, iterations, smoothing)
+    backward = _min_token_logp(tgt, src, iterations, smoothing)
+    n = len(src)
+    # ranks 1..n, lowest log-probability = n (ties share their mean rank)
+    hard_f = _mean_ranks(-forward)
+    hard_b = _mean_ranks(-backward)
+    return {"forward": forward, "backward": backward, "score": np.maximum(hard_f, hard_b) / n,
+            "other": np.minimum(hard_f, hard_b) / n}
+
+
+def _mean_ranks(values: np.ndarray) -> np.ndarray:
+    """Ranks 1..n of ``values`` ascending, ties given their mean rank."""
+    order = np.argsort(values, kind="stable")
+    ranks = np.empty(len(values))
+    ranks[order] = np.arange(1, len(values) + 1)
+    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+    sums = np.bincount(inverse, weights=ranks)
+    return sums[inverse] / counts[inverse]
+
+
+def flag_noisy_lexical(sources: Any, targets: Any, *, fraction: float | None = None, count: int | None = None,
+                       iterations: int = 10, smoothing: float = 1e-3) -> np.ndarray:
+    """Row positions of the rows most likely mislabelled by :func:`lexical_noise_scores`, hardest
+    first (ties broken by the better direction's rank, then by position). Give exactly one of
+    ``fraction`` (the hardest ``round(fraction * rows)``, at least 1, as :func:`flag_noisy`) / ``count``.
+
+    Needs no training, so it works where the training dynamics do not: on 300 SCAN rows, where a
+    model memorises the wrong rows as fast as the clean ones (docs/training-dynamics.md).
+
+    Example:
+        >>> src = ["jump", "walk", "look", "jump twice", "walk twice", "look twice"] * 2 + ["walk twice"]
+        >>> tgt = ["JUMP", "WALK", "LOOK", "JUMP JUMP", "WALK WALK", "LOOK LOOK"] * 2 + ["JUMP"]
+        >>> flag_noisy_lexical(src, tgt, count=1).tolist(), flag_noisy_lexical(src, tgt, fraction=0.1).tolist()
+        ([12], [12])
+    """
+    if (fraction is None) == (count is None):
+        raise ValueError("flag_noisy_lexical: give exactly one of fraction= (in (0, 1]) or count= (1..number of rows)")
+    if fraction is not None:
+        check_float("fraction", fraction, min=0.0, max=1.0, min_inclusive=False)
+    else:
+        check_int("count", count, min=1)
+    s = lexical_noise_scores(sources, targets, iterations=iterations, smoothing=smoothing)
+    n = len(s["score"])
+    # the size rule of DataMap.subset_size (and so of flag_noisy): round(fraction * rows), at least 1
+    k = max(1, int(np.floor(fraction * n + 0.5))) if fraction is not None else check_int("count", count, min=1, max=n)
+    order = np.lexsort((np.arange(n), -s["other"], -s["score"]))
+    return order[:k].astype(np.int64)
