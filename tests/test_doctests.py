@@ -46,6 +46,7 @@ MODULES = [
     "hf_synthsample.splits.mcd",
     "hf_synthsample.splits.simple",
     "hf_synthsample.splits.report",
+    "hf_synthsample.splits.sweep",
 ]
 
 

@@ -56,6 +56,7 @@ _LAZY = {
     "structure_diagnostics": "hf_synthsample.structure",
     "mcd_split": "hf_synthsample.splits.mcd",
     "tmcd_split": "hf_synthsample.splits.mcd",
+    "divergence_sweep": "hf_synthsample.splits.sweep",
     "template_split": "hf_synthsample.splits.simple",
     "length_split": "hf_synthsample.splits.simple",
     "random_split": "hf_synthsample.splits.simple",
@@ -118,6 +119,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .sampling.structural import CMaxEntSampler, HybridSampler, UATSampler, UniformSampler
     from .splits.mcd import mcd_split, tmcd_split
     from .splits.report import split_report
+    from .splits.sweep import divergence_sweep
     from .splits.simple import length_split, random_split, template_split
     from .structure import StructureFunction, abstract_template, atoms, compounds, structure_diagnostics
 

@@ -580,7 +580,13 @@ def _add_split_parser(sub) -> None:
     sp.add_argument("--length-column", default=None, help="numeric length column (length method; default: words of --column)")
     sp.add_argument("--max-atom-divergence", type=float, default=0.02, help="MCD/TMCD atom divergence bound [0.02]")
     sp.add_argument("--no-compound-weights", action="store_true", help="MCD: unweighted compounds (Keysers weights by default)")
-    sp.add_argument("--target-divergence", type=float, default=None, help="MCD/TMCD: stop at this compound divergence")
+    sp.add_argument("--target-divergence", type=float, default=None,
+                    help="MCD/TMCD: a split at this compound divergence (from either side; within --divergence-tolerance)")
+    sp.add_argument("--sweep", default=None, metavar="D_C,D_C,...",
+                    help="MCD: one split per compound divergence (ascending, in [0, 1], e.g. 0,0.1,0.2), written as one "
+                         "folder with a config per target (dc_0.10, ...); the structure is read once")
+    sp.add_argument("--divergence-tolerance", type=float, default=0.01,
+                    help="MCD/TMCD: how far from --target-divergence / each --sweep target a split may be [0.01]")
     sp.add_argument("--time-limit", type=float, default=None, help="MCD/TMCD: stop after this many seconds")
     sp.add_argument("--max-steps", type=int, default=None, help="MCD/TMCD: stop after this many swap steps")
     sp.add_argument("--restarts", type=int, default=0,
@@ -606,6 +612,8 @@ def _split(args: argparse.Namespace) -> int:
                              "splits all rows (drop --train-size)")
         check_float("--train-size", args.train_size, min=0.0, max=1.0 - args.test_size, min_inclusive=False)
     check_int("--restarts", args.restarts, min=0)
+    check_float("--divergence-tolerance", args.divergence_tolerance, min=0.0, max=1.0)
+    sweep_targets = _sweep_targets(args) if args.sweep is not None else None
     structural = args.language is not None or (args.atoms_column and args.compounds_column)
     if args.method in ("mcd", "tmcd") and not structural:
         raise ValueError(f"--language: the {args.method} method needs the structure language of --column "
@@ -620,12 +628,14 @@ def _split(args: argparse.Namespace) -> int:
     provenance: dict = {"source": source, "source_config": args.config, "source_split": args.split,
                         "builder_params": builder_params, "method": args.method, "test_size": args.test_size,
                         "seed": args.seed, "column": args.column, "language": args.language}
+    if sweep_targets is not None:
+        return _split_sweep(args, ds, sweep_targets, provenance, weights)
     if args.method in ("mcd", "tmcd"):
         from .splits import mcd_split, tmcd_split
 
         fn = mcd_split if args.method == "mcd" else tmcd_split
         kwargs = dict(max_atom_divergence=args.max_atom_divergence, seed=args.seed, target_divergence=args.target_divergence,
-                      time_limit=args.time_limit, max_steps=args.max_steps, atoms_column=args.atoms_column,
+                      divergence_tolerance=args.divergence_tolerance, time_limit=args.time_limit, max_steps=args.max_steps, atoms_column=args.atoms_column,
                       compounds_column=args.compounds_column, train_size=args.train_size, restarts=args.restarts,
                       return_result=True)
         if args.method == "mcd":
@@ -660,6 +670,45 @@ def _split(args: argparse.Namespace) -> int:
     out = save_split(split, args.out, report, config_name=args.name or args.method, provenance=provenance,
                      title=f"{args.method} split of `{args.source}`", if_exists="overwrite" if args.overwrite else "error")
     print(f"\nWrote {out}/ (config {args.name or args.method!r}: train {len(split['train']):,}, test {len(split['test']):,})")
+    return 0
+
+
+def _sweep_targets(args: argparse.Namespace) -> list[float]:
+    """``--sweep``'s targets, checked before any work (with the options it cannot go with)."""
+    from .splits.sweep import check_targets
+
+    if args.method != "mcd":
+        raise ValueError(f"--sweep: only the mcd method makes splits at chosen divergences, not {args.method}")
+    for flag, value in (("--target-divergence", args.target_divergence), ("--name", args.name)):
+        if value is not None:
+            raise ValueError(f"{flag}: not used with --sweep (each target is its own config, dc_0.10, ...)")
+    try:
+        values = [float(v) for v in args.sweep.split(",")]
+    except ValueError:
+        raise ValueError(f"--sweep: expected comma-separated compound divergences in [0, 1] (e.g. 0,0.1,0.2), "
+                         f"got {args.sweep!r}") from None
+    return check_targets(values, name="--sweep")
+
+
+def _split_sweep(args: argparse.Namespace, ds, targets: list[float], provenance: dict, weights) -> int:
+    from .splits.mcd import UnreachableDivergence
+    from .splits.sweep import divergence_sweep
+
+    try:
+        sweep = divergence_sweep(
+            ds, targets, column=args.column, language=args.language, test_size=args.test_size,
+            train_size=args.train_size, max_atom_divergence=args.max_atom_divergence, seed=args.seed,
+            compound_weights=weights, atoms_column=args.atoms_column, compounds_column=args.compounds_column,
+            divergence_tolerance=args.divergence_tolerance, time_limit=args.time_limit, max_steps=args.max_steps,
+            restarts=args.restarts, text_column=args.text_column)
+    except UnreachableDivergence as err:
+        raise err.named("--sweep") from err
+    provenance = {k: v for k, v in provenance.items() if k not in ("method", "seed", "column", "language", "test_size")}
+    print(sweep.to_markdown())
+    out = sweep.save(args.out, provenance=provenance, title=f"Compound-divergence sweep of `{args.source}`",
+                     if_exists="overwrite" if args.overwrite else "error")
+    names = ", ".join(sweep.config_names.values())
+    print(f"\nWrote {out}/ ({len(sweep)} configs: {names}; {sweep.seconds:.1f}s)")
     return 0
 
 

@@ -4,6 +4,8 @@
   (Keysers et al. 2020; Shaw et al. 2021).
 * :func:`template_split` (whole abstract templates held out), :func:`length_split` (longest rows
   in test), :func:`random_split`.
+* :func:`divergence_sweep`: a family of MCD splits at chosen compound divergences (easy to hard,
+  the atoms held alike), saved as one Hub folder with a config per target; :func:`divergence_range`.
 * :func:`split_report`: sizes, atom and compound divergence, unseen atoms, template overlap,
   exact and near-duplicate leakage, lengths, as a table and a plot.
 
@@ -18,6 +20,10 @@ _LAZY = {
     "mcd_split": ".mcd",
     "tmcd_split": ".mcd",
     "mcd_search": ".mcd",
+    "UnreachableDivergence": ".mcd",
+    "SplitSweep": ".sweep",
+    "divergence_sweep": ".sweep",
+    "divergence_range": ".sweep",
     "template_split": ".simple",
     "length_split": ".simple",
     "random_split": ".simple",

@@ -24,13 +24,22 @@ The search (notes and measurements: docs/dev-notes/issue-13.md):
    lower the atom divergence most (keeping the gain) may repair it; kept if ``D_C`` rises within
    the atom bound. This is the move single swaps cannot find: the ``p^0.1`` term only falls when
    the *last* train rows of a compound leave.
-4. Stops at ``target_divergence``, ``time_limit``, ``max_steps`` or when ``patience`` rounds in a
-   row improve nothing; the reason is in the result and the log. ``restarts`` runs the search
-   again from other seeded random starts (while time and steps remain) and keeps the best.
+4. Stops at ``time_limit``, ``max_steps``, when ``patience`` rounds in a row improve nothing, or,
+   with ``target_divergence``, near the target; the reason is in the result and the log.
+   ``restarts`` runs the search again from other seeded random starts (while time and steps
+   remain) and keeps the best.
 5. With ``train_size`` below ``1 - test_size`` (Keysers et al.'s splits are subsets, not
    partitions) train rows are then left out one move at a time, the best ``D_C`` gain per row
    first (single groups, or all train holders of a compound shared by both sides), and the
    search goes on. This phase always brings train to its size, also after a time-limit stop.
+6. Other goals (issue 21): ``minimize=True`` lowers ``D_C`` (below a random split's: SCAN 0.050
+   -> 0.008) and ``target_divergence=x`` brings it within ``divergence_tolerance`` of ``x`` from
+   either side. Every acceptance compares the goal's value of ``D_C`` (``D_C``, ``-D_C`` or
+   ``-|D_C - x|``); raising, a swap moves the train group first, lowering, the test group
+   (the move that gives an unseen compound train mass); hold-outs run only while ``D_C`` must
+   rise. A target search that stalls outside the tolerance looks for the reachable range (the
+   minimising and maximising searches) and raises :class:`UnreachableDivergence` naming it, or,
+   if ``x`` lies inside, searches towards ``x`` again from the extreme on its other side.
 
 Example:
     >>> from datasets import Dataset
@@ -41,6 +50,15 @@ Example:
     (48, 12)
     >>> split.mcd_result.compound_divergence > 0.3 and split.mcd_result.atom_divergence <= 0.02
     True
+
+    A split at a chosen divergence, from either side of a random split's (here every program is
+    its own compound, so any split above has D_C 1; nested programs share compounds):
+
+    >>> nested = Dataset.from_dict({"program": [f"({op} ({f} {a}) {b})" for op in "pq" for f in "fgh"
+    ...                                         for a in "abcd" for b in "abc"]})
+    >>> at = mcd_split(nested, language="sexpr", target_divergence=0.45, compound_weights=False, progress=False)
+    >>> abs(at.mcd_result.compound_divergence - 0.45) <= 0.01, at.mcd_result.stop_reason
+    (True, 'target reached')
 """
 
 from __future__ import annotations
@@ -61,11 +79,39 @@ from ._engine import Engine, ranges
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset, DatasetDict
 
-__all__ = ["MCDResult", "mcd_split", "tmcd_split", "mcd_search"]
+__all__ = ["MCDResult", "UnreachableDivergence", "mcd_split", "tmcd_split", "mcd_search"]
 
 logger = logging.getLogger(__name__)
 
 STOP_REASONS = ("target reached", "no improving move", "time limit", "max steps")
+
+#: patience (rounds without a gain) of the minimising and maximising searches that bound the
+#: reachable range after a target search stalled: they only bound it, so they stop sooner
+RANGE_PATIENCE = 20
+
+
+class UnreachableDivergence(ValueError):
+    """No split with a compound divergence within ``tolerance`` of ``target`` was found; ``low`` and
+    ``high`` are the lowest and highest divergences the minimising and maximising searches found
+    (for this data, test and train size, atom bound and seed)."""
+
+    def __init__(self, target: float, low: float, high: float, tolerance: float, inside: bool = False,
+                 argument: str = "target_divergence"):
+        self.target, self.low, self.high, self.tolerance, self.inside = target, low, high, tolerance, inside
+        if inside:
+            text = (f"{argument}: {target} lies in the reachable range of compound divergence [{low:.4f}, {high:.4f}] "
+                    f"but no search got within divergence_tolerance {tolerance} of it; try another seed, more "
+                    "restarts or a larger divergence_tolerance")
+        else:
+            text = (f"{argument}: {target} is out of the reachable range of compound divergence [{low:.4f}, "
+                    f"{high:.4f}] (the lowest and highest the minimising and maximising searches found for this "
+                    f"data, test size, train size, max_atom_divergence and seed; +/- divergence_tolerance "
+                    f"{tolerance}); choose targets in it")
+        super().__init__(text)
+
+    def named(self, argument: str) -> "UnreachableDivergence":
+        """The same error naming another argument (``targets``, ``--sweep``)."""
+        return UnreachableDivergence(self.target, self.low, self.high, self.tolerance, self.inside, argument)
 
 
 @dataclass
@@ -86,6 +132,7 @@ class MCDResult:
     history: list = field(default_factory=list)
     starts: int = 1
     num_rows: int = 0
+    goal: float | str = "max"  # "max", "min" or the target compound divergence
 
     @property
     def num_left_out(self) -> int:
@@ -94,7 +141,8 @@ class MCDResult:
 
     def __repr__(self) -> str:
         left_out = f", left out={self.num_left_out}" if self.num_left_out else ""
-        return (f"MCDResult(D_C={self.compound_divergence:.4f}, D_A={self.atom_divergence:.4f}, "
+        goal = "" if self.goal == "max" else f"goal={self.goal!r}, "
+        return (f"MCDResult({goal}D_C={self.compound_divergence:.4f}, D_A={self.atom_divergence:.4f}, "
                 f"train={len(self.train_indices)}, test={len(self.test_indices)}{left_out}, stop={self.stop_reason!r}, "
                 f"steps={self.steps}, swaps={self.swaps}, holdouts={self.holdouts}, starts={self.starts}, {self.seconds:.1f}s)")
 
@@ -107,9 +155,15 @@ def _inverted(ptr: np.ndarray, idx: np.ndarray, V: int) -> tuple[np.ndarray, np.
 
 
 class _Search:
+    """One search from one random start. ``goal``: ``"max"`` (raise D_C), ``"min"`` (lower it) or a
+    number (bring D_C within ``goal_tolerance`` of it, from either side). Every acceptance test
+    compares :meth:`value` of D_C, so the moves serve all three."""
+
     def __init__(self, st: Structures, target: int, tol: int, max_atom_divergence: float, rng: np.random.Generator,
-                 batch_size: int):
+                 batch_size: int, goal: str | float = "max", goal_tolerance: float = 0.0):
         self.st, self.target, self.tol, self.max_da, self.rng, self.B = st, target, tol, max_atom_divergence, rng, batch_size
+        self.goal, self.goal_tol = goal, goal_tolerance
+        self.aim = 0.25  # stop at this share of goal_tolerance (a stall within the tolerance is still a success)
         self.sizes = st.sizes.astype(np.float64)
         self.G = len(self.sizes)
         self.atom_inv = _inverted(st.atoms[0], st.atoms[1], st.atoms[3])
@@ -119,6 +173,28 @@ class _Search:
         self.chunk, self.holdout_tries, self.holdout_share = 32, 16, 0.15
         self.atom_fixes = 5  # swaps that may repair the atom bound after a hold-out (COGS: it binds)
         self.drop_batch = 8  # single groups left out per step of the train_size phase
+
+    # ------------------------------------------------------------------ objective
+    def value(self, dc):
+        """How good a compound divergence (or an array of them) is for the goal: higher is better."""
+        if self.goal == "max":
+            return dc
+        if self.goal == "min":
+            return -dc
+        return -np.abs(dc - self.goal)
+
+    def reached(self, e: Engine) -> bool:
+        """Close enough to stop: within a quarter of the tolerance (a split at the tolerance's edge
+        would be a poor point on a curve; the last steps there are cheap)."""
+        return not isinstance(self.goal, str) and abs(e.compound_divergence - self.goal) <= self.aim * self.goal_tol
+
+    def within(self, e: Engine) -> bool:
+        """The promise kept: D_C within the tolerance of the target."""
+        return not isinstance(self.goal, str) and abs(e.compound_divergence - self.goal) <= self.goal_tol
+
+    def rising(self, e: Engine) -> bool:
+        """The goal lies above the current D_C (hold-outs only raise it: skip them otherwise)."""
+        return self.goal == "max" or (not isinstance(self.goal, str) and e.compound_divergence < self.goal)
 
     # ------------------------------------------------------------------ start
     def in_window(self, rows) -> Any:
@@ -208,32 +284,49 @@ class _Search:
 
     # ------------------------------------------------------------------ moves
     def swap_step(self, e: Engine, tr: np.ndarray, te: np.ndarray) -> bool:
+        """One swap, kept if D_C gets better for the goal. Raising D_C, the train group goes first
+        (its move to test is what can make a compound unseen); lowering it, the test group goes
+        first (its move back is what gives an unseen compound train mass): the second group only
+        restores the test size, so the side that matters is picked from the whole batch."""
+        if self.rising(e):
+            return self._swap(e, tr, te, first=0)
+        return self._swap(e, te, tr, first=1)
+
+    def _swap(self, e: Engine, pool: np.ndarray, back_pool: np.ndarray, first: int) -> bool:
+        """Move the best of ``batch_size`` random groups of ``pool`` (on side ``first``) to the other
+        side, then the best of ``batch_size`` of ``back_pool`` the other way (or none, if the size
+        window and the atom bound allow)."""
         rng, B = self.rng, self.B
-        U = tr[rng.integers(0, len(tr), B)]
-        U = U[e.side[U] == 0]
-        if len(U):
+        other = 1 - first
+        U = pool[rng.integers(0, len(pool), B)]
+        U = U[e.side[U] == first]
+        if first == 0 and len(U):
             U = U[e.keeps_atoms(U)]
         if not len(U):
             return False
-        old = e.compound_divergence
-        dc, _ = e.score(U, 0, 1, atoms=False)
-        u = int(U[np.argmax(dc)])
-        e.place(u, 1)
-        V = te[rng.integers(0, len(te), B)]
-        V = V[(e.side[V] == 1) & (V != u)]
-        best, pick = -1.0, -1
+        old = self.value(e.compound_divergence)
+        dc, _ = e.score(U, first, other, atoms=False)
+        u = int(U[np.argmax(self.value(dc))])
+        e.place(u, other)
+        V = back_pool[rng.integers(0, len(back_pool), B)]
+        V = V[(e.side[V] == other) & (V != u)]
+        if other == 0 and len(V):
+            V = V[e.keeps_atoms(V)]
+        best, pick = -np.inf, -1
         if len(V):
-            dc, da = e.score(V, 1, 0)
-            dc = np.where((da <= self.max_da) & self.in_window(e.test_rows - self.sizes[V]), dc, -1.0)
-            j = int(np.argmax(dc))
-            best, pick = float(dc[j]), int(V[j])
-        if self.in_window(e.test_rows) and e.atom_divergence <= self.max_da and e.compound_divergence > best:
-            best, pick = e.compound_divergence, -1  # moving u alone is allowed and better
+            dc, da = e.score(V, other, first)
+            rows = e.test_rows - self.sizes[V] if other == 1 else e.test_rows + self.sizes[V]
+            val = np.where((da <= self.max_da) & self.in_window(rows), self.value(dc), -np.inf)
+            j = int(np.argmax(val))
+            best, pick = float(val[j]), int(V[j])
+        if (self.in_window(e.test_rows) and e.atom_divergence <= self.max_da
+                and self.value(e.compound_divergence) > best):
+            best, pick = self.value(e.compound_divergence), -1  # moving u alone is allowed and better
         if best > old + 1e-12:
             if pick >= 0:
-                e.place(pick, 0)
+                e.place(pick, first)
             return True
-        e.place(u, 0)
+        e.place(u, first)
         return False
 
     def holdout_step(self, e: Engine, max_rows: float) -> bool:
@@ -262,9 +355,10 @@ class _Search:
             back = order[:int(np.searchsorted(np.cumsum(self.sizes[order]), excess)) + 1]
         e.place_block(back, 0)
         fixes: list[tuple[int, int]] = []
-        if self.atom_fixes and e.compound_divergence > old + 1e-12 and e.atom_divergence > self.max_da:
+        better = lambda: self.value(e.compound_divergence) > self.value(old) + 1e-12  # noqa: E731
+        if self.atom_fixes and better() and e.atom_divergence > self.max_da:
             fixes = self._fix_atoms(e, old, holders)
-        if e.compound_divergence > old + 1e-12 and e.atom_divergence <= self.max_da and self.in_window(e.test_rows):
+        if better() and e.atom_divergence <= self.max_da and self.in_window(e.test_rows):
             return True
         for u, v in reversed(fixes):
             e.place(v, 1)
@@ -275,7 +369,7 @@ class _Search:
 
     def _fix_atoms(self, e: Engine, floor: float, holders: np.ndarray) -> list:
         """After a hold-out that broke the atom bound: a few swaps that lower the atom divergence
-        most while the compound divergence stays above ``floor``; returns them (to undo)."""
+        most while the compound divergence stays better than ``floor`` for the goal; returns them (to undo)."""
         done = []
         for _ in range(self.atom_fixes):
             if e.atom_divergence <= self.max_da:
@@ -286,7 +380,7 @@ class _Search:
             if not len(U):
                 break
             dc, da = e.score(U, 0, 1)
-            da = np.where(dc > floor, da, np.inf)
+            da = np.where(self.value(dc) > self.value(floor), da, np.inf)
             i = int(np.argmin(da))
             if not np.isfinite(da[i]):
                 break
@@ -298,7 +392,7 @@ class _Search:
                 e.place(u, 0)
                 break
             dc, da = e.score(V, 1, 0)
-            da = np.where((dc > floor) & self.in_window(e.test_rows - self.sizes[V]), da, np.inf)
+            da = np.where((self.value(dc) > self.value(floor)) & self.in_window(e.test_rows - self.sizes[V]), da, np.inf)
             j = int(np.argmin(da))
             if not np.isfinite(da[j]):
                 e.place(u, 0)
@@ -318,15 +412,16 @@ class _Search:
 
     def drop(self, e: Engine, train_target: int, candidates: int = 16) -> None:
         """Leave train rows out (side -1) until train holds ``train_target`` rows (+/- the size
-        tolerance): each step takes the move with the best ``D_C`` gain per row, of ``batch_size``
-        single train groups and the train holders of up to ``candidates`` compounds present on
-        both sides (drawn like hold-outs; leaving out a compound's last train rows is what makes it
-        unseen). Every move keeps the test atoms in train and ``D_A`` within the bound; when no
-        sampled move fits, every train group is tried."""
+        tolerance): each step takes the move with the best gain per row for the goal (:meth:`value`
+        of ``D_C``; below or away from a target, the least loss per row), of ``batch_size`` single
+        train groups and, while ``D_C`` should rise, the train holders of up to ``candidates``
+        compounds present on both sides (drawn like hold-outs; leaving out a compound's last train
+        rows is what makes it unseen). Every move keeps the test atoms in train and ``D_A`` within
+        the bound; when no sampled move fits, every train group is tried."""
         rng, ptr, holders = self.rng, *self.comp_inv
         while e.train_rows > train_target + self.tol:
             budget = e.train_rows - (train_target - self.tol)
-            old = e.compound_divergence
+            old = self.value(e.compound_divergence)
             best_gain, best = -np.inf, None
             for pool in ("sample", "all"):
                 tr = np.flatnonzero(e.side == 0)
@@ -336,15 +431,18 @@ class _Search:
                 if len(U):
                     U = np.unique(U)
                     dc, da = e.score(U, 0, -1)
-                    gain = np.where(da <= self.max_da, (dc - old) / self.sizes[U], -np.inf)
+                    gain = np.where(da <= self.max_da, (self.value(dc) - old) / self.sizes[U], -np.inf)
                     order = np.argsort(-gain, kind="stable")
                     if gain[order[0]] > best_gain:
                         # the few best single groups at once when each gains on its own (a sample of
-                        # random groups rarely shares compounds); the sums are exact again after
+                        # random groups rarely shares compounds); the sums are exact again after.
+                        # Towards a target or the minimum, the least losses too: the search after
+                        # the drop corrects what they cost together
                         top = order[:self.drop_batch]
-                        top = top[(gain[top] > 0) & (np.cumsum(self.sizes[U[top]]) <= budget)]
+                        ok = gain[top] > 0 if self.goal == "max" else np.isfinite(gain[top])
+                        top = top[ok & (np.cumsum(self.sizes[U[top]]) <= budget)]
                         best_gain, best = float(gain[order[0]]), U[top] if len(top) else U[order[:1]]
-                if pool == "sample":
+                if pool == "sample" and self.rising(e):
                     P, Q = e.C.P, e.C.Q
                     both = np.flatnonzero((P > 1e-9) & (Q > 1e-9))
                     if len(both):
@@ -356,8 +454,9 @@ class _Search:
                             if not len(out) or rows > budget or not self._block_keeps_atoms(e, out):
                                 continue
                             e.place_block(out, -1)
-                            if e.atom_divergence <= self.max_da and (e.compound_divergence - old) / rows > best_gain:
-                                best_gain, best = (e.compound_divergence - old) / rows, out
+                            gain = (self.value(e.compound_divergence) - old) / rows
+                            if e.atom_divergence <= self.max_da and gain > best_gain:
+                                best_gain, best = gain, out
                             e.place_block(out, 0)
                 if best is not None:
                     break
@@ -371,7 +470,7 @@ class _Search:
                 e.place_block(best[1:], 0)
 
     # ------------------------------------------------------------------ loop
-    def run(self, e: Engine, *, target_divergence, time_limit, max_steps, patience, progress, t0) -> str:
+    def run(self, e: Engine, *, time_limit, max_steps, patience, progress, t0) -> str:
         from tqdm.auto import tqdm
 
         chunk, holdout_tries = self.chunk, self.holdout_tries
@@ -382,7 +481,7 @@ class _Search:
             self.history.append((0.0, 0, e.compound_divergence, e.atom_divergence))
         try:
             while True:
-                if target_divergence is not None and e.compound_divergence >= target_divergence:
+                if self.reached(e):
                     reason = "target reached"
                     break
                 if time_limit is not None and time.perf_counter() - t0 >= time_limit:
@@ -393,31 +492,85 @@ class _Search:
                     break
                 if stale >= patience:
                     break
-                before = e.compound_divergence
+                before = self.value(e.compound_divergence)
                 kept = 0
                 n = chunk if max_steps is None else min(chunk, max_steps - self.steps)
                 # hold-outs first: each is a large move at the cost of a few swap steps
                 for _ in range(holdout_tries):
-                    if target_divergence is not None and e.compound_divergence >= target_divergence:
+                    if self.reached(e) or not self.rising(e):
                         break
                     if self.holdout_step(e, max_rows):
                         self.holdouts += 1
                 tr, te = np.flatnonzero(e.side == 0), np.flatnonzero(e.side == 1)
                 for _ in range(n):
-                    if target_divergence is not None and e.compound_divergence >= target_divergence:
+                    if self.reached(e):
                         break
                     self.steps += 1
                     if self.swap_step(e, tr, te):
                         kept += 1
                 self.swaps += kept
                 e.recompute()  # exact sums again: no drift over long runs
-                stale = stale + 1 if e.compound_divergence <= before + 1e-9 else 0
+                stale = stale + 1 if self.value(e.compound_divergence) <= before + 1e-9 else 0
                 self.history.append((time.perf_counter() - t0, self.steps, e.compound_divergence, e.atom_divergence))
                 bar.update(1)
                 bar.set_postfix(D_C=f"{e.compound_divergence:.4f}", D_A=f"{e.atom_divergence:.4f}")
         finally:
             bar.close()
         return reason
+
+
+@dataclass
+class _Start:
+    """One finished search: the assignment, the search (its counters), the start's D_C, why it stopped."""
+
+    engine: Engine
+    search: _Search
+    initial: float
+    reason: str
+
+
+def _search_once(st: Structures, goal, goal_tol: float, rng: np.random.Generator, o: dict, max_steps,
+                 side: np.ndarray | None = None) -> _Start:
+    """A search from a seeded random start (or from ``side``, a finished assignment), then, with a
+    ``train_size``, the rows left out and the search again."""
+    search = _Search(st, o["target"], o["tol"], o["max_da"], rng, o["batch_size"], goal, goal_tol)
+    if side is None:
+        e = search.initial()
+        search.lower_atom_divergence(e)
+    else:
+        e = Engine(search.sizes, st.atoms, st.compounds, side.copy())
+    initial = e.compound_divergence
+    run = dict(time_limit=o["time_limit"], patience=o["patience"], progress=o["progress"], t0=o["t0"], max_steps=max_steps)
+    reason = search.run(e, **run)
+    train_target = o["train_target"]
+    if train_target is not None and e.train_rows > train_target + o["tol"]:
+        # rows left out only now: the partition search has placed the held-out compounds, so
+        # the rows that still carry them into train are the ones worth leaving out
+        search.drop(e, train_target)
+        e.recompute()
+        if reason in ("no improving move", "target reached"):  # leaving rows out moved D_C: on towards the goal
+            reason = search.run(e, **run)
+    e.recompute()
+    return _Start(e, search, initial, reason)
+
+
+def _search(st: Structures, goal, goal_tol: float, seed: int, restarts: int, o: dict) -> tuple[_Start, int, int, int, int]:
+    """The best of ``restarts + 1`` seeded starts for the goal; returns it with the total steps,
+    swaps, hold-outs and the number of starts made."""
+    best = None
+    steps = swaps = holdouts = 0
+    max_steps = o["max_steps"]
+    for attempt in range(restarts + 1):
+        # start 0 draws from the seed itself; restart i from (seed, i): reproducible, independent
+        rng = np.random.default_rng(seed if attempt == 0 else [seed, attempt])
+        done = _search_once(st, goal, goal_tol, rng, o, None if max_steps is None else max_steps - steps)
+        s = done.search
+        steps, swaps, holdouts = steps + s.steps, swaps + s.swaps, holdouts + s.holdouts
+        if best is None or s.value(done.engine.compound_divergence) > s.value(best.engine.compound_divergence):
+            best = done
+        if done.reason != "no improving move":  # target, time or steps: nothing left to restart with
+            break
+    return best, steps, swaps, holdouts, attempt + 1
 
 
 def mcd_search(
@@ -427,6 +580,8 @@ def mcd_search(
     max_atom_divergence: float = 0.02,
     seed: int = 0,
     target_divergence: float | None = None,
+    minimize: bool = False,
+    divergence_tolerance: float = 0.01,
     time_limit: float | None = None,
     max_steps: int | None = None,
     patience: int = 100,
@@ -450,6 +605,11 @@ def mcd_search(
     seed = check_int("seed", seed, min=0)
     if target_divergence is not None:
         target_divergence = check_float("target_divergence", target_divergence, min=0.0, max=1.0)
+    if not isinstance(minimize, bool):
+        raise TypeError(f"minimize must be a bool, got {minimize!r}")
+    if minimize and target_divergence is not None:
+        raise ValueError("minimize and target_divergence: give one goal (the lowest D_C, or a D_C to reach), not both")
+    divergence_tolerance = check_float("divergence_tolerance", divergence_tolerance, min=0.0, max=1.0)
     if time_limit is not None:
         time_limit = check_float("time_limit", time_limit, min=0.0, min_inclusive=False)
     if max_steps is not None:
@@ -462,35 +622,19 @@ def mcd_search(
         from datasets.utils.logging import is_progress_bar_enabled
 
         progress = is_progress_bar_enabled()
-    tol = int(math.floor(size_tolerance * total))
-    best = None
-    steps = swaps = holdouts = 0
-    for attempt in range(restarts + 1):
-        # start 0 draws from the seed itself; restart i from (seed, i): reproducible, independent
-        rng = np.random.default_rng(seed if attempt == 0 else [seed, attempt])
-        search = _Search(structures, target, tol, max_da, rng, batch_size)
-        e = search.initial()
-        search.lower_atom_divergence(e)
-        initial = e.compound_divergence
-        run = dict(target_divergence=target_divergence, time_limit=time_limit, patience=patience, progress=progress, t0=t0)
-        reason = search.run(e, max_steps=None if max_steps is None else max_steps - steps, **run)
-        if train_target is not None and e.train_rows > train_target + tol:
-            # rows left out only now: the partition search has placed the held-out compounds, so
-            # the rows that still carry them into train are the ones worth leaving out
-            search.drop(e, train_target)
-            e.recompute()
-            if reason == "no improving move":
-                reason = search.run(e, max_steps=None if max_steps is None else max_steps - steps, **run)
-        e.recompute()
-        steps, swaps, holdouts = steps + search.steps, swaps + search.swaps, holdouts + search.holdouts
-        if best is None or e.compound_divergence > best[0].compound_divergence:
-            best = (e, search, initial)
-        starts = attempt + 1
-        if reason != "no improving move":  # target, time or steps: nothing left to restart with
-            break
-    # the reason the whole search ended is the last start's; the split is the best start's
-    e, search, initial = best
-    search.steps, search.swaps, search.holdouts = steps, swaps, holdouts
+    o = dict(target=target, tol=int(math.floor(size_tolerance * total)), max_da=max_da, batch_size=batch_size,
+             train_target=train_target, time_limit=time_limit, max_steps=max_steps, patience=patience,
+             progress=progress, t0=t0)
+    goal = target_divergence if target_divergence is not None else "min" if minimize else "max"
+    best, steps, swaps, holdouts, starts = _search(structures, goal, divergence_tolerance, seed, restarts, o)
+    reason = best.reason  # the reason the whole search ended is the last start's; the split is the best start's
+    if target_divergence is not None and reason == "no improving move":
+        if best.search.within(best.engine):
+            reason = "target reached"  # stalled near the target, within the tolerance
+        else:
+            best, reason = _from_the_far_side(structures, target_divergence, divergence_tolerance, seed, restarts, o,
+                                              best)
+    e, search = best.engine, best.search
     m = structures.members
     test_groups = np.flatnonzero(e.side == 1)
     test = np.sort(m.flat[ranges(m.starts[test_groups], m.sizes[test_groups])]) if len(test_groups) else np.zeros(0, np.int64)
@@ -500,12 +644,37 @@ def mcd_search(
                                     np.asarray(structures.unparsable, dtype=np.int64)]).astype(np.int64))
     result = MCDResult(
         test_indices=test, train_indices=train, compound_divergence=e.compound_divergence,
-        atom_divergence=e.atom_divergence, initial_compound_divergence=initial, stop_reason=reason, steps=search.steps,
-        swaps=search.swaps, holdouts=search.holdouts, seconds=time.perf_counter() - t0, num_groups=search.G,
-        history=search.history, starts=starts, num_rows=total,
+        atom_divergence=e.atom_divergence, initial_compound_divergence=best.initial, stop_reason=reason, steps=steps,
+        swaps=swaps, holdouts=holdouts, seconds=time.perf_counter() - t0, num_groups=search.G,
+        history=search.history, starts=starts, num_rows=total, goal=goal,
     )
     logger.info("MCD search stopped: %s; %r", reason, result)
     return result
+
+
+def _from_the_far_side(st: Structures, x: float, goal_tol: float, seed: int, restarts: int, o: dict,
+                       stuck: _Start) -> tuple[_Start, str]:
+    """The search towards ``x`` stalled outside the tolerance. Find the reachable range (the
+    minimising and the maximising search from the same seeds); outside it, a ``ValueError``
+    naming it; inside it, search towards ``x`` again from the extreme on the other side of ``x``
+    (a hold-out may have jumped past ``x`` to where swaps cannot bring D_C back)."""
+    # the extremes run until they stall (a shorter patience: they only bound the range and start the retry)
+    o = dict(o, time_limit=None, max_steps=None, progress=False, patience=min(o["patience"], RANGE_PATIENCE))
+    lo = _search(st, "min", 0.0, seed, restarts, o)[0]
+    hi = _search(st, "max", 0.0, seed, restarts, o)[0]
+    found = (lo.engine.compound_divergence, hi.engine.compound_divergence, stuck.engine.compound_divergence)
+    d_lo, d_hi = min(found), max(found)
+    if not d_lo - goal_tol <= x <= d_hi + goal_tol:
+        raise UnreachableDivergence(x, d_lo, d_hi, goal_tol)
+    # stuck above x: climb from the lowest split; stuck below: come down from the highest
+    for far in (lo, hi) if x < stuck.engine.compound_divergence else (hi, lo):
+        if abs(far.engine.compound_divergence - x) <= goal_tol:
+            done = far
+        else:
+            done = _search_once(st, x, goal_tol, np.random.default_rng([seed, 0, 1]), o, None, side=far.engine.side)
+        if abs(done.engine.compound_divergence - x) <= goal_tol:
+            return done, "target reached"
+    raise UnreachableDivergence(x, d_lo, d_hi, goal_tol, inside=True)
 
 
 def mcd_split(
@@ -521,6 +690,8 @@ def mcd_split(
     atoms_column: str | None = None,
     compounds_column: str | None = None,
     target_divergence: float | None = None,
+    minimize: bool = False,
+    divergence_tolerance: float = 0.01,
     time_limit: float | None = None,
     max_steps: int | None = None,
     patience: int = 100,
@@ -544,8 +715,17 @@ def mcd_split(
         compound_weights: Keysers' weights of the pool (``True``), none (``False``) or a mapping;
             default: the weights for the language's compounds, none for ``compounds_column``.
         atoms_column, compounds_column: list-of-string columns to use instead of parsing ``column``.
-        target_divergence, time_limit, max_steps, patience: when to stop (patience: rounds of 32
-            swap steps and 16 hold-out tries in a row without a gain).
+        target_divergence: a compound divergence to reach, from either side: the split's ``D_C``
+            is within ``divergence_tolerance`` of it, or an :class:`UnreachableDivergence`
+            (a ``ValueError``) names the reachable range. The range is found by the minimising
+            and maximising searches (``minimize=True`` and the default), so it depends on the
+            data, sizes, atom bound and seed.
+        minimize: lower ``D_C`` instead of raising it (the easiest split under the constraints).
+        divergence_tolerance: how far from ``target_divergence`` the split may be [0.01]; the
+            search stops once within a quarter of it.
+        time_limit, max_steps, patience: when to stop (patience: rounds of 32 swap steps and 16
+            hold-out tries in a row without a gain). A target search stopped by a time or step
+            limit returns the split it has (``mcd_result.stop_reason`` says so).
         batch_size: candidates scored per move.
         size_tolerance: the test size may be off by this share of the rows (rows of one structure move together).
         restarts: further searches from other random starts (seeded from ``seed``) while the
@@ -574,7 +754,8 @@ def mcd_split(
                          compounds_column=compounds_column, compound_weights=compound_weights,
                          compounds_fn=_compounds_fn, skip_unparsable=skip_unparsable)
     result = mcd_search(st, test_size=test_size, max_atom_divergence=max_atom_divergence, seed=seed,
-                        target_divergence=target_divergence, time_limit=time_limit, max_steps=max_steps,
+                        target_divergence=target_divergence, minimize=minimize,
+                        divergence_tolerance=divergence_tolerance, time_limit=time_limit, max_steps=max_steps,
                         patience=patience, batch_size=batch_size, size_tolerance=size_tolerance, restarts=restarts,
                         train_size=train_size, progress=progress)
     split = as_split(dataset, result.test_indices, result.train_indices)

@@ -1,0 +1,380 @@
+"""A family of splits of one dataset at chosen compound divergences: :func:`divergence_sweep`.
+
+Researchers who study compositional generalization want splits from easy to hard with the atoms
+held alike, to see how fast a model's accuracy falls as the compound divergence ``D_C`` rises
+(Keysers et al. 2020, CFQ: accuracy falls steadily with ``D_C`` across many splits). The sweep
+reads the rows' structure once, then runs the MCD search towards each target
+(:func:`~hf_synthsample.splits.mcd.mcd_search` with ``target_divergence``: from a seeded random
+split, ``D_C`` is raised or lowered until it is within ``divergence_tolerance`` of the target,
+``D_A`` staying within its bound and the sizes fixed). Every split of a sweep has the same train
+and test sizes; each is the split :func:`~hf_synthsample.splits.mcd.mcd_split` gives for that
+target and seed. The figures of each split are :func:`~hf_synthsample.splits.report.split_report`'s
+on the returned rows.
+
+A target out of the reachable range (the lowest ``D_C`` the minimising search finds, a little
+below a random split's, up to the highest the maximising search finds) is a ``ValueError``
+(:class:`~hf_synthsample.splits.mcd.UnreachableDivergence`) naming the range;
+:func:`divergence_range` gives the range itself.
+
+Example:
+    >>> from datasets import Dataset
+    >>> ds = Dataset.from_dict({"program": [f"({op} ({f} {a}) {b})" for op in "pq" for f in "fgh"
+    ...                                     for a in "abcd" for b in "abc"]})
+    >>> sweep = divergence_sweep(ds, [0.35, 0.45, 0.6], language="sexpr", compound_weights=False, progress=False)
+    >>> [abs(sweep.compound_divergence[t] - t) <= 0.01 for t in sweep.splits]
+    [True, True, True]
+    >>> {(len(s["train"]), len(s["test"])) for s in sweep.splits.values()}
+    {(54, 18)}
+    >>> sweep.config_names
+    {0.35: 'dc_0.35', 0.45: 'dc_0.45', 0.6: 'dc_0.60'}
+"""
+
+from __future__ import annotations
+
+import logging
+import numbers
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from ..validation import check_float, check_int
+from ._data import as_split, check_dataset, check_test_size, check_train_size, read_structures
+from .mcd import UnreachableDivergence, mcd_search
+
+if TYPE_CHECKING:  # pragma: no cover
+    from datasets import Dataset, DatasetDict
+
+    from .mcd import MCDResult
+    from .report import SplitReport
+
+__all__ = ["SplitSweep", "divergence_sweep", "divergence_range", "check_targets"]
+
+logger = logging.getLogger(__name__)
+
+#: decimals that tell two targets apart in config names (``dc_0.10``); closer targets are refused
+TARGET_DECIMALS = 6
+
+
+def check_targets(targets: Any, name: str = "targets") -> list[float]:
+    """The sweep's targets as floats: a non-empty sequence of compound divergences in [0, 1],
+    sorted ascending, without duplicates (two targets closer than ``10**-TARGET_DECIMALS`` are
+    duplicates: they would name one config).
+
+    Example:
+        >>> check_targets([0, 0.25, 0.5])
+        [0.0, 0.25, 0.5]
+        >>> check_targets([0.5, 0.25])
+        Traceback (most recent call last):
+        ...
+        ValueError: targets: must be sorted ascending without duplicates, got [0.5, 0.25]
+    """
+    if isinstance(targets, (str, bytes, Mapping)) or not isinstance(targets, (Sequence,)) and not hasattr(targets, "tolist"):
+        raise TypeError(f"{name} must be a list of compound divergences in [0, 1], got {type(targets).__name__} {targets!r}")
+    values = targets.tolist() if hasattr(targets, "tolist") else list(targets)
+    if not isinstance(values, list):  # a NumPy scalar
+        raise TypeError(f"{name} must be a list of compound divergences in [0, 1], got {targets!r}")
+    if not values:
+        raise ValueError(f"{name}: give at least one compound divergence in [0, 1]")
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise TypeError(f"{name} must hold numbers (compound divergences in [0, 1]), got {type(v).__name__} {v!r}")
+        v = float(v)
+        if not (0.0 <= v <= 1.0):  # also NaN
+            raise ValueError(f"{name}: {v} is out of [0, 1] (a compound divergence is 1 - a Chernoff coefficient); "
+                             f"got {values}")
+        out.append(v)
+    rounded = [round(v, TARGET_DECIMALS) for v in out]
+    if any(b <= a for a, b in zip(rounded, rounded[1:])):
+        raise ValueError(f"{name}: must be sorted ascending without duplicates, got {values}")
+    return out
+
+
+def _config_names(targets: Sequence[float]) -> dict[float, str]:
+    """``dc_0.10``-style names: two decimals unless the targets need more to be told apart."""
+    for d in range(2, TARGET_DECIMALS + 1):
+        names = {t: f"dc_{t:.{d}f}" for t in targets}
+        if len(set(names.values())) == len(targets) and all(abs(float(n[3:]) - t) < 1e-12 for t, n in names.items()):
+            return names
+    return {t: f"dc_{t:.{TARGET_DECIMALS}f}" for t in targets}
+
+
+@dataclass
+class SplitSweep:
+    """Splits of one dataset at chosen compound divergences (see :func:`divergence_sweep`).
+
+    ``splits``, ``compound_divergence``, ``atom_divergence``, ``reports``, ``results`` and
+    ``config_names`` are keyed by target, in the order of the targets. The divergences are the
+    split report's on the returned rows; ``results[t].compound_divergence`` is the search's (the
+    same for a partition; with rows left out by ``train_size`` the report recomputes Keysers'
+    weights on the kept rows, so the two may differ slightly: SCAN, train 50 %: < 0.0005).
+    """
+
+    splits: dict
+    compound_divergence: dict
+    atom_divergence: dict
+    reports: dict
+    results: dict
+    config_names: dict
+    settings: dict = field(default_factory=dict)
+    seconds: float = 0.0
+    read_seconds: float = 0.0
+
+    @property
+    def targets(self) -> list[float]:
+        return list(self.splits)
+
+    @property
+    def sizes(self) -> dict:
+        """Target -> ``{"train": rows, "test": rows, "left_out": rows}``."""
+        return {t: {"train": len(s["train"]), "test": len(s["test"]), "left_out": self.results[t].num_left_out}
+                for t, s in self.splits.items()}
+
+    def __len__(self) -> int:
+        return len(self.splits)
+
+    def __iter__(self):
+        return iter(self.splits)
+
+    def __getitem__(self, target: float) -> "DatasetDict":
+        return self.splits[target]
+
+    def __repr__(self) -> str:
+        figs = ", ".join(f"{t:g}: {self.compound_divergence[t]:.3f}" for t in self.splits)
+        first = next(iter(self.sizes.values()))
+        return (f"SplitSweep({len(self)} splits, D_C by target {{{figs}}}, train {first['train']:,}, "
+                f"test {first['test']:,}, {self.seconds:.1f}s)")
+
+    def to_markdown(self) -> str:
+        """One row per split: target, config, D_C, D_A, sizes, unseen compound share, search time."""
+        lines = ["| config | target D_C | D_C | D_A | train | test | left out | test compound mass unseen in train "
+                 "| search s |", "|---|---|---|---|---|---|---|---|---|"]
+        for t, name in self.config_names.items():
+            z, r = self.sizes[t], self.reports[t]
+            lines.append(f"| `{name}` | {t:g} | {self.compound_divergence[t]:.4f} | {self.atom_divergence[t]:.4f} | "
+                         f"{z['train']:,} | {z['test']:,} | {z['left_out']:,} | {r.unseen_compound_share:.1%} | "
+                         f"{self.results[t].seconds:.1f} |")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.to_markdown()
+
+    def save(self, folder: str, *, if_exists: str = "error", provenance: Mapping[str, Any] | None = None,
+             title: str | None = None, plots: bool = True) -> str:
+        """Write the sweep as one Hub-layout folder (atomically): one config per target (``dc_0.10``,
+        ...; ``train`` and ``test`` splits), a card with the table of all splits, each split's
+        report (and its plot under ``plots/`` unless ``plots=False``) and the settings; card
+        metadata ``hf_synthsample.split_sweep`` holds the figures. Returns the folder.
+
+        Example:
+            >>> import tempfile, datasets
+            >>> ds = datasets.Dataset.from_dict({"program": [f"({op} ({f} {a}) {b})" for op in "pq"
+            ...                                  for f in "fgh" for a in "abcd" for b in "abc"]})
+            >>> sweep = divergence_sweep(ds, [0.45, 0.6], language="sexpr", compound_weights=False, progress=False)
+            >>> out = sweep.save(tempfile.mkdtemp() + "/sweep", plots=False)
+            >>> sorted(len(datasets.load_dataset(out, name)["test"]) for name in ("dc_0.45", "dc_0.60"))
+            [18, 18]
+        """
+        import os
+        import tempfile
+        from pathlib import Path
+
+        import yaml
+
+        from ..hub import write_hub_folder
+        from .report import _jsonable
+
+        settings = {**self.settings, **dict(provenance or {})}
+        body = [f"# {title or 'Compound-divergence sweep'}", "",
+                f"Made with hf-synthsample: {len(self)} train/test splits of the same rows at chosen compound "
+                f"divergences (MCD search towards each target, Keysers et al. 2020), each with the same sizes and "
+                f"the atom divergence within {settings.get('max_atom_divergence')}. One config per target: "
+                f"`datasets.load_dataset(folder, \"{next(iter(self.config_names.values()))}\")`.", "",
+                self.to_markdown(), "", "## Settings", "", "```yaml",
+                yaml.safe_dump(_jsonable(settings), sort_keys=False, allow_unicode=True).strip(), "```"]
+        meta_splits = {}
+        with tempfile.TemporaryDirectory() as tmp:
+            extra = {}
+            for t, name in self.config_names.items():
+                report = self.reports[t]
+                body += ["", f"## `{name}`: target D_C {t:g}", "", report.to_markdown()]
+                if plots:
+                    rel = f"plots/{name}.png"
+                    extra[rel] = Path(report.plot(os.path.join(tmp, f"{name}.png")))
+                    body += ["", f"![split report of {name}]({rel})"]
+                r = self.results[t]
+                meta_splits[name] = {"target": t, "compound_divergence": self.compound_divergence[t],
+                                     "atom_divergence": self.atom_divergence[t],
+                                     "search_compound_divergence": r.compound_divergence, **self.sizes[t],
+                                     "stop_reason": r.stop_reason, "seconds": round(r.seconds, 2),
+                                     "split_report": report.to_dict()}
+            meta = {"hf_synthsample": {"split_sweep": _jsonable({"settings": settings, "splits": meta_splits})}}
+            out = write_hub_folder(folder, {self.config_names[t]: s for t, s in self.splits.items()},
+                                   body="\n".join(body), metadata=meta, extra_files=extra, if_exists=if_exists)
+        return str(out)
+
+
+def _check_common(dataset, test_size, train_size, max_atom_divergence, seed, max_height, divergence_tolerance,
+                  skip_unparsable) -> None:
+    """The checks that need no structure, so that bad input fails before the reading."""
+    check_dataset(dataset)
+    _, test_rows = check_test_size(test_size, len(dataset))
+    check_train_size(train_size, test_rows, len(dataset))
+    check_float("max_atom_divergence", max_atom_divergence, min=0.0, max=1.0)
+    check_int("seed", seed, min=0)
+    check_int("max_height", max_height, min=1)
+    check_float("divergence_tolerance", divergence_tolerance, min=0.0, max=1.0)
+    if not isinstance(skip_unparsable, bool):
+        raise TypeError(f"skip_unparsable must be a bool, got {skip_unparsable!r}")
+
+
+def divergence_sweep(
+    dataset: "Dataset",
+    targets: Sequence[float],
+    *,
+    column: str = "program",
+    language: str | None = "thingtalk",
+    test_size: float = 0.25,
+    train_size: float | None = None,
+    max_atom_divergence: float = 0.02,
+    seed: int = 0,
+    compound_weights: bool | Mapping[str, float] | None = None,
+    max_height: int = 2,
+    atoms_column: str | None = None,
+    compounds_column: str | None = None,
+    divergence_tolerance: float = 0.01,
+    time_limit: float | None = None,
+    max_steps: int | None = None,
+    patience: int = 100,
+    batch_size: int = 64,
+    size_tolerance: float = 0.0,
+    restarts: int = 0,
+    skip_unparsable: bool = False,
+    text_column: str | None = None,
+    progress: bool | None = None,
+) -> SplitSweep:
+    """Train/test splits of ``dataset`` at each compound divergence of ``targets``.
+
+    Args:
+        dataset: the rows to split (any ``Dataset``).
+        targets: compound divergences in [0, 1], ascending, no duplicates (checked before any work).
+        column, language, compound_weights, max_height, atoms_column, compounds_column,
+            skip_unparsable: the structure, as in :func:`~hf_synthsample.splits.mcd.mcd_split`;
+            read once for the whole sweep.
+        test_size, train_size, max_atom_divergence, seed, size_tolerance, batch_size, patience,
+            restarts: as in ``mcd_split``; every split has the same sizes (within ``size_tolerance``).
+        divergence_tolerance: each split's ``D_C`` is within this of its target [0.01].
+        time_limit, max_steps: per split; a split stopped by them outside the tolerance is an error.
+        text_column: the report's text column (duplicates, lengths) [``column``].
+        progress: a progress bar over the targets (default: ``datasets``' setting).
+
+    Returns:
+        :class:`SplitSweep`: ``.splits[t]`` a ``DatasetDict(train, test)`` per target (rows in
+        input order), ``.compound_divergence[t]`` / ``.atom_divergence[t]`` (the split report's),
+        ``.reports``, ``.results`` (the searches), ``.save(folder)``.
+
+    Raises:
+        ValueError: bad targets or arguments (before any work); a target out of the reachable
+            range (:class:`~hf_synthsample.splits.mcd.UnreachableDivergence`, naming the range).
+    """
+    from tqdm.auto import tqdm
+
+    from .report import split_report
+
+    targets = check_targets(targets)
+    _check_common(dataset, test_size, train_size, max_atom_divergence, seed, max_height, divergence_tolerance,
+                  skip_unparsable)
+    search = dict(test_size=test_size, train_size=train_size, max_atom_divergence=max_atom_divergence, seed=seed,
+                  divergence_tolerance=divergence_tolerance, time_limit=time_limit, max_steps=max_steps,
+                  patience=patience, batch_size=batch_size, size_tolerance=size_tolerance, restarts=restarts)
+    if progress is None:
+        from datasets.utils.logging import is_progress_bar_enabled
+
+        progress = is_progress_bar_enabled()
+    t0 = time.perf_counter()
+    st = read_structures(dataset, column=column, language=language, max_height=max_height, atoms_column=atoms_column,
+                         compounds_column=compounds_column, compound_weights=compound_weights,
+                         skip_unparsable=skip_unparsable)
+    read_seconds = time.perf_counter() - t0
+    # the extremes first: an unreachable target fails before the others are searched
+    order = sorted(range(len(targets)), key=lambda i: (i not in (0, len(targets) - 1), i))
+    results: dict = {}
+    bar = tqdm(total=len(targets), disable=not progress, desc="divergence sweep", unit=" split")
+    try:
+        for i in order:
+            t = targets[i]
+            try:
+                res = mcd_search(st, target_divergence=t, progress=False, **search)
+            except UnreachableDivergence as err:
+                raise err.named("targets") from err
+            if abs(res.compound_divergence - t) > divergence_tolerance:  # a time or step limit stopped it
+                limit = "time_limit" if res.stop_reason == "time limit" else "max_steps"
+                raise ValueError(f"{limit}: the search for target {t} stopped ({res.stop_reason}) at D_C "
+                                 f"{res.compound_divergence:.4f}, outside divergence_tolerance {divergence_tolerance}; "
+                                 f"raise {limit} or leave it out")
+            logger.info("sweep target %s: %r", t, res)
+            results[t] = res
+            bar.update(1)
+            bar.set_postfix(target=f"{t:g}", D_C=f"{res.compound_divergence:.4f}")
+    finally:
+        bar.close()
+    splits, reports, dc, da = {}, {}, {}, {}
+    for t in targets:
+        res = results[t]
+        split = as_split(dataset, res.test_indices, res.train_indices)
+        split.mcd_result = res
+        report = split_report(split["train"], split["test"], column, language, text_column=text_column,
+                              compound_weights=compound_weights, max_height=max_height, atoms_column=atoms_column,
+                              compounds_column=compounds_column)
+        splits[t], reports[t] = split, report
+        dc[t], da[t] = report.compound_divergence, report.atom_divergence
+    settings = {"method": "mcd", "targets": targets, "column": column, "language": language,
+                "atoms_column": atoms_column, "compounds_column": compounds_column,
+                "compound_weights": compound_weights if isinstance(compound_weights, (bool, type(None))) else "mapping",
+                "max_height": max_height, "num_rows": len(dataset), **{k: v for k, v in search.items()}}
+    out = SplitSweep(splits=splits, compound_divergence=dc, atom_divergence=da, reports=reports, results=results,
+                     config_names=_config_names(targets), settings=settings, seconds=time.perf_counter() - t0,
+                     read_seconds=read_seconds)
+    logger.info("%r", out)
+    return out
+
+
+def divergence_range(
+    dataset: "Dataset",
+    *,
+    column: str = "program",
+    language: str | None = "thingtalk",
+    test_size: float = 0.25,
+    train_size: float | None = None,
+    max_atom_divergence: float = 0.02,
+    seed: int = 0,
+    compound_weights: bool | Mapping[str, float] | None = None,
+    max_height: int = 2,
+    atoms_column: str | None = None,
+    compounds_column: str | None = None,
+    patience: int = 100,
+    restarts: int = 0,
+    size_tolerance: float = 0.0,
+    skip_unparsable: bool = False,
+) -> tuple[float, float]:
+    """``(lowest, highest)`` compound divergence the minimising and maximising searches find for
+    these settings: the targets :func:`divergence_sweep` can reach (+/- its tolerance). A search
+    finds a local optimum, so this is the range *found*, for this seed.
+
+    Example:
+        >>> from datasets import Dataset
+        >>> ds = Dataset.from_dict({"program": [f"({op} ({f} {a}) {b})" for op in "pq" for f in "fgh"
+        ...                                     for a in "abcd" for b in "abc"]})
+        >>> low, high = divergence_range(ds, language="sexpr", compound_weights=False, patience=20)
+        >>> 0.3 < low < 0.4 < 0.6 < high
+        True
+    """
+    _check_common(dataset, test_size, train_size, max_atom_divergence, seed, max_height, 0.0, skip_unparsable)
+    st = read_structures(dataset, column=column, language=language, max_height=max_height, atoms_column=atoms_column,
+                         compounds_column=compounds_column, compound_weights=compound_weights,
+                         skip_unparsable=skip_unparsable)
+    kw = dict(test_size=test_size, train_size=train_size, max_atom_divergence=max_atom_divergence, seed=seed,
+              patience=patience, restarts=restarts, size_tolerance=size_tolerance, progress=False)
+    low = mcd_search(st, minimize=True, **kw).compound_divergence
+    high = mcd_search(st, **kw).compound_divergence
+    return float(low), float(high)
