@@ -30,7 +30,8 @@ What it does:
 Outputs: every invocation writes its own folder ``<--out>/<preset>-seed<seed>-<UTC time>/`` (so
 tables of two runs never mix): ``runs.json`` (one record per split: D_C, D_A, sizes, fit, test
 exact match, error kinds, seconds), ``results.md`` and ``results.json`` (the table, Spearman's
-rho, wall and CPU time, machine load, the command), ``curve.png``.
+rho, wall and CPU time, machine load, the command), ``curve.png``, and ``splits/``: the sweep as a Hub
+folder (a config per target, its card with each split's report).
 
 Presets (any flag overrides the preset):
 
@@ -101,52 +102,14 @@ def scan_pool(size: int = 0, seed: int = 0):
 
 
 def make_sweep(pool, args):
-    """The divergence sweep of ``pool`` at ``args.targets``: an object with ``splits`` (target ->
-    ``DatasetDict``), ``compound_divergence`` and ``atom_divergence`` (target -> float)."""
-    kwargs = dict(column="commands", language="scan", test_size=args.test_share, train_size=args.train_share,
-                  max_atom_divergence=args.max_atom_divergence, seed=args.seed, time_limit=args.search_seconds,
-                  progress=False)
-    try:
-        from hf_synthsample.splits import divergence_sweep
-    except ImportError:
-        divergence_sweep = _shim_divergence_sweep
-    return divergence_sweep(pool, list(args.targets), **kwargs)
+    """The divergence sweep of ``pool`` at ``args.targets``
+    (:func:`hf_synthsample.splits.divergence_sweep`: ``splits``, ``compound_divergence`` and
+    ``atom_divergence`` keyed by target; every split the same sizes, D_A within the bound)."""
+    from hf_synthsample.splits import divergence_sweep
 
-
-class _ShimSweep:
-    def __init__(self):
-        self.splits, self.compound_divergence, self.atom_divergence = {}, {}, {}
-
-
-def _shim_divergence_sweep(dataset, targets, *, column, language, test_size, train_size, seed, **kwargs):
-    # --- TEMPORARY SHIM (issue 21 item 1 is being built beside this example) ---------------------
-    # Until hf_synthsample.splits.divergence_sweep lands: a target at or below a random split's D_C
-    # is a random split; above it, mcd_split as a partition stopped at the target, train then cut
-    # to train_size at random (stopping the train_size search at a target overshoots it). D_C and
-    # D_A are split_report's on the returned rows.
-    import numpy as np
-    from datasets import DatasetDict
-
-    from hf_synthsample.splits import mcd_split, split_report
-
-    n = len(dataset)
-    n_test, n_train = round(test_size * n), round(train_size * n)
-    sweep = _ShimSweep()
-    for t in targets:
-        perm = np.random.default_rng(seed).permutation(n)
-        split = DatasetDict(train=dataset.select(np.sort(perm[n_test:n_test + n_train])),
-                            test=dataset.select(np.sort(perm[:n_test])))
-        rep = split_report(split["train"], split["test"], column=column, language=language)
-        if rep.compound_divergence < t:
-            split = mcd_split(dataset, column=column, language=language, test_size=test_size, seed=seed,
-                              target_divergence=t, **kwargs)
-            keep = np.sort(np.random.default_rng(seed).permutation(len(split["train"]))[:n_train])
-            split = DatasetDict(train=split["train"].select(keep), test=split["test"])
-            rep = split_report(split["train"], split["test"], column=column, language=language)
-        sweep.splits[t], sweep.compound_divergence[t], sweep.atom_divergence[t] = (
-            split, rep.compound_divergence, rep.atom_divergence)
-    return sweep
-    # --- END OF SHIM -------------------------------------------------------------------------------
+    return divergence_sweep(pool, list(args.targets), column="commands", language="scan", test_size=args.test_share,
+                            train_size=args.train_share, max_atom_divergence=args.max_atom_divergence,
+                            seed=args.seed, time_limit=args.search_seconds, progress=False)
 
 
 def subsample(ds, size: int, seed: int):
@@ -466,6 +429,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if is_main_process():
         os.makedirs(folder, exist_ok=False)
         write_json_atomic(os.path.join(folder, "runs.json"), records, indent=2)
+        sweep.save(os.path.join(folder, "splits"), plots=False)  # the splits themselves, a config per target
         write_json_atomic(os.path.join(folder, "results.json"), summary, indent=2)
         markdown = (table.to_markdown() + f"\n\nSpearman rho = {rho:.3f} (target <= {TARGET_RHO}, every fit >= "
                     f"{MIN_FIT:g} %: {'met' if summary['target_met'] else 'NOT met'}). Wall {wall / 60:.1f} min, CPU "
