@@ -3,7 +3,7 @@
 as the compound divergence D_C of the split rises, at a fixed atom divergence).
 
     python examples/compositionality_curve.py                   # --small (default): a pipeline check, seconds
-    python examples/compositionality_curve.py --cpu --jobs 2    # SCAN, 7 splits D_C 0.0-0.6, <= 30 min on 2 cores
+    python examples/compositionality_curve.py --cpu --jobs 2    # SCAN, 6 splits D_C 0.0-0.6, <= 30 min on 2 cores
     python examples/compositionality_curve.py --cpu --targets 0.1 0.3 0.5 --seed 1
     accelerate launch examples/compositionality_curve.py --paper   # larger model, all test rows (GPU)
 
@@ -37,14 +37,14 @@ Presets (any flag overrides the preset):
 
 * ``--small``: 2,000 SCAN commands, targets 0.1 / 0.3 / 0.5, a one-layer d_model 16 BART for 30
   steps: seconds, for the test; the models fit nothing, so its numbers are *not* a result.
-* ``--cpu``: all SCAN commands, train 50 % / test 25 % (10,455 / 5,228 rows), targets 0.0, 0.1,
-  ..., 0.6, BART d_model 64, 3+3 layers, ffn 128, 4 heads, dropout 0.1, 2,500 steps of 64 at peak
-  lr 1e-3 (100 warmup steps, then linear decay to 0), fit on 300 train rows, test on 1,000 test
-  rows per split (~5.5 CPU-minutes per model). Why this model: at a constant lr 1e-3 it fits
-  92-96 % of its training rows after 1,500-2,000 steps on the random and the D_C 0.6 split alike
-  (single runs, docs/dev-notes/issue-21-curve.md), with a few points of noise from step to step;
-  the decay and 500 more steps settle the last checkpoint. The d_model 128 model of
-  ``zhou_scan.py`` costs ~3x more. Measured figures: ``docs/compositionality-curve.md``.
+* ``--cpu``: all SCAN commands, train 50 % / test 25 % (10,455 / 5,228 rows), 6 targets 0.0,
+  0.12, ..., 0.6 (with ``--jobs 2``, 3 rounds of 2 models: a 7th split would add a round), BART
+  d_model 64, 3+3 layers, ffn 128, 4 heads, dropout 0.1, 2,000 steps of 64 at peak lr 1e-3 (100
+  warmup steps, then linear decay to 0), fit on 300 train rows, test on 1,000 test rows per split
+  (~4.5 CPU-minutes per model). Why this model: at a constant lr 1e-3 it fits 92-96 % of its
+  training rows after 1,500-2,000 steps on the random and the D_C 0.6 split alike (single runs,
+  docs/dev-notes/issue-21-curve.md), with a few points of noise from step to step; the decay
+  settles the last checkpoint. The d_model 128 model of ``zhou_scan.py`` costs ~3x more. Measured figures: ``docs/compositionality-curve.md``.
 * ``--paper``: the field's model (d_model 256, 3+3, ffn 512), 10,000 steps, all test rows, fit on
   1,000 train rows (GPU).
 """
@@ -67,8 +67,8 @@ PRESETS: dict[str, dict[str, Any]] = {
                   d_model=16, layers=1, ffn=32, heads=2, dropout=0.0, sanity_size=20, test_rows=40,
                   search_seconds=10.0, scheduler="constant_with_warmup"),
     # <= 30 min on 2 cores with --jobs 2 (docs/compositionality-curve.md)
-    "cpu": dict(pool_size=0, targets=[0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6], train_share=0.5, test_share=0.25,
-                max_atom_divergence=0.02, steps=2_500, batch_size=64, learning_rate=1e-3, warmup_steps=100,
+    "cpu": dict(pool_size=0, targets=[0.0, 0.12, 0.24, 0.36, 0.48, 0.6], train_share=0.5, test_share=0.25,
+                max_atom_divergence=0.02, steps=2_000, batch_size=64, learning_rate=1e-3, warmup_steps=100,
                 d_model=64, layers=3, ffn=128, heads=4, dropout=0.1, sanity_size=300, test_rows=1_000,
                 search_seconds=60.0, scheduler="linear"),
     "paper": dict(pool_size=0, targets=[0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6], train_share=0.5, test_share=0.25,
@@ -348,7 +348,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     scale.add_argument("--small", dest="preset", action="store_const", const="small",
                        help="a pipeline check in seconds (default; not a result)")
     scale.add_argument("--cpu", dest="preset", action="store_const", const="cpu",
-                       help="SCAN, 7 splits, <= 30 min on 2 cores with --jobs 2")
+                       help="SCAN, 6 splits, <= 30 min on 2 cores with --jobs 2")
     scale.add_argument("--paper", dest="preset", action="store_const", const="paper", help="larger model (GPU)")
     p.set_defaults(preset="small")
     p.add_argument("--out", default=os.path.join("runs", "compositionality_curve"),
