@@ -325,7 +325,7 @@ def plot_curve(path: str, records: list[dict[str, Any]], rho: float, title: str)
     ax.plot(dc, [r["test_exact_match"] for r in records], "o-", color="C0", label="test exact match")
     for r in records:
         ax.annotate(f"{r['test_exact_match']:.0f}", (r["compound_divergence"], r["test_exact_match"]),
-                    textcoords="offset points", xytext=(0, 6), ha="center", fontsize=8)
+                    textcoords="offset points", xytext=(0, -13), ha="center", fontsize=8)
     ax.axhline(MIN_FIT, color="0.7", lw=0.8, ls=":", label=f"fit needed ({MIN_FIT:g} %)")
     ax.set_xlabel("compound divergence D_C of the split")
     ax.set_ylabel("exact match (%)")
@@ -446,7 +446,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         plot_curve(os.path.join(folder, "curve.png"), records, rho,
                    f"SCAN, {args.preset} preset, BART d_model {args.d_model}, {args.steps} steps, seed {args.seed}")
         print(markdown)
-        print(f"wrote {folder}/ (runs.json, results.md, results.json, curve.png)")
+        print(f"wrote {folder}/ (runs.json, results.md, results.json, curve.png, splits/)")
     return 0
 
 
