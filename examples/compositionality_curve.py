@@ -402,12 +402,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     import torch
 
-    from hf_synthsample.atomic import write_json_atomic, write_text_atomic
+    from hf_synthsample.atomic import atomic_folder, write_json_atomic, write_text_atomic
     from hf_synthsample.experiments import is_main_process
 
     torch.set_num_threads(args.threads)
     stamp = datetime.datetime.now(datetime.timezone.utc)
     folder = os.path.join(args.out, f"{args.preset}-seed{args.seed}-{stamp:%Y%m%dT%H%M%SZ}")
+    if os.path.lexists(folder):  # never mix two runs' tables: say so before any work
+        raise FileExistsError(f"--out: {folder} exists already (another run started this second); run again")
     start, cpu0, load0 = time.perf_counter(), _cpu_seconds(), os.getloadavg()
     pool = scan_pool(args.pool_size, args.seed)
     args.pool_rows = pool.num_rows
@@ -434,17 +436,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                "load_average_start": [round(x, 2) for x in load0], "load_average_end": [round(x, 2) for x in load1],
                "jobs": args.jobs, "threads": args.threads, "command": command, "table": table.to_dict()}
     if is_main_process():
-        os.makedirs(folder, exist_ok=False)
-        write_json_atomic(os.path.join(folder, "runs.json"), records, indent=2)
-        sweep.save(os.path.join(folder, "splits"), plots=False)  # the splits themselves, a config per target
-        write_json_atomic(os.path.join(folder, "results.json"), summary, indent=2)
         markdown = (table.to_markdown() + f"\n\nSpearman rho = {rho:.3f} (target <= {TARGET_RHO}, every fit >= "
                     f"{MIN_FIT:g} %: {'met' if summary['target_met'] else 'NOT met'}). Wall {wall / 60:.1f} min, CPU "
                     f"{cpu / 60:.1f} min (--jobs {args.jobs}, --threads {args.threads}), load average "
                     f"{load0[0]:.1f} at the start, {load1[0]:.1f} at the end. Command: `{command}`\n")
-        write_text_atomic(os.path.join(folder, "results.md"), markdown)
-        plot_curve(os.path.join(folder, "curve.png"), records, rho,
-                   f"SCAN, {args.preset} preset, BART d_model {args.d_model}, {args.steps} steps, seed {args.seed}")
+        with atomic_folder(folder) as tmp:  # the whole folder appears at once, or not at all
+            write_json_atomic(tmp / "runs.json", records, indent=2)
+            write_json_atomic(tmp / "results.json", summary, indent=2)
+            write_text_atomic(tmp / "results.md", markdown)
+            plot_curve(str(tmp / "curve.png"), records, rho,
+                       f"SCAN, {args.preset} preset, BART d_model {args.d_model}, {args.steps} steps, seed {args.seed}")
+            sweep.save(str(tmp / "splits"), plots=False)  # the splits themselves, a config per target
         print(markdown)
         print(f"wrote {folder}/ (runs.json, results.md, results.json, curve.png, splits/)")
     return 0

@@ -101,3 +101,15 @@ def test_docstring_examples():
 
     failures, tried = doctest.testmod(curve, optionflags=doctest.ELLIPSIS)
     assert tried >= 5 and failures == 0
+
+
+def test_failed_write_leaves_no_half_folder(tmp_path, monkeypatch):
+    def broken_plot(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(curve, "plot_curve", broken_plot)
+    out = tmp_path / "out"
+    with pytest.raises(RuntimeError, match="disk full"):
+        curve.main(["--small", "--pool-size", "400", "--targets", "0.1", "0.3", "--steps", "2", "--sanity-size", "4",
+                    "--test-rows", "4", "--search-seconds", "3", "--out", str(out)])
+    assert list(out.iterdir()) == []  # no run folder, no temp folder left beside it
