@@ -97,7 +97,7 @@ def part_peer(args) -> None:
             for _ in range(args.repeats):
                 w, c = time.perf_counter(), time.process_time()
                 r = mcd_search(st, test_size=test_size, max_atom_divergence=bound, seed=0,
-                               target_divergence=pr.compound_divergence, progress=False)
+                               stop_at_divergence=pr.compound_divergence, progress=False)
                 reach_w, reach_c = min(reach_w, time.perf_counter() - w), min(reach_c, time.process_time() - c)
             w, c = time.perf_counter(), time.process_time()
             r2 = mcd_search(st, test_size=test_size, max_atom_divergence=bound, seed=0, progress=False)
@@ -113,7 +113,7 @@ def part_peer(args) -> None:
             for _ in range(args.repeats):
                 c = time.process_time()
                 mcd_search(st, test_size=test_size, max_atom_divergence=0.02, seed=seed,
-                           target_divergence=pr.compound_divergence, progress=False)
+                           stop_at_divergence=pr.compound_divergence, progress=False)
                 best = min(best, time.process_time() - c)
             ratios.append(peer["cpu_seconds"] / best)
         print(f"ours over {args.peer_seeds} seeds (atom bound 0.02, CPU, fastest of {args.repeats}): speed-up "

@@ -126,6 +126,24 @@ def test_target_from_both_sides_on_scan():
         assert r.compound_divergence == pytest.approx(res.compound_divergence, abs=1e-9)
 
 
+def test_stop_at_divergence_keeps_the_maximiser_path():
+    from hf_synthsample.splits import mcd_search
+    from hf_synthsample.splits._data import read_structures
+
+    ds = _scan()
+    st = read_structures(ds, column="commands", language="scan", max_height=2, atoms_column=None,
+                         compounds_column=None, compound_weights=None)
+    kw = dict(test_size=0.25, patience=10, progress=False)
+    full = mcd_search(st, **kw)
+    part = mcd_search(st, stop_at_divergence=0.3, **kw)
+    assert part.stop_reason == "target reached" and 0.3 <= part.compound_divergence < full.compound_divergence
+    # the same rounds as the maximiser up to the stop: its history is a prefix of the full one's
+    assert [h[2] for h in part.history[:-1]] == [h[2] for h in full.history[:len(part.history) - 1]]
+    for bad in (dict(minimize=True), dict(target_divergence=0.2)):
+        with pytest.raises(ValueError, match="stop_at_divergence: only for the maximising search"):
+            mcd_search(st, stop_at_divergence=0.3, **bad, **kw)
+
+
 # ---------------------------------------------------------------------- the sweep
 
 
@@ -140,6 +158,9 @@ def test_sweep_on_the_hand_pool_and_its_folder(tmp_path):
         i = _test_ids(sweep.splits[t])[0]
         assert sweep.compound_divergence[t] == pytest.approx(HAND[i], abs=1e-12)
         assert sweep.atom_divergence[t] == 0.0
+        r = split_report(sweep.splits[t]["train"], sweep.splits[t]["test"], "text", atoms_column="a", compounds_column="c")
+        assert r.compound_divergence == pytest.approx(sweep.compound_divergence[t], abs=1e-12)
+        assert sweep.reports[t].compound_divergence == pytest.approx(HAND[i], abs=1e-12)
         assert sweep.sizes[t] == {"train": 4, "test": 1, "left_out": 0}
     assert sweep.config_names == {0.04: "dc_0.04", 0.12: "dc_0.12", 0.32: "dc_0.32", 1.0: "dc_1.00"}
     out = sweep.save(str(tmp_path / "sweep"), provenance={"source": "hand pool"})
@@ -227,7 +248,9 @@ def test_sweep_unreachable_and_limited_targets():
     with pytest.raises(ValueError, match=r"time_limit: the search for target 1.0 stopped \(time limit\)"):
         divergence_sweep(ds, [1.0], time_limit=1e-9, seed=1, **HAND_KW)
     for bad, match in ((dict(test_size=0), "test_size"), (dict(divergence_tolerance=-0.1), "divergence_tolerance"),
-                       (dict(seed=-1), "seed")):
+                       (dict(seed=-1), "seed"), (dict(column="program"), "column: no column 'program' for the split "
+                                                                         "reports"),
+                       (dict(text_column="nope"), "text_column: no column 'nope'")):
         with pytest.raises(ValueError, match=match):
             divergence_sweep(ds, [0.5], **{**HAND_KW, **bad})
 
@@ -244,7 +267,9 @@ def test_cli_split_sweep(tmp_path, capsys):
     assert "dc_0.32, dc_1.00" in printed
     assert sorted(datasets.load_dataset(str(out), "dc_0.32")["test"]["id"]) == [3]
     card = (out / "README.md").read_text()
-    assert "Compound-divergence sweep of" in card and "| `dc_1.00` | 1 | 1.0000 |" in card
+    assert "Compound-divergence sweep of `<local>/pool.jsonl`" in card and "| `dc_1.00` | 1 | 1.0000 |" in card
+    assert str(tmp_path) not in card  # no local folders in the card
+    assert "compound_weights: false" in card  # the weights in effect (user compounds: none)
     for sweep, match in (("0.3,0.1", "--sweep: must be sorted ascending"), ("0.1,x", "--sweep: expected comma-separated"),
                          ("0.1,1.2", "--sweep: 1.2 is out of [0, 1]"),
                          ("0.02,0.5", "--sweep: 0.02 is out of the reachable range of compound divergence [0.0397")):

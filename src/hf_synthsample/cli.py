@@ -589,8 +589,9 @@ def _add_split_parser(sub) -> None:
                     help="MCD/TMCD: how far from --target-divergence / each --sweep target a split may be [0.01]")
     sp.add_argument("--time-limit", type=float, default=None, help="MCD/TMCD: stop after this many seconds")
     sp.add_argument("--max-steps", type=int, default=None, help="MCD/TMCD: stop after this many swap steps")
-    sp.add_argument("--restarts", type=int, default=0,
-                    help="MCD/TMCD: search again from this many further random starts while time remains [0]")
+    sp.add_argument("--restarts", type=int, default=None,
+                    help="MCD/TMCD: search again from this many further random starts while time remains "
+                         "[0; with --sweep 2, used only by a search that stalls short of its target]")
     sp.add_argument("--builder-param", nargs="+", default=[], metavar="NAME=VALUE",
                     help="generator parameters of a DOMAIN/CONFIG source, e.g. num_examples=20000")
     sp.add_argument("--config", default=None, help="config of a Hub-layout source")
@@ -611,7 +612,8 @@ def _split(args: argparse.Namespace) -> int:
             raise ValueError(f"--train-size: only the mcd and tmcd methods leave rows out; the {args.method} method "
                              "splits all rows (drop --train-size)")
         check_float("--train-size", args.train_size, min=0.0, max=1.0 - args.test_size, min_inclusive=False)
-    check_int("--restarts", args.restarts, min=0)
+    if args.restarts is not None:
+        check_int("--restarts", args.restarts, min=0)
     check_float("--divergence-tolerance", args.divergence_tolerance, min=0.0, max=1.0)
     sweep_targets = _sweep_targets(args) if args.sweep is not None else None
     structural = args.language is not None or (args.atoms_column and args.compounds_column)
@@ -630,6 +632,7 @@ def _split(args: argparse.Namespace) -> int:
                         "seed": args.seed, "column": args.column, "language": args.language}
     if sweep_targets is not None:
         return _split_sweep(args, ds, sweep_targets, provenance, weights)
+    args.restarts = args.restarts or 0
     if args.method in ("mcd", "tmcd"):
         from .splits import mcd_split, tmcd_split
 
@@ -692,7 +695,7 @@ def _sweep_targets(args: argparse.Namespace) -> list[float]:
 
 def _split_sweep(args: argparse.Namespace, ds, targets: list[float], provenance: dict, weights) -> int:
     from .splits.mcd import UnreachableDivergence
-    from .splits.sweep import divergence_sweep
+    from .splits.sweep import SWEEP_RESTARTS, divergence_sweep
 
     try:
         sweep = divergence_sweep(
@@ -700,12 +703,14 @@ def _split_sweep(args: argparse.Namespace, ds, targets: list[float], provenance:
             train_size=args.train_size, max_atom_divergence=args.max_atom_divergence, seed=args.seed,
             compound_weights=weights, atoms_column=args.atoms_column, compounds_column=args.compounds_column,
             divergence_tolerance=args.divergence_tolerance, time_limit=args.time_limit, max_steps=args.max_steps,
-            restarts=args.restarts, text_column=args.text_column)
+            restarts=SWEEP_RESTARTS if args.restarts is None else args.restarts, text_column=args.text_column)
     except UnreachableDivergence as err:
         raise err.named("--sweep") from err
     provenance = {k: v for k, v in provenance.items() if k not in ("method", "seed", "column", "language", "test_size")}
     print(sweep.to_markdown())
-    out = sweep.save(args.out, provenance=provenance, title=f"Compound-divergence sweep of `{args.source}`",
+    from .hub.card import portable_path
+
+    out = sweep.save(args.out, provenance=provenance, title=f"Compound-divergence sweep of `{portable_path(args.source)}`",
                      if_exists="overwrite" if args.overwrite else "error")
     names = ", ".join(sweep.config_names.values())
     print(f"\nWrote {out}/ ({len(sweep)} configs: {names}; {sweep.seconds:.1f}s)")

@@ -79,7 +79,7 @@ from ._engine import Engine, ranges
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset, DatasetDict
 
-__all__ = ["MCDResult", "UnreachableDivergence", "mcd_split", "tmcd_split", "mcd_search"]
+__all__ = ["MCDResult", "UnreachableDivergence", "mcd_split", "tmcd_split", "mcd_search", "reachable_range"]
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +88,10 @@ STOP_REASONS = ("target reached", "no improving move", "time limit", "max steps"
 #: patience (rounds without a gain) of the minimising and maximising searches that bound the
 #: reachable range after a target search stalled: they only bound it, so they stop sooner
 RANGE_PATIENCE = 20
+
+#: the least gain of the goal's value (``-D_C``, ``-|D_C - x|``) in a round that counts as
+#: progress for the minimising and target searches (the maximiser counts any gain)
+MIN_ROUND_GAIN = 1e-4
 
 
 class UnreachableDivergence(ValueError):
@@ -105,8 +109,8 @@ class UnreachableDivergence(ValueError):
         else:
             text = (f"{argument}: {target} is out of the reachable range of compound divergence [{low:.4f}, "
                     f"{high:.4f}] (the lowest and highest the minimising and maximising searches found for this "
-                    f"data, test size, train size, max_atom_divergence and seed; +/- divergence_tolerance "
-                    f"{tolerance}); choose targets in it")
+                    f"data, test size, train size, max_atom_divergence and seed, +/- divergence_tolerance "
+                    f"{tolerance}; more restarts may widen it a little); choose targets in it")
         super().__init__(text)
 
     def named(self, argument: str) -> "UnreachableDivergence":
@@ -164,6 +168,11 @@ class _Search:
         self.st, self.target, self.tol, self.max_da, self.rng, self.B = st, target, tol, max_atom_divergence, rng, batch_size
         self.goal, self.goal_tol = goal, goal_tolerance
         self.aim = 0.25  # stop at this share of goal_tolerance (a stall within the tolerance is still a success)
+        self.stop_at: float | None = None  # goal "max" only: stop once D_C reaches this
+        # a round counts as progress above this gain: any for the maximiser (as in issue 13);
+        # towards a target or the minimum, MIN_ROUND_GAIN (COGS: the minimiser creeps down by
+        # ~5e-5 a round for minutes, and a search for an unreachable target would never end)
+        self.min_gain = 1e-9 if goal == "max" else MIN_ROUND_GAIN
         self.sizes = st.sizes.astype(np.float64)
         self.G = len(self.sizes)
         self.atom_inv = _inverted(st.atoms[0], st.atoms[1], st.atoms[3])
@@ -186,6 +195,8 @@ class _Search:
     def reached(self, e: Engine) -> bool:
         """Close enough to stop: within a quarter of the tolerance (a split at the tolerance's edge
         would be a poor point on a curve; the last steps there are cheap)."""
+        if self.goal == "max":
+            return self.stop_at is not None and e.compound_divergence >= self.stop_at
         return not isinstance(self.goal, str) and abs(e.compound_divergence - self.goal) <= self.aim * self.goal_tol
 
     def within(self, e: Engine) -> bool:
@@ -510,7 +521,7 @@ class _Search:
                         kept += 1
                 self.swaps += kept
                 e.recompute()  # exact sums again: no drift over long runs
-                stale = stale + 1 if self.value(e.compound_divergence) <= before + 1e-9 else 0
+                stale = stale + 1 if self.value(e.compound_divergence) <= before + self.min_gain else 0
                 self.history.append((time.perf_counter() - t0, self.steps, e.compound_divergence, e.atom_divergence))
                 bar.update(1)
                 bar.set_postfix(D_C=f"{e.compound_divergence:.4f}", D_A=f"{e.atom_divergence:.4f}")
@@ -534,6 +545,9 @@ def _search_once(st: Structures, goal, goal_tol: float, rng: np.random.Generator
     """A search from a seeded random start (or from ``side``, a finished assignment), then, with a
     ``train_size``, the rows left out and the search again."""
     search = _Search(st, o["target"], o["tol"], o["max_da"], rng, o["batch_size"], goal, goal_tol)
+    search.stop_at = o.get("stop_at")
+    if o.get("bounding"):  # the searches that bound the range: only real progress counts
+        search.min_gain = MIN_ROUND_GAIN
     if side is None:
         e = search.initial()
         search.lower_atom_divergence(e)
@@ -541,9 +555,13 @@ def _search_once(st: Structures, goal, goal_tol: float, rng: np.random.Generator
         e = Engine(search.sizes, st.atoms, st.compounds, side.copy())
     initial = e.compound_divergence
     run = dict(time_limit=o["time_limit"], patience=o["patience"], progress=o["progress"], t0=o["t0"], max_steps=max_steps)
-    reason = search.run(e, **run)
     train_target = o["train_target"]
-    if train_target is not None and e.train_rows > train_target + o["tol"]:
+    dropping = train_target is not None and e.train_rows > train_target + o["tol"]
+    # towards a target, a partition that stalls short of it needs no long wait: leaving rows out
+    # moves D_C further (SCAN 0.6 with train 50 %: the partition tops out at 0.53)
+    first = dict(run, patience=min(o["patience"], RANGE_PATIENCE)) if dropping and not isinstance(goal, str) else run
+    reason = search.run(e, **first)
+    if dropping:
         # rows left out only now: the partition search has placed the held-out compounds, so
         # the rows that still carry them into train are the ones worth leaving out
         search.drop(e, train_target)
@@ -554,9 +572,9 @@ def _search_once(st: Structures, goal, goal_tol: float, rng: np.random.Generator
     return _Start(e, search, initial, reason)
 
 
-def _search(st: Structures, goal, goal_tol: float, seed: int, restarts: int, o: dict) -> tuple[_Start, int, int, int, int]:
+def _search(st: Structures, goal, goal_tol: float, seed: int, restarts: int, o: dict) -> tuple[_Start, int, int, int, int, str]:
     """The best of ``restarts + 1`` seeded starts for the goal; returns it with the total steps,
-    swaps, hold-outs and the number of starts made."""
+    swaps, hold-outs, the number of starts made and the reason the last one stopped."""
     best = None
     steps = swaps = holdouts = 0
     max_steps = o["max_steps"]
@@ -570,7 +588,9 @@ def _search(st: Structures, goal, goal_tol: float, seed: int, restarts: int, o: 
             best = done
         if done.reason != "no improving move":  # target, time or steps: nothing left to restart with
             break
-    return best, steps, swaps, holdouts, attempt + 1
+        if s.within(done.engine):  # stalled near the target, within the tolerance: no need for another start
+            break
+    return best, steps, swaps, holdouts, attempt + 1, done.reason
 
 
 def mcd_search(
@@ -582,6 +602,7 @@ def mcd_search(
     target_divergence: float | None = None,
     minimize: bool = False,
     divergence_tolerance: float = 0.01,
+    stop_at_divergence: float | None = None,
     time_limit: float | None = None,
     max_steps: int | None = None,
     patience: int = 100,
@@ -591,18 +612,16 @@ def mcd_search(
     train_size: float | None = None,
     progress: bool | None = None,
 ) -> MCDResult:
-    """The search on prepared :class:`~hf_synthsample.splits._data.Structures` (see :func:`mcd_split`)."""
+    """The search on prepared :class:`~hf_synthsample.splits._data.Structures` (see :func:`mcd_split`).
+
+    ``stop_at_divergence``: the maximising search stops as soon as ``D_C`` reaches this (how long
+    the search takes to reach a divergence: the peer comparison in ``benchmarks/bench_splits.py``);
+    unlike ``target_divergence`` it never lowers ``D_C``."""
     t0 = time.perf_counter()
-    total = int(structures.sizes.sum()) + len(structures.unparsable)
-    _, target = check_test_size(test_size, total)
-    train_target = check_train_size(train_size, target, total)
-    if train_target is not None and len(structures.unparsable):
-        train_target -= len(structures.unparsable)  # skipped rows are kept in train
-        if train_target < 1:
-            raise ValueError(f"train_size: {train_size} leaves no room beside the {len(structures.unparsable)} "
-                             "unparsable rows kept in train; raise train_size")
-    max_da = check_float("max_atom_divergence", max_atom_divergence, min=0.0, max=1.0)
-    seed = check_int("seed", seed, min=0)
+    o = _options(structures, test_size=test_size, train_size=train_size, max_atom_divergence=max_atom_divergence,
+                 seed=seed, time_limit=time_limit, max_steps=max_steps, patience=patience, batch_size=batch_size,
+                 size_tolerance=size_tolerance, restarts=restarts, progress=progress, t0=t0)
+    seed, restarts, total = o["seed"], o["restarts"], o["total"]
     if target_divergence is not None:
         target_divergence = check_float("target_divergence", target_divergence, min=0.0, max=1.0)
     if not isinstance(minimize, bool):
@@ -610,24 +629,14 @@ def mcd_search(
     if minimize and target_divergence is not None:
         raise ValueError("minimize and target_divergence: give one goal (the lowest D_C, or a D_C to reach), not both")
     divergence_tolerance = check_float("divergence_tolerance", divergence_tolerance, min=0.0, max=1.0)
-    if time_limit is not None:
-        time_limit = check_float("time_limit", time_limit, min=0.0, min_inclusive=False)
-    if max_steps is not None:
-        max_steps = check_int("max_steps", max_steps, min=0)
-    patience = check_int("patience", patience, min=1)
-    batch_size = check_int("batch_size", batch_size, min=1)
-    size_tolerance = check_float("size_tolerance", size_tolerance, min=0.0, max=0.5)
-    restarts = check_int("restarts", restarts, min=0)
-    if progress is None:
-        from datasets.utils.logging import is_progress_bar_enabled
-
-        progress = is_progress_bar_enabled()
-    o = dict(target=target, tol=int(math.floor(size_tolerance * total)), max_da=max_da, batch_size=batch_size,
-             train_target=train_target, time_limit=time_limit, max_steps=max_steps, patience=patience,
-             progress=progress, t0=t0)
+    if stop_at_divergence is not None:
+        stop_at_divergence = check_float("stop_at_divergence", stop_at_divergence, min=0.0, max=1.0)
+        if minimize or target_divergence is not None:
+            raise ValueError("stop_at_divergence: only for the maximising search (not with minimize or target_divergence)")
+    o["stop_at"] = stop_at_divergence
     goal = target_divergence if target_divergence is not None else "min" if minimize else "max"
-    best, steps, swaps, holdouts, starts = _search(structures, goal, divergence_tolerance, seed, restarts, o)
-    reason = best.reason  # the reason the whole search ended is the last start's; the split is the best start's
+    best, steps, swaps, holdouts, starts, reason = _search(structures, goal, divergence_tolerance, seed, restarts, o)
+    # the reason the whole search ended is the last start's; the split is the best start's
     if target_divergence is not None and reason == "no improving move":
         if best.search.within(best.engine):
             reason = "target reached"  # stalled near the target, within the tolerance
@@ -652,16 +661,74 @@ def mcd_search(
     return result
 
 
+def _options(st: Structures, *, test_size, train_size, max_atom_divergence, seed, time_limit, max_steps, patience,
+             batch_size, size_tolerance, restarts, progress, t0) -> dict:
+    """The checked settings every search of :func:`mcd_search` and :func:`reachable_range` runs with."""
+    total = int(st.sizes.sum()) + len(st.unparsable)
+    _, target = check_test_size(test_size, total)
+    train_target = check_train_size(train_size, target, total)
+    if train_target is not None and len(st.unparsable):
+        train_target -= len(st.unparsable)  # skipped rows are kept in train
+        if train_target < 1:
+            raise ValueError(f"train_size: {train_size} leaves no room beside the {len(st.unparsable)} "
+                             "unparsable rows kept in train; raise train_size")
+    max_da = check_float("max_atom_divergence", max_atom_divergence, min=0.0, max=1.0)
+    seed = check_int("seed", seed, min=0)
+    if time_limit is not None:
+        time_limit = check_float("time_limit", time_limit, min=0.0, min_inclusive=False)
+    if max_steps is not None:
+        max_steps = check_int("max_steps", max_steps, min=0)
+    patience = check_int("patience", patience, min=1)
+    batch_size = check_int("batch_size", batch_size, min=1)
+    size_tolerance = check_float("size_tolerance", size_tolerance, min=0.0, max=0.5)
+    restarts = check_int("restarts", restarts, min=0)
+    if progress is None:
+        from datasets.utils.logging import is_progress_bar_enabled
+
+        progress = is_progress_bar_enabled()
+    return dict(target=target, tol=int(math.floor(size_tolerance * total)), max_da=max_da, batch_size=batch_size,
+                train_target=train_target, time_limit=time_limit, max_steps=max_steps, patience=patience,
+                progress=progress, t0=t0, seed=seed, restarts=restarts, total=total, stop_at=None)
+
+
+def _bounds(st: Structures, seed: int, restarts: int, o: dict) -> tuple[_Start, _Start]:
+    """The minimising and the maximising search that bound the reachable range. They run until
+    they stall, with a shorter patience and only real progress (``MIN_ROUND_GAIN``) counting:
+    they bound the range (and start a retry), they need not polish it."""
+    o = dict(o, time_limit=None, max_steps=None, progress=False, patience=min(o["patience"], RANGE_PATIENCE),
+             bounding=True, stop_at=None)
+    return _search(st, "min", 0.0, seed, restarts, o)[0], _search(st, "max", 0.0, seed, restarts, o)[0]
+
+
+def reachable_range(
+    structures: Structures,
+    *,
+    test_size: float = 0.25,
+    train_size: float | None = None,
+    max_atom_divergence: float = 0.02,
+    seed: int = 0,
+    patience: int = 100,
+    batch_size: int = 64,
+    size_tolerance: float = 0.0,
+    restarts: int = 0,
+) -> tuple[float, float]:
+    """``(lowest, highest)`` compound divergence found by the minimising and maximising searches on
+    prepared structures: the range a ``target_divergence`` error names (see
+    :func:`~hf_synthsample.splits.sweep.divergence_range` for a dataset)."""
+    o = _options(structures, test_size=test_size, train_size=train_size, max_atom_divergence=max_atom_divergence,
+                 seed=seed, time_limit=None, max_steps=None, patience=patience, batch_size=batch_size,
+                 size_tolerance=size_tolerance, restarts=restarts, progress=False, t0=time.perf_counter())
+    lo, hi = _bounds(structures, o["seed"], o["restarts"], o)
+    return float(lo.engine.compound_divergence), float(hi.engine.compound_divergence)
+
+
 def _from_the_far_side(st: Structures, x: float, goal_tol: float, seed: int, restarts: int, o: dict,
                        stuck: _Start) -> tuple[_Start, str]:
     """The search towards ``x`` stalled outside the tolerance. Find the reachable range (the
     minimising and the maximising search from the same seeds); outside it, a ``ValueError``
     naming it; inside it, search towards ``x`` again from the extreme on the other side of ``x``
     (a hold-out may have jumped past ``x`` to where swaps cannot bring D_C back)."""
-    # the extremes run until they stall (a shorter patience: they only bound the range and start the retry)
-    o = dict(o, time_limit=None, max_steps=None, progress=False, patience=min(o["patience"], RANGE_PATIENCE))
-    lo = _search(st, "min", 0.0, seed, restarts, o)[0]
-    hi = _search(st, "max", 0.0, seed, restarts, o)[0]
+    lo, hi = _bounds(st, seed, restarts, o)
     found = (lo.engine.compound_divergence, hi.engine.compound_divergence, stuck.engine.compound_divergence)
     d_lo, d_hi = min(found), max(found)
     if not d_lo - goal_tol <= x <= d_hi + goal_tol:

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..validation import check_float, check_int
 from ._data import as_split, check_dataset, check_test_size, check_train_size, read_structures
-from .mcd import UnreachableDivergence, mcd_search
+from .mcd import UnreachableDivergence, mcd_search, reachable_range
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset, DatasetDict
@@ -50,6 +50,11 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["SplitSweep", "divergence_sweep", "divergence_range", "check_targets"]
 
 logger = logging.getLogger(__name__)
+
+#: further random starts of a sweep's search when one stalls short of its target (SCAN, partition,
+#: target 0.5: seed 1's first start tops out at 0.490, its second reaches 0.498); a target that is
+#: reached costs none
+SWEEP_RESTARTS = 2
 
 #: decimals that tell two targets apart in config names (``dc_0.10``); closer targets are refused
 TARGET_DECIMALS = 6
@@ -105,20 +110,33 @@ class SplitSweep:
 
     ``splits``, ``compound_divergence``, ``atom_divergence``, ``reports``, ``results`` and
     ``config_names`` are keyed by target, in the order of the targets. The divergences are the
-    split report's on the returned rows; ``results[t].compound_divergence`` is the search's (the
-    same for a partition; with rows left out by ``train_size`` the report recomputes Keysers'
-    weights on the kept rows, so the two may differ slightly: SCAN, train 50 %: < 0.0005).
+    split report's on the returned rows. ``results[t].compound_divergence`` is the search's: for a
+    partition the report's pool is the search's, so they are the same figures (and the report
+    is only computed when asked for: ``reports``, ``save``); with rows left out by
+    ``train_size`` the report recomputes Keysers' weights on the kept rows, so the two may
+    differ slightly (SCAN, train 50 %: < 0.0005).
     """
 
     splits: dict
     compound_divergence: dict
     atom_divergence: dict
-    reports: dict
     results: dict
     config_names: dict
     settings: dict = field(default_factory=dict)
     seconds: float = 0.0
     read_seconds: float = 0.0
+    report_kwargs: dict = field(default_factory=dict, repr=False)
+    _reports: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def reports(self) -> "dict[float, SplitReport]":
+        """Target -> :func:`~hf_synthsample.splits.report.split_report` of the split (computed once, on first use)."""
+        from .report import split_report
+
+        for t, split in self.splits.items():
+            if t not in self._reports:
+                self._reports[t] = split_report(split["train"], split["test"], **self.report_kwargs)
+        return {t: self._reports[t] for t in self.splits}
 
     @property
     def targets(self) -> list[float]:
@@ -149,8 +167,9 @@ class SplitSweep:
         """One row per split: target, config, D_C, D_A, sizes, unseen compound share, search time."""
         lines = ["| config | target D_C | D_C | D_A | train | test | left out | test compound mass unseen in train "
                  "| search s |", "|---|---|---|---|---|---|---|---|---|"]
+        reports = self.reports
         for t, name in self.config_names.items():
-            z, r = self.sizes[t], self.reports[t]
+            z, r = self.sizes[t], reports[t]
             lines.append(f"| `{name}` | {t:g} | {self.compound_divergence[t]:.4f} | {self.atom_divergence[t]:.4f} | "
                          f"{z['train']:,} | {z['test']:,} | {z['left_out']:,} | {r.unseen_compound_share:.1%} | "
                          f"{self.results[t].seconds:.1f} |")
@@ -182,9 +201,11 @@ class SplitSweep:
         import yaml
 
         from ..hub import write_hub_folder
+        from ..hub.card import redact_local_paths
         from .report import _jsonable
 
-        settings = {**self.settings, **dict(provenance or {})}
+        # no local folders in a card (the metadata is redacted by the writer; the body here)
+        settings = redact_local_paths({**self.settings, **dict(provenance or {})})
         body = [f"# {title or 'Compound-divergence sweep'}", "",
                 f"Made with hf-synthsample: {len(self)} train/test splits of the same rows at chosen compound "
                 f"divergences (MCD search towards each target, Keysers et al. 2020), each with the same sizes and "
@@ -193,10 +214,11 @@ class SplitSweep:
                 self.to_markdown(), "", "## Settings", "", "```yaml",
                 yaml.safe_dump(_jsonable(settings), sort_keys=False, allow_unicode=True).strip(), "```"]
         meta_splits = {}
+        reports = self.reports
         with tempfile.TemporaryDirectory() as tmp:
             extra = {}
             for t, name in self.config_names.items():
-                report = self.reports[t]
+                report = reports[t]
                 body += ["", f"## `{name}`: target D_C {t:g}", "", report.to_markdown()]
                 if plots:
                     rel = f"plots/{name}.png"
@@ -248,7 +270,7 @@ def divergence_sweep(
     patience: int = 100,
     batch_size: int = 64,
     size_tolerance: float = 0.0,
-    restarts: int = 0,
+    restarts: int = SWEEP_RESTARTS,
     skip_unparsable: bool = False,
     text_column: str | None = None,
     progress: bool | None = None,
@@ -261,8 +283,10 @@ def divergence_sweep(
         column, language, compound_weights, max_height, atoms_column, compounds_column,
             skip_unparsable: the structure, as in :func:`~hf_synthsample.splits.mcd.mcd_split`;
             read once for the whole sweep.
-        test_size, train_size, max_atom_divergence, seed, size_tolerance, batch_size, patience,
-            restarts: as in ``mcd_split``; every split has the same sizes (within ``size_tolerance``).
+        test_size, train_size, max_atom_divergence, seed, size_tolerance, batch_size, patience:
+            as in ``mcd_split``; every split has the same sizes (within ``size_tolerance``).
+        restarts: further random starts when a search stalls short of its target [2] (a reached
+            target costs none; an unreachable one costs them all, and the range they find).
         divergence_tolerance: each split's ``D_C`` is within this of its target [0.01].
         time_limit, max_steps: per split; a split stopped by them outside the tolerance is an error.
         text_column: the report's text column (duplicates, lengths) [``column``].
@@ -284,6 +308,10 @@ def divergence_sweep(
     targets = check_targets(targets)
     _check_common(dataset, test_size, train_size, max_atom_divergence, seed, max_height, divergence_tolerance,
                   skip_unparsable)
+    text = text_column or column
+    if text not in dataset.column_names:  # the reports read it (duplicates, lengths): say so before the work
+        raise ValueError(f"{'text_column' if text_column else 'column'}: no column {text!r} for the split reports "
+                         f"(duplicates, lengths); columns: {dataset.column_names}")
     search = dict(test_size=test_size, train_size=train_size, max_atom_divergence=max_atom_divergence, seed=seed,
                   divergence_tolerance=divergence_tolerance, time_limit=time_limit, max_steps=max_steps,
                   patience=patience, batch_size=batch_size, size_tolerance=size_tolerance, restarts=restarts)
@@ -318,23 +346,29 @@ def divergence_sweep(
             bar.set_postfix(target=f"{t:g}", D_C=f"{res.compound_divergence:.4f}")
     finally:
         bar.close()
+    report_kwargs = dict(column=column, language=language, text_column=text_column, compound_weights=compound_weights,
+                         max_height=max_height, atoms_column=atoms_column, compounds_column=compounds_column)
     splits, reports, dc, da = {}, {}, {}, {}
     for t in targets:
         res = results[t]
         split = as_split(dataset, res.test_indices, res.train_indices)
         split.mcd_result = res
-        report = split_report(split["train"], split["test"], column, language, text_column=text_column,
-                              compound_weights=compound_weights, max_height=max_height, atoms_column=atoms_column,
-                              compounds_column=compounds_column)
-        splits[t], reports[t] = split, report
-        dc[t], da[t] = report.compound_divergence, report.atom_divergence
+        splits[t] = split
+        if res.num_left_out == 0 and not len(st.unparsable):
+            # a partition: the report's pool (train + test) is the search's, weights included
+            dc[t], da[t] = res.compound_divergence, res.atom_divergence
+        else:
+            reports[t] = split_report(split["train"], split["test"], **report_kwargs)
+            dc[t], da[t] = reports[t].compound_divergence, reports[t].atom_divergence
     settings = {"method": "mcd", "targets": targets, "column": column, "language": language,
                 "atoms_column": atoms_column, "compounds_column": compounds_column,
-                "compound_weights": compound_weights if isinstance(compound_weights, (bool, type(None))) else "mapping",
+                # the weights in effect: None means Keysers' for the language's compounds, none for columns
+                "compound_weights": (compounds_column is None if compound_weights is None else
+                                     compound_weights if isinstance(compound_weights, bool) else "mapping"),
                 "max_height": max_height, "num_rows": len(dataset), **{k: v for k, v in search.items()}}
-    out = SplitSweep(splits=splits, compound_divergence=dc, atom_divergence=da, reports=reports, results=results,
+    out = SplitSweep(splits=splits, compound_divergence=dc, atom_divergence=da, results=results,
                      config_names=_config_names(targets), settings=settings, seconds=time.perf_counter() - t0,
-                     read_seconds=read_seconds)
+                     read_seconds=read_seconds, report_kwargs=report_kwargs, _reports=reports)
     logger.info("%r", out)
     return out
 
@@ -358,8 +392,11 @@ def divergence_range(
     skip_unparsable: bool = False,
 ) -> tuple[float, float]:
     """``(lowest, highest)`` compound divergence the minimising and maximising searches find for
-    these settings: the targets :func:`divergence_sweep` can reach (+/- its tolerance). A search
-    finds a local optimum, so this is the range *found*, for this seed.
+    these settings: the targets :func:`divergence_sweep` can reach (+/- its tolerance), and the
+    range an unreachable target's error names. A search finds a local optimum, and these stop
+    once a round gains less than ``MIN_ROUND_GAIN`` for ``min(patience, RANGE_PATIENCE)`` rounds
+    (:mod:`~hf_synthsample.splits.mcd`), so this is the range *found*, for this seed; a longer
+    ``mcd_split(minimize=True)`` or maximising search may go a little beyond it.
 
     Example:
         >>> from datasets import Dataset
@@ -373,8 +410,5 @@ def divergence_range(
     st = read_structures(dataset, column=column, language=language, max_height=max_height, atoms_column=atoms_column,
                          compounds_column=compounds_column, compound_weights=compound_weights,
                          skip_unparsable=skip_unparsable)
-    kw = dict(test_size=test_size, train_size=train_size, max_atom_divergence=max_atom_divergence, seed=seed,
-              patience=patience, restarts=restarts, size_tolerance=size_tolerance, progress=False)
-    low = mcd_search(st, minimize=True, **kw).compound_divergence
-    high = mcd_search(st, **kw).compound_divergence
-    return float(low), float(high)
+    return reachable_range(st, test_size=test_size, train_size=train_size, max_atom_divergence=max_atom_divergence,
+                           seed=seed, patience=patience, restarts=restarts, size_tolerance=size_tolerance)
