@@ -1,0 +1,115 @@
+"""examples/compositionality_curve.py: Spearman's rho by hand, the error kinds, bad flags, and a
+--small run end to end (files, sizes, divergences; its tiny models fit nothing: no accuracy asserted)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _load_example():
+    spec = importlib.util.spec_from_file_location("compositionality_curve", REPO / "examples" / "compositionality_curve.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+curve = _load_example()
+
+
+def test_spearman_by_hand():
+    # ranks x 1 2 3 4 5, y 5 4 2 3 1: d^2 = 0+0+1+1+0 = 2, rho = 1 - 6*2/(5*24) = 0.9 -> negated
+    assert curve.spearman([0.0, 0.1, 0.2, 0.3, 0.4], [99.0, 80.0, 20.0, 35.0, 1.0]) == pytest.approx(-0.9)
+    # input order does not matter; only ranks do (a monotone transform changes nothing)
+    assert curve.spearman([0.4, 0.0, 0.3, 0.1, 0.2], [1.0, 99.0, 35.0, 80.0, 20.0]) == pytest.approx(-0.9)
+    assert curve.spearman([1, 2, 3], [10, 20, 1000]) == pytest.approx(1.0)
+    # ties share their mean rank: y ranks 1.5 1.5 3 -> Pearson of (1 2 3) and (1.5 1.5 3) = sqrt(3)/2
+    assert curve.spearman([1, 2, 3], [0.0, 0.0, 5.0]) == pytest.approx(math.sqrt(3) / 2)
+    assert math.isnan(curve.spearman([1, 2, 3], [4.0, 4.0, 4.0]))
+    with pytest.raises(ValueError, match="same length"):
+        curve.spearman([1, 2], [1, 2, 3])
+    with pytest.raises(ValueError, match="at least 2"):
+        curve.spearman([1], [1])
+
+
+def test_error_kinds_and_subsample():
+    kinds = curve.error_kinds(["I_WALK", "I_RUN I_RUN", "I_WALK I_JUMP", ""], ["I_WALK", "I_RUN I_WALK", "I_WALK", "I_RUN"])
+    assert kinds == {"exact": 1, "substituted": 1, "stopped_early": 1, "other": 1}
+    pool = curve.scan_pool(50, seed=3)
+    assert pool.num_rows == 50 and pool.column_names == ["commands", "actions"]
+    assert list(pool["commands"]) == list(curve.scan_pool(50, seed=3)["commands"])
+    assert list(pool["commands"]) != list(curve.scan_pool(50, seed=4)["commands"])
+    # same seed, same positions: the scored test rows of every split are drawn alike
+    a, b = curve.subsample(pool, 7, seed=1), curve.subsample(pool.shuffle(seed=0), 7, seed=1)
+    assert a.num_rows == b.num_rows == 7 and curve.subsample(pool, 0, seed=1).num_rows == 50
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--targets", "0.3", "0.1"], "increasing"),
+    (["--targets", "0.1", "0.1"], "increasing"),
+    (["--targets", "0.2"], "at least 2"),
+    (["--targets", "0.1", "1.5"], r"\[0, 1\]"),
+    (["--train-share", "0.8", "--test-share", "0.3"], "--train-share"),
+    (["--steps", "0"], "--steps"),
+    (["--jobs", "0"], "--jobs"),
+    (["--d-model", "30", "--heads", "4"], "--d-model"),
+])
+def test_bad_flags(flags, message, capsys):
+    with pytest.raises(SystemExit):
+        curve.parse_args(flags)
+    assert re.search(message, capsys.readouterr().err)
+
+
+def test_small_run_end_to_end(tmp_path):
+    out = tmp_path / "out"
+    flags = ["--small", "--pool-size", "600", "--targets", "0.1", "0.4", "--steps", "4", "--sanity-size", "6",
+             "--test-rows", "10", "--search-seconds", "3", "--out", str(out)]
+    assert curve.main(flags) == 0
+    (folder,) = out.iterdir()  # one folder per invocation
+    assert folder.name.startswith("small-seed0-")
+    assert sorted(p.name for p in folder.iterdir()) == ["curve.png", "results.json", "results.md", "runs.json", "splits"]
+    assert (folder / "splits" / "README.md").is_file()
+    runs = json.loads((folder / "runs.json").read_text())
+    assert [r["target"] for r in runs] == [0.1, 0.4]
+    for r in runs:
+        # the sweep's sizes: train 50 % and test 25 % of the 600-row pool, the rest left out
+        assert (r["train_rows"], r["test_rows"], r["num_test_scored"], r["num_fit"]) == (300, 150, 10, 6)
+        assert 0.0 <= r["fit"] <= 100.0 and 0.0 <= r["test_exact_match"] <= 100.0
+        assert r["atom_divergence"] <= 0.02 + 1e-9
+        assert sum(r["errors"].values()) == 10
+    # the harder split is harder (D_C at or above its target, or the random split's when that is higher)
+    assert runs[1]["compound_divergence"] >= 0.4 - 0.02 > runs[0]["compound_divergence"]
+    summary = json.loads((folder / "results.json").read_text())
+    assert summary["fits_below_min"] == sum(r["fit"] < 90 for r in runs) and summary["target_met"] is False
+    assert summary["cpu_seconds"] > 0 and summary["wall_seconds"] > 0
+    text = (folder / "results.md").read_text()
+    assert "Spearman rho" in text and "fit" in text
+    # a second run never writes into the first one's folder
+    assert curve.main(flags + ["--seed", "1"]) == 0
+    assert len(list(out.iterdir())) == 2
+
+
+def test_docstring_examples():
+    import doctest
+
+    failures, tried = doctest.testmod(curve, optionflags=doctest.ELLIPSIS)
+    assert tried >= 5 and failures == 0
+
+
+def test_failed_write_leaves_no_half_folder(tmp_path, monkeypatch):
+    def broken_plot(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(curve, "plot_curve", broken_plot)
+    out = tmp_path / "out"
+    with pytest.raises(RuntimeError, match="disk full"):
+        curve.main(["--small", "--pool-size", "400", "--targets", "0.1", "0.3", "--steps", "2", "--sanity-size", "4",
+                    "--test-rows", "4", "--search-seconds", "3", "--out", str(out)])
+    assert list(out.iterdir()) == []  # no run folder, no temp folder left beside it
