@@ -229,56 +229,23 @@ def _train_one(index: int) -> dict[str, Any]:
     return record
 
 
-def _worker(indices: list[int], results) -> None:
+def _set_threads() -> None:
     import torch
 
     torch.set_num_threads(_PLANNED[0][3].threads)
-    for i in indices:
-        try:
-            results.put((i, _train_one(i), None))
-        except BaseException as err:  # noqa: BLE001 - reported to the parent, which raises
-            results.put((i, None, f"{type(err).__name__}: {err}"))
-            return
 
 
 def run_all(planned: list[tuple], jobs: int) -> list[dict[str, Any]]:
     """Train every ``(target, train, test, args)`` of ``planned``, ``jobs`` at a time: forked workers
     (run ``i`` in worker ``i % jobs``) that die with this process; records in ``planned`` order."""
-    import multiprocessing
-    import queue
-
-    from hf_synthsample.processes import children_die_with_parent
+    from hf_synthsample.processes import run_forked
 
     _PLANNED[:] = planned
     try:
         if jobs == 1 or len(planned) == 1:
             return [_train_one(i) for i in range(len(planned))]
-        ctx = multiprocessing.get_context("fork")
-        results = ctx.Queue()
-        n = len(planned)
-        procs = [ctx.Process(target=_worker, args=(list(range(k, n, jobs)), results), daemon=True)
-                 for k in range(min(jobs, n))]
-        with children_die_with_parent():  # a killed parent must not leave trainings running
-            for proc in procs:
-                proc.start()
-        records: dict[int, dict] = {}
-        try:
-            while len(records) < n:
-                try:
-                    i, record, error = results.get(timeout=5)
-                except queue.Empty:
-                    if not any(proc.is_alive() for proc in procs):
-                        raise RuntimeError(f"a training process died: {n - len(records)} of {n} runs have no result")
-                    continue
-                if error is not None:
-                    raise RuntimeError(f"training run {i} (target {planned[i][0]}) failed: {error}")
-                records[i] = record
-        finally:
-            for proc in procs:
-                if proc.is_alive():
-                    proc.terminate()
-                proc.join()
-        return [records[i] for i in range(n)]
+        return run_forked(_train_one, len(planned), jobs, setup=_set_threads,
+                          describe=lambda i: f"training run {i} (target {planned[i][0]})")
     finally:
         _PLANNED.clear()
 

@@ -406,48 +406,12 @@ def _train_one(key: tuple, seed: int, train, test, args) -> dict[str, Any]:
     return record
 
 
-def _worker(indices: list[int], results) -> None:
-    for i in indices:
-        try:
-            results.put((i, _train_planned(i), None))
-        except BaseException as err:  # noqa: BLE001 - reported to the parent, which raises
-            results.put((i, None, f"{type(err).__name__}: {err}"))
-            return
-
-
 def _run_forked(n: int, jobs: int) -> list[dict[str, Any]]:
-    """Train planned runs ``0 .. n-1`` in ``jobs`` forked processes (run ``i`` in process ``i % jobs``).
-    Forked, so the example needs no importable module name; the records come back through a queue."""
-    import multiprocessing
-    import queue
+    """Train planned runs ``0 .. n-1`` in ``jobs`` forked processes (run ``i`` in process ``i % jobs``),
+    records in order (:func:`hf_synthsample.processes.run_forked`)."""
+    from hf_synthsample.processes import run_forked
 
-    from hf_synthsample.processes import children_die_with_parent
-
-    ctx = multiprocessing.get_context("fork")
-    results = ctx.Queue()
-    procs = [ctx.Process(target=_worker, args=(list(range(k, n, jobs)), results), daemon=True)
-             for k in range(min(jobs, n))]
-    with children_die_with_parent():  # a killed parent must not leave trainings running
-        for proc in procs:
-            proc.start()
-    records: dict[int, dict] = {}
-    try:
-        while len(records) < n:
-            try:
-                i, record, error = results.get(timeout=5)
-            except queue.Empty:
-                if not any(proc.is_alive() for proc in procs):
-                    raise RuntimeError(f"a training process died: {n - len(records)} of {n} runs have no result")
-                continue
-            if error is not None:
-                raise RuntimeError(f"training run {i} failed: {error}")
-            records[i] = record
-    finally:
-        for proc in procs:
-            if proc.is_alive():
-                proc.terminate()
-            proc.join()
-    return [records[i] for i in range(n)]
+    return run_forked(_train_planned, n, jobs, describe=lambda i: f"training run {i}")
 
 
 class Runner:

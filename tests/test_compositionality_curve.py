@@ -74,7 +74,9 @@ def test_small_run_end_to_end(tmp_path):
     assert curve.main(flags) == 0
     (folder,) = out.iterdir()  # one folder per invocation
     assert folder.name.startswith("small-seed0-")
-    assert sorted(p.name for p in folder.iterdir()) == ["curve.png", "results.json", "results.md", "runs.json", "splits"]
+    # the run folder is the library's (atomic_folder writes its marker), so a later --overwrite may replace it
+    assert sorted(p.name for p in folder.iterdir()) == [".hf-synthsample", "curve.png", "results.json", "results.md",
+                                                         "runs.json", "splits"]
     assert (folder / "splits" / "README.md").is_file()
     runs = json.loads((folder / "runs.json").read_text())
     assert [r["target"] for r in runs] == [0.1, 0.4]

@@ -37,7 +37,7 @@ import threading
 import time
 from typing import Callable, Iterator
 
-__all__ = ["children_die_with_parent"]
+__all__ = ["children_die_with_parent", "run_forked"]
 
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
@@ -99,4 +99,65 @@ def children_die_with_parent() -> Iterator[None]:
     finally:
         with _lock:
             _depth -= 1
+
+
+def _forked_worker(run_one: Callable[[int], object], indices: list, results, setup: Callable[[], None] | None) -> None:
+    if setup is not None:
+        setup()
+    for i in indices:
+        try:
+            results.put((i, run_one(i), None))
+        except BaseException as err:  # noqa: BLE001 - reported to the parent, which raises
+            results.put((i, None, f"{type(err).__name__}: {err}"))
+            return
+
+
+def run_forked(run_one: Callable[[int], object], n: int, jobs: int, *, setup: Callable[[], None] | None = None,
+               describe: Callable[[int], str] | None = None) -> list:
+    """``[run_one(0), ..., run_one(n - 1)]`` computed in ``jobs`` forked processes (run ``i`` in
+    process ``i % jobs``, each calling ``setup()`` first), in order; ``jobs == 1`` runs them here.
+
+    Forked, so ``run_one`` may be any function of the calling script (an example needs no importable
+    module name); the results come back through a queue and must be picklable *by multiprocessing*
+    (nothing is written to disk). The workers die with this process (:func:`children_die_with_parent`).
+    A failing run raises ``RuntimeError`` naming it (``describe(i)``, default ``"run i"``) and
+    stops the others; a worker that dies without a result raises too.
+
+    Example:
+        >>> run_forked(lambda i: i * i, 5, 2)
+        [0, 1, 4, 9, 16]
+    """
+    import multiprocessing
+    import queue
+
+    describe = describe or (lambda i: f"run {i}")
+    if jobs == 1 or n <= 1:
+        if setup is not None:
+            setup()
+        return [run_one(i) for i in range(n)]
+    ctx = multiprocessing.get_context("fork")
+    results = ctx.Queue()
+    procs = [ctx.Process(target=_forked_worker, args=(run_one, list(range(k, n, jobs)), results, setup), daemon=True)
+             for k in range(min(jobs, n))]
+    with children_die_with_parent():  # a killed parent must not leave its workers running
+        for proc in procs:
+            proc.start()
+    records: dict = {}
+    try:
+        while len(records) < n:
+            try:
+                i, record, error = results.get(timeout=5)
+            except queue.Empty:
+                if not any(proc.is_alive() for proc in procs):
+                    raise RuntimeError(f"a worker process died: {n - len(records)} of {n} runs have no result") from None
+                continue
+            if error is not None:
+                raise RuntimeError(f"{describe(i)} failed: {error}")
+            records[i] = record
+    finally:
+        for proc in procs:
+            if proc.is_alive():
+                proc.terminate()
+            proc.join()
+    return [records[i] for i in range(n)]
 
