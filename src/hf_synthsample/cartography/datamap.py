@@ -204,6 +204,18 @@ def _check_complete(ids: np.ndarray, epoch: np.ndarray, examples: np.ndarray, re
         )
 
 
+def fraction_size(fraction: float, n: int) -> int:
+    """``round(fraction * n)`` (half up, at least 1): how many of ``n`` examples a ``fraction`` is,
+    for every subset, selection and flag of that fraction.
+
+    Example:
+        >>> fraction_size(0.33, 10), fraction_size(0.01, 10)
+        (3, 1)
+    """
+    fraction = check_float("fraction", fraction, min=0.0, max=1.0, min_inclusive=False)
+    return max(1, int(math.floor(fraction * n + 0.5)))
+
+
 class DataMap:
     """Per-example confidence, variability and correctness over an epoch window.
 
@@ -486,8 +498,7 @@ class DataMap:
 
     def subset_size(self, fraction: float) -> int:
         """``round(fraction * len(self))`` (at least 1), the size every subset of that fraction has."""
-        fraction = check_float("fraction", fraction, min=0.0, max=1.0, min_inclusive=False)
-        return max(1, int(math.floor(fraction * len(self) + 0.5)))
+        return fraction_size(fraction, len(self))
 
     def region_of(self, fraction: float = 0.33) -> np.ndarray:
         """Per example (aligned with :attr:`example_ids`), its region in :data:`MAP_REGIONS`: the

@@ -154,6 +154,23 @@ class NoiseFlags:
     plateaued: bool
 
 
+def _check_fraction_or_count(where: str, fraction: float | None, count: int | None, unit: str) -> None:
+    """Exactly one of ``fraction`` / ``count``, each in range: checked before any work."""
+    if (fraction is None) == (count is None):
+        raise ValueError(f"{where}: give exactly one of fraction= (in (0, 1]) or count= (1..number of {unit})")
+    if fraction is not None:
+        check_float("fraction", fraction, min=0.0, max=1.0, min_inclusive=False)
+    else:
+        check_int("count", count, min=1)
+
+
+def _flag_count(fraction: float | None, count: int | None, n: int) -> int:
+    """How many of ``n`` to flag: the subsets' size rule for a fraction, or ``count`` (at most ``n``)."""
+    from .datamap import fraction_size
+
+    return fraction_size(fraction, n) if fraction is not None else check_int("count", count, min=1, max=n)
+
+
 def flag_noisy(dynamics: Any, *, fraction: float | None = None, count: int | None = None,
                measure: str = "margin_deficit", loss_drop: float = 0.9, min_gain: float = 0.02,
                patience: int = 3) -> NoiseFlags:
@@ -178,12 +195,7 @@ def flag_noisy(dynamics: Any, *, fraction: float | None = None, count: int | Non
     from .datamap import DataMap
     from .measures import HARD_END
 
-    if (fraction is None) == (count is None):
-        raise ValueError("flag_noisy: give exactly one of fraction= (in (0, 1]) or count= (1..number of examples)")
-    if fraction is not None:
-        check_float("fraction", fraction, min=0.0, max=1.0, min_inclusive=False)
-    else:
-        check_int("count", count, min=1)
+    _check_fraction_or_count("flag_noisy", fraction, count, "examples")
     check_float("loss_drop", loss_drop, min=0.0, max=1.0, min_inclusive=False)
     check_choice("measure", measure, [m for m in HARD_END if m != "confidence"])
     min_gain = check_float("min_gain", min_gain, min=0.0)
@@ -192,10 +204,7 @@ def flag_noisy(dynamics: Any, *, fraction: float | None = None, count: int | Non
     lo, hi = noise_window(table, loss_drop=loss_drop)
     curve = fit_curve(table)
     dm = DataMap.from_dynamics(table, "loss", min_epoch=lo, max_epoch=hi, nan_policy="omit")
-    if fraction is not None:
-        k = dm.subset_size(fraction)
-    else:
-        k = check_int("count", count, min=1, max=len(dm))
+    k = _flag_count(fraction, count, len(dm))
     ids = dm.ranking(measure, order="hardest-first")[:k]
     loss = curve["loss"]
     tail = loss[-(patience + 1):]
@@ -408,15 +417,9 @@ def flag_noisy_lexical(sources: Any, targets: Any, *, fraction: float | None = N
         >>> flag_noisy_lexical(src, tgt, count=1).tolist(), flag_noisy_lexical(src, tgt, fraction=0.1).tolist()
         ([12], [12])
     """
-    if (fraction is None) == (count is None):
-        raise ValueError("flag_noisy_lexical: give exactly one of fraction= (in (0, 1]) or count= (1..number of rows)")
-    if fraction is not None:
-        check_float("fraction", fraction, min=0.0, max=1.0, min_inclusive=False)
-    else:
-        check_int("count", count, min=1)
+    _check_fraction_or_count("flag_noisy_lexical", fraction, count, "rows")
     s = lexical_noise_scores(sources, targets, iterations=iterations, smoothing=smoothing)
     n = len(s["score"])
-    # the size rule of DataMap.subset_size (and so of flag_noisy): round(fraction * rows), at least 1
-    k = max(1, int(np.floor(fraction * n + 0.5))) if fraction is not None else check_int("count", count, min=1, max=n)
+    k = _flag_count(fraction, count, n)
     order = np.lexsort((np.arange(n), -s["other"], -s["score"]))
     return order[:k].astype(np.int64)
