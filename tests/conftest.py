@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 
@@ -47,11 +48,16 @@ def local_ray():
     ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'hf-synthsample[ray]'")
     os.environ.setdefault("RAY_DATA_DISABLE_PROGRESS_BARS", "1")
     started = not ray.is_initialized()
+    # ray.init installs a SIGTERM handler (sys.exit) that outlives ray.shutdown; a later test's
+    # forked `num_proc` pool workers would inherit it, and a pool's terminate() (SIGTERM) then left a
+    # worker blocked on the pool's queue lock: a hung suite. Put the process's handler back.
+    sigterm = signal.getsignal(signal.SIGTERM)
     if started:
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     yield
     if started:
         ray.shutdown()
+    signal.signal(signal.SIGTERM, sigterm)
 
 
 def undeclared_outputs(out, patterns) -> list[str]:
