@@ -143,6 +143,9 @@ def train_seq2seq_run(sources, targets, out_dir, a):
                                     decoder_layers=a.layers, encoder_attention_heads=4, decoder_attention_heads=4,
                                     encoder_ffn_dim=2 * a.d_model, decoder_ffn_dim=2 * a.d_model,
                                     dropout=a.dropout, max_position_embeddings=256)
+    elif a.arch == "lstm":  # --d-model is the hidden size, --layers the LSTM layers
+        model = build_scratch_model(tok, "lstm", seed=a.seed, hidden_size=a.d_model, embedding_dim=a.d_model,
+                                    num_layers=a.layers, dropout=a.dropout)
     else:
         model = build_scratch_model(tok, "t5", seed=a.seed, d_model=a.d_model, num_layers=a.layers, num_heads=4,
                                     d_ff=2 * a.d_model, dropout_rate=a.dropout)
@@ -348,7 +351,8 @@ def main(argv=None) -> int:
     p.add_argument("--lr", type=float, default=1e-3, help="[1e-3]")
     p.add_argument("--d-model", type=int, default=64, help="[64]")
     p.add_argument("--layers", type=int, default=2, help="[2]")
-    p.add_argument("--arch", default="bart", choices=["bart", "t5"], help="seq2seq architecture [bart]")
+    p.add_argument("--arch", default="bart", choices=["bart", "t5", "lstm"],
+                   help="seq2seq architecture (lstm: --d-model is its hidden size) [bart]")
     p.add_argument("--dropout", type=float, default=0.1, help="[0.1]")
     p.add_argument("--warmup", type=float, default=0.0, help="warm-up, fraction of the steps [0]")
     p.add_argument("--scheduler", default="linear", help="learning-rate schedule [linear]")

@@ -39,6 +39,7 @@ MODULES = [
     "hf_synthsample.models.scratch",
     "hf_synthsample.models.seq2seq",
     "hf_synthsample.models.calculator",
+    "hf_synthsample.models.lstm",
     "hf_synthsample.engines.blocks",
     "hf_synthsample.salient",
     "hf_synthsample.engines.sampling",

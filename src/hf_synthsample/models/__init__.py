@@ -26,6 +26,8 @@ _LAZY = {
     "generate_predictions": ".seq2seq",
     "evaluate_seq2seq": ".seq2seq",
     "load_seq2seq": ".seq2seq",
+    "LSTMSeq2SeqConfig": ".lstm",
+    "LSTMSeq2SeqForConditionalGeneration": ".lstm",
     "CharLSTMConfig": ".calculator",
     "CharLSTMForSequenceClassification": ".calculator",
     "build_calculator_model": ".calculator",

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["ARCHITECTURES", "SCRATCH_DEFAULTS", "scratch_config", "build_scratch_model"]
 
-ARCHITECTURES: tuple[str, ...] = ("t5", "bart")
+ARCHITECTURES: tuple[str, ...] = ("t5", "bart", "lstm")
 
 #: The field's configuration, in each architecture's own config names.
 SCRATCH_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -61,6 +61,8 @@ SCRATCH_DEFAULTS: dict[str, dict[str, Any]] = {
         activation_dropout=0.0,
         max_position_embeddings=512,
     ),
+    # the recurrent baseline (models.lstm): one bidirectional encoder layer, an attentional decoder
+    "lstm": dict(embedding_dim=128, hidden_size=128, num_layers=1, dropout=0.1),
 }
 
 # set from the tokenizer / by the architecture: not user overrides
@@ -72,6 +74,10 @@ _EXTRA_ACCEPTED = {"tie_word_embeddings", "decoder_start_token_id", "bos_token_i
 def _config_class(architecture: str):
     from transformers import BartConfig, T5Config
 
+    if architecture == "lstm":
+        from .lstm import LSTMSeq2SeqConfig
+
+        return LSTMSeq2SeqConfig
     return {"t5": T5Config, "bart": BartConfig}[architecture]
 
 
@@ -88,8 +94,10 @@ def scratch_config(tokenizer: "PreTrainedTokenizerBase", architecture: str = "t5
 
     Args:
         tokenizer: gives the vocabulary size and the pad / eos (/ bos) ids.
-        architecture: ``"t5"`` (relative position biases; the default) or ``"bart"`` (learned
-            absolute positions, ``max_position_embeddings`` 512 unless overridden).
+        architecture: ``"t5"`` (relative position biases; the default), ``"bart"`` (learned
+            absolute positions, ``max_position_embeddings`` 512 unless overridden) or ``"lstm"``
+            (:class:`~hf_synthsample.models.LSTMSeq2SeqForConditionalGeneration`: an attentional
+            LSTM encoder-decoder, ``hidden_size`` 128, one layer; the recurrent baseline).
         **overrides: the architecture's own config names (``d_model=64, num_layers=1`` for T5;
             ``encoder_layers=1`` for BART). Unknown names raise ``ValueError``. For T5, changing
             ``d_model`` or ``num_heads`` without ``d_kv`` keeps ``d_kv = d_model // num_heads``.
@@ -126,10 +134,13 @@ def scratch_config(tokenizer: "PreTrainedTokenizerBase", architecture: str = "t5
             kwargs["d_kv"] = d_model // heads
         if "num_layers" in overrides and "num_decoder_layers" not in overrides:
             kwargs["num_decoder_layers"] = overrides["num_layers"]
-    else:
+    elif architecture == "bart":
         bos = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
         kwargs.update(bos_token_id=bos, decoder_start_token_id=tokenizer.eos_token_id, forced_bos_token_id=None,
                       forced_eos_token_id=None)
+    else:  # lstm: decoding starts from BOS where the tokenizer has one, as BART's from EOS otherwise
+        bos = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+        kwargs.update(bos_token_id=bos, decoder_start_token_id=bos)
     kwargs.update(overrides)
     vocab = check_int("vocab_size", kwargs["vocab_size"], min=1)
     if vocab < len(tokenizer):
@@ -140,7 +151,8 @@ def scratch_config(tokenizer: "PreTrainedTokenizerBase", architecture: str = "t5
 def build_scratch_model(
     tokenizer: "PreTrainedTokenizerBase", architecture: str = "t5", *, seed: int = 0, **overrides: Any
 ) -> "PreTrainedModel":
-    """A randomly initialised ``T5ForConditionalGeneration`` / ``BartForConditionalGeneration``.
+    """A randomly initialised ``T5ForConditionalGeneration`` / ``BartForConditionalGeneration`` /
+    :class:`~hf_synthsample.models.LSTMSeq2SeqForConditionalGeneration`.
 
     Same ``seed``, same weights. ``overrides`` as in :func:`scratch_config`.
 
@@ -157,7 +169,10 @@ def build_scratch_model(
     seed = check_int("seed", seed, min=0)
     config = scratch_config(tokenizer, architecture, **overrides)
     set_seed(seed)
-    model_class = {"t5": T5ForConditionalGeneration, "bart": BartForConditionalGeneration}[architecture]
+    if architecture == "lstm":
+        from .lstm import LSTMSeq2SeqForConditionalGeneration as model_class
+    else:
+        model_class = {"t5": T5ForConditionalGeneration, "bart": BartForConditionalGeneration}[architecture]
     model = model_class(config)
     # explicit, so generation never forces a token the tokenizer lacks
     model.generation_config = GenerationConfig(
