@@ -178,7 +178,7 @@ def test_scratch_bart_config():
 
 def test_scratch_config_bad_input():
     tok = build_word_tokenizer(TEXTS)
-    with pytest.raises(ValueError, match="architecture must be one of \\['t5', 'bart'\\]"):
+    with pytest.raises(ValueError, match="architecture must be one of \\['t5', 'bart', 'lstm'\\]"):
         scratch_config(tok, "gpt2")
     with pytest.raises(ValueError, match="unknown T5Config field.*'d_modle'.*did you mean.*d_model"):
         scratch_config(tok, d_modle=64)
