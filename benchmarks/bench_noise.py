@@ -68,6 +68,14 @@ PRESETS = {
     "cogs": dict(datasets=["cogs"], tasks=["seq2seq"], noise=[0.15], num_examples=1000, epochs=30, batch_size=32,
                  lr=1e-3, d_model=128),
 }
+#: the recipe's model (docs/training-dynamics.md, "Finding mislabelled rows"): the attentional LSTM, which
+#: learns the task before it memorises rows (hidden 64, one layer, dropout 0.5, constant lr 2e-3, batch 16)
+_LSTM = dict(arch="lstm", d_model=64, layers=1, dropout=0.5, lr=2e-3, batch_size=16, warmup=0.0, scheduler="constant")
+PRESETS.update({
+    "lstm-scan-300": dict(PRESETS["scan-300"], **_LSTM, epochs=80),
+    "lstm-scan-1000": dict(PRESETS["scan-1000"], **_LSTM, epochs=40),
+    "lstm-cogs": dict(PRESETS["cogs"], **_LSTM, epochs=30),
+})
 
 
 # ------------------------------------------------------------------------------------------------ data

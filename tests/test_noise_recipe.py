@@ -427,3 +427,24 @@ def test_bench_noise_averages_the_lexical_and_recipe_ranks(monkeypatch):
     recall = [bench.averaged_recall(t, ["a"] * 4, ["A"] * 4, np.arange(4) == i, 0.5) for i in range(4)]
     assert recall == [0.0, 1.0, 0.0, 1.0]
     assert bench.averaged_recall(t, ["a"] * 4, ["A"] * 4, np.array([True, True, False, False]), 0.5) == 0.5
+
+
+def test_bench_noise_lstm_preset_runs_the_recipe_with_the_lstm(capsys):
+    """The recipe's model preset trains the attentional LSTM and prints the recipe window (tiny scale)."""
+    import importlib.util
+    import os
+
+    path = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "bench_noise.py")
+    spec = importlib.util.spec_from_file_location("bench_noise_lstm_under_test", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.PRESETS["lstm-scan-300"]["arch"] == "lstm" and bench.PRESETS["lstm-scan-300"]["num_examples"] == 300
+    import torch
+
+    threads = torch.get_num_threads()
+    try:
+        assert bench.main(["--preset", "lstm-scan-300", "--num-examples", "40", "--epochs", "3"]) == 0
+    finally:
+        torch.set_num_threads(threads)
+    out = capsys.readouterr().out
+    assert "lstm, dropout 0.5" in out and "recipe window: epochs" in out and "fitted at epoch 2" in out
