@@ -51,3 +51,29 @@ def test_a_users_own_ray_init_is_kept(local_ray):
     hf_ray.generate("calculator", "dcfg", num_examples=10, seed=0).count()
     assert logging.getLogger("ray").level == level
     assert [(h, h.level) for h in logging.getLogger("ray.data").handlers] == handlers
+
+
+_FORK = """
+import os, signal
+from hf_synthsample.engines import ray as hf_ray
+before = signal.getsignal(signal.SIGTERM)
+hf_ray.start_ray(num_cpus=1)
+print("driver keeps ray's handler:", signal.getsignal(signal.SIGTERM) is not before)
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:  # a forked worker, as a num_proc pool makes
+    os.write(w, b"child handler is the old one: %r" % (signal.getsignal(signal.SIGTERM) is before))
+    os._exit(0)
+os.waitpid(pid, 0)
+print(os.read(r, 200).decode())
+import ray; ray.shutdown()
+"""
+
+
+def test_forked_children_do_not_inherit_rays_sigterm_handler():
+    """ray.init's SIGTERM handler (sys.exit) stays in the driver; a forked pool worker gets the old one
+    back, so a pool's terminate() after Ray ends the worker instead of leaving it blocked."""
+    out = subprocess.run([sys.executable, "-c", _FORK], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "driver keeps ray's handler: True" in out.stdout
+    assert "child handler is the old one: True" in out.stdout

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
@@ -106,7 +107,9 @@ def start_ray(address: str | None = None, **init_kwargs: Any) -> bool:
         return False
     init_kwargs.setdefault("logging_level", RAY_CONSOLE_LEVEL)
     init_kwargs.setdefault("include_dashboard", False)
+    before = signal.getsignal(signal.SIGTERM)
     ray.init(address=address, **init_kwargs)
+    _keep_ray_sigterm_out_of_forks(before)
     level = init_kwargs["logging_level"]
     level = logging.getLevelName(level.upper()) if isinstance(level, str) else level
     if isinstance(level, int) and level >= RAY_CONSOLE_LEVEL:  # Ray Data's console follows Ray's
@@ -114,6 +117,30 @@ def start_ray(address: str | None = None, **init_kwargs: Any) -> bool:
     return True
 
 
+_FORK_HOOKS: list = []
+
+
+def _keep_ray_sigterm_out_of_forks(before: Any) -> None:
+    """Forked children (``datasets``' ``num_proc`` pools, ``multiprocessing``) get back the SIGTERM
+    handler the process had before ``ray.init``.
+
+    ``ray.init`` installs a SIGTERM handler (``sys.exit``) in the driver, and it stays after
+    ``ray.shutdown``. A pool worker forked later inherits it; the pool's ``terminate()`` then raises
+    ``SystemExit`` inside the worker, which can leave it blocked on the pool's queue lock: a
+    ``load_dataset(..., num_proc=2)`` after Ray hung at shutdown. The driver keeps Ray's handler.
+    """
+
+    ray_handler = signal.getsignal(signal.SIGTERM)
+    if ray_handler is before or not hasattr(os, "register_at_fork"):
+        return
+
+    def restore_in_child() -> None:
+        if signal.getsignal(signal.SIGTERM) is ray_handler:
+            signal.signal(signal.SIGTERM, before if before is not None else signal.SIG_DFL)
+
+    if not _FORK_HOOKS:  # once per process: the hook checks the handler it finds at fork time
+        os.register_at_fork(after_in_child=lambda: [hook() for hook in _FORK_HOOKS])
+    _FORK_HOOKS.append(restore_in_child)
 def _quiet_ray_data_console() -> None:
     """Ray Data's console handler at :data:`RAY_CONSOLE_LEVEL` (not its log file), unless the user
     gave Ray Data a logging config of their own (``RAY_DATA_LOGGING_CONFIG``)."""
@@ -122,8 +149,6 @@ def _quiet_ray_data_console() -> None:
     for handler in logging.getLogger("ray.data").handlers:
         if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
             handler.setLevel(max(handler.level, RAY_CONSOLE_LEVEL))
-
-
 # ---------------------------------------------------------------------------------- generation
 def _read_tasks(plan: BlockPlan, rows_per_task: int, index_column: str | None):
     """``(first block, stop block)`` ranges of about ``rows_per_task`` rows each, in order."""
@@ -134,8 +159,6 @@ def _read_tasks(plan: BlockPlan, rows_per_task: int, index_column: str | None):
             ranges.append((start, i + 1))
             start, rows = i + 1, 0
     return ranges
-
-
 def _plan_tables(plan: BlockPlan, start: int, stop: int, index_column: str | None) -> pa.Table:
     """Blocks ``start..stop`` of ``plan`` as one table (plus the split row index, if asked)."""
     tables = [block_table(plan, i) for i in range(start, stop)]
@@ -144,8 +167,6 @@ def _plan_tables(plan: BlockPlan, start: int, stop: int, index_column: str | Non
         first = int(sum(plan.num_rows[:start]))
         table = table.append_column(index_column, pa.array(np.arange(first, first + table.num_rows, dtype=np.int64)))
     return table
-
-
 def _datasource(plan: BlockPlan, rows_per_task: int, index_column: str | None):
     from ray.data.block import BlockMetadata
     from ray.data.datasource import Datasource, ReadTask
@@ -179,14 +200,10 @@ def _datasource(plan: BlockPlan, rows_per_task: int, index_column: str | None):
             return tasks
 
     return SyntheticDatasource()
-
-
 def _ordered(ds: "ray.data.Dataset") -> "ray.data.Dataset":
     # rows in block order whatever the scheduling: the dataset keeps this for every later step
     ds.context.execution_options.preserve_order = True
     return ds
-
-
 def generate(
     domain: str,
     config: str | None = None,
@@ -221,8 +238,6 @@ def generate(
     if index_column is not None and not (isinstance(index_column, str) and index_column):
         raise TypeError(f"index_column must be a non-empty str or None, got {index_column!r}")
     return from_plan(plan_split(domain, config, split, **params), rows_per_task=rows_per_task, index_column=index_column)
-
-
 def from_plan(plan: BlockPlan, *, rows_per_task: int = 50_000, index_column: str | None = None) -> "ray.data.Dataset":
     """The Ray dataset of a :class:`~hf_synthsample.engines.blocks.BlockPlan` (see :func:`generate`)."""
     ray = require_ray()
@@ -232,8 +247,6 @@ def from_plan(plan: BlockPlan, *, rows_per_task: int = 50_000, index_column: str
     ntasks = len(_read_tasks(plan, rows_per_task, index_column))
     ds = ray.data.read_datasource(_datasource(plan, rows_per_task, index_column), override_num_blocks=ntasks)
     return _ordered(ds)
-
-
 # ---------------------------------------------------------------------------------- columns
 class _BatchColumns:
     """A ``map_batches`` callable: run a ``Dataset.map(batched=True)`` function on an Arrow batch
@@ -259,8 +272,6 @@ class _BatchColumns:
             else:
                 table = table.append_column(name, pa.array(values))
         return table
-
-
 def _known_schema(ds: "ray.data.Dataset") -> pa.Schema | None:
     """The dataset's schema when Ray knows it without running anything (a read, a finished step);
     ``None`` after a step whose output is only known once it runs."""
@@ -272,8 +283,6 @@ def _known_schema(ds: "ray.data.Dataset") -> pa.Schema | None:
         return None
     base = getattr(schema, "base_schema", schema)
     return base if isinstance(base, pa.Schema) else None
-
-
 def check_columns(ds: "ray.data.Dataset", columns: Sequence[str], arg: str,
                   types: Mapping[str, Callable[[pa.DataType], bool]] | None = None,
                   expected: str = "", why: str = "") -> None:
@@ -289,8 +298,6 @@ def check_columns(ds: "ray.data.Dataset", columns: Sequence[str], arg: str,
         t = schema.field(c).type
         if not ok(t):
             raise TypeError(f"{arg}: column {c!r} holds {t} values; it must hold {expected}")
-
-
 def map_columns(ds: "ray.data.Dataset", fn: Callable[[Mapping], Mapping], *, input_columns: Sequence[str] | None = None,
                 batch_size: int = 1_000) -> "ray.data.Dataset":
     """Append the columns of a ``Dataset.map(batched=True)`` function, computed on the cluster.
@@ -310,8 +317,6 @@ def map_columns(ds: "ray.data.Dataset", fn: Callable[[Mapping], Mapping], *, inp
         check_columns(ds, input_columns, "input_columns")
     return _ordered(ds.map_batches(_BatchColumns(fn, input_columns), batch_format="pyarrow", batch_size=batch_size,
                                    zero_copy_batch=True))
-
-
 def structure_columns(ds: "ray.data.Dataset", column: str = "program", language: str = "thingtalk",
                       max_height: int = 2, outputs: Sequence[str] = ("template", "atoms", "compounds"),
                       batch_size: int = 1_000) -> "ray.data.Dataset":
@@ -323,8 +328,6 @@ def structure_columns(ds: "ray.data.Dataset", column: str = "program", language:
     check_columns(ds, [column], "column", {column: lambda t: pa.types.is_string(t) or pa.types.is_large_string(t)},
                   "programs as str")
     return map_columns(ds, fn, input_columns=[column], batch_size=batch_size)
-
-
 def salient_columns(ds: "ray.data.Dataset", domain: str, batch_size: int = 1_000, **kwargs) -> "ray.data.Dataset":
     """``domain``'s salient-variable columns recomputed on the cluster (:func:`hf_synthsample.salient.salient_columns`)."""
     from ..salient import SALIENT_DOMAINS
@@ -334,8 +337,6 @@ def salient_columns(ds: "ray.data.Dataset", domain: str, batch_size: int = 1_000
     need = list(SALIENT_DOMAINS[domain])
     check_columns(ds, need, "ds", why=f" (the {domain} salient columns are computed from {need})")
     return map_columns(ds, fn, input_columns=list(SALIENT_DOMAINS[domain]), batch_size=batch_size)
-
-
 # ---------------------------------------------------------------------------------- Hub folders
 def _parquet_sink(folder: str, split: str, rows_per_file: int):
     """A datasink writing each task's blocks in order (one ``ParquetWriter``, no threads: the rows
@@ -370,13 +371,9 @@ def _parquet_sink(folder: str, split: str, rows_per_file: int):
             return total
 
     return OrderedParquetDatasink()
-
-
 def _part_order(name: str) -> tuple[int, int]:
     task, part = name[: -len(".parquet")].split("-")[-2:]
     return int(task), int(part)
-
-
 def _check_folder(folder: str | os.PathLike, if_exists: str) -> Path:
     from ..atomic import check_replaceable, recover_folder
 
@@ -389,8 +386,6 @@ def _check_folder(folder: str | os.PathLike, if_exists: str) -> Path:
         raise FileExistsError(f"folder: {folder} exists and is not a folder")
     check_replaceable(folder, name="folder")  # only a folder hf-synthsample wrote is replaced
     return folder
-
-
 def _write_parts(tmp: Path, parts: Mapping[str, Mapping[str, "ray.data.Dataset"]], rows_per_file: int) -> tuple[dict, dict]:
     """Write every (config, split) dataset under ``tmp``; returns ``{config: {split: rows}}`` and
     ``{config: {split: [file names]}}`` (content-named, as every Hub folder writer names them)."""
@@ -413,8 +408,6 @@ def _write_parts(tmp: Path, parts: Mapping[str, Mapping[str, "ray.data.Dataset"]
             rows.setdefault(config, {})[split] = total
             files.setdefault(config, {})[split] = names
     return rows, files
-
-
 def write(
     data: "ray.data.Dataset | Mapping[str, ray.data.Dataset]",
     folder: str | os.PathLike,
@@ -439,8 +432,6 @@ def write(
     folder = _check_folder(folder, if_exists)
     rows_per_file = check_int("rows_per_file", rows_per_file, min=1)
     return _write_folder(folder, {config_name: splits}, metadata or {}, body or f"# {folder.name}\n", rows_per_file)
-
-
 def _write_folder(folder: Path, parts, metadata: Mapping, body: str | Callable[[dict], str], rows_per_file: int) -> Path:
     from ..atomic import atomic_folder
     from ..hub import render_card, size_category
@@ -457,8 +448,6 @@ def _write_folder(folder: Path, parts, metadata: Mapping, body: str | Callable[[
         text = body(rows) if callable(body) else body
         (tmp / "README.md").write_text(render_card(meta, text))
     return folder
-
-
 def to_hub_folder(
     domain: str,
     folder: str | os.PathLike,
