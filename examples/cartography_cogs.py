@@ -454,8 +454,8 @@ class FitStopper:
     """The fit-based stopping rule: every ``eval_every`` steps, exact match on ``sample`` (training rows
     of the run); the Trainer stops once it reaches ``target`` %. ``curve``: ``[[step, %], ...]``."""
 
-    def __init__(self, exp: Experiment, sample, target: float, eval_every: int):
-        self.exp, self.sample, self.target, self.eval_every = exp, sample, target, eval_every
+    def __init__(self, exp: Experiment, sample, target: float, eval_every: int, name: str = "run"):
+        self.exp, self.sample, self.target, self.eval_every, self.name = exp, sample, target, eval_every, name
         self.curve: list[list[float]] = []
         self.reached = False
 
@@ -470,6 +470,7 @@ class FitStopper:
                 if step % stopper.eval_every == 0 or step >= state.max_steps:
                     value = stopper.exp.fit_exact_match(model, stopper.sample)
                     stopper.curve.append([step, round(value, 2)])
+                    _say(f"    {stopper.name}: step {step}, fit {value:.1f} % (stops at {stopper.target:g} %)")
                     if value >= stopper.target:
                         stopper.reached = True
                         control.should_training_stop = True
@@ -552,7 +553,7 @@ class Runs:
         t0, c0 = time.perf_counter(), time.process_time()
         stopper = None
         if a.fit_target:
-            stopper = FitStopper(exp, exp.fit_sample(rows, 1), a.fit_target, a.eval_every)
+            stopper = FitStopper(exp, exp.fit_sample(rows, 1), a.fit_target, a.eval_every, f"{name} seed {seed}")
             fit_kwargs = dict(fit_kwargs, callbacks=[stopper.callback()])
         trainer = exp.fit(rows, f"{name}-seed{seed}", seed=seed, max_steps=a.steps, **fit_kwargs)
         scores = exp.evaluate(trainer, trained_on=rows)
