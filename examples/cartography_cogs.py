@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import logging
 import os
 import sys
@@ -68,7 +69,7 @@ import time
 #: the result files a run writes at the top of --out; a run first removes those of the previous one
 #: (hf_synthsample.experiments.clear_outputs), so tables of two runs never sit side by side
 OUTPUTS = ("results.md", "results.json", "runs.json", "table2.*", "table3.*", "subsets-*.*", "curricula.*",
-           "categories.*", "datamap.png", "datamap.txt")
+           "categories.*", "datamap.png", "datamap.txt", "runs.partial.jsonl")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_DATA = os.path.join(HERE, "..", "..", "shared", "data", "cogs")
@@ -116,12 +117,12 @@ PRESETS = {
                  "gen_per_category": 0, "keep_exposure": False, "fractions": "0.33,0.5"},
     # CPU, <= 30 CPU-minutes with --jobs 2: the paper's Table 2 layout on COGS gen (full set, 33 % hard-to-learn,
     # 33 % random), 3 seeds, every model trained until it fits >= 90 % of its own rows
-    "cpu": {"num_train": 2000, "num_eval": 100, "d_model": 128, "layers": 2, "ffn": 256, "heads": 4, "batch_size": 32,
-            "map_epochs": 6, "min_epoch": 1, "steps": 4000, "lr": 1e-3, "max_new_tokens": None, "combinations": False,
+    "cpu": {"num_train": 2000, "num_eval": 100, "d_model": 64, "layers": 2, "ffn": 256, "heads": 4, "batch_size": 32,
+            "map_epochs": 10, "min_epoch": 1, "steps": 4000, "lr": 3e-3, "max_new_tokens": None, "combinations": False,
             "schedules": ("exponential",), "curriculum_regions": ("hard-to-learn",), "data": "cogs",
             "seeds": [0, 1, 2], "regions": ("hard-to-learn", "random"), "full": True, "fit_size": 200,
-            "warmup_steps": 50, "curricula": False, "fit_target": 90.0, "eval_every": 200,
-            "gen_per_category": 30, "keep_exposure": True, "fractions": "0.33"},
+            "warmup_steps": 100, "curricula": False, "fit_target": 92.0, "eval_every": 250,
+            "gen_per_category": 20, "keep_exposure": True, "fractions": "0.33"},
     # the paper's COGS Transformer and step budget (GPU)
     "paper": {"num_train": 0, "num_eval": 0, "d_model": 512, "layers": 2, "ffn": 512, "heads": 4, "batch_size": 128,
               "map_epochs": 10, "min_epoch": 2, "steps": 50_000, "lr": 1e-4, "max_new_tokens": None, "combinations": True,
@@ -549,6 +550,8 @@ class Runs:
 
     def train_one(self, name: str, seed: int, rows, **fit_kwargs) -> dict:
         """Train and score one model; its record (scores, fit, steps trained, fit curve, seconds)."""
+        from hf_synthsample.experiments import is_main_process
+
         exp, a = self.exp, self.exp.a
         t0, c0 = time.perf_counter(), time.process_time()
         stopper = None
@@ -562,6 +565,9 @@ class Runs:
             record.update(fit_target_reached=stopper.reached, fit_curve=stopper.curve)
         record.update(seconds=round(time.perf_counter() - t0, 1), cpu_seconds=round(time.process_time() - c0, 1))
         _say(f"  {record}")
+        if is_main_process():  # each finished run at once: a run stopped part-way keeps what it trained
+            with open(os.path.join(a.out, "runs.partial.jsonl"), "a", encoding="utf-8") as f:
+                f.write(json.dumps(record) + "\n")
         return record
 
     def train(self, name: str, make_rows, **fit_kwargs) -> dict:
@@ -603,12 +609,18 @@ class Runs:
         """Train every noted run, ``jobs`` at a time (forked workers), in the order noted."""
         from hf_synthsample.processes import run_forked
 
-        _PLANNED[:] = [(self, name, seed, rows, kw) for name, seed, rows, kw in self._plan]
+        # seed-major (every subset at the first seed first: a run stopped part-way has whole seeds); the
+        # records go back in the order the tables asked
+        order = sorted(range(len(self._plan)), key=lambda i: (self.exp.a.seeds.index(self._plan[i][1]), i))
+        _PLANNED[:] = [(self, *self._plan[i]) for i in order]
         try:
-            records = run_forked(_train_planned, len(_PLANNED), jobs,
-                                 describe=lambda i: f"run {_PLANNED[i][1]} seed {_PLANNED[i][2]}")
+            done = run_forked(_train_planned, len(_PLANNED), jobs,
+                              describe=lambda i: f"run {_PLANNED[i][1]} seed {_PLANNED[i][2]}")
         finally:
             _PLANNED.clear()
+        records = [None] * len(order)
+        for k, i in enumerate(order):
+            records[i] = done[k]
         for (name, seed, _, _), record in zip(self._plan, records):
             self._done[(name, seed)] = record
             self.records.append(record)
