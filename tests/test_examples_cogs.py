@@ -214,3 +214,14 @@ def test_fit_target_and_jobs_are_checked_before_any_work(tmp_path, capsys):
         with pytest.raises(SystemExit):
             cartography_cogs.parse_args(["--tiny", "--out", str(tmp_path / "o"), *argv])
         assert named in capsys.readouterr().err
+
+
+def test_cpu_scan_keeps_the_scan_preset_of_the_recorded_result():
+    """The SCAN around-right result in docs/reproductions.md was run with these settings (then --cpu)."""
+    import cartography_cogs
+
+    a = cartography_cogs.parse_args(["--cpu-scan"])
+    assert (a.data, a.num_train, a.num_eval, a.d_model, a.steps, a.lr, a.map_epochs, a.fractions, a.full,
+            a.fit_target, a.keep_exposure) == ("scan:template_around_right", 6000, 500, 64, 1500, 1e-3, 4, (0.33, 0.5),
+                                               False, 0.0, False)
+    assert a.regions == ("hard-to-learn", "random") and a.seeds == [0, 1, 2] and a.overrides == {}
