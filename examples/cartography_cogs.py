@@ -276,6 +276,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=None, help="one seed (overrides --seeds)")
     p.add_argument("--seeds", type=int, nargs="+", help="seeds of the subset runs (model init, random subset); the "
                    "data map is built once, with the first seed; tables give mean±sd")
+    p.add_argument("--data-seed", type=int,
+                   help="seed of the training-pool and evaluation samples and of the data-map run (default: the first "
+                        "of --seeds); e.g. --seeds 2 --data-seed 0 adds seed 2 to a run made with --seeds 0 1")
     p.add_argument("--regions", help="subsets trained per fraction, comma-separated: easy-to-learn, ambiguous, "
                    "hard-to-learn, random [small: all four; cpu, cpu-scan: hard-to-learn,random]")
     p.add_argument("--full", action=argparse.BooleanOptionalAction, default=None,
@@ -319,7 +322,10 @@ def parse_args(argv=None) -> argparse.Namespace:
         a.seeds = [a.seed]
     if len(set(a.seeds)) != len(a.seeds) or min(a.seeds) < 0:
         p.error(f"--seeds: distinct non-negative seeds, got {a.seeds}")
-    a.seed = a.seeds[0]
+    if a.data_seed is not None and a.data_seed < 0:
+        p.error(f"--data-seed: a non-negative seed, got {a.data_seed}")
+    # the seed of the pool and evaluation samples and of the data-map run
+    a.seed = a.seeds[0] if a.data_seed is None else a.data_seed
     if a.data != "cogs" and not (a.data.startswith("scan:") and a.data[5:] in SCAN_CONFIGS):
         p.error(f"--data: 'cogs' or scan:<config> with config in {list(SCAN_CONFIGS)}, got {a.data!r}")
     a.fractions = tuple(float(f) for f in a.fractions.split(","))

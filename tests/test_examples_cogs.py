@@ -225,3 +225,11 @@ def test_cpu_scan_keeps_the_scan_preset_of_the_recorded_result():
             a.fit_target, a.keep_exposure) == ("scan:template_around_right", 6000, 500, 64, 1500, 1e-3, 4, (0.33, 0.5),
                                                False, 0.0, False)
     assert a.regions == ("hard-to-learn", "random") and a.seeds == [0, 1, 2] and a.overrides == {}
+
+
+def test_data_seed_keeps_the_pool_and_map_of_another_run():
+    import cartography_cogs
+
+    a = cartography_cogs.parse_args(["--cpu", "--seeds", "2", "--data-seed", "0"])
+    assert a.seeds == [2] and a.seed == 0   # subset runs at seed 2, pool / evaluation rows / data map at seed 0
+    assert cartography_cogs.parse_args(["--cpu", "--seeds", "1", "2"]).seed == 1
