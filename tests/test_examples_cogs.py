@@ -230,6 +230,7 @@ def test_cpu_scan_keeps_the_scan_preset_of_the_recorded_result():
 def test_data_seed_keeps_the_pool_and_map_of_another_run():
     import cartography_cogs
 
-    a = cartography_cogs.parse_args(["--cpu", "--seeds", "2", "--data-seed", "0"])
+    data = ["--data-dir", str(shared_data("cogs", "train.tsv").parent)]
+    a = cartography_cogs.parse_args(["--cpu", *data, "--seeds", "2", "--data-seed", "0"])
     assert a.seeds == [2] and a.seed == 0   # subset runs at seed 2, pool / evaluation rows / data map at seed 0
-    assert cartography_cogs.parse_args(["--cpu", "--seeds", "1", "2"]).seed == 1
+    assert cartography_cogs.parse_args(["--cpu", *data, "--seeds", "1", "2"]).seed == 1
