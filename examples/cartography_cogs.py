@@ -38,13 +38,13 @@ The map-training epochs and the data-map window (``--map-epochs``, ``--min-epoch
 choices: the paper picks the convergence epoch by inspecting the loss and maps. Every setting
 has its own flag, which overrides the preset.
 
-``--cpu`` is the paper's Table 2 layout on COGS gen at CPU scale: an 8,000-row seeded sample of
+``--cpu`` is the paper's Table 2 layout on COGS gen at CPU scale: a 2,000-row seeded sample of
 COGS train that always holds its 155 primitive and exposure rows (``--keep-exposure``: the only
-rows with the words the gen set's lexical categories test), a data map (inv_ppl, 4 epochs), then
+rows with the words the gen set's lexical categories test), a data map (inv_ppl, 6 epochs), then
 the full pool, the 33 % hard-to-learn subset and a random 33 % subset, 3 seeds each, scored on 20
 rows of each of gen's 21 categories (420 rows; ``--gen-per-category``) and 100 dev / test rows.
 Every subset run trains until its exact match on 200 of its own rows (a sample other than the
-reported fit's) reaches 92 % (``--fit-target``, checked every 250 steps, at most 5,000 steps), so
+reported fit's) reaches 92 % (``--fit-target``, checked every 250 steps, at most 3,000 steps), so
 a subset learnt faster is not under-trained by an equal step budget; the tables give the steps
 each took. BART d_model 64, 2+2 layers, ffn 256, lr 3e-3; ``--jobs 2`` trains two models at once.
 Besides ``table2``, ``categories.*`` gives gen exact match per category.
@@ -129,8 +129,8 @@ PRESETS = {
                  "gen_per_category": 0, "keep_exposure": False, "fractions": "0.33,0.5"},
     # CPU, <= 30 CPU-minutes with --jobs 2: the paper's Table 2 layout on COGS gen (full set, 33 % hard-to-learn,
     # 33 % random), 3 seeds, every model trained until it fits >= 90 % of its own rows
-    "cpu": {"num_train": 8000, "num_eval": 100, "d_model": 64, "layers": 2, "ffn": 256, "heads": 4, "batch_size": 32,
-            "map_epochs": 4, "min_epoch": 1, "steps": 5000, "lr": 3e-3, "max_new_tokens": None, "combinations": False,
+    "cpu": {"num_train": 2000, "num_eval": 100, "d_model": 64, "layers": 2, "ffn": 256, "heads": 4, "batch_size": 32,
+            "map_epochs": 6, "min_epoch": 1, "steps": 3000, "lr": 3e-3, "max_new_tokens": None, "combinations": False,
             "schedules": ("exponential",), "curriculum_regions": ("hard-to-learn",), "data": "cogs",
             "seeds": [0, 1, 2], "regions": ("hard-to-learn", "random"), "full": True, "fit_size": 200,
             "warmup_steps": 100, "curricula": False, "fit_target": 92.0, "eval_every": 250,
