@@ -17,7 +17,8 @@ scratch encoder-decoder trained by a stock ``Seq2SeqTrainer``:
 Commands::
 
     python examples/cartography_cogs.py                 # --small (default): CPU, ~4-5 min on 2 quiet cores
-    python examples/cartography_cogs.py --cpu           # hard-to-learn vs random on SCAN around-right, 3 seeds
+    python examples/cartography_cogs.py --cpu --jobs 2  # Table 2 layout on COGS gen, 3 seeds, every model fitted
+    python examples/cartography_cogs.py --cpu-scan      # hard-to-learn vs random on SCAN around-right, 3 seeds
     python examples/cartography_cogs.py --data scan:length --regions hard-to-learn,random --seeds 0 1 2
     python examples/cartography_cogs.py --paper --gen path/to/cogs/gen.tsv   # GPU, many hours
     accelerate launch examples/cartography_cogs.py --paper   # several processes / GPUs
@@ -37,8 +38,19 @@ The map-training epochs and the data-map window (``--map-epochs``, ``--min-epoch
 choices: the paper picks the convergence epoch by inspecting the loss and maps. Every setting
 has its own flag, which overrides the preset.
 
-COGS's generalization set is not available offline, so ``--data scan:<config>`` runs the same
-data map and subsets on an exact SCAN split built here (``--cpu``: ``template_around_right``): the
+``--cpu`` is the paper's Table 2 layout on COGS gen at CPU scale: a 2,000-row seeded sample of
+COGS train that always holds its 155 primitive and exposure rows (``--keep-exposure``: the only
+rows with the words the gen set's lexical categories test), a data map (inv_ppl, 6 epochs), then
+the full pool, the 33 % hard-to-learn subset and a random 33 % subset, 3 seeds each, scored on 20
+rows of each of gen's 21 categories (420 rows; ``--gen-per-category``) and 100 dev / test rows.
+Every subset run trains until its exact match on 200 of its own rows (a sample other than the
+reported fit's) reaches 92 % (``--fit-target``, checked every 250 steps, at most 3,000 steps), so
+a subset learnt faster is not under-trained by an equal step budget; the tables give the steps
+each took. BART d_model 64, 2+2 layers, ffn 256, lr 3e-3; ``--jobs 2`` trains two models at once.
+Besides ``table2``, ``categories.*`` gives gen exact match per category.
+
+``--data scan:<config>`` runs the same
+data map and subsets on an exact SCAN split built here (``--cpu-scan``: ``template_around_right``): the
 pool is a seeded sample of its train split, ``iid`` held-out rows of that split, ``ood`` its test
 set. Rows of a subset are found by their ``example_id`` (the data map's key), never by position.
 ``--seeds`` repeats every subset run (model init and the random subset) and the tables give
@@ -60,6 +72,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import logging
 import os
 import sys
@@ -68,7 +81,7 @@ import time
 #: the result files a run writes at the top of --out; a run first removes those of the previous one
 #: (hf_synthsample.experiments.clear_outputs), so tables of two runs never sit side by side
 OUTPUTS = ("results.md", "results.json", "runs.json", "table2.*", "table3.*", "subsets-*.*", "curricula.*",
-           "datamap.png", "datamap.txt")
+           "categories.*", "datamap.png", "datamap.txt", "runs.partial.jsonl")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_DATA = os.path.join(HERE, "..", "..", "shared", "data", "cogs")
@@ -97,32 +110,51 @@ PRESETS = {
              "map_epochs": 3, "min_epoch": 1, "steps": 6, "lr": 3e-3, "max_new_tokens": 24, "combinations": False,
              "schedules": ("exponential", "bins"), "curriculum_regions": ("hard-to-learn",), "data": "cogs",
              "seeds": [0], "regions": REGIONS + ("random",), "full": True, "fit_size": 8, "warmup_steps": 0,
-             "curricula": True},
+             "curricula": True,
+             "fit_target": 0.0, "eval_every": 0, "gen_per_category": 0, "keep_exposure": False, "fractions": "0.33,0.5"},
     # CPU, under 10 minutes on a 2-core machine
     "small": {"num_train": 1000, "num_eval": 100, "d_model": 64, "layers": 2, "ffn": 256, "heads": 4, "batch_size": 32,
               "map_epochs": 4, "min_epoch": 1, "steps": 80, "lr": 2e-3, "max_new_tokens": None, "combinations": False,
               "schedules": ("exponential",), "curriculum_regions": ("easy-to-learn", "hard-to-learn"), "data": "cogs",
               "seeds": [0], "regions": REGIONS + ("random",), "full": True, "fit_size": 100, "warmup_steps": 0,
-              "curricula": True},
-    # CPU, <= 30 minutes: hard-to-learn vs random on SCAN around-right (its OOD test exists offline), 3 seeds
-    "cpu": {"num_train": 6000, "num_eval": 500, "d_model": 64, "layers": 2, "ffn": 256, "heads": 4, "batch_size": 32,
+              "curricula": True,
+             "fit_target": 0.0, "eval_every": 0, "gen_per_category": 0, "keep_exposure": False, "fractions": "0.33,0.5"},
+    # CPU, <= 30 minutes: hard-to-learn vs random on SCAN around-right, 3 seeds (--cpu-scan; the --cpu preset
+    # before COGS gen was available)
+    "cpu_scan": {"num_train": 6000, "num_eval": 500, "d_model": 64, "layers": 2, "ffn": 256, "heads": 4, "batch_size": 32,
             "map_epochs": 4, "min_epoch": 0, "steps": 1500, "lr": 1e-3, "max_new_tokens": None, "combinations": False,
             "schedules": ("exponential",), "curriculum_regions": ("hard-to-learn",), "data": "scan:template_around_right",
             "seeds": [0, 1, 2], "regions": ("hard-to-learn", "random"), "full": False, "fit_size": 200,
-            "warmup_steps": 50, "curricula": False},
+            "warmup_steps": 50, "curricula": False, "fit_target": 0.0, "eval_every": 0,
+                 "gen_per_category": 0, "keep_exposure": False, "fractions": "0.33,0.5"},
+    # CPU, <= 30 CPU-minutes with --jobs 2: the paper's Table 2 layout on COGS gen (full set, 33 % hard-to-learn,
+    # 33 % random), 3 seeds, every model trained until it fits >= 90 % of its own rows
+    "cpu": {"num_train": 2000, "num_eval": 100, "d_model": 64, "layers": 2, "ffn": 256, "heads": 4, "batch_size": 32,
+            "map_epochs": 6, "min_epoch": 1, "steps": 3000, "lr": 3e-3, "max_new_tokens": None, "combinations": False,
+            "schedules": ("exponential",), "curriculum_regions": ("hard-to-learn",), "data": "cogs",
+            "seeds": [0, 1, 2], "regions": ("hard-to-learn", "random"), "full": True, "fit_size": 200,
+            "warmup_steps": 100, "curricula": False, "fit_target": 92.0, "eval_every": 250,
+            "gen_per_category": 20, "keep_exposure": True, "fractions": "0.33"},
     # the paper's COGS Transformer and step budget (GPU)
     "paper": {"num_train": 0, "num_eval": 0, "d_model": 512, "layers": 2, "ffn": 512, "heads": 4, "batch_size": 128,
               "map_epochs": 10, "min_epoch": 2, "steps": 50_000, "lr": 1e-4, "max_new_tokens": None, "combinations": True,
               "schedules": ("exponential", "bins"), "curriculum_regions": REGIONS, "data": "cogs",
               "seeds": [0, 1, 2], "regions": REGIONS + ("random",), "full": True, "fit_size": 1000,
-              "warmup_steps": 0, "curricula": True},
+              "warmup_steps": 0, "curricula": True,
+             "fit_target": 0.0, "eval_every": 0, "gen_per_category": 0, "keep_exposure": False, "fractions": "0.33,0.5"},
 }
 
 
 # ----------------------------------------------------------------------------- data
-def read_cogs(path: str, num_examples: int = 0, seed: int = 0):
+def read_cogs(path: str, num_examples: int = 0, seed: int = 0, *, keep_exposure: bool = False,
+              per_category: int = 0):
     """A COGS-style TSV (sentence, logical form, category) as a ``Dataset`` with columns
     ``source``, ``target``, ``category``; a seeded sample of ``num_examples`` rows (0: all).
+
+    ``keep_exposure``: the sample holds every row whose category is not ``in_distribution`` (COGS
+    train's 143 primitives and 12 exposure examples, the only rows with the words the gen set's
+    lexical categories test) and ``num_examples`` minus those of the others. ``per_category``: a
+    stratified sample instead, that many rows of each category (file order kept).
 
     Example:
         >>> import tempfile
@@ -144,8 +176,19 @@ def read_cogs(path: str, num_examples: int = 0, seed: int = 0):
             if len(parts) < 2:
                 raise ValueError(f"{path}:{lineno}: expected source<TAB>target[<TAB>category], got {line[:80]!r}")
             rows.append((parts[0], parts[1], parts[2] if len(parts) > 2 else ""))
-    if num_examples and num_examples < len(rows):
-        rows = random.Random(seed).sample(rows, num_examples)
+    if per_category:
+        rng, by_category = random.Random(seed), {}
+        for i, r in enumerate(rows):
+            by_category.setdefault(r[2], []).append(i)
+        picked = sorted(i for _, idx in sorted(by_category.items()) for i in rng.sample(idx, min(per_category, len(idx))))
+        rows = [rows[i] for i in picked]
+    elif num_examples and num_examples < len(rows):
+        kept = [r for r in rows if keep_exposure and r[2] != "in_distribution"]
+        if len(kept) > num_examples:
+            raise ValueError(f"--num-train {num_examples}: the {len(kept)} primitive/exposure rows of {path} do not "
+                             "fit (give more rows, or --no-keep-exposure)")
+        rest = [r for r in rows if not (keep_exposure and r[2] != "in_distribution")]
+        rows = kept + random.Random(seed).sample(rest, num_examples - len(kept))
     return Dataset.from_dict({"source": [r[0] for r in rows], "target": [r[1] for r in rows],
                               "category": [r[2] for r in rows]})
 
@@ -187,6 +230,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     scale.add_argument("--small", dest="preset", action="store_const", const="small",
                        help="CPU settings, under 10 minutes (the default)")
     scale.add_argument("--cpu", dest="preset", action="store_const", const="cpu",
+                       help="CPU, <= 30 CPU-min with --jobs 2: Table 2 layout on COGS gen (full, 33%% hard-to-learn, "
+                            "33%% random), 3 seeds, every model trained until it fits >= 90%% of its own rows")
+    scale.add_argument("--cpu-scan", dest="preset", action="store_const", const="cpu_scan",
                        help="CPU, <= 30 min: hard-to-learn vs random subsets on SCAN around-right, 3 seeds")
     scale.add_argument("--paper", dest="preset", action="store_const", const="paper",
                        help="the paper's model and step budget (GPU)")
@@ -194,7 +240,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.set_defaults(preset="small")
     p.add_argument("--data", help="'cogs' (the TSV files below) or 'scan:<config>' (an exact SCAN split built here: "
                    f"{', '.join(SCAN_CONFIGS)}; evaluation on held-out train rows 'iid' and the test split 'ood') "
-                   "[small: cogs; cpu: scan:template_around_right]")
+                   "[small, cpu: cogs; cpu-scan: scan:template_around_right]")
     p.add_argument("--data-dir", default=DEFAULT_DATA,
                    help="folder of the COGS release's train.tsv, dev.tsv, test.tsv (and gen.tsv): "
                         f"{COGS_SOURCE} [../shared/data/cogs]")
@@ -218,7 +264,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--layers", type=int, help="encoder and decoder layers (each)")
     p.add_argument("--heads", type=int)
     p.add_argument("--max-new-tokens", type=int, help="decode limit (default: longest gold target + 1)")
-    p.add_argument("--fractions", default="0.33,0.5", help="subset fractions [0.33,0.5]")
+    p.add_argument("--fractions", help="subset fractions [cpu: 0.33; others: 0.33,0.5]")
     p.add_argument("--combinations", action=argparse.BooleanOptionalAction, default=None,
                    help="also the paper's 50 %% region combinations (default: on with --paper)")
     p.add_argument("--schedules", help="curriculum schedules, comma-separated: exponential, bins "
@@ -226,15 +272,30 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--curriculum-regions", help="rankings the curricula start from, comma-separated (easy-to-learn: "
                    "easy-to-hard, hard-to-learn: hard-to-easy, ambiguous; small: easy, hard; paper: all three)")
     p.add_argument("--curricula", action=argparse.BooleanOptionalAction, default=None,
-                   help="curricula vs no curriculum [small, paper: on; cpu: off]")
+                   help="curricula vs no curriculum [small, paper: on; cpu, cpu-scan: off]")
     p.add_argument("--seed", type=int, default=None, help="one seed (overrides --seeds)")
     p.add_argument("--seeds", type=int, nargs="+", help="seeds of the subset runs (model init, random subset); the "
                    "data map is built once, with the first seed; tables give mean±sd")
+    p.add_argument("--data-seed", type=int,
+                   help="seed of the training-pool and evaluation samples and of the data-map run (default: the first "
+                        "of --seeds); e.g. --seeds 2 --data-seed 0 adds seed 2 to a run made with --seeds 0 1")
     p.add_argument("--regions", help="subsets trained per fraction, comma-separated: easy-to-learn, ambiguous, "
-                   "hard-to-learn, random [small: all four; cpu: hard-to-learn,random]")
+                   "hard-to-learn, random [small: all four; cpu, cpu-scan: hard-to-learn,random]")
     p.add_argument("--full", action=argparse.BooleanOptionalAction, default=None,
-                   help="also train on 100%% of the pool (the curricula's 'none' row) [small: on; cpu: off]")
+                   help="also train on 100%% of the pool (the curricula's 'none' row) [small, cpu: on; cpu-scan: off]")
     p.add_argument("--fit-size", type=int, help="training rows of each run scored for its fit (0: none)")
+    p.add_argument("--fit-target", type=float,
+                   help="train every subset run until its exact match on --fit-size of its own rows (a sample other "
+                        "than the reported fit's) reaches this %%, checked every --eval-every steps, at most --steps "
+                        "steps; 0: exactly --steps steps [cpu: 92; others: 0]")
+    p.add_argument("--eval-every", type=int, help="steps between the --fit-target checks")
+    p.add_argument("--gen-per-category", type=int,
+                   help="COGS gen: rows sampled from each of its categories (0: --num-eval rows in all) [cpu: 20]")
+    p.add_argument("--keep-exposure", action=argparse.BooleanOptionalAction, default=None,
+                   help="COGS: a --num-train sample always keeps the training set's primitive and exposure rows (the "
+                        "only rows holding the words the gen set's lexical categories test) [cpu: on; others: off]")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="subset runs trained at once, each in its own forked process (results do not depend on it) [1]")
     p.add_argument("--warmup-steps", type=int, help="linear learning-rate warm-up steps of every run")
     p.add_argument("--cache-dir", default=None, help="datasets cache (SCAN data)")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 is fastest on a small shared CPU) [1]")
@@ -248,12 +309,23 @@ def parse_args(argv=None) -> argparse.Namespace:
     from hf_synthsample.experiments import apply_preset
 
     apply_preset(p, a, PRESETS[a.preset], positive=("steps", "batch_size", "map_epochs", "d_model", "ffn", "layers",
-                                                    "heads"), non_negative=("fit_size", "warmup_steps", "num_eval"))
+                                                    "heads"),
+                 non_negative=("fit_size", "warmup_steps", "num_eval", "gen_per_category", "eval_every"))
+    if a.jobs < 1:
+        p.error(f"--jobs must be a positive number of processes, got {a.jobs}")
+    if not 0 <= a.fit_target <= 100:
+        p.error(f"--fit-target must be a percentage in [0, 100], got {a.fit_target}")
+    if a.fit_target and not (a.fit_size and a.eval_every):
+        p.error(f"--fit-target {a.fit_target:g} needs --fit-size > 0 and --eval-every > 0 (got {a.fit_size}, "
+                f"{a.eval_every})")
     if a.seed is not None:
         a.seeds = [a.seed]
     if len(set(a.seeds)) != len(a.seeds) or min(a.seeds) < 0:
         p.error(f"--seeds: distinct non-negative seeds, got {a.seeds}")
-    a.seed = a.seeds[0]
+    if a.data_seed is not None and a.data_seed < 0:
+        p.error(f"--data-seed: a non-negative seed, got {a.data_seed}")
+    # the seed of the pool and evaluation samples and of the data-map run
+    a.seed = a.seeds[0] if a.data_seed is None else a.data_seed
     if a.data != "cogs" and not (a.data.startswith("scan:") and a.data[5:] in SCAN_CONFIGS):
         p.error(f"--data: 'cogs' or scan:<config> with config in {list(SCAN_CONFIGS)}, got {a.data!r}")
     a.fractions = tuple(float(f) for f in a.fractions.split(","))
@@ -307,10 +379,10 @@ class Experiment:
 
         self.a = a
         if a.data == "cogs":
-            train = read_cogs(a.train, a.num_train, a.seed)
+            train = read_cogs(a.train, a.num_train, a.seed, keep_exposure=a.keep_exposure)
             self.evals = {"dev": read_cogs(a.dev, a.num_eval, a.seed), "test": read_cogs(a.test, a.num_eval, a.seed)}
             if a.gen:
-                self.evals["gen"] = read_cogs(a.gen, a.num_eval, a.seed)
+                self.evals["gen"] = read_cogs(a.gen, a.num_eval, a.seed, per_category=a.gen_per_category)
         else:
             train, self.evals = read_scan(a.data[5:], num_train=a.num_train, num_eval=a.num_eval, seed=a.seed,
                                           cache_dir=a.cache_dir)
@@ -336,6 +408,23 @@ class Experiment:
             self.tokenizer, "bart", seed=seed, d_model=a.d_model, encoder_layers=a.layers, decoder_layers=a.layers,
             encoder_attention_heads=a.heads, decoder_attention_heads=a.heads, encoder_ffn_dim=a.ffn,
             decoder_ffn_dim=a.ffn, max_position_embeddings=512)
+
+    def fit_sample(self, rows, seed: int):
+        """``fit_size`` rows of ``rows`` (a seeded sample, in row order): seed 0 is the reported fit's, seed 1
+        the stopping rule's (:class:`FitStopper`)."""
+        import numpy as np
+
+        n = min(self.a.fit_size, len(rows))
+        return rows.select(np.sort(np.random.default_rng(seed).permutation(len(rows))[:n]))
+
+    def fit_exact_match(self, model, sample) -> float:
+        """Exact match (%) of greedy decodes on training rows (decoded up to their longest target + 1 tokens:
+        a longer output cannot match any of them)."""
+        from hf_synthsample.models import evaluate_seq2seq
+
+        limit = 1 + max(len(t.split()) for t in sample["target"])
+        return float(evaluate_seq2seq(model, self.tokenizer, sample, source_column="source", target_column="target",
+                                      max_new_tokens=limit, batch_size=128)["exact_match"])
 
     def fit(self, dataset, name: str, *, seed: int, max_steps: int | None = None, epochs: float = 1.0, callbacks=(),
             model=None, keep_ids: bool = False, **training_args):
@@ -370,14 +459,49 @@ class Experiment:
             # the logical forms are already whitespace-tokenized: no BLEU re-tokenization
             scores[f"{split} BLEU"] = float(bleu(r["predictions"], ds["target"], tokenize="none")["bleu"])
             scores[f"{split} distinct outputs"] = len(set(r["predictions"]))
+            if split == "gen" and len(set(ds["category"])) > 1:  # COGS gen: exact match per category
+                ok = np.array([" ".join(p.split()) == " ".join(t.split()) for p, t in zip(r["predictions"], ds["target"])])
+                cats = np.array(ds["category"])
+                scores["gen categories"] = {str(c): float(100.0 * ok[cats == c].mean()) for c in sorted(set(cats))}
         scores["fit"] = None
         if trained_on is not None and self.a.fit_size:
-            n = min(self.a.fit_size, len(trained_on))
-            sample = trained_on.select(np.sort(np.random.default_rng(0).permutation(len(trained_on))[:n]))
-            scores["fit"] = float(evaluate_seq2seq(
-                model, self.tokenizer, sample, source_column="source", target_column="target",
-                max_new_tokens=self.max_new_tokens, batch_size=128)["exact_match"])
+            scores["fit"] = self.fit_exact_match(model, self.fit_sample(trained_on, 0))
         return scores
+
+
+class FitStopper:
+    """The fit-based stopping rule: every ``eval_every`` steps, exact match on ``sample`` (training rows
+    of the run); the Trainer stops once it reaches ``target`` %. ``curve``: ``[[step, %], ...]``."""
+
+    def __init__(self, exp: Experiment, sample, target: float, eval_every: int, name: str = "run"):
+        self.exp, self.sample, self.target, self.eval_every, self.name = exp, sample, target, eval_every, name
+        self.curve: list[list[float]] = []
+        self.reached = False
+
+    def callback(self):
+        from transformers import TrainerCallback
+
+        stopper = self
+
+        class _Callback(TrainerCallback):
+            def on_step_end(self, args, state, control, model=None, **kwargs):
+                step = state.global_step
+                if step % stopper.eval_every == 0 or step >= state.max_steps:
+                    value = stopper.exp.fit_exact_match(model, stopper.sample)
+                    stopper.curve.append([step, round(value, 2)])
+                    _say(f"    {stopper.name}: step {step}, fit {value:.1f} % (stops at {stopper.target:g} %)")
+                    if value >= stopper.target:
+                        stopper.reached = True
+                        control.should_training_stop = True
+                return control
+
+        return _Callback()
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds (user + system) of this process and its finished child processes (the --jobs workers)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def _cuda() -> bool:
@@ -400,6 +524,9 @@ def build_datamap(exp: Experiment):
                       data_collator=CartographyCollator(seq2seq_collator(exp.tokenizer, model)),
                       keep_ids=True)
     trainer.accelerator.wait_for_everyone()  # the main process writes the dynamics at train end
+    # the map model's own fit (a map from a model that learnt nothing ranks noise)
+    exp.map_fit = exp.fit_exact_match(model, exp.fit_sample(exp.train, 0)) if a.fit_size else None
+    exp.map_steps = int(trainer.state.global_step)
     folder = os.path.join(a.out, "runs", "datamap", "cartography")
     return DataMap.from_dynamics(folder, a.measure, min_epoch=a.min_epoch,
                                  source="eval" if a.measure == "bleu" else "train")
@@ -415,12 +542,51 @@ def subset_ids(exp: Experiment, dm, region: str, fraction: float, tokens, seed: 
         return dm.select(region, fraction, seed=seed).tolist(), False
 
 
+#: the runs noted by Runs in planning mode, trained by forked workers (run_forked reads them by index)
+_PLANNED: list[tuple] = []
+
+
+def _train_planned(index: int) -> dict:
+    runs, name, seed, rows, fit_kwargs = _PLANNED[index]
+    return runs.train_one(name, seed, rows, **fit_kwargs)
+
+
 class Runs:
-    """Every training run (one per subset and seed), kept for ``runs.json``; cells as mean±sd."""
+    """Every training run (one per subset and seed), kept for ``runs.json``; cells as mean±sd.
+
+    With ``planning`` on, :meth:`train` only notes the runs a table asks for (cells ``None``);
+    :meth:`run_planned` trains them ``jobs`` at a time in forked processes, and the tables are then
+    built again from the finished runs. Each run is seeded on its own: results do not depend on ``jobs``.
+    """
 
     def __init__(self, exp: Experiment):
         self.exp = exp
         self.records: list[dict] = []
+        self.planning = False
+        self._plan: list[tuple] = []
+        self._done: dict[tuple, dict] = {}
+
+    def train_one(self, name: str, seed: int, rows, **fit_kwargs) -> dict:
+        """Train and score one model; its record (scores, fit, steps trained, fit curve, seconds)."""
+        from hf_synthsample.experiments import is_main_process
+
+        exp, a = self.exp, self.exp.a
+        t0, c0 = time.perf_counter(), time.process_time()
+        stopper = None
+        if a.fit_target:
+            stopper = FitStopper(exp, exp.fit_sample(rows, 1), a.fit_target, a.eval_every, f"{name} seed {seed}")
+            fit_kwargs = dict(fit_kwargs, callbacks=[stopper.callback()])
+        trainer = exp.fit(rows, f"{name}-seed{seed}", seed=seed, max_steps=a.steps, **fit_kwargs)
+        scores = exp.evaluate(trainer, trained_on=rows)
+        record = {"run": name, "seed": seed, "rows": len(rows), **scores, "steps": int(trainer.state.global_step)}
+        if stopper is not None:
+            record.update(fit_target_reached=stopper.reached, fit_curve=stopper.curve)
+        record.update(seconds=round(time.perf_counter() - t0, 1), cpu_seconds=round(time.process_time() - c0, 1))
+        _say(f"  {record}")
+        if is_main_process():  # each finished run at once: a run stopped part-way keeps what it trained
+            with open(os.path.join(a.out, "runs.partial.jsonl"), "a", encoding="utf-8") as f:
+                f.write(json.dumps(record) + "\n")
+        return record
 
     def train(self, name: str, make_rows, **fit_kwargs) -> dict:
         """Train one model per seed on ``make_rows(seed)``; returns the table cells (Score per column)."""
@@ -428,15 +594,18 @@ class Runs:
 
         exp, per_seed = self.exp, []
         for seed in exp.a.seeds:
-            t0 = time.perf_counter()
-            rows = make_rows(seed)
-            scores = exp.evaluate(exp.fit(rows, f"{name}-seed{seed}", seed=seed, max_steps=exp.a.steps, **fit_kwargs),
-                                  trained_on=rows)
-            record = {"run": name, "seed": seed, "rows": len(rows), **scores,
-                      "seconds": round(time.perf_counter() - t0, 1)}
-            self.records.append(record)
-            per_seed.append(scores)
-            _say(f"  {record}")
+            rows = make_rows(seed)  # always called: the tables read what it notes (subset sizes, repairs)
+            key = (name, seed)
+            if key not in self._done:
+                if self.planning:
+                    if key not in [(n, s) for n, s, *_ in self._plan]:
+                        self._plan.append((name, seed, rows, fit_kwargs))
+                    continue
+                self._done[key] = self.train_one(name, seed, rows, **fit_kwargs)
+                self.records.append(self._done[key])
+            per_seed.append(self._done[key])
+        if len(per_seed) < len(exp.a.seeds):
+            return {col: None for col in self.columns()}
         cells = {}
         fits = [s["fit"] for s in per_seed]
         for col in exp.columns:
@@ -447,7 +616,53 @@ class Runs:
                 cells[col] = Score.of(values)
             else:
                 cells[col] = Score.of(values, fit=fits)
+        if exp.a.fit_target:
+            cells["steps"] = Score.of([s["steps"] for s in per_seed])
         return cells
+
+    def columns(self) -> tuple[str, ...]:
+        return self.exp.columns + (("steps",) if self.exp.a.fit_target else ())
+
+    def run_planned(self, jobs: int) -> None:
+        """Train every noted run, ``jobs`` at a time (forked workers), in the order noted."""
+        from hf_synthsample.processes import run_forked
+
+        # seed-major (every subset at the first seed first: a run stopped part-way has whole seeds); the
+        # records go back in the order the tables asked
+        order = sorted(range(len(self._plan)), key=lambda i: (self.exp.a.seeds.index(self._plan[i][1]), i))
+        _PLANNED[:] = [(self, *self._plan[i]) for i in order]
+        try:
+            done = run_forked(_train_planned, len(_PLANNED), jobs,
+                              describe=lambda i: f"run {_PLANNED[i][1]} seed {_PLANNED[i][2]}")
+        finally:
+            _PLANNED.clear()
+        records = [None] * len(order)
+        for k, i in enumerate(order):
+            records[i] = done[k]
+        for (name, seed, _, _), record in zip(self._plan, records):
+            self._done[(name, seed)] = record
+            self.records.append(record)
+        self._plan, self.planning = [], False
+
+    def category_table(self, names: list[tuple[str, str]]):
+        """COGS gen exact match (%) per category, one column per run (mean±sd over seeds, with its fit)."""
+        from hf_synthsample.experiments import ResultsTable, Score
+
+        by_run = {label: [r for r in self.records if r["run"] == name and r.get("gen categories")]
+                  for name, label in names}
+        by_run = {k: v for k, v in by_run.items() if v}
+        if not by_run:
+            return None
+        cats = sorted(next(iter(by_run.values()))[0]["gen categories"])
+        table = ResultsTable("COGS gen exact match (%) per category", ["category", *by_run],
+                             fit_note=_fit_note(self.exp))
+        for cat in cats:
+            table.add(category=cat, **{label: Score.of([r["gen categories"][cat] for r in recs])
+                                       for label, recs in by_run.items()})
+        table.add(category="all (sampled gen rows)", **{label: Score.of([r["gen"] for r in recs],
+                                                                         fit=[r["fit"] for r in recs])
+                                                         for label, recs in by_run.items()})
+        return table
 
 
 def subset_tables(exp: Experiment, dm, runs: Runs):
@@ -470,7 +685,7 @@ def subset_tables(exp: Experiment, dm, runs: Runs):
         pct = f"{fraction:.0%}"
         table = ResultsTable(
             f"{_layout(fraction)}exact match (%) after training on {pct} subsets ({a.measure} data map)",
-            ["subset", "size", "repaired", *exp.columns], caption=_caption(exp, dm), fit_note=_fit_note(exp))
+            ["subset", "size", "repaired", *runs.columns()], caption=_caption(exp, dm), fit_note=_fit_note(exp))
         regions = [r for r in a.regions if r != "random"] + (
             list(COMBINATIONS) if a.combinations and fraction >= 0.5 else []) + (
             ["random"] if "random" in a.regions else [])
@@ -506,8 +721,8 @@ def curricula_table(exp: Experiment, dm, full_row: dict, runs: Runs):
 
     a = exp.a
     table = ResultsTable(f"Curricula: exact match (%) after {a.steps} steps ({a.measure} data map)",
-                         ["curriculum", "order", *exp.columns], caption=_caption(exp, dm), fit_note=_fit_note(exp))
-    table.add(curriculum="none", order="uniform random", **{c: full_row[c] for c in exp.columns})
+                         ["curriculum", "order", *runs.columns()], caption=_caption(exp, dm), fit_note=_fit_note(exp))
+    table.add(curriculum="none", order="uniform random", **{c: full_row[c] for c in runs.columns()})
     names = {"exponential": "exponential pacing (4% x1.9)", "bins": "10 bins (Zhang et al.)"}
     first = {"easy-to-learn": "easy-to-hard", "hard-to-learn": "hard-to-easy", "ambiguous": "ambiguous first"}
     # the examples per optimizer step; under data parallelism each process takes its share of a step
@@ -523,6 +738,11 @@ def curricula_table(exp: Experiment, dm, full_row: dict, runs: Runs):
             cells = runs.train(f"curriculum-{schedule}-{region}", make, train_sampling_strategy="sequential")
             table.add(curriculum=names[schedule], order=first[region], **cells)
     return table
+
+
+def _map_note(exp: Experiment) -> str:
+    fit = "" if exp.map_fit is None else f"; its fit (exact match on {exp.a.fit_size} of its rows) {exp.map_fit:.1f} %"
+    return f"data-map model: {exp.a.map_epochs} epochs, {exp.map_steps} steps{fit}"
 
 
 def _layout(fraction: float) -> str:
@@ -555,13 +775,21 @@ def _caption(exp: Experiment, dm) -> str:
            " No generalization set given (--gen, or gen.tsv in --data-dir).")
     splits = ("" if a.data == "cogs" else
               " iid: held-out rows of the SCAN train split (never trained on); ood: the split's test set.")
-    scale = {"paper": "the paper's model and budget", "cpu": "CPU scale (small model, few steps)"}.get(
+    scale = {"paper": "the paper's model and budget", "cpu": "CPU scale (small model, sampled rows)",
+             "cpu_scan": "CPU scale (small model, few steps)"}.get(
         a.preset, "a pipeline check: NOT the paper's numbers")
-    return (f"{data_name(a)}, {len(exp.train)} training rows; evaluation rows: {sizes}; every run {a.steps} steps of "
+    schedule = (f"every run trained until its exact match on {a.fit_size} of its own rows reaches {a.fit_target:g} % "
+                f"(checked every {a.eval_every} steps, at most {a.steps} steps; 'steps': the steps each took), batches "
+                if a.fit_target else f"every run {a.steps} steps ")
+    if "gen" in exp.evals and a.gen_per_category:
+        sizes += f" ({a.gen_per_category} of each of its {len(set(exp.evals['gen']['category']))} categories)"
+    pool = (" (the 155 primitive and exposure rows of COGS train always in the sample)"
+            if a.keep_exposure and a.data == "cogs" else "")
+    return (f"{data_name(a)}, {len(exp.train)} training rows{pool}; evaluation rows: {sizes}; {schedule}of "
             f"{a.batch_size} per device, lr {a.lr:g} ({a.warmup_steps} warm-up steps), BART d_model {a.d_model}, "
             f"{a.layers}+{a.layers} layers; mean±sd over seeds {list(a.seeds)} (model init and the random subset); "
             f"data map from seed {a.seed}, epochs {dm.epochs[0]}..{dm.epochs[-1]} of {a.map_epochs}.{splits}{gen} "
-            f"{describe_settings(a.preset, a.overrides)}: {scale}.")
+            f"{describe_settings(a.preset.replace('_', '-'), a.overrides)}: {scale}.")
 
 
 def main(argv=None) -> int:
@@ -590,6 +818,7 @@ def main(argv=None) -> int:
     gc.collect()
     gc.freeze()
     _say(dm.summary(a.fractions[0]))
+    _say(_map_note(exp))
     if is_main_process():
         os.makedirs(a.out, exist_ok=True)
         # the paper plots a random third of the training set
@@ -597,26 +826,45 @@ def main(argv=None) -> int:
         dm.plot(os.path.join(a.out, "datamap.png"), sample_fraction=0.33 if third else None, seed=a.seed,
                 title=f"{data_name(a)} data map ({a.measure}), {len(dm)} examples"
                 + (", a random third plotted" if third else ""))
-        write_text_atomic(os.path.join(a.out, "datamap.txt"), dm.summary(a.fractions[0]) + "\n")
+        write_text_atomic(os.path.join(a.out, "datamap.txt"), dm.summary(a.fractions[0]) + "\n" + _map_note(exp) + "\n")
     runs = Runs(exp)
+    if a.jobs > 1:  # note the runs the tables ask for, train them in parallel, then build the tables
+        runs.planning = True
+        _, full_row = subset_tables(exp, dm, runs)
+        if a.curricula:
+            curricula_table(exp, dm, full_row, runs)
+        runs.run_planned(a.jobs)
     tables, full_row = subset_tables(exp, dm, runs)
     names = [table_name(f) for f in a.fractions]
     if a.curricula:
         tables.append(curricula_table(exp, dm, full_row, runs))
         names.append("curricula")
+    labels = ([("full", "100% training")] if a.full else []) + [
+        (f"{f:.0%}-{r}", f"{f:.0%} {r}") for f in a.fractions for r in a.regions]
+    categories = runs.category_table(labels)
+    if categories is not None:
+        categories.caption = _caption(exp, dm)
+        tables.append(categories)
+        names.append("categories")
     elapsed = time.perf_counter() - start
     for name, table in zip(names, tables):
         table.save(a.out, name)
+        if name == "categories":
+            continue
         table.bar_plot(os.path.join(a.out, f"{name}.png"), values=[c for c in exp.columns
                        if any(r[c] is not None for r in table.rows)], ylabel="exact match (%) / BLEU",
                        # two curricula share a schedule name: the order tells their bars apart
                        label=["curriculum", "order"] if name == "curricula" else None)
     if is_main_process():
         text = "\n\n".join(t.to_markdown() for t in tables)
-        write_text_atomic(os.path.join(a.out, "results.md"), text + f"\n\nWall time: {elapsed:.0f} s.\n")
+        cpu = _cpu_seconds()
+        write_text_atomic(os.path.join(a.out, "results.md"), text + f"\n\n{_map_note(exp)}.\n\nWall time: {elapsed:.0f} s; "
+                          f"CPU time {cpu:.0f} s (this process and its workers, --jobs {a.jobs}); load average "
+                          f"{os.getloadavg()[0]:.1f}.\n")
         settings = {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(a).items()}
         write_json_atomic(os.path.join(a.out, "results.json"), {
             "settings": settings, "wall_time_s": round(elapsed, 1),
+            "cpu_seconds": round(_cpu_seconds(), 1), "datamap_model": {"steps": exp.map_steps, "fit": exp.map_fit},
             "tables": {n: t.to_dict() for n, t in zip(names, tables)}}, indent=2)
         write_json_atomic(os.path.join(a.out, "runs.json"), runs.records, indent=2)
         print(text)

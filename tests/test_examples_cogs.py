@@ -152,3 +152,85 @@ def test_read_cogs_rejects_a_line_without_a_target(tmp_path):
     bad.write_text("A frog hopped .\n")
     with pytest.raises(ValueError, match="bad.tsv:1"):
         cartography_cogs.read_cogs(str(bad))
+
+
+def test_cpu_preset_on_cogs_gen_at_tiny_scale(tmp_path):
+    """--cpu (Table 2 layout on COGS gen, fit-based stopping, per-category gen accuracy, --jobs) at seconds' scale."""
+    import cartography_cogs
+
+    data = shared_data("cogs", "gen.tsv").parent
+    out = tmp_path / "cpu"
+    rc = cartography_cogs.main(["--cpu", "--data-dir", str(data), "--out", str(out), "--num-train", "200",
+                                "--num-eval", "4", "--gen-per-category", "1", "--d-model", "16", "--ffn", "32",
+                                "--layers", "1", "--heads", "2", "--map-epochs", "2", "--min-epoch", "0", "--steps", "4",
+                                "--eval-every", "2", "--fit-size", "4", "--max-new-tokens", "16", "--seeds", "0", "1",
+                                "--jobs", "2"])
+    assert rc == 0
+    assert undeclared_outputs(out, cartography_cogs.OUTPUTS) == []
+    results = json.loads((out / "results.json").read_text())
+    assert results["settings"]["preset"] == "cpu" and results["settings"]["fit_target"] == 92.0
+    assert list(results["tables"]) == ["table2", "categories"]       # 33 % only, then gen per category
+    t = results["tables"]["table2"]
+    assert t["columns"] == ["subset", "size", "repaired", *SCORES, "steps"]
+    assert [r["subset"] for r in t["rows"]] == ["33% hard-to-learn", "33% random", "100% training"]
+    for row in t["rows"]:
+        assert 1 <= row["steps"]["value"] <= 4 and len(row["gen"]["values"]) == 2
+        assert 0.0 <= row["gen"]["fit"] <= 100.0
+    runs = json.loads((out / "runs.json").read_text())
+    # the runs come back in the order the tables ask for, whichever worker trained them
+    assert [(r["run"], r["seed"]) for r in runs] == [("full", 0), ("full", 1), ("33%-hard-to-learn", 0),
+                                                    ("33%-hard-to-learn", 1), ("33%-random", 0), ("33%-random", 1)]
+    for r in runs:
+        # stopped at the fit target or at the step cap, checked every 2 steps and at the last one
+        assert r["steps"] == r["fit_curve"][-1][0] and (r["fit_target_reached"] or r["steps"] == 4)
+        assert len(r["gen categories"]) == 21 and r["cpu_seconds"] > 0
+    cats = results["tables"]["categories"]
+    assert cats["columns"] == ["category", "100% training", "33% hard-to-learn", "33% random"]
+    assert len(cats["rows"]) == 22 and cats["rows"][-1]["category"] == "all (sampled gen rows)"
+    assert "gen 21 (1 of each of its 21 categories)" in t["caption"] and "primitive and exposure rows" in t["caption"]
+    assert "data-map model: 2 epochs" in (out / "datamap.txt").read_text()
+    assert "CPU time" in (out / "results.md").read_text()
+    partial = [json.loads(line) for line in (out / "runs.partial.jsonl").read_text().splitlines()]
+    assert sorted((r["run"], r["seed"]) for r in partial) == sorted((r["run"], r["seed"]) for r in runs)
+
+
+def test_cogs_samples_keep_exposure_rows_and_stratify_gen():
+    import cartography_cogs
+
+    train = cartography_cogs.read_cogs(str(shared_data("cogs", "train.tsv")), 300, seed=1, keep_exposure=True)
+    cats = train["category"]
+    assert len(train) == 300 and sum(c != "in_distribution" for c in cats) == 155   # 143 primitives + 12 exposures
+    gen = cartography_cogs.read_cogs(str(shared_data("cogs", "gen.tsv")), seed=1, per_category=3)
+    assert len(gen) == 63 and all(gen["category"].count(c) == 3 for c in set(gen["category"]))
+    with pytest.raises(ValueError, match="--num-train 100: the 155 primitive/exposure rows"):
+        cartography_cogs.read_cogs(str(shared_data("cogs", "train.tsv")), 100, keep_exposure=True)
+
+
+def test_fit_target_and_jobs_are_checked_before_any_work(tmp_path, capsys):
+    import cartography_cogs
+
+    for argv, named in ((["--fit-target", "120"], "--fit-target"), (["--jobs", "0"], "--jobs"),
+                        (["--fit-target", "90", "--eval-every", "0"], "--eval-every")):
+        with pytest.raises(SystemExit):
+            cartography_cogs.parse_args(["--tiny", "--out", str(tmp_path / "o"), *argv])
+        assert named in capsys.readouterr().err
+
+
+def test_cpu_scan_keeps_the_scan_preset_of_the_recorded_result():
+    """The SCAN around-right result in docs/reproductions.md was run with these settings (then --cpu)."""
+    import cartography_cogs
+
+    a = cartography_cogs.parse_args(["--cpu-scan"])
+    assert (a.data, a.num_train, a.num_eval, a.d_model, a.steps, a.lr, a.map_epochs, a.fractions, a.full,
+            a.fit_target, a.keep_exposure) == ("scan:template_around_right", 6000, 500, 64, 1500, 1e-3, 4, (0.33, 0.5),
+                                               False, 0.0, False)
+    assert a.regions == ("hard-to-learn", "random") and a.seeds == [0, 1, 2] and a.overrides == {}
+
+
+def test_data_seed_keeps_the_pool_and_map_of_another_run():
+    import cartography_cogs
+
+    data = ["--data-dir", str(shared_data("cogs", "train.tsv").parent)]
+    a = cartography_cogs.parse_args(["--cpu", *data, "--seeds", "2", "--data-seed", "0"])
+    assert a.seeds == [2] and a.seed == 0   # subset runs at seed 2, pool / evaluation rows / data map at seed 0
+    assert cartography_cogs.parse_args(["--cpu", *data, "--seeds", "1", "2"]).seed == 1
