@@ -4,6 +4,9 @@ extrapolation (Figure 2), with a Transformer trained from scratch.
 
     python examples/zhou_scan.py                          # --small (default): a pipeline check, minutes
     python examples/zhou_scan.py --cpu                    # Table 1 jump, 1x vs 20x: about 20 min with --jobs 2, 2,200 CPU-s per seed
+    python examples/zhou_scan.py --cpu --splits around_right   # Table 1 around right, 1x vs 20x: ~3,600 CPU-s per seed
+    python examples/zhou_scan.py --cpu-table3             # Table 3 with the --cpu model: 5 models per seed, ~9,000 CPU-s
+    python examples/zhou_scan.py --cpu-fig2               # Figure 2 at SCAN* L = 4, 8, 16 with a T5 d_model 128
     python examples/zhou_scan.py --tables 1 --splits jump --factors 1 20   # any subset of tables, splits, factors
     accelerate launch examples/zhou_scan.py --paper       # paper scale: GPU, hours per table
 
@@ -38,7 +41,13 @@ models side by side (about 20 minutes on 2 cores). Its measured figures are in
 and still writes one fixed augmented verb (``I_LOOK_15``, say) wherever the jump test wants
 ``I_JUMP``, so jump stays at 8-27 %; at d_model 128 and 3+3 layers it reaches ~90 %. runs.json
 records this per run (``errors``: exact, substituted, stopped early, other, and the most common
-substitutions).
+substitutions). ``--cpu --splits around_right`` is the same model and budget on Table 1's other
+row (train 15,225, test 4,476 of which 447 are the dev set). ``--cpu-table3`` runs Table 3 with the
+same model, budget and protocol (AugZero with k=20, the 20x set's scale, not the paper's 200);
+``--cpu-fig2`` runs Figure 2 on SCAN* L = 4, 8, 16 (halved from 16, 50 primitives, 1,000 train /
+200 test rows) with a T5 of the same size (relative positions, which can reach output positions
+past the training lengths; BART's absolute ones cannot) for 3,000 steps. Measured figures and
+costs of all three: ``docs/reproductions.md``.
 
 ``--eval-every N`` scores each model every N training steps (and at its last step) on a fixed
 seeded subset of ``--curve-size`` test rows (default 300) and on the fit rows, with the final
