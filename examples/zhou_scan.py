@@ -4,6 +4,9 @@ extrapolation (Figure 2), with a Transformer trained from scratch.
 
     python examples/zhou_scan.py                          # --small (default): a pipeline check, minutes
     python examples/zhou_scan.py --cpu                    # Table 1 jump, 1x vs 20x: about 20 min with --jobs 2, 2,200 CPU-s per seed
+    python examples/zhou_scan.py --cpu --splits around_right   # Table 1 around right, 1x vs 20x: ~3,600 CPU-s per seed
+    python examples/zhou_scan.py --cpu-table3             # Table 3 with the --cpu model: 5 models per seed, ~9,000 CPU-s
+    python examples/zhou_scan.py --cpu-fig2               # Figure 2 at SCAN* L = 4, 8, 16 with a T5 d_model 128
     python examples/zhou_scan.py --tables 1 --splits jump --factors 1 20   # any subset of tables, splits, factors
     accelerate launch examples/zhou_scan.py --paper       # paper scale: GPU, hours per table
 
@@ -38,7 +41,13 @@ models side by side (about 20 minutes on 2 cores). Its measured figures are in
 and still writes one fixed augmented verb (``I_LOOK_15``, say) wherever the jump test wants
 ``I_JUMP``, so jump stays at 8-27 %; at d_model 128 and 3+3 layers it reaches ~90 %. runs.json
 records this per run (``errors``: exact, substituted, stopped early, other, and the most common
-substitutions).
+substitutions). ``--cpu --splits around_right`` is the same model and budget on Table 1's other
+row (train 15,225, test 4,476 of which 447 are the dev set). ``--cpu-table3`` runs Table 3 with the
+same model, budget and protocol (AugZero with k=20, the 20x set's scale, not the paper's 200);
+``--cpu-fig2`` runs Figure 2 on SCAN* L = 4, 8, 16 (halved from 16, 50 primitives, 1,000 train /
+200 test rows) with a T5 of the same size (relative positions, which can reach output positions
+past the training lengths; BART's absolute ones cannot) for 3,000 steps. Measured figures and
+costs of all three: ``docs/reproductions.md``.
 
 ``--eval-every N`` scores each model every N training steps (and at its last step) on a fixed
 seeded subset of ``--curve-size`` test rows (default 300) and on the fit rows, with the final
@@ -113,6 +122,23 @@ PRESETS: dict[str, dict[str, Any]] = {
                 layers=3, ffn=256, heads=4, dropout=0.1, seeds=[0], num_beams=1, star_lengths=[4, 8, 16],
                 star_source=16, star_primitives=50, star_train=1000, star_test=100, rel_buckets=128, tables=["1"],
                 splits=["jump"], dev_fraction=0.1, eval_every=500, arch="bart"),
+    # CPU, Table 3 (SCAN around right): the --cpu model and budget on the 1x, 2x, 20x-down-to-2x, 20x and
+    # AugZero (k=20: the 20x set's scale, not the paper's 200) train sets; five runs per seed, each costing
+    # what one --cpu --splits around_right model does (docs/reproductions.md)
+    "cpu-table3": dict(sanity_size=300, train_size=0, test_size=0, factors=[1, 2, 20], augzero_k=20, steps=6_000,
+                       batch_size=64, learning_rate=1e-3, warmup_steps=100, scheduler="constant_with_warmup",
+                       d_model=128, layers=3, ffn=256, heads=4, dropout=0.1, seeds=[0], num_beams=1,
+                       star_lengths=[4, 8, 16], star_source=16, star_primitives=50, star_train=1000, star_test=100,
+                       rel_buckets=128, tables=["3"], splits=["around_right"], dev_fraction=0.1, eval_every=500,
+                       arch="bart"),
+    # CPU, Figure 2 (SCAN* length splits L = 4, 8, 16 halved from 16, 50 primitives, 1,000 train / 200 test
+    # rows): T5, whose relative positions can reach output positions longer than any it trained on (BART's
+    # learned absolute positions past the training lengths are untrained, so BART cannot show the trend)
+    "cpu-fig2": dict(sanity_size=200, train_size=0, test_size=0, factors=[1, 20], augzero_k=20, steps=3_000,
+                     batch_size=64, learning_rate=1e-3, warmup_steps=100, scheduler="constant_with_warmup",
+                     d_model=128, layers=3, ffn=256, heads=4, dropout=0.1, seeds=[0], num_beams=1,
+                     star_lengths=[4, 8, 16], star_source=16, star_primitives=50, star_train=1000, star_test=200,
+                     rel_buckets=32, tables=["fig2"], splits=["jump"], dev_fraction=0.1, eval_every=500, arch="t5"),
     "paper": dict(sanity_size=1000, train_size=0, test_size=0, factors=[1, 2, 20, 200], augzero_k=200, steps=50_000,
                   batch_size=128, learning_rate=_PAPER_LR, warmup_steps=5_000, scheduler="inverse_sqrt", d_model=256,
                   layers=3, ffn=512, heads=4, dropout=0.1, seeds=[0, 1, 2, 3, 4], num_beams=5, star_lengths=[31, 62, 125, 250],
@@ -475,7 +501,8 @@ def _caption(args, extra: str) -> str:
     from hf_synthsample.experiments import describe_settings
 
     settings = describe_settings(args.preset, args.overrides)
-    scale = {"paper": "paper-scale settings", "cpu": "CPU-scale settings (smaller model and budget than the paper)",
+    cpu = "CPU-scale settings (smaller model and budget than the paper)"
+    scale = {"paper": "paper-scale settings", "cpu": cpu, "cpu-table3": cpu, "cpu-fig2": cpu + ", SCAN* scaled down",
              }.get(args.preset, f"{args.preset} settings: a pipeline check, NOT the paper's results")
     scale = f"{settings}: {scale}" if not args.overrides else f"{settings} (the preset is {scale})"
     sizes = (f"train subsample {args.train_size or 'all'} rows before augmentation, test subsample "
@@ -610,10 +637,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     scale.add_argument("--small", dest="preset", action="store_const", const="small", help="CPU scale (default)")
     scale.add_argument("--cpu", dest="preset", action="store_const", const="cpu",
                        help="CPU, about 20 min with --jobs 2 (2,200 CPU-s per seed): Table 1 jump, 1x vs 20x, a model that fits SCAN")
+    scale.add_argument("--cpu-table3", dest="preset", action="store_const", const="cpu-table3",
+                       help="CPU, Table 3 (around right: 1x, 2x, more primitives, 20x, AugZero k=20) with the --cpu "
+                            "model: five runs per seed, each as costly as one --cpu model")
+    scale.add_argument("--cpu-fig2", dest="preset", action="store_const", const="cpu-fig2",
+                       help="CPU, Figure 2 (SCAN* L = 4, 8, 16) with a T5 d_model 128, 3+3 layers (relative "
+                            "positions), 3,000 steps")
     scale.add_argument("--paper", dest="preset", action="store_const", const="paper", help="paper scale (GPU)")
     scale.add_argument("--tiny", dest="preset", action="store_const", const="tiny", help=argparse.SUPPRESS)
     p.set_defaults(preset="small")
-    p.add_argument("--tables", nargs="+", choices=TABLES, help="which tables to run (default: all; --cpu: 1)")
+    p.add_argument("--tables", nargs="+", choices=TABLES,
+                   help="which tables to run (default: all; --cpu: 1; --cpu-table3: 3; --cpu-fig2: fig2)")
     p.add_argument("--out", default="runs/zhou_scan", help="output folder (default: runs/zhou_scan)")
     p.add_argument("--seed", type=int, default=None, help="one seed (overrides the preset's --seeds)")
     p.add_argument("--seeds", type=int, nargs="+", help="seeds to average over")
@@ -647,7 +681,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--factors", type=int, nargs="+", help="augmentation factors of Table 1 (1 = none); Table 3 "
                    "needs 1, 2 and a larger one")
     p.add_argument("--splits", nargs="+", choices=list(SCAN_SPLITS),
-                   help="Table 1 rows (default: both; --cpu: jump)")
+                   help="Table 1 rows (default: both; --cpu: jump; the around-right row: --cpu --splits around_right)")
     p.add_argument("--star-lengths", type=int, nargs="+", help="SCAN* L values (each reached by halving --star-source)")
     args = p.parse_args(argv)
     from hf_synthsample.validation import check_writable_path

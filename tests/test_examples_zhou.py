@@ -268,3 +268,67 @@ def test_error_profile_by_hand():
     assert profile["top_substitutions"] == [["I_JUMP -> I_LOOK_3", 2]]
     with pytest.raises(ValueError, match="same length"):
         zhou.error_profile(["a"], [])
+
+
+def test_cpu_presets_for_around_right_table3_and_figure2(capsys):
+    # the around-right row of Table 1 is the --cpu model and budget on the other split
+    cpu = zhou.parse_args(["--cpu"])
+    ar = zhou.parse_args(["--cpu", "--splits", "around_right"])
+    assert (ar.tables, ar.splits, ar.factors) == (["1"], ["around_right"], [1, 20])
+    same = ("steps", "batch_size", "learning_rate", "d_model", "layers", "ffn", "heads", "dropout", "arch",
+            "dev_fraction", "eval_every", "sanity_size", "train_size", "test_size")
+    assert all(getattr(ar, k) == getattr(cpu, k) for k in same) and ar.overrides == {"splits": ["around_right"]}
+    # Table 3: the same model, around right, 1x / 2x / 20x (and 20x down to 2x's size) / AugZero k=20
+    t3 = zhou.parse_args(["--cpu-table3"])
+    assert (t3.tables, t3.splits, t3.factors, t3.augzero_k) == (["3"], ["around_right"], [1, 2, 20], 20)
+    assert all(getattr(t3, k) == getattr(cpu, k) for k in same) and t3.overrides == {}
+    # Figure 2: T5 (relative positions: BART's absolute ones are untrained past the training lengths)
+    f2 = zhou.parse_args(["--cpu-fig2"])
+    assert (f2.tables, f2.arch, f2.star_lengths, f2.star_source, f2.star_primitives) == (["fig2"], "t5", [4, 8, 16],
+                                                                                           16, 50)
+    assert (f2.d_model, f2.layers, f2.star_train, f2.star_test, f2.dev_fraction) == (128, 3, 1000, 200, 0.1)
+    for argv in (["--cpu", "--cpu-fig2"], ["--cpu-table3", "--paper"]):  # one preset at a time
+        with pytest.raises(SystemExit):
+            zhou.parse_args(argv)
+        assert "not allowed with argument" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # Table 3 still needs 1x, 2x and a larger factor
+        zhou.parse_args(["--cpu-table3", "--factors", "1", "20"])
+    assert "--factors must include 1, 2 and a factor above 2" in capsys.readouterr().err
+
+
+# the presets' own data and tables at toy sizes (each a few seconds): model, steps and sizes overridden
+_TOY_MODEL = ["--d-model", "16", "--layers", "1", "--ffn", "32", "--heads", "2", "--steps", "2", "--eval-every", "1",
+              "--sanity-size", "8", "--curve-size", "5", "--batch-size", "8"]
+
+
+def test_cpu_table3_preset_runs_at_toy_size(tmp_path, cache_dir):
+    out = tmp_path / "t3"
+    assert zhou.main(["--cpu-table3", *_TOY_MODEL, "--train-size", "30", "--test-size", "20", "--augzero-k", "3",
+                      "--out", str(out), "--cache-dir", cache_dir]) == 0
+    tables = json.loads((out / "results.json").read_text())["tables"]
+    assert set(tables) == {"table3", "curve"}
+    t3 = tables["table3"]
+    assert [r["dataset"] for r in t3["rows"]] == list(zhou.TABLE3_ROWS)
+    assert t3["caption"].startswith("Exact match (%)") and "preset --cpu-table3 with" in t3["caption"]
+    assert "CPU-scale settings" in t3["caption"] and "AugZero k=3" in t3["caption"]
+    assert all(0.0 <= r["SCAN (Around Right)"]["fit"] <= 100.0 for r in t3["rows"])
+    sizes = [r["train rows"] for r in t3["rows"]]
+    assert sizes[0] == 30 and sizes[1] == sizes[2] < sizes[3] and sizes[4] == 90
+    runs = json.loads((out / "runs.json").read_text())
+    assert [r["key"].split("/")[-1] for r in runs] == ["1x", "2x", "20x-down-to-2x", "20x", "augzero-3"]
+    assert all(r["num_dev"] == 2 and r["selected_step"] in (1, 2) for r in runs)  # the dev set chose each
+
+
+def test_cpu_fig2_preset_runs_at_toy_size(tmp_path, cache_dir):
+    out = tmp_path / "f2"
+    assert zhou.main(["--cpu-fig2", *_TOY_MODEL, "--star-lengths", "2", "4", "--star-source", "4",
+                      "--star-primitives", "10", "--star-train", "40", "--star-test", "20", "--out", str(out),
+                      "--cache-dir", cache_dir]) == 0
+    tables = json.loads((out / "results.json").read_text())["tables"]
+    assert set(tables) == {"figure2", "curve"}
+    f2 = tables["figure2"]
+    assert [(r["L"], r["test lengths"]) for r in f2["rows"]] == [(2, "3-4"), (4, "5-8")]
+    assert "preset --cpu-fig2 with" in f2["caption"] and "T5 from scratch" in f2["caption"]
+    assert all(0.0 <= r["exact match"]["fit"] <= 100.0 for r in f2["rows"])
+    runs = json.loads((out / "runs.json").read_text())
+    assert [r["key"] for r in runs] == ["scan_star/L2", "scan_star/L4"] and all(r["num_dev"] == 2 for r in runs)
