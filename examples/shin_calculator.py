@@ -51,7 +51,8 @@ this repository's documented choice (100,000 training rows per set, 20,000 evalu
 256-unit LSTM, 20 epochs), not the paper's own.
 
 Expected runtime: ``--small`` about 2 minutes on one CPU thread of a 2-core machine (docs/benchmarks.md); ``--cpu
---jobs 2`` about 19 minutes on 2 cores (8 models; 34 CPU-minutes; docs/reproductions.md); ``--paper`` roughly an hour on one
+--jobs 2`` about 30 minutes on 2 free cores (12 models of 20,000 steps; an estimate from the
+2026-11-25 run's 16 ms a step; measured 1,900 CPU-s a seed at load 10-13, docs/reproductions.md); ``--paper`` roughly an hour on one
 GPU (an estimate, not yet measured); ``--tiny`` (tests) a few seconds.
 """
 
@@ -124,7 +125,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     scale.add_argument("--small", dest="preset", action="store_const", const="small",
                        help="quick pipeline check on a CPU (the default; NOT the paper's effect)")
     scale.add_argument("--cpu", dest="preset", action="store_const", const="cpu",
-                       help="CPU reproduction (about 19 min with --jobs 2 on 2 cores, 2,065 CPU-s; see docs/reproductions.md): "
+                       help="CPU reproduction (12 models of 20,000 steps; about 30 min with --jobs 2 on 2 free cores, an estimate: "
+                       "1,900 CPU-s a seed measured at load 10-13; see docs/reproductions.md): "
                        + ", ".join(f"{k}={v}" for k, v in PRESETS["cpu"].items() if k != "variables"))
     scale.add_argument("--paper", dest="preset", action="store_const", const="paper",
                        help="paper-scale settings (GPU): " + ", ".join(f"{k}={v}" for k, v in PRESETS["paper"].items()))
