@@ -90,7 +90,7 @@ BASES = ("dcfg", "t2t")
 #: homogenized sets are all different there (at eps >= 0.1 some coincide: only the single digits,
 #: or only the parenthesis-free rows, are thinned). Length and #operations: ``--variables``.
 #: The train-to-convergence protocol (``--patience``; ``train_and_score``) is off in the other
-#: presets (``patience=None``: train ``--epochs``); ``eval_every``, ``min_delta`` and ``max_steps``
+#: presets (``patience=None``: train ``--epochs``); ``eval_every``, ``min_delta``, ``max_steps`` and ``min_steps``
 #: are its settings when ``--patience`` switches it on.
 CONVERGE_OFF = dict(patience=None, eval_every=500, min_delta=0.5, max_steps=20_000, min_steps=0)
 PRESETS = {
