@@ -33,19 +33,26 @@ score *below* the original. The length and #operations sets overtake DCFG with 2
 5,000 steps (``--cpu --patience 0 --num-train 20000 --variables length num_ops``); the three
 parenthesis sets need more *data*: at 20,000 rows their models memorise (68-78 % on their own
 training rows, 57 % on fresh rows) whatever the steps. So ``--cpu`` trains the three
-parenthesis variables on 100,000 rows per set to convergence, 2 seeds (all five would not fit
-the 30-minute budget). ``--patience N`` switches every model to a train-to-convergence protocol
-instead of a fixed ``--epochs`` (``--patience 0``: off): every ``--eval-every`` steps the model is scored on fresh rows of its own training
-distribution (the ``fit: held-out`` rows, never the mixture); it stops once ``N`` evaluations in a
-row gained no more than ``--min-delta`` pp, or at ``--max-steps``, and the best checkpoint by that
-score is the one evaluated. Steps used are in the per-source table; the held-out curve of every
-model is in ``runs.json`` (``curve``, ``steps``, ``best_step``, ``stopped_early``).
+parenthesis variables on 100,000 rows per set, 3 seeds (all five would not fit the 30-minute
+budget). ``--patience N`` switches every model to a train-to-convergence protocol instead of a
+fixed ``--epochs`` (``--patience 0``: off): every ``--eval-every`` steps the model is scored on
+fresh rows of its own training distribution (the ``fit: held-out`` rows, never the mixture); it
+stops once ``N`` evaluations in a row gained no more than ``--min-delta`` pp, but not before
+``--min-steps``, or at ``--max-steps``; the checkpoint with the highest such score (the latest
+among ties) is the one evaluated. ``--cpu`` sets ``--min-steps`` to ``--max-steps`` (20,000):
+every model trains the same budget and only the checkpoint is selected (issue 22: with patience
+alone, the original's score rested on where a transient plateau stopped it: 70.4 stopped at 7,500
+steps vs 81.3 run to 20,000). Steps used and the step kept are in the per-source table; the
+held-out curve of every model is in ``runs.json`` (``curve``, ``steps``, ``best_step``,
+``stopped_early``), with its mixture accuracy at the same evaluations (``mixture_curve``, recorded
+only, never used to select or stop).
 The paper does not state its Calculator training sizes or schedule; the ``--paper`` preset is
 this repository's documented choice (100,000 training rows per set, 20,000 evaluation rows,
 256-unit LSTM, 20 epochs), not the paper's own.
 
 Expected runtime: ``--small`` about 2 minutes on one CPU thread of a 2-core machine (docs/benchmarks.md); ``--cpu
---jobs 2`` about 19 minutes on 2 cores (8 models; 34 CPU-minutes; docs/reproductions.md); ``--paper`` roughly an hour on one
+--jobs 2`` about 30 minutes on 2 free cores (12 models of 20,000 steps; an estimate from the
+2026-11-25 run's 16 ms a step; measured 1,900 CPU-s a seed at load 10-13, docs/reproductions.md); ``--paper`` roughly an hour on one
 GPU (an estimate, not yet measured); ``--tiny`` (tests) a few seconds.
 """
 
@@ -76,15 +83,16 @@ BASES = ("dcfg", "t2t")
 
 #: Settings per scale; every entry is also a command-line flag that overrides it.
 #: ``cpu`` is the CPU reproduction (docs/reproductions.md): the three parenthesis variables (the
-#: ones that need more data than 20,000 rows), 100,000 rows per set, each model trained to
-#: convergence on fresh rows of its own distribution (``patience=6``, at most 20,000 steps) at a
-#: constant lr, 2 seeds, with ``--jobs 2`` within 30 minutes on 2 cores; eps=0.05: the five
+#: ones that need more data than 20,000 rows), 100,000 rows per set, every model trained for the
+#: same 20,000 steps (``min_steps = max_steps``: equal budgets, no early stop) at a constant lr, the
+#: checkpoint kept the best of its 40 evaluations on fresh rows of its own distribution, 3 seeds
+#: (issue 22: with patience alone the original's score rested on where patience stopped it); eps=0.05: the five
 #: homogenized sets are all different there (at eps >= 0.1 some coincide: only the single digits,
 #: or only the parenthesis-free rows, are thinned). Length and #operations: ``--variables``.
 #: The train-to-convergence protocol (``--patience``; ``train_and_score``) is off in the other
-#: presets (``patience=None``: train ``--epochs``); ``eval_every``, ``min_delta`` and ``max_steps``
+#: presets (``patience=None``: train ``--epochs``); ``eval_every``, ``min_delta``, ``max_steps`` and ``min_steps``
 #: are its settings when ``--patience`` switches it on.
-CONVERGE_OFF = dict(patience=None, eval_every=500, min_delta=0.5, max_steps=20_000)
+CONVERGE_OFF = dict(patience=None, eval_every=500, min_delta=0.5, max_steps=20_000, min_steps=0)
 PRESETS = {
     "tiny": dict(num_train=200, num_eval=200, num_fit=100, epochs=1, hidden_size=32, embedding_dim=16, batch_size=32,
                  learning_rate=3e-3, lr_scheduler="linear", eps=0.01, seeds=1, bases=["dcfg"], variables=["length", "num_ops"],
@@ -93,9 +101,9 @@ PRESETS = {
                   batch_size=32, learning_rate=3e-3, lr_scheduler="linear", eps=0.01, seeds=1, bases=["dcfg"],
                   variables=list(VARIABLE_COLUMNS), **CONVERGE_OFF),
     "cpu": dict(num_train=100_000, num_eval=2000, num_fit=1000, epochs=8, hidden_size=128, embedding_dim=32,
-                batch_size=32, learning_rate=3e-3, lr_scheduler="constant", eps=0.05, seeds=2, bases=["dcfg"],
+                batch_size=32, learning_rate=3e-3, lr_scheduler="constant", eps=0.05, seeds=3, bases=["dcfg"],
                 variables=["max_paren_depth", "mean_paren_depth", "num_parens"],
-                **dict(CONVERGE_OFF, patience=6)),
+                **dict(CONVERGE_OFF, patience=6, min_steps=20_000)),
     "paper": dict(num_train=100_000, num_eval=20_000, num_fit=2000, epochs=20, hidden_size=256, embedding_dim=64,
                   batch_size=128, learning_rate=1e-3, lr_scheduler="linear", eps=0.01, seeds=3, bases=list(BASES),
                   variables=list(VARIABLE_COLUMNS), **CONVERGE_OFF),
@@ -117,7 +125,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     scale.add_argument("--small", dest="preset", action="store_const", const="small",
                        help="quick pipeline check on a CPU (the default; NOT the paper's effect)")
     scale.add_argument("--cpu", dest="preset", action="store_const", const="cpu",
-                       help="CPU reproduction (about 19 min with --jobs 2 on 2 cores, 2,065 CPU-s; see docs/reproductions.md): "
+                       help="CPU reproduction (12 models of 20,000 steps; about 30 min with --jobs 2 on 2 free cores, an estimate: "
+                       "1,900 CPU-s a seed measured at load 10-13; see docs/reproductions.md): "
                        + ", ".join(f"{k}={v}" for k, v in PRESETS["cpu"].items() if k != "variables"))
     scale.add_argument("--paper", dest="preset", action="store_const", const="paper",
                        help="paper-scale settings (GPU): " + ", ".join(f"{k}={v}" for k, v in PRESETS["paper"].items()))
@@ -141,13 +150,14 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="learning-rate schedule [small, paper: linear decay; cpu: constant]")
     p.add_argument("--eps", type=float, default=None, help="homogenization tolerance eps [cpu: 0.05; others: 0.01]")
     p.add_argument("--seeds", type=int, default=None,
-                   help="training seeds per cell (mean and sd reported) [tiny, small: 1; cpu: 2; paper: 3]")
+                   help="training seeds per cell (mean and sd reported) [tiny, small: 1; cpu, paper: 3]")
     p.add_argument("--seed", type=int, default=0, help="data seed and first training seed [0]")
     conv = p.add_argument_group(
         "train to convergence", "with --patience, every model trains until its accuracy on fresh rows of its own "
         "distribution (--num-fit rows, the fit: held-out column) has not improved by more than --min-delta pp for "
-        "--patience evaluations, one every --eval-every steps, or --max-steps steps; the best evaluated checkpoint "
-        "by that score is kept (the mixture is never looked at). --epochs is then unused.")
+        "--patience evaluations, one every --eval-every steps, but not before --min-steps, or to --max-steps steps; "
+        "the evaluated checkpoint with the highest such score (the latest among ties) is kept (the mixture is "
+        "never looked at). --epochs is then unused.")
     conv.add_argument("--patience", type=int, default=None,
                       help="evaluations without improvement before stopping (switches the protocol on; 0: off) "
                            "[--cpu: 6; other presets: off]")
@@ -155,12 +165,19 @@ def parse_args(argv=None) -> argparse.Namespace:
     conv.add_argument("--min-delta", type=float, default=None,
                       help="smallest gain (pp of held-out accuracy) that counts as an improvement [0.5]")
     conv.add_argument("--max-steps", type=int, default=None, help="cap on training steps per model [20000]")
+    conv.add_argument("--min-steps", type=int, default=None,
+                      help="no model stops before this many steps, whatever its patience; equal to --max-steps, "
+                           "every model trains the same budget and only the checkpoint is selected "
+                           "[--cpu: = --max-steps (equal budgets); other presets: 0]")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 is fastest on a small shared CPU) [1]")
     p.add_argument("--jobs", type=int, default=1,
                    help="models trained at once, one process each (results do not depend on it) [1]")
     p.add_argument("--num-proc", type=int, default=None, help="processes generating each data set")
     p.add_argument("--cache-dir", default=None, help="datasets cache for the generated data [HF default]")
     p.add_argument("--out", default=os.path.join("runs", "shin_calculator"), help="output folder [runs/shin_calculator]")
+    p.add_argument("--resume", action="store_true",
+                   help="keep the models a previous run with the same settings finished in --out (its runs.json or "
+                   "runs.partial.json) and train only the missing ones; --seeds, --variables and --base may grow")
     a = p.parse_args(argv)
     from hf_synthsample.validation import check_writable_path
 
@@ -179,11 +196,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     for flag, value, ok, rule in (("--patience", a.patience, a.patience is None or a.patience >= 1, ">= 0 (0: off)"),
                                   ("--eval-every", a.eval_every, a.eval_every >= 1, ">= 1"),
                                   ("--min-delta", a.min_delta, a.min_delta >= 0, ">= 0 (pp)"),
-                                  ("--max-steps", a.max_steps, a.max_steps >= 1, ">= 1")):
+                                  ("--max-steps", a.max_steps, a.max_steps >= 1, ">= 1"),
+                                  ("--min-steps", a.min_steps, a.min_steps >= 0, ">= 0")):
         if not ok:
             p.error(f"{flag} must be {rule}, got {value}")
     if a.patience is None:
-        unused = [f"--{k.replace('_', '-')}" for k in ("eval_every", "min_delta", "max_steps") if k in a.overrides]
+        unused = [f"--{k.replace('_', '-')}" for k in ("eval_every", "min_delta", "max_steps", "min_steps")
+                  if k in a.overrides]
         if unused:
             p.error(f"{', '.join(unused)} only apply with --patience N (train to convergence); set --patience or "
                     "drop them")
@@ -192,6 +211,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     elif "epochs" in a.overrides:
         p.error("--epochs does not apply with --patience (training stops on the held-out score or --max-steps); "
                 "pass --patience 0 to train a fixed number of epochs")
+    elif a.min_steps > a.max_steps:
+        if "min_steps" in a.overrides:
+            p.error(f"--min-steps ({a.min_steps}) must be <= --max-steps ({a.max_steps})")
+        a.min_steps = a.max_steps  # the preset's equal budget follows a lower --max-steps
     return a
 
 
@@ -253,10 +276,20 @@ class ConvergenceStopper:
     """Early stopping on the model's own distribution, as a ``transformers`` ``TrainerCallback``.
 
     Every ``eval_every`` optimizer steps (and at the last step), ``score()`` (the accuracy in % on
-    held-out rows of the training distribution) is recorded in ``curve`` as ``(step, score)``; a
-    score above ``best + min_delta`` becomes the new best and its weights are copied (to CPU
-    memory); after ``patience`` evaluations in a row without such a gain, training stops. The cap
-    is the Trainer's ``max_steps``. ``restore()`` loads the best weights back into the model.
+    held-out rows of the training distribution) is recorded in ``curve`` as ``(step, score)``. Two
+    separate rules:
+
+    * the checkpoint kept is the one with the highest score, the latest among ties (its weights are
+      copied to CPU memory; ``restore()`` loads them back): on a plateau the later, longer-trained
+      checkpoint wins, not the first one to reach it;
+    * stopping: a score above the best so far by more than ``min_delta`` is a gain; after
+      ``patience`` evaluations in a row without one training stops, but never before ``min_steps``
+      (``min_steps`` equal to the Trainer's ``max_steps``, the cap: every model trains the same
+      budget and only the checkpoint is selected).
+
+    ``monitor`` (optional): another score recorded at each evaluation in ``monitor_curve``, for the
+    record only (it never selects or stops; the example passes the mixture, to show what the
+    selection costs or gains).
 
     Example:
         >>> import torch
@@ -265,30 +298,39 @@ class ConvergenceStopper:
         >>> stop = ConvergenceStopper(m, lambda: next(scores), eval_every=10, patience=2, min_delta=0.5)
         >>> [stop.evaluate(step) for step in (10, 20, 30, 40)]  # 60.2 and 59.0 are no gain over 60.0
         [False, False, False, True]
-        >>> stop.best_step, stop.best_score, stop.curve[-1]
-        (20, 60.0, (40, 59.0))
+        >>> stop.best_step, stop.best_score, stop.curve[-1]  # but 60.2 is the best checkpoint
+        (30, 60.2, (40, 59.0))
     """
 
-    def __init__(self, model, score, *, eval_every: int, patience: int, min_delta: float) -> None:
-        self.model, self.score = model, score
-        self.eval_every, self.patience, self.min_delta = eval_every, patience, min_delta
+    def __init__(self, model, score, *, eval_every: int, patience: int, min_delta: float, min_steps: int = 0,
+                 monitor=None) -> None:
+        self.model, self.score, self.monitor = model, score, monitor
+        self.eval_every, self.patience, self.min_delta, self.min_steps = eval_every, patience, min_delta, min_steps
         self.curve: list[tuple[int, float]] = []
+        self.monitor_curve: list[tuple[int, float]] = []
         self.best_score: float | None = None
         self.best_step: int | None = None
         self.best_state: dict | None = None
+        self.gain_score: float | None = None  # the last score that counted as a gain (patience's reference)
         self.stale = 0
         self.stopped_early = False
 
-    def evaluate(self, step: int) -> bool:
-        """Score the model at ``step``; returns whether training should stop (patience exhausted)."""
+    def evaluate(self, step: int, last: bool = False) -> bool:
+        """Score the model at ``step``; returns whether training should stop (patience exhausted
+        at or after ``min_steps``; ``last``: the cap's step, where training ends anyway and
+        ``stopped_early`` stays False)."""
         value = float(self.score())
         self.curve.append((step, value))
-        if self.best_score is None or value > self.best_score + self.min_delta:
-            self.best_score, self.best_step, self.stale = value, step, 0
+        if self.monitor is not None:
+            self.monitor_curve.append((step, float(self.monitor())))
+        if self.best_score is None or value >= self.best_score:
+            self.best_score, self.best_step = value, step
             self.best_state = {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
+        if self.gain_score is None or value > self.gain_score + self.min_delta:
+            self.gain_score, self.stale = value, 0
         else:
             self.stale += 1
-        self.stopped_early = self.stale >= self.patience
+        self.stopped_early = self.stale >= self.patience and step >= self.min_steps and not last
         return self.stopped_early
 
     def restore(self) -> None:
@@ -307,7 +349,7 @@ class ConvergenceStopper:
                 step = state.global_step
                 last = state.max_steps > 0 and step >= state.max_steps
                 if step % stopper.eval_every == 0 or last:
-                    if stopper.evaluate(step):
+                    if stopper.evaluate(step, last=last):
                         control.should_training_stop = True
                 return control
 
@@ -333,11 +375,15 @@ def train_and_score(train_ds, heldout_ds, eval_ds, a: argparse.Namespace, seed: 
         return float(evaluate_classifier(model, tokenizer, heldout_ds, text_column="expression",
                                          label_column="answer")["accuracy"])
 
+    def mixture_score() -> float:  # recorded only: never selects a checkpoint nor stops training
+        return float(evaluate_classifier(model, tokenizer, eval_ds, text_column="expression",
+                                         label_column="answer")["accuracy"])
+
     stopper = None
     schedule: dict = dict(epochs=a.epochs)
     if a.patience is not None:
         stopper = ConvergenceStopper(model, heldout_score, eval_every=a.eval_every, patience=a.patience,
-                                     min_delta=a.min_delta)
+                                     min_delta=a.min_delta, min_steps=a.min_steps, monitor=mixture_score)
         schedule = dict(epochs=1.0, max_steps=a.max_steps, callbacks=[stopper.as_callback()])
     trainer = train_classifier(model, tokenizer, train_ds, text_column="expression", label_column="answer",
                                output_dir=workdir, batch_size=a.batch_size,
@@ -361,7 +407,8 @@ def train_and_score(train_ds, heldout_ds, eval_ds, a: argparse.Namespace, seed: 
     out["steps"] = steps
     if stopper is not None:
         out.update(best_step=stopper.best_step, stopped_early=stopper.stopped_early,
-                   curve=[[step, score] for step, score in stopper.curve])
+                   curve=[[step, score] for step, score in stopper.curve],
+                   mixture_curve=[[step, score] for step, score in stopper.monitor_curve])
     return out
 
 
@@ -391,7 +438,7 @@ def build_tables(results: dict[tuple[str, str | None], list[dict]], a: argparse.
                           columns, caption=caption, float_format="{:.2f}", fit_note=fit_note)
     per_source = ResultsTable(
         "Calculator accuracy (%) on the mixture and each source, with the fit on the model's own distribution",
-        ["train", "steps", "fit: train rows", "fit: held-out", "mixture", *SOURCES], caption=caption,
+        ["train", "steps", "best step", "fit: train rows", "fit: held-out", "mixture", *SOURCES], caption=caption,
         float_format="{:.1f}",
         fit_note="")
     levels = [f"ops {_bucket_name(lo, hi)}" for lo, hi in OPS_BUCKETS]
@@ -416,7 +463,8 @@ def build_tables(results: dict[tuple[str, str | None], list[dict]], a: argparse.
         for variable in (None, *a.variables):
             runs = results[(base, variable)]
             name = training_config(base, variable)
-            per_source.add(train=name, steps=cell(runs, "steps"), **{"fit: train rows": cell(runs, "fit_train"),
+            per_source.add(train=name, steps=cell(runs, "steps"), **{"best step": cell(runs, "best_step"),
+                                                                     "fit: train rows": cell(runs, "fit_train"),
                                           "fit: held-out": cell(runs, "fit_heldout")},
                            **{k: cell(runs, k) for k in ("mixture", *SOURCES)})
             per_level.add(train=name, **{k: cell(runs, k) for k in levels})
@@ -437,6 +485,39 @@ def plot_table(per_source):
     return t
 
 
+#: settings that do not change a model's result (or only choose which models run): a run may be
+#: resumed (``--resume``) with other values of these
+RESUME_FREE = ("jobs", "threads", "num_proc", "cache_dir", "out", "resume", "overrides", "seeds", "variables", "bases")
+
+
+def load_finished(a: argparse.Namespace) -> dict[tuple, dict]:
+    """``{(base, variable, seed): scores}`` of the models a previous run finished in ``a.out``
+    (``runs.json``, then ``runs.partial.json``); a ValueError naming ``--resume`` if that run's
+    settings differ from ``a`` in anything but :data:`RESUME_FREE`."""
+    import json
+
+    names = {training_config(b, v): (b, v) for b in BASES for v in (None, *VARIABLE_COLUMNS)}
+    found: dict[tuple, dict] = {}
+    mine = json.loads(json.dumps({k: v for k, v in vars(a).items() if k not in RESUME_FREE}))
+    for name in ("runs.json", "runs.partial.json"):
+        path = os.path.join(a.out, name)
+        if not os.path.exists(path):
+            continue
+        with open(path, encoding="utf-8") as f:
+            previous = json.load(f)
+        theirs = {k: v for k, v in previous.get("settings", {}).items() if k not in RESUME_FREE}
+        differ = sorted(k for k in set(mine) | set(theirs) if mine.get(k, "<unset>") != theirs.get(k, "<unset>"))
+        if differ:
+            raise ValueError(f"--resume: {path} was written with other settings ("
+                             + ", ".join(f"{k}: {theirs.get(k, '<unset>')!r} there, {mine.get(k, '<unset>')!r} now"
+                                         for k in differ) + "); use another --out or the same settings")
+        for run in previous.get("runs", []):
+            run = dict(run)
+            base, variable = names[run.pop("config")]
+            found[(base, variable, run.pop("seed"))] = run
+    return found
+
+
 def main(argv=None) -> int:
     a = parse_args(argv)
     import torch
@@ -446,6 +527,7 @@ def main(argv=None) -> int:
 
     torch.set_num_threads(a.threads)
     os.makedirs(a.out, exist_ok=True)
+    resumed = load_finished(a) if a.resume else {}
     clear_outputs(a.out, OUTPUTS)
     start = time.time()
     eval_ds = load_split("mixture", a, num_examples=a.num_eval, seed=a.seed + EVAL_SEED_OFFSET)
@@ -454,16 +536,25 @@ def main(argv=None) -> int:
     same = identical_sets({training_config(b, v): load_data(training_config(b, v), a)[0] for b, v in configs})
     # seed-major: a run stopped part-way has every config at the first seed(s) (results do not depend on order)
     jobs = [(base, variable, a.seed + k) for k in range(a.seeds) for base, variable in configs]
-    done: dict[tuple, dict] = {}
+    done: dict[tuple, dict] = {job: resumed[job] for job in jobs if job in resumed}
+    jobs = [job for job in jobs if job not in done]
 
-    def report(job, scores):
-        done[job] = scores
+    def save_partial():
         if is_main_process():
             # every finished model on disk at once: a run stopped part-way keeps them (runs.partial.json)
             write_json_atomic(os.path.join(a.out, "runs.partial.json"), {
                 "settings": {k: v for k, v in vars(a).items()},
                 "runs": [{"config": training_config(b, v), "seed": sd, **r} for (b, v, sd), r in done.items()]},
                 indent=2)
+
+    if done:
+        save_partial()  # the resumed models stay on disk while the missing ones train
+        print(f"--resume: kept {len(done)} finished model(s) from {a.out}, training {len(jobs)}", flush=True)
+
+    def report(job, scores):
+        done[job] = scores
+        save_partial()
+        if is_main_process():
             print(f"[{time.time() - start:6.0f}s] {training_config(job[0], job[1])} seed {job[2]}: " + ", ".join(
                 f"{key} {v:.1f}" for key, v in scores.items() if isinstance(v, float)
             ) + f", steps {scores['steps']}" + (f" (best {scores['best_step']})" if "best_step" in scores else ""),
@@ -484,10 +575,19 @@ def main(argv=None) -> int:
     scale = {"paper": "paper-scale settings",
              "cpu": "CPU reproduction (smaller data, model and schedule than the paper, which states none of them)"
              }.get(a.preset, f"{a.preset} run: a pipeline check, NOT the paper's scale or effect")
-    schedule = (f"{a.epochs:g} epochs" if a.patience is None else
-                f"trained to convergence (held-out own-distribution accuracy on {a.num_fit} rows every {a.eval_every} "
-                f"steps, stop after {a.patience} evaluations without a gain > {a.min_delta:g} pp, cap {a.max_steps} "
-                "steps, best checkpoint kept; steps per model in the per-source table)")
+    if a.patience is None:
+        schedule = f"{a.epochs:g} epochs"
+    elif a.min_steps >= a.max_steps:
+        schedule = (f"{a.max_steps} steps for every model (equal budgets, no early stop), the checkpoint kept the "
+                    f"best of its evaluations every {a.eval_every} steps on {a.num_fit} held-out rows of its own "
+                    "distribution (latest among ties; the mixture is never looked at; best step per model in the "
+                    "per-source table)")
+    else:
+        schedule = (f"trained to convergence (held-out own-distribution accuracy on {a.num_fit} rows every "
+                    f"{a.eval_every} steps, stop after {a.patience} evaluations without a gain > {a.min_delta:g} pp"
+                    + (f" but not before {a.min_steps} steps" if a.min_steps else "")
+                    + f", cap {a.max_steps} steps, best checkpoint kept (latest among ties); steps per model in the "
+                    "per-source table)")
     caption = (f"{describe_settings(a.preset, a.overrides)} ({scale}). Train {a.num_train} rows per set "
                f"(homogenized with eps={a.eps:g}), evaluate on {a.num_eval} fresh mixture rows; char LSTM "
                f"{a.hidden_size} units (embedding {a.embedding_dim}), {schedule} of batch {a.batch_size}, "
