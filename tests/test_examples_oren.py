@@ -123,3 +123,40 @@ def test_table_row_mean_and_sd():
                    "comp EM sd": 50 ** 0.5, "templates": 15.0, "compound entropy": 1.5,
                    "comp templates covered (%)": 75.0}
     assert oren.table_row("Baseline", [{"iid": 1.0, "comp": 0.0}]) == {"method": "Baseline", "iid EM": 1.0, "comp EM": 0.0}
+
+
+def test_synthetic_split_tiny(tmp_path):
+    """--synthetic-split: held-out templates never reach a sample; the table has the fit beside the score."""
+    import hf_synthsample
+
+    out = tmp_path / "syn"
+    assert oren.main(["--tiny", "--synthetic-split", "--samplers", "uniform", "uat", "--repeats", "2",
+                      "--out", str(out)]) == 0
+    table = json.load(open(out / "synthetic.json"))
+    assert table["columns"] == list(oren.SYNTHETIC_COLUMNS)
+    assert [r["method"] for r in table["rows"]] == ["Uniform+60", "UAT+60"]
+    for r in table["rows"]:
+        assert 0.0 <= r["train EM (fit)"] <= 100.0 and 0.0 <= r["comp EM"] <= 100.0 and r["comp EM sd"] >= 0.0
+        assert 1 <= r["epochs"] <= 2
+    runs = json.load(open(out / "synthetic_runs.json"))
+    assert [(r["method"], r["seed"]) for r in runs] == [("Uniform+60", 0), ("UAT+60", 0), ("Uniform+60", 1), ("UAT+60", 1)]
+    assert all(len(r["fit_curve"]) >= 1 and r["per_template"] for r in runs)
+    # the split: no test template on the train side, and the samplers draw from the train side only
+    pool = hf_synthsample.load_dataset("schema2qa", "all", num_examples=400, seed=0, split="train")
+    train_side, test = oren.synthetic_split(pool, 0.2, 0, 24)
+    assert len(test) == 24 and not set(test["template"]) & set(train_side["template"])
+    assert set(runs[0]["per_template"]) <= set(test["template"])
+    assert sorted(p.name for p in out.iterdir()) == ["synthetic.json", "synthetic.md", "synthetic_runs.json"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--tiny", "--synthetic-split", "--test-size", "1.5"], "--test-size must be in (0, 1)"),
+    (["--tiny", "--synthetic-split", "--epochs", "0"], "--epochs must be > 0"),
+    (["--tiny", "--synthetic-split", "--fit-target", "120"], "--fit-target must be in [0, 100]"),
+    (["--tiny", "--synthetic-split", "--arch", "gru"], "invalid choice"),
+    (["--tiny", "--jobs", "0"], "--jobs must be a positive"),
+])
+def test_synthetic_split_bad_arguments(argv, message, capsys):
+    with pytest.raises(SystemExit):
+        oren.parse_args(argv)
+    assert message in capsys.readouterr().err
