@@ -32,6 +32,7 @@ from transformers.modeling_outputs import SequenceClassifierOutput
 
 from ..validation import check_columns, check_int, check_not_empty
 from ._inference import check_no_nulls, check_texts, run_batched
+from ._padding import right_padded_lengths
 from ._training import training_arguments
 from .tokenization import CALCULATOR_ALPHABET, build_char_tokenizer
 
@@ -122,15 +123,7 @@ class CharLSTMForSequenceClassification(PreTrainedModel):
     ) -> SequenceClassifierOutput | tuple:
         if input_ids is None or input_ids.dim() != 2:
             raise ValueError(f"input_ids must be a (batch, length) tensor, got {None if input_ids is None else tuple(input_ids.shape)}")
-        if attention_mask is None:
-            pad = self.config.pad_token_id
-            attention_mask = input_ids.ne(pad) if pad is not None else torch.ones_like(input_ids, dtype=torch.bool)
-        lengths = attention_mask.long().sum(dim=1)
-        if bool((lengths == 0).any()):
-            raise ValueError("input_ids: a row has no tokens (all padding)")
-        positions = torch.arange(input_ids.shape[1], device=input_ids.device)
-        if not torch.equal(attention_mask.bool(), positions[None, :] < lengths[:, None]):
-            raise ValueError("attention_mask: only right padding is supported (set tokenizer.padding_side='right')")
+        _, lengths = right_padded_lengths(input_ids, attention_mask, self.config.pad_token_id)
         packed = nn.utils.rnn.pack_padded_sequence(
             self.embeddings(input_ids), lengths.cpu(), batch_first=True, enforce_sorted=False
         )

@@ -34,7 +34,9 @@ from typing import Any
 import torch
 from torch import nn
 from transformers import AutoConfig, AutoModelForSeq2SeqLM, PretrainedConfig, PreTrainedModel
-from transformers.modeling_outputs import BaseModelOutput, Seq2SeqLMOutput
+from transformers.modeling_outputs import Seq2SeqLMOutput
+
+from ._padding import right_padded_lengths
 
 __all__ = ["LSTMSeq2SeqConfig", "LSTMSeq2SeqForConditionalGeneration"]
 
@@ -116,16 +118,7 @@ class LSTMSeq2SeqForConditionalGeneration(PreTrainedModel):
         if input_ids is None or input_ids.dim() != 2:
             raise ValueError(f"input_ids must be a (batch, length) tensor, got "
                              f"{None if input_ids is None else tuple(input_ids.shape)}")
-        if attention_mask is None:
-            pad = self.config.pad_token_id
-            attention_mask = input_ids.ne(pad) if pad is not None else torch.ones_like(input_ids, dtype=torch.bool)
-        mask = attention_mask.bool()
-        lengths = mask.long().sum(dim=1)
-        if bool((lengths == 0).any()):
-            raise ValueError("input_ids: a row has no tokens (all padding)")
-        positions = torch.arange(input_ids.shape[1], device=input_ids.device)
-        if not torch.equal(mask, positions[None, :] < lengths[:, None]):
-            raise ValueError("attention_mask: only right padding is supported (set tokenizer.padding_side='right')")
+        mask, lengths = right_padded_lengths(input_ids, attention_mask, self.config.pad_token_id)
         packed = nn.utils.rnn.pack_padded_sequence(self.dropout(self.source_embeddings(input_ids)), lengths.cpu(),
                                                    batch_first=True, enforce_sorted=False)
         states, _ = self.encoder(packed)
