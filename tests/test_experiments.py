@@ -127,3 +127,55 @@ def test_apply_preset_records_overrides():
     assert a.overrides == {"factors": [1, 20]}
     assert describe_settings("small", a.overrides) == "preset --small with --factors 1 20"
     assert apply_preset(p, p.parse_args([]), preset).overrides == {}
+
+
+def test_clear_outputs_removes_only_what_a_run_wrote(tmp_path):
+    """A user's own results.md in --out is never removed; a previous run's tables are."""
+    from hf_synthsample.experiments import OUTPUTS_RECORD, clear_outputs
+
+    out = tmp_path / "runs"
+    assert clear_outputs(out, ["table*.*", "results.md"]) == []  # a new folder: created, names claimed
+    assert (out / OUTPUTS_RECORD).is_file()
+    for name in ("table3.md", "table1.json", "results.md", "notes.txt", "result.md"):
+        (out / name).write_text("x")
+    (out / "sub").mkdir()
+    (out / "sub" / "table9.md").write_text("x")
+    removed = sorted(os.path.basename(p) for p in clear_outputs(out, ["table*.*", "results.md"]))
+    assert removed == ["results.md", "table1.json", "table3.md"]
+    assert sorted(p.name for p in out.iterdir()) == sorted([OUTPUTS_RECORD, "notes.txt", "result.md", "sub"])
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "results.md").write_text("my notes")
+    (mine / "table1.md").write_text("my table")
+    with pytest.raises(FileExistsError, match=r"--results-dir: .*results\.md, .*table1\.md was not written by an "
+                                              r"hf-synthsample run.*choose another --results-dir folder"):
+        clear_outputs(mine, ["table*.*", "results.md"], name="--results-dir")
+    assert (mine / "results.md").read_text() == "my notes" and (mine / "table1.md").read_text() == "my table"
+    assert not (mine / OUTPUTS_RECORD).exists()  # nothing claimed either
+
+    # a claim covers only its own patterns: a later run with more names does not own the user's file
+    (out / "figure1.png").write_text("mine")
+    with pytest.raises(FileExistsError, match="figure1.png"):
+        clear_outputs(out, ["table*.*", "figure*.png"])
+    assert (out / "figure1.png").read_text() == "mine"
+
+    # a damaged record claims nothing
+    (out / OUTPUTS_RECORD).write_text("{not json")
+    (out / "table3.md").write_text("x")
+    with pytest.raises(FileExistsError, match="table3.md"):
+        clear_outputs(out, ["table*.*"])
+
+    afile = tmp_path / "a-file"
+    afile.write_text("x")
+    with pytest.raises(NotADirectoryError, match="--out: .*is a file"):
+        clear_outputs(afile, ["results.md"])
+
+
+def test_clear_outputs_on_a_non_main_rank_does_nothing(tmp_path, monkeypatch):
+    from hf_synthsample.experiments import clear_outputs
+
+    (tmp_path / "results.md").write_text("mine")
+    monkeypatch.setenv("RANK", "1")
+    assert clear_outputs(tmp_path, ["results.md"]) == []
+    assert (tmp_path / "results.md").read_text() == "mine"

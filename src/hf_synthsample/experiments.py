@@ -53,7 +53,7 @@ from .validation import check_str_tuple
 if TYPE_CHECKING:  # pragma: no cover
     import argparse
 
-__all__ = ["ResultsTable", "Score", "apply_preset", "clear_outputs", "describe_settings", "is_main_process"]
+__all__ = ["OUTPUTS_RECORD", "ResultsTable", "Score", "apply_preset", "clear_outputs", "describe_settings", "is_main_process"]
 
 
 def is_main_process() -> bool:
@@ -61,35 +61,87 @@ def is_main_process() -> bool:
     return int(os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0"))) == 0
 
 
-def clear_outputs(folder: str | os.PathLike, patterns: Sequence[str]) -> list[str]:
+#: the file in an output folder that names the result files hf-synthsample runs write there (their
+#: ``fnmatch`` patterns); :func:`clear_outputs` removes only files it names
+OUTPUTS_RECORD = ".hf-synthsample-outputs"
+
+_RECORD_NOTE = ("hf-synthsample runs write the files these patterns match in this folder and remove them before "
+                "their next run; a matching file it finds here without this record is never removed.")
+
+
+def _recorded_patterns(folder: str | os.PathLike) -> tuple[str, ...]:
+    import json
+
+    try:
+        with open(os.path.join(os.fspath(folder), OUTPUTS_RECORD), encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return ()
+    pats = data.get("patterns") if isinstance(data, dict) else None
+    return tuple(pats) if isinstance(pats, list) and all(isinstance(x, str) for x in pats) else ()
+
+
+def clear_outputs(folder: str | os.PathLike, patterns: Sequence[str], *, name: str = "--out") -> list[str]:
     """Remove the result files a previous run left in ``folder``: the files at its top level whose
     names match one of ``patterns`` (``fnmatch``, e.g. ``"table*.*"``, ``"results.*"``). Sub-folders
     (checkpoints, recorded dynamics) and every other file stay. Returns the removed paths.
 
     The paper examples call this before they start, with the names of the files they write, so
     a partial re-run (``--tables 1``) never leaves another run's tables beside its ``results.md``.
-    Under a distributed launch only the main process removes.
+
+    Only files an earlier run wrote are removed: the folder's :data:`OUTPUTS_RECORD` names the
+    patterns runs claimed there (this call adds ``patterns`` to it, creating ``folder`` if needed).
+    A matching file the record does not cover is the user's (a ``results.md`` of their own in the
+    folder passed as ``--out``): nothing is removed and a ``FileExistsError`` naming ``name`` (the
+    option the user set) says which files and what to do, before any work. Under a distributed
+    launch only the main process checks and removes.
 
     Example:
         >>> import os, tempfile
         >>> out = tempfile.mkdtemp()
+        >>> clear_outputs(out, ["table*.*", "results.*"])  # claims the names: a new folder
+        []
         >>> for name in ("table3.md", "results.md", "notes.txt"):
         ...     open(os.path.join(out, name), "w").close()
         >>> [os.path.basename(p) for p in clear_outputs(out, ["table*.*", "results.*"])]
         ['results.md', 'table3.md']
-        >>> sorted(os.listdir(out))
+        >>> sorted(f for f in os.listdir(out) if not f.startswith("."))
         ['notes.txt']
+        >>> mine = tempfile.mkdtemp()
+        >>> open(os.path.join(mine, "results.md"), "w").close()
+        >>> clear_outputs(mine, ["results.*"])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        FileExistsError: --out: .../results.md was not written by an hf-synthsample run ...
     """
     import fnmatch
 
+    from .atomic import write_json_atomic
+
     patterns = check_str_tuple("patterns", patterns)
-    if not is_main_process() or not os.path.isdir(folder):
+    if not is_main_process():
         return []
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise NotADirectoryError(f"{name}: {os.fspath(folder)} is a file, not a folder: choose a folder for the results")
+    os.makedirs(folder, exist_ok=True)
+    recorded = _recorded_patterns(folder)
+    matched = [e for e in sorted(os.scandir(folder), key=lambda e: e.name)
+               if e.is_file(follow_symlinks=False) and any(fnmatch.fnmatchcase(e.name, p) for p in patterns)]
+    foreign = [e.path for e in matched if not any(fnmatch.fnmatchcase(e.name, p) for p in recorded)]
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise FileExistsError(
+            f"{name}: {shown} was not written by an hf-synthsample run (the folder's {OUTPUTS_RECORD} does not "
+            f"name it), and this run would replace it: choose another {name} folder, or move those files away "
+            "(results written before hf-synthsample kept this record carry none either: delete them yourself)")
     removed = []
-    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
-        if entry.is_file(follow_symlinks=False) and any(fnmatch.fnmatchcase(entry.name, p) for p in patterns):
-            os.remove(entry.path)
-            removed.append(entry.path)
+    for entry in matched:
+        os.remove(entry.path)
+        removed.append(entry.path)
+    claimed = sorted(set(recorded) | set(patterns))
+    if tuple(claimed) != tuple(sorted(recorded)):
+        write_json_atomic(os.path.join(os.fspath(folder), OUTPUTS_RECORD), {"note": _RECORD_NOTE, "patterns": claimed},
+                          indent=1)
     return removed
 
 
