@@ -55,7 +55,8 @@ import time
 
 #: the result files a run writes at the top of --out; a run first removes those of the previous one
 #: (hf_synthsample.experiments.clear_outputs), so tables of two runs never sit side by side
-OUTPUTS = ("table1.*", "exact_match.*", "tasks.*", "results.md", "runs.json")
+OUTPUTS = ("table1.*", "exact_match.*", "tasks.*", "table1_seen.*", "exact_match_seen.*", "tasks_seen.*", "results.md",
+           "runs.json")
 
 #: (marker ratio, wall ratio) pairs and marker-count distributions of the paper's narrow sets
 NARROW_RATIOS = ((0.05, 0.85), (0.25, 0.65), (0.65, 0.25), (0.85, 0.05))
@@ -64,9 +65,10 @@ ALL_NARROW = [f"m{m:g} w{w:g} {c}" for m, w in NARROW_RATIOS for c in COUNT_LABE
 DIRECTIONS = ("north", "east", "south", "west")
 
 #: the builder's program defaults (ProgramParams), used by every preset but --cpu
-_FULL_PROGRAMS = dict(max_program_size=40, max_control_flow=4, max_nesting=3, max_body=4, min_grid_size=2)
+_FULL_PROGRAMS = dict(max_program_size=40, max_control_flow=4, max_nesting=3, max_body=4, min_grid_size=2,
+                     constructs=("repeat", "while", "if", "ifelse"))
 #: the earlier T5 presets: no fit-based stopping, linear decay, one seed
-_T5 = dict(frame="absolute", arch="t5", hidden_size=None, dropout=0.1, fit_target=0.0, check_every=0, lr_schedule="linear", seeds=1,
+_T5 = dict(seen=0, frame="absolute", arch="t5", hidden_size=None, dropout=0.1, fit_target=0.0, check_every=0, lr_schedule="linear", seeds=1,
            **_FULL_PROGRAMS)
 
 PRESETS = {
@@ -75,16 +77,18 @@ PRESETS = {
     # the tiny run of the --cpu recipe (tests): short programs, LSTM, fit-based stopping, two seeds
     "tiny-cpu": dict(num_train=24, num_test=8, num_fit=8, max_grid_size=4, epochs=2.0, d_model=None, layers=None,
                      ffn=None, heads=None, batch_size=8, learning_rate=2e-3, max_new_tokens=20, narrow=ALL_NARROW[:2],
-                     frame="egocentric", arch="lstm", hidden_size=32, dropout=0.0, fit_target=80.0, check_every=1, lr_schedule="constant",
-                     seeds=2, max_program_size=14, max_control_flow=1, max_nesting=1, max_body=2, min_grid_size=2),
+                     seen=8, frame="egocentric", arch="lstm", hidden_size=32, dropout=0.0, fit_target=80.0, check_every=1, lr_schedule="constant",
+                     seeds=2, max_program_size=14, max_control_flow=1, max_nesting=1, max_body=2, min_grid_size=2,
+                     constructs=("if", "ifelse")),
     "small": dict(num_train=1000, num_test=60, num_fit=60, max_grid_size=8, epochs=4.0, d_model=64, layers=2, ffn=128,
                   heads=4, batch_size=16, learning_rate=1e-3, max_new_tokens=48, narrow=ALL_NARROW, **_T5),
     # reduced but faithful (docs/reproductions.md): short programs that keep one control structure with
     # wall/marker conditions, grids up to 6x6, an attentional LSTM trained until it fits its own tasks
     "cpu": dict(num_train=3000, num_test=200, num_fit=200, max_grid_size=6, epochs=60.0, d_model=None, layers=None,
                 ffn=None, heads=None, batch_size=16, learning_rate=2e-3, max_new_tokens=24, narrow=ALL_NARROW,
-                frame="egocentric", arch="lstm", hidden_size=256, dropout=0.1, fit_target=80.0, check_every=5, lr_schedule="constant",
-                seeds=2, max_program_size=16, max_control_flow=1, max_nesting=1, max_body=3, min_grid_size=2),
+                seen=200, frame="egocentric", arch="lstm", hidden_size=256, dropout=0.1, fit_target=80.0, check_every=5, lr_schedule="constant",
+                seeds=2, max_program_size=16, max_control_flow=1, max_nesting=1, max_body=3, min_grid_size=2,
+                constructs=("if", "ifelse")),
     # the earlier --cpu (2026-11-25, kept for its recorded figures): ~20x the small run's training compute
     # (5,000 programs, 16 epochs); both models fit 2 % of their own tasks
     "cpu-t5": dict(num_train=5000, num_test=100, num_fit=100, max_grid_size=8, epochs=16.0, d_model=64, layers=2,
@@ -123,11 +127,16 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--max-program-size", type=int, default=None, help="longest program in tokens (>= 6)")
     p.add_argument("--max-control-flow", type=int, default=None, help="most control structures per program (>= 0)")
     p.add_argument("--max-nesting", type=int, default=None, help="deepest control-flow nesting (>= 0)")
+    p.add_argument("--constructs", nargs="+", choices=("repeat", "while", "if", "ifelse"), default=None, metavar="C",
+                   help="allowed control structures (repeat, while, if, ifelse)")
     p.add_argument("--max-body", type=int, default=None, help="most statements per body (>= 1)")
     p.add_argument("--narrow", nargs="+", choices=ALL_NARROW, default=None, metavar="SET",
                    help=f"narrow test sets [all 12: {', '.join(repr(s) for s in ALL_NARROW)}]")
     p.add_argument("--frame", choices=FRAMES, default=None,
                    help="I/O serialisation: absolute cells or cells relative to Karel (egocentric)")
+    p.add_argument("--seen", type=int, default=None,
+                   help="also score the first N training programs with new I/O draws (baseline, uniform, each narrow "
+                   "set): programs seen in training, inputs not [0: off]")
     p.add_argument("--arch", choices=ARCHS, default=None, help="scratch model: t5 or an attentional bi-LSTM (lstm)")
     p.add_argument("--epochs", type=float, default=None, help="training epochs (with --fit-target: the cap)")
     p.add_argument("--fit-target", type=float, default=None,
@@ -169,7 +178,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     model_sizes = ("hidden_size",) if arch == "lstm" else ("d_model", "layers", "ffn", "heads")
     apply_preset(p, a, preset, positive=("num_train", "num_test", "num_fit", "batch_size", "max_new_tokens", "num_beams",
                                          "threads", "seeds", "jobs", "max_body", "min_grid_size", *model_sizes),
-                 non_negative=("fit_target", "check_every", "max_control_flow", "max_nesting"))
+                 non_negative=("fit_target", "check_every", "max_control_flow", "max_nesting", "seen"))
     if not 2 <= a.max_grid_size <= 16:
         p.error(f"--max-grid-size must be in 2..16, got {a.max_grid_size}")
     if a.min_grid_size > a.max_grid_size:
@@ -326,6 +335,12 @@ def add_text(batch: dict, *, uniform_grids: bool = False, seed: int = 0, frame: 
 # ------------------------------------------------------------------------------------------------
 # Data sets
 # ------------------------------------------------------------------------------------------------
+#: the ``karel`` builder's baseline I/O (walls and markers each on 10 % of cells, geometric counts)
+BASELINE_IO = dict(wall_ratio_range=(0.1, 0.1), marker_ratio_range=(0.1, 0.1), marker_counts="geometric")
+#: the prefix of the test sets over training programs (``--seen``)
+SEEN = "seen: "
+
+
 def narrow_params(name: str) -> dict:
     """``"m0.05 w0.85 10-G"`` -> the ``resample_io`` keywords of that narrow distribution."""
     m, w, c = name.split()
@@ -339,9 +354,11 @@ def program_config(a: argparse.Namespace) -> dict:
     keep their cached data)."""
     out = {"max_grid_size": a.max_grid_size}
     for key, name in (("min_grid_size", "min_grid_size"), ("max_size", "max_program_size"),
-                      ("max_control_flow", "max_control_flow"), ("max_nesting", "max_nesting"), ("max_body", "max_body")):
-        if getattr(a, name) != _FULL_PROGRAMS[name]:
-            out[key] = getattr(a, name)
+                      ("max_control_flow", "max_control_flow"), ("max_nesting", "max_nesting"), ("max_body", "max_body"),
+                      ("constructs", "constructs")):
+        if list(getattr(a, name)) != list(_FULL_PROGRAMS[name]) if name == "constructs" else \
+                getattr(a, name) != _FULL_PROGRAMS[name]:
+            out[key] = tuple(getattr(a, name)) if name == "constructs" else getattr(a, name)
     return out
 
 
@@ -370,6 +387,12 @@ def build_data(a: argparse.Namespace):
     tests = {"baseline I/O": ds["test"], "uniform I/O": resample(ds["test"], a.seed + 2)}
     for j, name in enumerate(a.narrow):
         tests[name] = resample(ds["test"], a.seed + 3 + j, **narrow_params(name))
+    if a.seen:  # the first --seen training programs with new I/O draws (programs seen in training, inputs not)
+        seen = baseline.select(range(min(a.seen, baseline.num_rows)))
+        tests[f"{SEEN}baseline I/O"] = resample(seen, a.seed + 100, **BASELINE_IO)
+        tests[f"{SEEN}uniform I/O"] = resample(seen, a.seed + 101)
+        for j, name in enumerate(a.narrow):
+            tests[SEEN + name] = resample(seen, a.seed + 102 + j, **narrow_params(name))
     tests = {k: v.map(add_text, **text) for k, v in tests.items()}
     return train, tests
 
@@ -557,11 +580,22 @@ def main(argv=None) -> int:
                f"scratch {model}, {stop}, batch {a.batch_size}, lr {a.learning_rate:g} ({a.lr_schedule}), "
                f"{'greedy' if a.num_beams == 1 else f'beam {a.num_beams}'} decoding; model seeds {seeds} "
                f"(mean±sd over seeds). Wall {time.time() - start:.0f} s, {cpu:.0f} CPU-s.")
-    table1, exact, sizes = build_tables(scores, fits, {k: v.num_rows for k, v in tests.items()}, caption, a.num_fit)
-    for table, name in ((table1, "table1"), (exact, "exact_match"), (sizes, "tasks")):
+    sizes = {k: v.num_rows for k, v in tests.items()}
+    held = {k: v for k, v in sizes.items() if not k.startswith(SEEN)}
+    table1, exact, tasks = build_tables(scores, fits, held, caption, a.num_fit)
+    outputs = [(table1, "table1"), (exact, "exact_match"), (tasks, "tasks")]
+    if a.seen:
+        seen = {k: v for k, v in sizes.items() if k.startswith(SEEN)}
+        s_table1, s_exact, s_tasks = build_tables(
+            scores, fits, seen, caption + f" Test sets over the first {a.seen} *training* programs, I/O newly drawn "
+            "(programs seen in training, inputs not).", a.num_fit)
+        for t in (s_table1, s_exact, s_tasks):
+            t.title += ": training programs, new I/O (--seen)"
+        outputs += [(s_table1, "table1_seen"), (s_exact, "exact_match_seen"), (s_tasks, "tasks_seen")]
+    for table, name in outputs:
         table.save(a.out, name)
     if is_main_process():
-        text = "\n\n".join(t.to_markdown() for t in (table1, exact, sizes)) + "\n"
+        text = "\n\n".join(t.to_markdown() for t, _ in outputs) + "\n"
         write_text_atomic(os.path.join(a.out, "results.md"), text)
         write_text_atomic(os.path.join(a.out, "runs.json"), json.dumps(
             [{"train": n, "seed": s, **r} for (n, s), r in zip(runs, results)], indent=1))
