@@ -2,7 +2,8 @@
 evaluated (generalization accuracy by execution) on narrow I/O test sets.
 
     python examples/karel_io.py                       # --small (default): CPU smoke run, about 8 min here
-    python examples/karel_io.py --cpu                 # the largest CPU setting tried, see docs/reproductions.md
+    python examples/karel_io.py --cpu --jobs 2        # reduced but faithful CPU setting, see docs/reproductions.md
+    python examples/karel_io.py --cpu-t5              # the earlier --cpu (full programs, T5; fits 2 %)
     python examples/karel_io.py --paper               # paper-scale settings (GPU), see PRESETS
     accelerate launch examples/karel_io.py --paper    # the same under accelerate
 
@@ -20,29 +21,44 @@ Data (all from the ``karel`` builder of this package; nothing downloaded):
   A program that gets no valid I/O set under a narrow distribution is left out of that set
   (the ``tasks`` table gives the sizes).
 
-Model: an encoder-decoder Transformer trained from scratch (``hf_synthsample.models``: word-level
-tokenizer, scratch T5 with relative positions, stock ``Seq2SeqTrainer``). The shown I/O pairs are
-serialised to words (:func:`serialize_task`: grid size, hero cell and direction, wall cells, marker
+Model: a scratch encoder-decoder (``hf_synthsample.models``: word-level tokenizer, stock
+``Seq2SeqTrainer``): a T5 with relative positions (``--arch t5``, the ``--small``/``--cpu-t5``/
+``--paper`` presets) or the attentional bi-LSTM of ``hf_synthsample.models.lstm`` (``--arch lstm``,
+``--cpu``). The shown I/O pairs are serialised to words, the target is the program's tokens:
+``--frame absolute`` (:func:`serialize_pair`: grid size, hero cell and direction, wall cells, marker
 cells with counts; for the output only the hero and the marker cells that changed, since walls never
-change), the target is the program's tokens. Bunel et al. (2018) use a CNN grid encoder with an LSTM
-decoder instead; a seq2seq Transformer over a sparse serialisation keeps the example on the package's
-one model API, and the paper's comparison (same model, two training distributions) does not depend
-on the architecture. Scoring: ``karel_execution`` (exact match; generalization accuracy = the
-predicted program maps every shown *and* the held-out input to its output).
+change) or ``--frame egocentric`` (:func:`serialize_pair_egocentric`: the same, with every cell an
+offset ahead/right of Karel's input cell and facing, the distances to the four borders and the output
+facing as quarter turns: lossless, and the same action gives the same words wherever Karel stands,
+as a CNN's translation equivariance gives Bunel et al.'s grid encoder). Bunel et al. (2018) use a
+CNN grid encoder with an LSTM decoder; the paper's comparison (same model, two training
+distributions) does not depend on the architecture. Scoring: ``karel_execution`` (exact match;
+generalization accuracy = the predicted program maps every shown *and* the held-out input to its
+output). With ``--fit-target`` a model trains until it fits that share of its first ``--num-fit``
+training tasks (checked every ``--check-every`` epochs, at most ``--epochs``); ``--seeds`` model
+seeds train on the same data, ``--jobs 2`` two at a time (forked processes).
+
+``--cpu`` (reduced but faithful): programs of at most 16 tokens with at most one ``if``/``ifelse``
+(conditions on walls and markers: what makes the I/O distribution matter), nesting 1, bodies of at
+most 3 statements, the baseline's "two actions and a move"; grids 2..5; egocentric serialisation;
+LSTM; and ``--seen``: the same Table 1 columns over *training* programs with newly drawn I/O
+(programs seen in training, inputs not), since at CPU scale no model generalizes to new programs
+(docs/reproductions.md).
 
 Writes to ``--out`` (default ``runs/karel_io``): ``table1.md/.json`` (generalization accuracy %, rows
-Baseline / Uniform / difference in pp, one column per test set; each model's fit, the same score on
-``--num-fit`` of its own training tasks, beside every cell), ``exact_match.md/.json``,
-``tasks.md/.json`` (tasks per test set), ``results.md`` (all three) and ``table1.png``.
+Baseline / Uniform / difference in pp (and per seed), one column per test set; each model's fit, the
+same score on ``--num-fit`` of its own training tasks, beside every cell), ``exact_match.md/.json``,
+``tasks.md/.json`` (tasks per test set), with ``--seen`` the same three as ``*_seen``,
+``results.md`` (all), ``runs.json`` (per model and seed: scores, fit, fit curve, epochs, CPU-s) and
+``table1.png``.
 
 Expected runtime: ``--small`` about 2.5 minutes on one CPU thread (a smoke run: grids up to 8x8, a
-tiny model and 1,000 programs, far from the paper's accuracies); ``--cpu`` about 17 CPU-minutes
-(25 minutes wall at load 3; 5,000 programs, 16 epochs: the largest setting in the 30-minute
-budget; the models still fit 2 % of their own training tasks, see docs/reproductions.md);
-``--paper`` several hours (an
-estimate, not yet measured) on one GPU (100,000 programs, grids up to 16x16, 3+3-layer d_model
-256 T5); ``--tiny`` (tests) seconds.
-The paper trains on the 1.1M programs of Bunel et al.'s data set; ``--num-train`` scales up.
+tiny model and 1,000 programs, far from the paper's accuracies); ``--cpu``: RUNTIME_CPU;
+``--cpu-t5`` about 17 CPU-minutes (25 minutes wall at load 3; 5,000 programs, 16 epochs; the models
+fit 2 % of their own training tasks); ``--paper`` several hours (an estimate, not yet measured) on
+one GPU (100,000 programs, grids up to 16x16, 3+3-layer d_model 256 T5); ``--tiny``/``--tiny-cpu``
+(tests) seconds. The paper trains on the 1.1M programs of Bunel et al.'s data set; ``--num-train``
+scales up.
 """
 
 from __future__ import annotations
@@ -82,13 +98,14 @@ PRESETS = {
                      constructs=("if", "ifelse")),
     "small": dict(num_train=1000, num_test=60, num_fit=60, max_grid_size=8, epochs=4.0, d_model=64, layers=2, ffn=128,
                   heads=4, batch_size=16, learning_rate=1e-3, max_new_tokens=48, narrow=ALL_NARROW, **_T5),
-    # reduced but faithful (docs/reproductions.md): short programs that keep one control structure with
-    # wall/marker conditions, grids up to 6x6, an attentional LSTM trained until it fits its own tasks
-    "cpu": dict(num_train=3000, num_test=200, num_fit=200, max_grid_size=6, epochs=60.0, d_model=None, layers=None,
+    # reduced but faithful (docs/reproductions.md): short programs with at most one control structure
+    # (conditions on walls/markers), grids up to 6x6, egocentric I/O words, an attentional LSTM trained
+    # until it fits 80 % of its own tasks; 200 programs: the scale at which a model fits on a CPU
+    "cpu": dict(num_train=200, num_test=200, num_fit=200, max_grid_size=6, epochs=100.0, d_model=None, layers=None,
                 ffn=None, heads=None, batch_size=16, learning_rate=2e-3, max_new_tokens=24, narrow=ALL_NARROW,
-                seen=200, frame="egocentric", arch="lstm", hidden_size=256, dropout=0.1, fit_target=80.0, check_every=5, lr_schedule="constant",
-                seeds=2, max_program_size=16, max_control_flow=1, max_nesting=1, max_body=3, min_grid_size=2,
-                constructs=("if", "ifelse")),
+                seen=200, frame="egocentric", arch="lstm", hidden_size=128, dropout=0.1, fit_target=80.0,
+                check_every=5, lr_schedule="constant", seeds=3, max_program_size=16, max_control_flow=1,
+                max_nesting=1, max_body=3, min_grid_size=2, constructs=("repeat", "while", "if", "ifelse")),
     # the earlier --cpu (2026-11-25, kept for its recorded figures): ~20x the small run's training compute
     # (5,000 programs, 16 epochs); both models fit 2 % of their own tasks
     "cpu-t5": dict(num_train=5000, num_test=100, num_fit=100, max_grid_size=8, epochs=16.0, d_model=64, layers=2,
