@@ -53,7 +53,9 @@ same score on ``--num-fit`` of its own training tasks, beside every cell), ``exa
 ``table1.png``.
 
 Expected runtime: ``--small`` about 2.5 minutes on one CPU thread (a smoke run: grids up to 8x8, a
-tiny model and 1,000 programs, far from the paper's accuracies); ``--cpu``: RUNTIME_CPU;
+tiny model and 1,000 programs, far from the paper's accuracies); ``--cpu --jobs 2`` 747 CPU-s, 19 minutes wall at load 7-8 (3 seeds x 2
+models of 40-55 epochs, about 120 CPU-s each with their 28 test sets; both fit 80-95 %, all test
+sets 1-8 %: the fit is memorized tasks, see docs/reproductions.md);
 ``--cpu-t5`` about 17 CPU-minutes (25 minutes wall at load 3; 5,000 programs, 16 epochs; the models
 fit 2 % of their own training tasks); ``--paper`` several hours (an estimate, not yet measured) on
 one GPU (100,000 programs, grids up to 16x16, 3+3-layer d_model 256 T5); ``--tiny``/``--tiny-cpu``
