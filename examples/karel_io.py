@@ -53,9 +53,9 @@ same score on ``--num-fit`` of its own training tasks, beside every cell), ``exa
 ``table1.png``.
 
 Expected runtime: ``--small`` about 2.5 minutes on one CPU thread (a smoke run: grids up to 8x8, a
-tiny model and 1,000 programs, far from the paper's accuracies); ``--cpu --jobs 2`` 747 CPU-s, 19 minutes wall at load 7-8 (3 seeds x 2
-models of 40-55 epochs, about 120 CPU-s each with their 28 test sets; both fit 80-95 %, all test
-sets 1-8 %: the fit is memorized tasks, see docs/reproductions.md);
+tiny model and 1,000 programs, far from the paper's accuracies); ``--cpu --jobs 2`` 747 CPU-s, 19
+minutes wall at load 7-8 (3 seeds x 2 models of 40-55 epochs, about 120 CPU-s each with their 28
+test sets; both fit 80-95 %, all test sets 1-8 %: the fit is memorized tasks, docs/reproductions.md);
 ``--cpu-t5`` about 17 CPU-minutes (25 minutes wall at load 3; 5,000 programs, 16 epochs; the models
 fit 2 % of their own training tasks); ``--paper`` several hours (an estimate, not yet measured) on
 one GPU (100,000 programs, grids up to 16x16, 3+3-layer d_model 256 T5); ``--tiny``/``--tiny-cpu``
@@ -86,7 +86,8 @@ DIRECTIONS = ("north", "east", "south", "west")
 _FULL_PROGRAMS = dict(max_program_size=40, max_control_flow=4, max_nesting=3, max_body=4, min_grid_size=2,
                      constructs=("repeat", "while", "if", "ifelse"))
 #: the earlier T5 presets: no fit-based stopping, linear decay, one seed
-_T5 = dict(seen=0, frame="absolute", arch="t5", hidden_size=None, dropout=0.1, fit_target=0.0, check_every=0, lr_schedule="linear", seeds=1,
+_T5 = dict(seen=0, frame="absolute", arch="t5", hidden_size=None, dropout=0.1, fit_target=0.0, check_every=0,
+           lr_schedule="linear", seeds=1,
            **_FULL_PROGRAMS)
 
 PRESETS = {
@@ -95,7 +96,8 @@ PRESETS = {
     # the tiny run of the --cpu recipe (tests): short programs, LSTM, fit-based stopping, two seeds
     "tiny-cpu": dict(num_train=24, num_test=8, num_fit=8, max_grid_size=4, epochs=2.0, d_model=None, layers=None,
                      ffn=None, heads=None, batch_size=8, learning_rate=2e-3, max_new_tokens=20, narrow=ALL_NARROW[:2],
-                     seen=8, frame="egocentric", arch="lstm", hidden_size=32, dropout=0.0, fit_target=80.0, check_every=1, lr_schedule="constant",
+                     seen=8, frame="egocentric", arch="lstm", hidden_size=32, dropout=0.0, fit_target=80.0,
+                     check_every=1, lr_schedule="constant",
                      seeds=2, max_program_size=14, max_control_flow=1, max_nesting=1, max_body=2, min_grid_size=2,
                      constructs=("if", "ifelse")),
     "small": dict(num_train=1000, num_test=60, num_fit=60, max_grid_size=8, epochs=4.0, d_model=64, layers=2, ffn=128,
@@ -170,7 +172,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--heads", type=int, default=None, help="attention heads (--arch t5)")
     p.add_argument("--batch-size", type=int, default=None, help="per-device batch size")
     p.add_argument("--learning-rate", type=float, default=None)
-    p.add_argument("--lr-schedule", choices=LR_SCHEDULES, default=None, help="linear decay or constant (after 2%% warm-up)")
+    p.add_argument("--lr-schedule", choices=LR_SCHEDULES, default=None,
+                   help="linear decay or constant (after 2%% warm-up)")
     p.add_argument("--max-new-tokens", type=int, default=None, help="longest generated program")
     p.add_argument("--num-beams", type=int, default=1, help="beam size at test time [1: greedy]")
     p.add_argument("--seed", type=int, default=0, help="data seed and first model seed [0]")
@@ -195,8 +198,9 @@ def parse_args(argv=None) -> argparse.Namespace:
         if preset[k] is None and (arch == "t5") == (k != "hidden_size"):
             preset[k] = v  # a width for the other architecture's preset
     model_sizes = ("hidden_size",) if arch == "lstm" else ("d_model", "layers", "ffn", "heads")
-    apply_preset(p, a, preset, positive=("num_train", "num_test", "num_fit", "batch_size", "max_new_tokens", "num_beams",
-                                         "threads", "seeds", "jobs", "max_body", "min_grid_size", *model_sizes),
+    apply_preset(p, a, preset, positive=("num_train", "num_test", "num_fit", "batch_size", "max_new_tokens",
+                                         "num_beams", "threads", "seeds", "jobs", "max_body", "min_grid_size",
+                                         *model_sizes),
                  non_negative=("fit_target", "check_every", "max_control_flow", "max_nesting", "seen"))
     if not 2 <= a.max_grid_size <= 16:
         p.error(f"--max-grid-size must be in 2..16, got {a.max_grid_size}")
@@ -213,6 +217,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         p.error(f"--check-every must be >= 1 with --fit-target {a.fit_target:g}, got {a.check_every}")
     if not 0 <= a.dropout < 1:
         p.error(f"--dropout must be in [0, 1), got {a.dropout}")
+    if arch == "lstm" and a.num_beams > 1:
+        p.error(f"--num-beams: the LSTM decodes greedily only (--num-beams 1), got {a.num_beams}")
     if arch == "lstm" and a.hidden_size % 2:
         p.error(f"--hidden-size must be even (each encoder direction has half), got {a.hidden_size}")
     return a
@@ -373,7 +379,8 @@ def program_config(a: argparse.Namespace) -> dict:
     keep their cached data)."""
     out = {"max_grid_size": a.max_grid_size}
     for key, name in (("min_grid_size", "min_grid_size"), ("max_size", "max_program_size"),
-                      ("max_control_flow", "max_control_flow"), ("max_nesting", "max_nesting"), ("max_body", "max_body"),
+                      ("max_control_flow", "max_control_flow"), ("max_nesting", "max_nesting"),
+                      ("max_body", "max_body"),
                       ("constructs", "constructs")):
         if list(getattr(a, name)) != list(_FULL_PROGRAMS[name]) if name == "constructs" else \
                 getattr(a, name) != _FULL_PROGRAMS[name]:
@@ -401,7 +408,8 @@ def build_data(a: argparse.Namespace):
     baseline = ds["train"].filter(lambda guid: guid in kept, input_columns="guid")
     train = {
         "Baseline": baseline.map(add_text, **text),
-        "Uniform": uniform.map(add_text, **{**text, "fn_kwargs": {"uniform_grids": True, "seed": a.seed, "frame": a.frame}}),
+        "Uniform": uniform.map(add_text, **{**text, "fn_kwargs": {"uniform_grids": True, "seed": a.seed,
+                                                                  "frame": a.frame}}),
     }
     tests = {"baseline I/O": ds["test"], "uniform I/O": resample(ds["test"], a.seed + 2)}
     for j, name in enumerate(a.narrow):
@@ -517,7 +525,8 @@ def build_tables(scores: dict[str, list[dict[str, dict[str, float]]]], fits: dic
             means[model_name] = {n: None if c is None else c.value for n, c in cells.items()}
             t.add(train=model_name, **cells)
         if {"Baseline", "Uniform"} <= set(scores):
-            t.add(train="Uniform - Baseline (pp)", **{n: _diff(means["Uniform"][n], means["Baseline"][n]) for n in tests})
+            t.add(train="Uniform - Baseline (pp)",
+                  **{n: _diff(means["Uniform"][n], means["Baseline"][n]) for n in tests})
             seeds = len(scores["Baseline"])
             for i in range(seeds if seeds > 1 else 0):
                 t.add(train=f"  seed {i + 1} of {seeds}",
@@ -569,10 +578,12 @@ def main(argv=None) -> int:
         name, seed = runs[i]
         t0 = time.process_time()
         model, curve, epochs = train_model(name, train[name], tokenizer, a, seed=seed, metric=metric)
+        fit_rows = train[name].select(range(min(a.num_fit, train[name].num_rows)))
         res = {"scores": {test: score(model, tokenizer, ds, metric, a) for test, ds in tests.items()},
-               "fit": score(model, tokenizer, train[name].select(range(min(a.num_fit, train[name].num_rows))), metric, a),
+               "fit": score(model, tokenizer, fit_rows, metric, a),
                "fit_curve": curve, "epochs": epochs, "cpu_s": round(time.process_time() - t0, 1)}
-        print(f"[{time.time() - start:6.0f}s] {name} seed {seed} ({epochs:g} epochs, {res['cpu_s']:.0f} CPU-s): " + ", ".join(
+        head = f"[{time.time() - start:6.0f}s] {name} seed {seed} ({epochs:g} epochs, {res['cpu_s']:.0f} CPU-s): "
+        print(head + ", ".join(
             f"{t} " + ("-" if s["generalization_accuracy"] is None else f"{s['generalization_accuracy']:.1f}")
             for t, s in res["scores"].items()) + f"; fit (training tasks) {res['fit']['generalization_accuracy']:.1f}",
             flush=True)

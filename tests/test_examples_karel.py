@@ -133,6 +133,8 @@ def test_cpu_preset_programs_keep_control_flow(cache_dir):
     (["--max-body", "0"], "--max-body"),
     (["--arch", "gru"], "--arch"),
     (["--lr-schedule", "cosine"], "--lr-schedule"),
+    (["--num-beams", "3"], "--num-beams"),
+    (["--seen", "-1"], "--seen"),
 ])
 def test_bad_cpu_options_name_the_flag(tmp_path, capsys, flags, name):
     with pytest.raises(SystemExit):
