@@ -482,9 +482,13 @@ def train_model(name: str, train_ds, tokenizer, a: argparse.Namespace, seed: int
     return trainer.model, curve, round(trainer.state.epoch or 0, 2)
 
 
-def score(model, tokenizer, test_ds, metric, a: argparse.Namespace) -> dict[str, float | None]:
+def score(model, tokenizer, test_ds, metric, a: argparse.Namespace,
+          known: set | None = None) -> dict[str, float | None]:
     """Exact match and generalization accuracy (%) of greedy/beam predictions, by execution
-    (``metric``: the loaded ``karel_execution`` module); ``None`` for an empty test set."""
+    (``metric``: the loaded ``karel_execution`` module); ``None`` for an empty test set. With
+    ``known`` (the training programs' token strings), also the error profile: ``copied``, the share
+    of predictions that are one of those programs verbatim (a memorizing model answers new tasks
+    with old programs), and ``unparsable``."""
     from hf_synthsample.models import generate_predictions
 
     if test_ds.num_rows == 0:
@@ -492,7 +496,11 @@ def score(model, tokenizer, test_ds, metric, a: argparse.Namespace) -> dict[str,
     preds = generate_predictions(model, tokenizer, test_ds, source_column="source", batch_size=32,
                                  max_new_tokens=a.max_new_tokens, num_beams=a.num_beams)
     res = metric.compute(predictions=preds, references=list(test_ds["target"]), examples=list(test_ds["examples"]))
-    return {k: 100.0 * res[k] for k in ("exact_match", "generalization_accuracy", "semantic_accuracy")}
+    out = {k: 100.0 * res[k] for k in ("exact_match", "generalization_accuracy", "semantic_accuracy")}
+    if known is not None:
+        out["copied"] = 100.0 * sum(" ".join(p.split()) in known for p in preds) / len(preds)
+        out["unparsable"] = 100.0 * res["num_unparsable"] / len(preds)
+    return out
 
 
 def _diff(x: float | None, y: float | None) -> float | None:
@@ -579,7 +587,8 @@ def main(argv=None) -> int:
         t0 = time.process_time()
         model, curve, epochs = train_model(name, train[name], tokenizer, a, seed=seed, metric=metric)
         fit_rows = train[name].select(range(min(a.num_fit, train[name].num_rows)))
-        res = {"scores": {test: score(model, tokenizer, ds, metric, a) for test, ds in tests.items()},
+        known = set(train[name]["target"])
+        res = {"scores": {test: score(model, tokenizer, ds, metric, a, known) for test, ds in tests.items()},
                "fit": score(model, tokenizer, fit_rows, metric, a),
                "fit_curve": curve, "epochs": epochs, "cpu_s": round(time.process_time() - t0, 1)}
         head = f"[{time.time() - start:6.0f}s] {name} seed {seed} ({epochs:g} epochs, {res['cpu_s']:.0f} CPU-s): "

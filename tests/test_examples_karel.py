@@ -105,6 +105,8 @@ def test_tiny_cpu_recipe_runs_two_seeds_with_fit_stopping(tmp_path, cache_dir):
     for r in runs:  # a fit check every epoch until the target or the 2-epoch cap
         assert 1 <= len(r["fit_curve"]) <= 2 and r["epochs"] <= 2
         assert all(0.0 <= fit <= 100.0 for _, fit, _ in r["fit_curve"])
+        # the error profile: predictions that copy a training program verbatim, unparsable ones
+        assert 0.0 <= r["scores"]["baseline I/O"]["copied"] <= 100.0 and "unparsable" in r["scores"]["uniform I/O"]
 
 
 def test_cpu_preset_programs_keep_control_flow(cache_dir):
