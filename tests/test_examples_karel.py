@@ -85,3 +85,61 @@ def test_bad_arguments_fail_before_work(tmp_path):
     with pytest.raises(SystemExit):
         karel_io.main(["--tiny", "--num-fit", "0", "--out", str(tmp_path)])
     assert not any(tmp_path.iterdir())
+
+
+def test_tiny_cpu_recipe_runs_two_seeds_with_fit_stopping(tmp_path, cache_dir):
+    """The --cpu recipe at tiny scale: short programs with control flow, small grids, the LSTM,
+    fit-based stopping, two model seeds on the same data, a per-seed difference row, runs.json."""
+    out = tmp_path / "run"
+    assert karel_io.main(["--tiny-cpu", "--out", str(out), "--cache-dir", cache_dir]) == 0
+    assert undeclared_outputs(out, karel_io.OUTPUTS) == []
+    table = json.loads((out / "table1.json").read_text())
+    assert [r["train"] for r in table["rows"]] == ["Baseline", "Uniform", "Uniform - Baseline (pp)",
+                                                   "  seed 1 of 2", "  seed 2 of 2"]
+    base, uni, diff, d1, d2 = table["rows"]
+    assert len(base["baseline I/O"]["values"]) == 2 and "fit" in base["baseline I/O"]
+    assert diff["baseline I/O"] == pytest.approx((d1["baseline I/O"] + d2["baseline I/O"]) / 2)
+    assert "bi-LSTM" in table["caption"] and "trained until it fits 80 %" in table["caption"]
+    runs = json.loads((out / "runs.json").read_text())
+    assert [(r["train"], r["seed"]) for r in runs] == [("Baseline", 0), ("Uniform", 0), ("Baseline", 1), ("Uniform", 1)]
+    for r in runs:  # a fit check every epoch until the target or the 2-epoch cap
+        assert 1 <= len(r["fit_curve"]) <= 2 and r["epochs"] <= 2
+        assert all(0.0 <= fit <= 100.0 for _, fit, _ in r["fit_curve"])
+        # the error profile: predictions that copy a training program verbatim, unparsable ones
+        assert 0.0 <= r["scores"]["baseline I/O"]["copied"] <= 100.0 and "unparsable" in r["scores"]["uniform I/O"]
+
+
+def test_cpu_preset_programs_keep_control_flow(cache_dir):
+    """--cpu's program settings give short programs, most with a condition on walls or markers."""
+    import hf_synthsample
+
+    a = karel_io.parse_args(["--cpu", "--num-train", "60", "--num-test", "4"])
+    cfg = karel_io.program_config(a)
+    ds = hf_synthsample.load_dataset("karel", "baseline", num_examples=60, num_test=4, seed=0, cache_dir=cache_dir,
+                                     **cfg)["train"]
+    assert max(ds["program_size"]) <= a.max_program_size and max(ds["nesting_depth"]) <= 1
+    assert sum(ds["num_control_flow"]) >= 15  # many programs hold one control structure, with a condition
+    assert sum("c(" in tokens for tokens in ds["program_tokens"]) >= 15
+    assert karel_io.program_config(karel_io.parse_args(["--cpu-t5"])) == {"max_grid_size": 8}  # the old data
+
+
+@pytest.mark.parametrize("flags, name", [
+    (["--max-program-size", "5"], "--max-program-size"),
+    (["--min-grid-size", "7"], "--min-grid-size"),
+    (["--fit-target", "120"], "--fit-target"),
+    (["--fit-target", "80", "--check-every", "0"], "--check-every"),
+    (["--dropout", "1.5"], "--dropout"),
+    (["--hidden-size", "33"], "--hidden-size"),
+    (["--seeds", "0"], "--seeds"),
+    (["--jobs", "0"], "--jobs"),
+    (["--max-body", "0"], "--max-body"),
+    (["--arch", "gru"], "--arch"),
+    (["--lr-schedule", "cosine"], "--lr-schedule"),
+    (["--num-beams", "3"], "--num-beams"),
+    (["--seen", "-1"], "--seen"),
+])
+def test_bad_cpu_options_name_the_flag(tmp_path, capsys, flags, name):
+    with pytest.raises(SystemExit):
+        karel_io.main(["--cpu", *flags, "--out", str(tmp_path / "o")])
+    assert name in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
