@@ -65,5 +65,8 @@ def undeclared_outputs(out, patterns) -> list[str]:
     clears first): a file missing from ``OUTPUTS`` would survive into the next run's folder."""
     import fnmatch
 
+    from hf_synthsample.experiments import OUTPUTS_RECORD  # the run's claim on those names, kept on purpose
+
     return sorted(p.name for p in Path(out).iterdir()
-                  if p.is_file() and not any(fnmatch.fnmatchcase(p.name, pat) for pat in patterns))
+                  if p.is_file() and p.name != OUTPUTS_RECORD
+                  and not any(fnmatch.fnmatchcase(p.name, pat) for pat in patterns))
