@@ -28,7 +28,7 @@ Presets (individual flags override them):
   vocabulary luck rather than structure. At this scale expect low, noisy numbers (one seed; the
   paper averages 15 models); the diversity columns are exact and already show the paper's effect
   on the sample (UAT covers far more templates than Uniform).
-* ``--cpu`` (a model that fits, ~2,500 CPU-s; ``--jobs 2`` halves the wall time): pool 20,000,
+* ``--cpu`` (a model that fits; measured 2,750 CPU-s with ``--samplers uniform uat``): pool 20,000,
   ``k`` = 1K, the attentional LSTM (``--arch lstm``, hidden 128, dropout 0.1, batch 32, constant
   lr 3e-3) trained in the paper's two stages, each until greedy decoding reproduces 90 % of (up to
   300 of) its rows (checked every 3 epochs): pre-training on the sample (at most 30 epochs),
