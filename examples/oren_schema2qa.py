@@ -28,10 +28,17 @@ Presets (individual flags override them):
   vocabulary luck rather than structure. At this scale expect low, noisy numbers (one seed; the
   paper averages 15 models); the diversity columns are exact and already show the paper's effect
   on the sample (UAT covers far more templates than Uniform).
-* ``--cpu`` (the largest CPU setting, <= 30 min of one core): pool 20,000, ``k`` = 2K (the paper's
-  smallest column), pre-training 4 epochs, fine-tuning 15 epochs, 3 repeats; its figures and
-  verdict are in ``docs/reproductions.md``. Every row shows ``train EM (fit)``: exact match on the
-  annotated rows the model was fine-tuned on, so a 0 on the compositional split can be read.
+* ``--cpu`` (a model that fits; measured 2,750 CPU-s with ``--samplers uniform uat``): pool 20,000,
+  ``k`` = 1K, the attentional LSTM (``--arch lstm``, hidden 128, dropout 0.1, batch 32, constant
+  lr 3e-3) trained in the paper's two stages, each until greedy decoding reproduces 90 % of (up to
+  300 of) its rows (checked every 3 epochs): pre-training on the sample (at most 30 epochs),
+  fine-tuning on the annotated rows (at most 45), 3 repeats. ``train EM (fit)`` is exact match on
+  all 1,812 annotated train rows, ``pre-train fit`` the fit on the sample before fine-tuning;
+  ``errors.md`` gives, per compositional test template, what each model emits instead (the
+  error profile), ``runs.json`` each run's fit curves. k = 2K (the paper's smallest column)
+  costs ~630 CPU-s per sampled run (measured; 30 pre-training epochs to 88 % fit), too much for
+  3 seeds here: ``--sample-sizes 2000``. Figures and verdict in ``docs/reproductions.md``.
+  (``--small`` keeps the earlier fixed-epoch word-level T5: ``--arch t5 --fit-target 0``.)
 * ``--paper`` (GPU): pool 1,000,000, ``k`` in 2K/5K/10K/60K/120K (the paper's Table 5 columns up
   to 120K, the largest size every sampler was run at), initialised from **BART-base** as the
   paper does (§2, Appendix C: "initialize them using BART base"): ``--init facebook/bart-base``
@@ -42,7 +49,7 @@ Presets (individual flags override them):
   fixed settings (``--threads`` unused on GPU). ``--init scratch`` at paper scale gives the
   field's scratch Transformer instead (``scratch_config``: 3+3 layers, d_model 256, relative
   positions), which is what a from-scratch comparison (no pre-trained LM) should use.
-* ``--tiny`` (seconds; the test suite): pool 300, ``k`` = 40, a one-layer d_model 32 model,
+* ``--tiny`` (seconds; the test suite): pool 300, ``k`` = 40, an LSTM of width 32 (at most 2 epochs a stage),
   fine-tuning on the first 32 annotated train rows, evaluation on the first 16 rows of each test split.
 
 ``--synthetic-split`` (with any preset; writes ``synthetic.md`` / ``.json`` and
@@ -71,31 +78,34 @@ import time
 
 #: the result files a run writes at the top of --out; a run first removes those of the previous one
 #: (hf_synthsample.experiments.clear_outputs), so tables of two runs never sit side by side
-OUTPUTS = ("results.md", "results.json", "results.png", "diversity.md", "templates.png")
+OUTPUTS = ("results.md", "results.json", "results.png", "diversity.md", "templates.png", "runs.json", "errors.md")
 
 SAMPLERS = ("uniform", "uat", "cmaxent", "hybrid")
 #: the paper's row names (Table 5)
 SAMPLER_NAMES = {"uniform": "Uniform", "uat": "UAT", "cmaxent": "CMaxEnt", "hybrid": "CMaxEnt+UAT"}
-COLUMNS = ("method", "train EM (fit)", "iid EM", "comp EM", "templates", "compound entropy",
-           "comp templates covered (%)")
+COLUMNS = ("method", "train EM (fit)", "iid EM", "comp EM", "pre-train fit", "epochs", "templates",
+           "compound entropy", "comp templates covered (%)")
 #: added when --repeats > 1 (sample standard deviation over the repeats)
 SD_COLUMNS = ("iid EM sd", "comp EM sd")
 
 PRESETS = {
-    "tiny": dict(pool_size=300, sample_sizes=[40], pretrain_epochs=1, finetune_epochs=1, d_model=32, layers=1,
-                 ffn=64, heads=2, batch_size=16, learning_rate=1e-3, max_eval=16, max_train=32, repeats=1,
-                 init="scratch", anonymize=True, threads=1),
+    "tiny": dict(pool_size=300, sample_sizes=[40], pretrain_epochs=2, finetune_epochs=2, d_model=32, layers=1,
+                 ffn=64, heads=2, batch_size=16, learning_rate=3e-3, max_eval=16, max_train=32, repeats=1,
+                 init="scratch", anonymize=True, threads=1, arch="lstm", hidden_size=32, dropout=0.0,
+                 check_every=1, fit_target=90.0),
     "small": dict(pool_size=10_000, sample_sizes=[1_000], pretrain_epochs=4, finetune_epochs=8, d_model=64,
                   layers=2, ffn=256, heads=4, batch_size=32, learning_rate=2e-3, max_eval=0, max_train=0,
-                  repeats=1, init="scratch", anonymize=True, threads=1),
-    # CPU, <= 30 min of one core: the paper's smallest sample size (2K), three repeats; see docs/reproductions.md
-    "cpu": dict(pool_size=20_000, sample_sizes=[2_000], pretrain_epochs=4, finetune_epochs=15, d_model=64,
-                layers=2, ffn=256, heads=4, batch_size=32, learning_rate=2e-3, max_eval=0, max_train=0,
-                repeats=3, init="scratch", anonymize=True, threads=1),
+                  repeats=1, init="scratch", anonymize=True, threads=1, arch="t5", hidden_size=64, dropout=0.1,
+                  check_every=1, fit_target=0.0),
+    # CPU: the attentional LSTM trained to fit in both stages; see docs/reproductions.md
+    "cpu": dict(pool_size=20_000, sample_sizes=[1_000], pretrain_epochs=30, finetune_epochs=45, d_model=64,
+                layers=2, ffn=256, heads=4, batch_size=32, learning_rate=3e-3, max_eval=0, max_train=0,
+                repeats=3, init="scratch", anonymize=True, threads=1, arch="lstm", hidden_size=128, dropout=0.1,
+                check_every=3, fit_target=90.0),
     "paper": dict(pool_size=1_000_000, sample_sizes=[2_000, 5_000, 10_000, 60_000, 120_000], pretrain_epochs=10,
                   finetune_epochs=40, d_model=256, layers=3, ffn=512, heads=4, batch_size=32, learning_rate=3e-5,
                   max_eval=0, max_train=0, repeats=3, init="facebook/bart-base", anonymize=False,
-                  threads=4),
+                  threads=4, arch="t5", hidden_size=256, dropout=0.1, check_every=1, fit_target=0.0),
 }
 
 
@@ -222,13 +232,18 @@ def parse_args(argv):
                      help="hold out whole abstract templates of the synthetic pool, train a scratch model on each "
                           "sampler's draw from the rest until it fits, score the held-out templates (no annotated data)")
     syn.add_argument("--test-size", type=float, help="share of the pool's rows whose templates are held out")
-    syn.add_argument("--arch", choices=("lstm", "t5", "bart"), help="scratch architecture [lstm]")
-    syn.add_argument("--hidden-size", type=int, help="model width (LSTM hidden size / d_model)")
-    syn.add_argument("--dropout", type=float, help="dropout")
     syn.add_argument("--epochs", type=float, help="most epochs on the sample")
-    syn.add_argument("--check-every", type=int, help="epochs between fit checks")
-    syn.add_argument("--fit-target", type=float, help="stop once the fit (EM %% on up to 300 sample rows) reaches it")
-    syn.add_argument("--jobs", type=int, default=1, help="training processes (results do not depend on it) [1]")
+    fit = p.add_argument_group("the scratch model and training to fit (both settings)")
+    fit.add_argument("--arch", choices=("lstm", "t5", "bart"),
+                     help="scratch architecture [lstm at --cpu and --tiny; t5 at --small]; the annotated t5 uses --d-model, "
+                          "the others --hidden-size")
+    fit.add_argument("--hidden-size", type=int, help="model width (LSTM hidden size / d_model)")
+    fit.add_argument("--dropout", type=float, help="dropout")
+    fit.add_argument("--check-every", type=int, help="epochs between fit checks")
+    fit.add_argument("--fit-target", type=float,
+                     help="stop a stage once the fit (EM %% on up to 300 of its rows) reaches it; 0: train the "
+                          "annotated setting for exactly --pretrain-epochs / --finetune-epochs")
+    fit.add_argument("--jobs", type=int, default=1, help="training processes (results do not depend on it) [1]")
     a = p.parse_args(argv)
     from hf_synthsample.validation import check_writable_path
 
@@ -249,13 +264,19 @@ def parse_args(argv):
                      non_negative=("max_eval", "dropout", "fit_target"))
         if not 0.0 < a.test_size < 1.0:
             p.error(f"--test-size must be in (0, 1), got {a.test_size}")
-        if a.fit_target > 100 or a.dropout >= 1:
-            p.error(f"--fit-target must be in [0, 100] and --dropout in [0, 1), got {a.fit_target}, {a.dropout}")
     else:
         apply_preset(p, a, PRESETS[a.preset],
                      positive=("pool_size", "pretrain_epochs", "finetune_epochs", "batch_size", "d_model", "layers",
-                               "ffn", "heads", "threads", "repeats"),
-                     non_negative=("max_eval", "max_train"))
+                               "ffn", "heads", "threads", "repeats", "hidden_size", "check_every", "learning_rate"),
+                     non_negative=("max_eval", "max_train", "dropout", "fit_target"))
+        for flag, value in (("--test-size", a.test_size), ("--epochs", a.epochs)):
+            if value is not None:
+                p.error(f"{flag} applies to --synthetic-split only (annotated setting: the annotated splits are "
+                        "fixed; the stages' caps are --pretrain-epochs / --finetune-epochs)")
+    if a.fit_target > 100 or a.dropout >= 1:
+        p.error(f"--fit-target must be in [0, 100] and --dropout in [0, 1), got {a.fit_target}, {a.dropout}")
+    if a.arch == "lstm" and a.hidden_size % 2:
+        p.error(f"--hidden-size must be even for --arch lstm (each encoder direction has half), got {a.hidden_size}")
     bad = [k for k in a.sample_sizes if not 0 < k <= a.pool_size]
     if bad:
         p.error(f"--sample-sizes must be in [1, --pool-size={a.pool_size}], got {bad}")
@@ -287,10 +308,14 @@ def plot_template_frequencies(reports, path: str) -> str:
 
 # ----------------------------------------------------------------------------- model
 def build_model(a, tokenizer, seed: int):
-    """A fresh model for one row: the scratch T5 (seeded) or the checkpoint in ``a.init``."""
+    """A fresh model for one row: the checkpoint in ``a.init``, or a seeded scratch model
+    (``a.arch``: the word-level T5 of width ``a.d_model``, or :func:`build_arch_model` of width
+    ``a.hidden_size``)."""
     from hf_synthsample.models import build_scratch_model, load_seq2seq
 
     if a.init == "scratch":
+        if a.arch != "t5":
+            return build_arch_model(a, tokenizer, seed, a.hidden_size), tokenizer
         return build_scratch_model(tokenizer, "t5", seed=seed, d_model=a.d_model, num_layers=a.layers,
                                    num_decoder_layers=a.layers, d_ff=a.ffn, num_heads=a.heads,
                                    d_kv=a.d_model // a.heads), tokenizer
@@ -302,27 +327,78 @@ def build_model(a, tokenizer, seed: int):
 
 def train_and_evaluate(a, tokenizer, pretrain, annotated, seed: int, workdir: str) -> dict:
     """Pre-train on ``pretrain`` (skipped when ``None``), fine-tune on the annotated train split,
-    exact match (%) on the two test splits."""
+    exact match (%) on the two test splits and on the annotated train rows (``fit``).
+
+    With ``a.fit_target > 0`` each stage trains until it fits (:func:`train_to_fit`: the synthetic
+    sample, at most ``a.pretrain_epochs``; the annotated rows, at most ``a.finetune_epochs``), else
+    for exactly that many epochs (linear decay). Also returns each stage's epochs and fit curve, the
+    pre-trained model's fit on its sample, and the compositional predictions (for the error profile)."""
     from hf_synthsample.models import evaluate_seq2seq, train_seq2seq
 
+    t0 = time.process_time()
     model, tokenizer = build_model(a, tokenizer, seed)
-    common = dict(source_column="utterance", target_column="program", batch_size=a.batch_size,
-                  learning_rate=a.learning_rate, seed=seed, warmup_steps=0.05, lr_scheduler_type="linear", disable_tqdm=True)
-    if pretrain is not None:
-        train_seq2seq(model, tokenizer, pretrain, output_dir=os.path.join(workdir, "pretrain"),
-                      epochs=a.pretrain_epochs, **common)
-    train_seq2seq(model, tokenizer, annotated["train"], output_dir=os.path.join(workdir, "finetune"),
-                  epochs=a.finetune_epochs, **common)
+    splits = [annotated[s] for s in ("train", "iid", "comp")] + ([pretrain] if pretrain is not None else [])
+    max_new = max_new_tokens(tokenizer, *splits)
+    out = {"pretrain_epochs": 0, "pretrain_curve": [], "pretrain_fit": None}
+    for stage, rows, cap in (("pretrain", pretrain, a.pretrain_epochs), ("finetune", annotated["train"], a.finetune_epochs)):
+        if rows is None:
+            continue
+        workdir_stage = os.path.join(workdir, stage)
+        if a.fit_target > 0:
+            run = train_to_fit(a, model, tokenizer, rows, cap, seed, workdir_stage, max_new)
+            out[f"{stage}_epochs"], out[f"{stage}_curve"] = run["epochs"], run["fit_curve"]
+        else:
+            train_seq2seq(model, tokenizer, rows, source_column="utterance", target_column="program",
+                          output_dir=workdir_stage, epochs=cap, batch_size=a.batch_size, learning_rate=a.learning_rate,
+                          seed=seed, warmup_steps=0.05, lr_scheduler_type="linear", disable_tqdm=True)
+            out[f"{stage}_epochs"], out[f"{stage}_curve"] = cap, []
+        if stage == "pretrain":  # how well the pre-trained model fits its sample, before fine-tuning
+            model.eval()
+            out["pretrain_fit"] = float(evaluate_seq2seq(
+                model, tokenizer, rows.select(range(min(300, len(rows)))), source_column="utterance",
+                target_column="program", batch_size=64, max_new_tokens=max_new)["exact_match"])
+            model.train()
     model.eval()
-    out = {}
-    for split in ("fit", "iid", "comp"):
-        # fit: the same decoding on (up to 300 of) the annotated rows the model was fine-tuned on
-        test = annotated["train"].select(range(min(300, len(annotated["train"])))) if split == "fit" else annotated[split]
-        max_new = max(len(tokenizer(p)["input_ids"]) for p in test["program"]) + 8
+    # fit: the same decoding on every annotated row the model was fine-tuned on
+    for split, test in (("fit", annotated["train"]), ("iid", annotated["iid"]), ("comp", annotated["comp"])):
         res = evaluate_seq2seq(model, tokenizer, test, source_column="utterance", target_column="program",
                                batch_size=64, max_new_tokens=max_new)
         out[split] = float(res["exact_match"])
+        if split == "comp":
+            out["comp_predictions"] = [" ".join(p.split()) for p in res["predictions"]]
+    out["cpu_s"] = time.process_time() - t0
     return out
+
+
+def error_profile(comp, runs: list[tuple[str, dict]]) -> str:
+    """Markdown: per compositional test template (gold), its rows, and for each run label the
+    exact-match hits, the rows whose prediction has the gold *abstract template* (structure right,
+    an entity / property / table wrong) and the prediction templates most often emitted instead
+    (``unparsable`` when the prediction is not a ThingTalk program)."""
+    import collections
+
+    from hf_synthsample.structure import abstract_template
+
+    def template(program: str) -> str:
+        try:
+            return abstract_template(program)
+        except ValueError:
+            return "unparsable"
+
+    gold_t, gold = list(comp["template"]), [" ".join(p.split()) for p in comp["program"]]
+    order = [t for t, _ in collections.Counter(gold_t).most_common()]
+    lines = ["| gold template | rows | run | EM hits | template right | most emitted instead (rows) |",
+             "|---|---:|---|---:|---:|---|"]
+    for t in order:
+        idx = [i for i, g in enumerate(gold_t) if g == t]
+        for label, preds in runs:
+            pt = [template(preds[i]) for i in idx]
+            hits = sum(preds[i] == gold[i] for i in idx)
+            right = sum(p == t for p in pt)
+            wrong = collections.Counter(p for p in pt if p != t).most_common(2)
+            lines.append(f"| `{t}` | {len(idx)} | {label} | {hits} | {right} | "
+                         + "; ".join(f"`{w}` ({n})" for w, n in wrong) + " |")
+    return "\n".join(lines)
 
 
 def table_row(method: str, ems: list[dict], reports=None, with_sd: bool = False) -> dict:
@@ -337,6 +413,11 @@ def table_row(method: str, ems: list[dict], reports=None, with_sd: bool = False)
     row = {"method": method}
     if all("fit" in e for e in ems):
         row["train EM (fit)"] = statistics.fmean(e["fit"] for e in ems)
+    if all(e.get("pretrain_fit") is not None for e in ems):
+        row["pre-train fit"] = statistics.fmean(e["pretrain_fit"] for e in ems)
+    if all("finetune_epochs" in e for e in ems):  # mean epochs of the two stages, "pre-train + fine-tune"
+        row["epochs"] = (f"{statistics.fmean(e['pretrain_epochs'] for e in ems):g} + "
+                         f"{statistics.fmean(e['finetune_epochs'] for e in ems):g}")
     for split in ("iid", "comp"):
         values = [e[split] for e in ems]
         row[f"{split} EM"] = statistics.fmean(values)
@@ -413,44 +494,70 @@ def synthetic_split(pool, test_size: float, seed: int, max_eval: int) -> tuple:
     return split["train"], test
 
 
+def build_arch_model(a, tokenizer, seed: int, width: int):
+    """A seeded scratch model of architecture ``a.arch`` (``lstm``: the attentional LSTM, hidden and
+    embedding size ``width``; ``t5`` / ``bart``: ``a.layers`` + ``a.layers`` layers, d_model ``width``),
+    dropout ``a.dropout``."""
+    from hf_synthsample.models import build_scratch_model
+
+    if a.arch == "lstm":
+        return build_scratch_model(tokenizer, "lstm", seed=seed, hidden_size=width, embedding_dim=width,
+                                   dropout=a.dropout)
+    if a.arch == "t5":
+        return build_scratch_model(tokenizer, "t5", seed=seed, d_model=width, num_layers=a.layers,
+                                   num_decoder_layers=a.layers, d_ff=a.ffn, num_heads=a.heads,
+                                   d_kv=width // a.heads, dropout_rate=a.dropout)
+    return build_scratch_model(tokenizer, a.arch, seed=seed, d_model=width, encoder_layers=a.layers,
+                               decoder_layers=a.layers, encoder_ffn_dim=a.ffn, decoder_ffn_dim=a.ffn,
+                               encoder_attention_heads=a.heads, decoder_attention_heads=a.heads, dropout=a.dropout)
+
+
+def train_to_fit(a, model, tokenizer, rows, max_epochs: float, seed: int, workdir: str, max_new: int) -> dict:
+    """Train ``model`` on ``rows`` until greedy decoding reproduces ``a.fit_target`` % of (up to 300
+    of) them, checked every ``a.check_every`` epochs, at most ``max_epochs`` (batch ``a.batch_size``,
+    constant lr ``a.learning_rate`` after a 2 % warm-up). The one fit-checking loop of this example:
+    the synthetic split and both stages of the annotated setting use it.
+    Returns ``{"epochs", "fit_curve": [(epoch, fit)], "cpu_s"}``."""
+    from hf_synthsample.models import train_seq2seq
+
+    fit_rows = rows.select(range(min(300, len(rows))))
+    stop = _FitStop(tokenizer, fit_rows, a.check_every, a.fit_target, max_new)
+    t0 = time.process_time()
+    trainer = train_seq2seq(model, tokenizer, rows, source_column="utterance", target_column="program",
+                            output_dir=workdir, epochs=max_epochs, batch_size=a.batch_size,
+                            learning_rate=a.learning_rate, seed=seed, warmup_steps=0.02,
+                            lr_scheduler_type="constant_with_warmup", disable_tqdm=True, callbacks=[stop])
+    return {"epochs": round(trainer.state.epoch or 0), "fit_curve": stop.history, "cpu_s": time.process_time() - t0}
+
+
+def max_new_tokens(tokenizer, *datasets) -> int:
+    """Decoding length: the longest tokenized program of ``datasets`` plus 8."""
+    return max(len(tokenizer(p)["input_ids"]) for d in datasets for p in d["program"]) + 8
+
+
 def train_synthetic(a, tokenizer, sample, test, seed: int, workdir: str) -> dict:
     """A scratch model trained on ``sample`` alone until it fits ``a.fit_target`` % of (up to 300 of)
     its rows (checked every ``a.check_every`` epochs, at most ``a.epochs``); exact match on ``test``,
     per row and per test template."""
     import collections
 
-    from hf_synthsample.models import build_scratch_model, evaluate_seq2seq, train_seq2seq
+    from hf_synthsample.models import evaluate_seq2seq
 
-    if a.arch == "lstm":
-        model = build_scratch_model(tokenizer, "lstm", seed=seed, hidden_size=a.hidden_size,
-                                    embedding_dim=a.hidden_size, dropout=a.dropout)
-    else:
-        model = build_scratch_model(tokenizer, a.arch, seed=seed, d_model=a.hidden_size, num_layers=a.layers,
-                                    num_decoder_layers=a.layers, d_ff=a.ffn, num_heads=a.heads,
-                                    d_kv=a.hidden_size // a.heads, dropout_rate=a.dropout) if a.arch == "t5" else \
-            build_scratch_model(tokenizer, a.arch, seed=seed, d_model=a.hidden_size, encoder_layers=a.layers,
-                                decoder_layers=a.layers, encoder_ffn_dim=a.ffn, decoder_ffn_dim=a.ffn,
-                                encoder_attention_heads=a.heads, decoder_attention_heads=a.heads, dropout=a.dropout)
-    fit_rows = sample.select(range(min(300, len(sample))))
-    max_new = max(len(tokenizer(p)["input_ids"]) for p in list(sample["program"]) + list(test["program"])) + 8
-    stop = _FitStop(tokenizer, fit_rows, a.check_every, a.fit_target, max_new)
+    model = build_arch_model(a, tokenizer, seed, a.hidden_size)
+    max_new = max_new_tokens(tokenizer, sample, test)
     t0 = time.process_time()
-    trainer = train_seq2seq(model, tokenizer, sample, source_column="utterance", target_column="program",
-                            output_dir=workdir, epochs=a.epochs, batch_size=a.batch_size,
-                            learning_rate=a.learning_rate, seed=seed, warmup_steps=0.02,
-                            lr_scheduler_type="constant_with_warmup", disable_tqdm=True, callbacks=[stop])
-    epochs = round(trainer.state.epoch or 0)
+    run = train_to_fit(a, model, tokenizer, sample, a.epochs, seed, workdir, max_new)
     model.eval()
-    fit = evaluate_seq2seq(model, tokenizer, fit_rows, source_column="utterance", target_column="program",
-                           batch_size=64, max_new_tokens=max_new)["exact_match"]
+    fit = evaluate_seq2seq(model, tokenizer, sample.select(range(min(300, len(sample)))), source_column="utterance",
+                           target_column="program", batch_size=64, max_new_tokens=max_new)["exact_match"]
     res = evaluate_seq2seq(model, tokenizer, test, source_column="utterance", target_column="program",
                            batch_size=64, max_new_tokens=max_new)
     per_template = collections.defaultdict(list)
     for t, p, g in zip(test["template"], res["predictions"], test["program"]):
         per_template[t].append(" ".join(p.split()) == " ".join(g.split()))
     template_em = 100.0 * sum(sum(v) / len(v) for v in per_template.values()) / len(per_template)
-    return {"fit": float(fit), "comp": float(res["exact_match"]), "template_comp": template_em, "epochs": epochs,
-            "fit_curve": stop.history, "cpu_s": time.process_time() - t0,
+    return {"fit": float(fit), "comp": float(res["exact_match"]), "template_comp": template_em,
+            "epochs": run["epochs"], "fit_curve": run["fit_curve"], "cpu_s": time.process_time() - t0,
             "per_template": {t: [sum(v), len(v)] for t, v in per_template.items()}}
 
 
@@ -552,10 +659,11 @@ def main(argv=None) -> int:
 
     import hf_synthsample
     from hf_synthsample.experiments import ResultsTable, clear_outputs, describe_settings, is_main_process
+    from hf_synthsample.processes import run_forked
     from hf_synthsample.sampling.diversity import compare_subsets, diversity_report
 
     torch.set_num_threads(a.threads)
-    start = time.perf_counter()
+    start, cpu0 = time.perf_counter(), time.process_time()
     os.makedirs(a.out, exist_ok=True)
     clear_outputs(a.out, OUTPUTS)
     say = print if is_main_process() else (lambda *args, **kw: None)
@@ -605,24 +713,41 @@ def main(argv=None) -> int:
     table = ResultsTable(
         "Exact match (%) on the annotated Schema2QA test splits (Oren et al. 2021, Table 5 layout)", columns,
         caption=(f"{describe_settings(a.preset, a.overrides)}; pool {a.pool_size:,} (seed {a.seed}); init {a.init}"
-                 + (f" (d_model {a.d_model}, {a.layers}+{a.layers} layers)" if a.init == "scratch" else "")
-                 + f"; pre-train {a.pretrain_epochs:g} ep, fine-tune {a.finetune_epochs:g} ep on "
-                 f"{len(annotated['train']):,} annotated rows; "
+                 + ((f" (word-level T5, d_model {a.d_model}, {a.layers}+{a.layers} layers)" if a.arch == "t5" else
+                     f" (word-level {a.arch}, width {a.hidden_size}, dropout {a.dropout:g})") if a.init == "scratch" else "")
+                 + (f"; each stage trained until greedy decoding fits {a.fit_target:g} % of (up to 300 of) its rows, "
+                    f"checked every {a.check_every} epochs, at most {a.pretrain_epochs:g} epochs of pre-training and "
+                    f"{a.finetune_epochs:g} of fine-tuning (batch {a.batch_size}, constant lr {a.learning_rate:g})"
+                    if a.fit_target > 0 else f"; pre-train {a.pretrain_epochs:g} ep, fine-tune {a.finetune_epochs:g} ep")
+                 + f" on {len(annotated['train']):,} annotated rows; "
                  + (f"mean (sd) of {a.repeats} repeats, seeds {seeds}" if a.repeats > 1 else f"seed {a.seed}")
                  + f"; anonymized entities: {a.anonymize}; i.i.d. test {len(annotated['iid'])} rows, compositional "
-                 f"test {len(annotated['comp'])} rows. train EM (fit): exact match on the first "
-                 f"{min(300, len(annotated['train']))} annotated train rows (the fine-tuning data). templates / compound "
-                 "entropy (nats) / comp templates covered: of the synthetic sample."))
-    runs = ([("Baseline", [None] * a.repeats)] if a.baseline else []) + list(samples.items())
-    for row, row_samples in runs:
-        t0 = time.perf_counter()
-        ems = [train_and_evaluate(a, tokenizer, sample, annotated, s, os.path.join(a.out, "trainer"))
-               for sample, s in zip(row_samples, seeds)]
-        table.add(**table_row(row, ems, reports.get(row), a.repeats > 1))
-        say(f"{row}: " + ", ".join(f"{split} EM " + "/".join(f"{e[split]:.1f}" for e in ems) for split in ("iid", "comp"))
-            + f" ({time.perf_counter() - t0:.0f} s)")
+                 f"test {len(annotated['comp'])} rows. train EM (fit): exact match on all "
+                 f"{len(annotated['train']):,} annotated train rows (the fine-tuning data); pre-train fit: on (up to 300 "
+                 "of) the synthetic sample after pre-training; epochs: pre-training + fine-tuning (mean). templates / "
+                 "compound entropy (nats) / comp templates covered: of the synthetic sample."))
+    rows = ([("Baseline", [None] * a.repeats)] if a.baseline else []) + list(samples.items())
+    # one run per (row, seed), seeds outermost: with --jobs n the rows of one seed train side by side
+    runs = [(row, s, row_samples[r]) for r, s in enumerate(seeds) for row, row_samples in rows]
 
-    table.caption += f" Wall time {time.perf_counter() - start:.0f} s."
+    def run_one(i: int) -> dict:
+        torch.set_num_threads(a.threads)
+        row, s, sample = runs[i]
+        res = train_and_evaluate(a, tokenizer, sample, annotated, s, os.path.join(a.out, "trainer", str(i)))
+        say(f"{row} seed {s}: " + (f"pre-train fit {res['pretrain_fit']:.1f} after {res['pretrain_epochs']} epochs, "
+                                   if sample is not None else "")
+            + f"fit {res['fit']:.1f} after {res['finetune_epochs']} fine-tuning epochs "
+            f"(curve {res['finetune_curve']}), iid EM {res['iid']:.1f}, comp EM {res['comp']:.1f}, "
+            f"{res['cpu_s']:.0f} CPU-s", flush=True)
+        return res
+
+    results = run_forked(run_one, len(runs), a.jobs, describe=lambda i: f"{runs[i][0]} seed {runs[i][1]}")
+    for row, _ in rows:
+        ems = [res for (r, _, _), res in zip(runs, results) if r == row]
+        table.add(**table_row(row, ems, reports.get(row), a.repeats > 1))
+
+    table.caption += (f" Wall time {time.perf_counter() - start:.0f} s; CPU "
+                      f"{time.process_time() - cpu0 + sum(r['cpu_s'] for r in results) * (a.jobs > 1):.0f} s.")
     table.save(a.out, "results")
     table.bar_plot(os.path.join(a.out, "results.png"), values=["train EM (fit)", "iid EM", "comp EM"],
                    ylabel="exact match (%)")
@@ -634,6 +759,17 @@ def main(argv=None) -> int:
             shutil.rmtree(trainer_dir, ignore_errors=True)
         all_reports = [rep for reps in reports.values() for rep in reps]
         plot_template_frequencies(all_reports, os.path.join(a.out, "templates.png"))
+        import json
+
+        write_text_atomic(os.path.join(a.out, "runs.json"), json.dumps(
+            [{"method": r, "seed": s, **{k: v for k, v in res.items() if k != "comp_predictions"}}
+             for (r, s, _), res in zip(runs, results)], indent=1))
+        labels = [(f"{r} s{s}", res["comp_predictions"]) for (r, s, _), res in zip(runs, results)]
+        write_text_atomic(os.path.join(a.out, "errors.md"),
+                          "### Compositional test rows: what each model emits, per gold abstract template\n\n"
+                          "EM hits: exact matches; template right: the prediction has the gold abstract template "
+                          "(an entity, property or table wrong); most emitted instead: the predictions' own "
+                          "templates when not the gold one.\n\n" + error_profile(annotated["comp"], labels) + "\n")
         write_text_atomic(os.path.join(a.out, "diversity.md"),
                           "### Structural diversity of the synthetic samples\n\n"
                           "Entropies in nats; template coverage, D_A and D_C against the annotated compositional "

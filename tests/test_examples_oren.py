@@ -52,6 +52,15 @@ def test_size_labels_follow_the_paper():
     (["--tiny", "--pretrain-epochs", "0"], "--pretrain-epochs must be > 0"),
     (["--tiny", "--max-eval", "-1"], "--max-eval must be >= 0"),
     (["--tiny", "--samplers", "random"], "invalid choice"),
+    # the annotated setting's model and training-to-fit options
+    (["--tiny", "--arch", "gru"], "invalid choice"),
+    (["--tiny", "--fit-target", "101"], "--fit-target must be in [0, 100]"),
+    (["--tiny", "--fit-target", "-1"], "--fit-target must be >= 0"),
+    (["--tiny", "--hidden-size", "33"], "--hidden-size must be even"),
+    (["--tiny", "--check-every", "0"], "--check-every must be > 0"),
+    (["--tiny", "--jobs", "0"], "--jobs must be a positive"),
+    (["--tiny", "--epochs", "5"], "--epochs applies to --synthetic-split only"),
+    (["--cpu", "--test-size", "0.3"], "--test-size applies to --synthetic-split only"),
 ])
 def test_bad_arguments_are_named(argv, message, capsys):
     with pytest.raises(SystemExit):
@@ -88,14 +97,24 @@ def test_tiny_run_writes_the_table5_layout(tmp_path):
         assert 0.0 < r["compound entropy"] <= math.log(40 * 50)
         assert 0.0 <= r["comp templates covered (%)"] <= 100.0
     md = open(out / "results.md").read()
-    assert "| method | train EM (fit) | iid EM | comp EM | templates | compound entropy | comp templates covered (%) |" in md
+    assert ("| method | train EM (fit) | iid EM | comp EM | pre-train fit | epochs | templates | compound entropy "
+            "| comp templates covered (%) |") in md
+    assert "word-level lstm, width 32" in md and "fits 90 %" in md  # --tiny: the LSTM trained to fit
+    # every run: each stage's epochs within its cap, a fit curve per stage, the pre-trained fit
+    runs = json.load(open(out / "runs.json"))
+    assert [(r["method"], r["seed"]) for r in runs] == [(r["method"], 3) for r in table["rows"]]
+    for r in runs:
+        assert 1 <= r["finetune_epochs"] <= 2 and len(r["finetune_curve"]) >= 1
+        assert (r["pretrain_fit"] is None) == (r["method"] == "Baseline")
+    errors = open(out / "errors.md").read()
+    assert "| gold template | rows | run | EM hits | template right |" in errors and "| Baseline s3 |" in errors
     assert "preset --tiny with --seed 3" not in md and "preset --tiny" in md
     div = open(out / "diversity.md").read()
     assert all(f"| {r['method']} | 40 |" in div for r in sampled)
     assert open(out / "results.png", "rb").read(8) == b"\x89PNG\r\n\x1a\n"
     assert open(out / "templates.png", "rb").read(8) == b"\x89PNG\r\n\x1a\n"
-    assert sorted(p.name for p in out.iterdir()) == ["diversity.md", "results.json", "results.md", "results.png",
-                                                     "templates.png"]
+    assert sorted(p.name for p in out.iterdir()) == ["diversity.md", "errors.md", "results.json", "results.md",
+                                                     "results.png", "runs.json", "templates.png"]
 
 
 def test_repeats_average_and_spread(tmp_path):
@@ -110,6 +129,34 @@ def test_repeats_average_and_spread(tmp_path):
     div = open(out / "diversity.md").read()
     counts = [int(line.split("|")[3]) for line in div.splitlines() if line.startswith("| UAT+40 (seed ")]
     assert len(counts) == 2 and row["templates"] == sum(counts) / 2
+
+
+def test_annotated_jobs_and_fixed_epoch_t5(tmp_path):
+    """--jobs 2 gives the same table as one process; --arch t5 --fit-target 0 is the fixed-epoch schedule."""
+    data = shared_data("schema2qa")
+    common = ["--tiny", "--data-dir", str(data), "--samplers", "uat", "--repeats", "2"]
+    tables = []
+    for jobs in ("1", "2"):
+        assert oren.main(common + ["--out", str(tmp_path / jobs), "--jobs", jobs]) == 0
+        tables.append([{k: v for k, v in r.items()} for r in json.load(open(tmp_path / jobs / "results.json"))["rows"]])
+    assert tables[0] == tables[1]
+    assert oren.main(common + ["--out", str(tmp_path / "t5"), "--arch", "t5", "--fit-target", "0", "--repeats", "1"]) == 0
+    runs = json.load(open(tmp_path / "t5" / "runs.json"))
+    assert all(r["finetune_epochs"] == 2 and r["finetune_curve"] == [] for r in runs)
+    assert "word-level T5, d_model 32" in open(tmp_path / "t5" / "results.md").read()
+
+
+def test_error_profile_counts_structure_and_misses():
+    from datasets import Dataset
+
+    gold = ["now => ( @a ) filter param:x:String =~ \" v \" => notify", "now => @a => notify"]
+    comp = Dataset.from_dict({"program": gold, "template": [
+        "now => ( @table ) filter param:property:type op entity => notify", "now => @table => notify"]})
+    preds = ["now => ( @a ) filter param:y:String =~ \" v \" => notify", "now => ( @a"]  # structure right; broken
+    md = oren.error_profile(comp, [("M s0", preds), ("G s0", [" ".join(g.split()) for g in gold])])
+    rows = [line for line in md.splitlines() if line.startswith("| `")]
+    assert rows[0].endswith("| 1 | M s0 | 0 | 1 |  |") and "| 1 | G s0 | 1 | 1 |" in rows[1]
+    assert "| M s0 | 0 | 0 | `unparsable` (1) |" in rows[2]
 
 
 def test_table_row_mean_and_sd():
