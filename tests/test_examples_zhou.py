@@ -127,7 +127,9 @@ def test_any_subset_of_tables_splits_and_factors(tmp_path, cache_dir):
     assert (args.tables, args.splits, args.factors) == (["1"], ["jump"], [1, 20])
     out = tmp_path / "jump"
     # what a previous full run left: its tables go, the user's own files and sub-folders stay
-    out.mkdir()
+    from hf_synthsample.experiments import clear_outputs
+
+    clear_outputs(out, zhou.OUTPUTS)  # a previous run claimed its names, then wrote:
     for name in ("table3.md", "table3.png", "figure2.json", "results.md", "notes.txt"):
         (out / name).write_text("previous run")
     (out / "checkpoints").mkdir()
@@ -332,3 +334,14 @@ def test_cpu_fig2_preset_runs_at_toy_size(tmp_path, cache_dir):
     assert all(0.0 <= r["exact match"]["fit"] <= 100.0 for r in f2["rows"])
     runs = json.loads((out / "runs.json").read_text())
     assert [r["key"] for r in runs] == ["scan_star/L2", "scan_star/L4"] and all(r["num_dev"] == 2 for r in runs)
+
+
+def test_a_users_own_results_file_stops_the_run_before_work(tmp_path, cache_dir):
+    """--out holding the user's own results.md: an error naming --out, nothing removed or written."""
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "results.md").write_text("my notes")
+    with pytest.raises(FileExistsError, match=r"--out: .*results\.md was not written by an hf-synthsample run"):
+        zhou.main(["--tiny", "--out", str(out), "--cache-dir", cache_dir, "--steps", "2"])
+    assert sorted(p.name for p in out.iterdir()) == ["results.md"]
+    assert (out / "results.md").read_text() == "my notes"
