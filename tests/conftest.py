@@ -70,3 +70,15 @@ def undeclared_outputs(out, patterns) -> list[str]:
     return sorted(p.name for p in Path(out).iterdir()
                   if p.is_file() and p.name != OUTPUTS_RECORD
                   and not any(fnmatch.fnmatchcase(p.name, pat) for pat in patterns))
+
+
+@pytest.fixture
+def one_torch_thread():
+    """One torch intra-op thread for the test (``pytestmark = pytest.mark.usefixtures("one_torch_thread")``):
+    on 2 shared cores, intra-op threads fight each other and tiny models train ~10x slower."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -27,13 +27,7 @@ STEP = ("inv_ppl", "chia", "aum", "min_margin", "margin_deficit", "el2n", "loss"
 PAD = 1
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    # 2 shared cores: intra-op threads fight each other; one thread is ~10x faster here
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 # ----------------------------------------------------------------------------- tiny models / data

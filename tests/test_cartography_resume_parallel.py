@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+pytest.importorskip("torch")  # the callback needs it
 transformers = pytest.importorskip("transformers")
 
 from test_cartography_callback import bart, make_trainer, rows_for  # noqa: E402
@@ -22,12 +22,7 @@ from hf_synthsample.cartography import CartographyCallback, DataMap, add_example
 TESTS = Path(__file__).resolve().parent
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 class _Crash(Exception):

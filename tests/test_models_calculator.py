@@ -24,12 +24,7 @@ from hf_synthsample.models import calculator as calculator_module  # noqa: E402
 SMALL = dict(hidden_size=16, embedding_dim=8)
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def expressions(n: int, seed: int) -> list[str]:

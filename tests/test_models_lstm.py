@@ -23,12 +23,7 @@ COUNTS = {"once": 1, "twice": 2, "thrice": 3}
 TINY = dict(hidden_size=32, embedding_dim=16, dropout=0.0)
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def scan_like() -> Dataset:

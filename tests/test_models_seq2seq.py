@@ -27,12 +27,7 @@ from hf_synthsample.models import seq2seq as seq2seq_module  # noqa: E402
 TINY = dict(d_model=32, d_ff=64, num_layers=1, num_heads=4, dropout_rate=0.0)
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny models: one thread is fastest on a small shared CPU
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 # --------------------------------------------------------------------------------------------
