@@ -561,6 +561,14 @@ def train_synthetic(a, tokenizer, sample, test, seed: int, workdir: str) -> dict
             "per_template": {t: [sum(v), len(v)] for t, v in per_template.items()}}
 
 
+def remove_empty_trainer_dir(out: str) -> None:
+    """Remove ``out/trainer``, the Trainer's output folders (nothing is saved there: ``save_strategy="no"``),
+    only while it holds no file: a file in it is someone's, and stays."""
+    trainer_dir = os.path.join(out, "trainer")
+    if not any(files for _, _, files in os.walk(trainer_dir)):
+        shutil.rmtree(trainer_dir, ignore_errors=True)
+
+
 SYNTHETIC_OUTPUTS = ("synthetic.md", "synthetic.json", "synthetic_runs.json")
 
 
@@ -639,7 +647,7 @@ def main_synthetic(a) -> int:
     table.save(a.out, "synthetic")
     write_text_atomic(os.path.join(a.out, "synthetic_runs.json"), json.dumps(
         [{"method": r[0], "seed": r[1], **res} for r, res in zip(runs, results)], indent=1))
-    shutil.rmtree(os.path.join(a.out, "trainer"), ignore_errors=True)
+    remove_empty_trainer_dir(a.out)
     print(table.to_markdown())
     print(f"wrote {os.path.join(a.out, 'synthetic.md')}, synthetic.json, synthetic_runs.json")
     return 0
@@ -754,9 +762,7 @@ def main(argv=None) -> int:
     if is_main_process():
         from hf_synthsample.atomic import write_text_atomic
 
-        trainer_dir = os.path.join(a.out, "trainer")
-        if not any(files for _, _, files in os.walk(trainer_dir)):  # the Trainer's empty output folders
-            shutil.rmtree(trainer_dir, ignore_errors=True)
+        remove_empty_trainer_dir(a.out)
         all_reports = [rep for reps in reports.values() for rep in reps]
         plot_template_frequencies(all_reports, os.path.join(a.out, "templates.png"))
         import json

@@ -208,3 +208,14 @@ def test_synthetic_split_bad_arguments(argv, message, capsys):
     with pytest.raises(SystemExit):
         oren.parse_args(argv)
     assert message in capsys.readouterr().err
+
+
+def test_trainer_folder_removed_only_while_empty(tmp_path):
+    """The Trainer's empty output folders go; a file someone put under --out/trainer stays."""
+    (tmp_path / "trainer" / "0" / "runs").mkdir(parents=True)
+    oren.remove_empty_trainer_dir(str(tmp_path))
+    assert not (tmp_path / "trainer").exists()
+    (tmp_path / "trainer" / "0").mkdir(parents=True)
+    (tmp_path / "trainer" / "0" / "notes.txt").write_text("mine")
+    oren.remove_empty_trainer_dir(str(tmp_path))
+    assert (tmp_path / "trainer" / "0" / "notes.txt").read_text() == "mine"
