@@ -413,7 +413,7 @@ class Experiment:
 
     def fit_sample(self, rows, seed: int):
         """``fit_size`` rows of ``rows`` (a seeded sample, in row order): seed 0 is the reported fit's, seed 1
-        the stopping rule's (:class:`FitStopper`)."""
+        the stopping rule's (a ``FitTargetCallback``)."""
         import numpy as np
 
         n = min(self.a.fit_size, len(rows))
@@ -469,35 +469,6 @@ class Experiment:
         if trained_on is not None and self.a.fit_size:
             scores["fit"] = self.fit_exact_match(model, self.fit_sample(trained_on, 0))
         return scores
-
-
-class FitStopper:
-    """The fit-based stopping rule: every ``eval_every`` steps, exact match on ``sample`` (training rows
-    of the run); the Trainer stops once it reaches ``target`` %. ``curve``: ``[[step, %], ...]``."""
-
-    def __init__(self, exp: Experiment, sample, target: float, eval_every: int, name: str = "run"):
-        self.exp, self.sample, self.target, self.eval_every, self.name = exp, sample, target, eval_every, name
-        self.curve: list[list[float]] = []
-        self.reached = False
-
-    def callback(self):
-        from transformers import TrainerCallback
-
-        stopper = self
-
-        class _Callback(TrainerCallback):
-            def on_step_end(self, args, state, control, model=None, **kwargs):
-                step = state.global_step
-                if step % stopper.eval_every == 0 or step >= state.max_steps:
-                    value = stopper.exp.fit_exact_match(model, stopper.sample)
-                    stopper.curve.append([step, round(value, 2)])
-                    _say(f"    {stopper.name}: step {step}, fit {value:.1f} % (stops at {stopper.target:g} %)")
-                    if value >= stopper.target:
-                        stopper.reached = True
-                        control.should_training_stop = True
-                return control
-
-        return _Callback()
 
 
 def _cpu_seconds() -> float:
@@ -576,15 +547,20 @@ class Runs:
         t0, c0 = time.perf_counter(), time.process_time()
         stopper = None
         if a.fit_target:
-            stopper = FitStopper(exp, exp.fit_sample(rows, 1), a.fit_target, a.eval_every, f"{name} seed {seed}")
-            fit_kwargs = dict(fit_kwargs, callbacks=[stopper.callback()])
+            from hf_synthsample.models import FitTargetCallback
+
+            sample, label = exp.fit_sample(rows, 1), f"{name} seed {seed}"
+            stopper = FitTargetCallback(
+                lambda model: exp.fit_exact_match(model, sample), a.fit_target, a.eval_every, unit="step",
+                on_check=lambda step, v: _say(f"    {label}: step {step}, fit {v:.1f} % (stops at {a.fit_target:g} %)"))
+            fit_kwargs = dict(fit_kwargs, callbacks=[stopper])
         trainer = exp.fit(rows, f"{name}-seed{seed}", seed=seed, max_steps=a.steps, **fit_kwargs)
         scores = exp.evaluate(trainer, trained_on=rows)
         record = {"run": name, "seed": seed, "rows": len(rows), **scores, "steps": int(trainer.state.global_step)}
         if "category" in rows.column_names:  # COGS: how many primitive / exposure rows the subset kept
             record["exposure_rows"] = sum(c != "in_distribution" for c in rows["category"])
         if stopper is not None:
-            record.update(fit_target_reached=stopper.reached, fit_curve=stopper.curve)
+            record.update(fit_target_reached=stopper.reached, fit_curve=[[p, round(v, 2)] for p, v in stopper.history])
         record.update(seconds=round(time.perf_counter() - t0, 1), cpu_seconds=round(time.process_time() - c0, 1))
         _say(f"  {record}")
         if is_main_process():  # each finished run at once: a run stopped part-way keeps what it trained

@@ -427,32 +427,6 @@ def build_data(a: argparse.Namespace):
 # ------------------------------------------------------------------------------------------------
 # Training and scoring
 # ------------------------------------------------------------------------------------------------
-class _FitStop:
-    """A ``TrainerCallback`` (built lazily): every ``check_every`` epochs, generalization accuracy
-    (by execution) of greedy decoding on ``fit_rows`` (tasks the model trains on); training stops
-    once it reaches ``target`` (percent). ``history`` holds ``(epoch, fit %, CPU-s)``."""
-
-    def __new__(cls, tokenizer, fit_rows, metric, a: argparse.Namespace, label: str):
-        from transformers import TrainerCallback
-
-        class FitStop(TrainerCallback):
-            def on_epoch_end(self, args, state, control, model=None, **kw):
-                epoch = round(state.epoch or 0)
-                if epoch % a.check_every:
-                    return control
-                fit = score(model, tokenizer, fit_rows, metric, a)["generalization_accuracy"]
-                model.train()
-                self.history.append((epoch, round(fit, 2), round(time.process_time(), 1)))
-                print(f"  {label} epoch {epoch}: fit {fit:.1f} ({time.process_time():.0f} CPU-s)", flush=True)
-                if fit >= a.fit_target:
-                    control.should_training_stop = True
-                return control
-
-        cb = FitStop()
-        cb.history = []
-        return cb
-
-
 def train_model(name: str, train_ds, tokenizer, a: argparse.Namespace, seed: int | None = None, metric=None):
     """A scratch model trained on ``train_ds``; with ``--fit-target`` it stops once it fits that
     share of its first ``--num-fit`` tasks. Returns ``(model, fit curve)``."""
@@ -468,8 +442,16 @@ def train_model(name: str, train_ds, tokenizer, a: argparse.Namespace, seed: int
                                     d_kv=max(1, a.d_model // a.heads), dropout_rate=a.dropout)
     callbacks, extra = [], {}
     if a.fit_target > 0:
-        fit_rows = train_ds.select(range(min(a.num_fit, train_ds.num_rows)))
-        callbacks.append(_FitStop(tokenizer, fit_rows, metric, a, f"{name} seed {seed}"))
+        from hf_synthsample.models import FitTargetCallback
+
+        fit_rows, label, curve = train_ds.select(range(min(a.num_fit, train_ds.num_rows))), f"{name} seed {seed}", []
+
+        def on_check(epoch: int, fit: float) -> None:  # the curve keeps the CPU seconds of each check
+            curve.append((epoch, round(fit, 2), round(time.process_time(), 1)))
+            print(f"  {label} epoch {epoch}: fit {fit:.1f} ({time.process_time():.0f} CPU-s)", flush=True)
+
+        callbacks.append(FitTargetCallback(lambda m: score(m, tokenizer, fit_rows, metric, a)["generalization_accuracy"],
+                                           a.fit_target, a.check_every, on_check=on_check))
     if a.lr_schedule == "constant":
         extra = dict(lr_scheduler_type="constant_with_warmup", warmup_steps=0.02)
     trainer = train_seq2seq(model, tokenizer, train_ds, source_column="source", target_column="target",
@@ -478,7 +460,7 @@ def train_model(name: str, train_ds, tokenizer, a: argparse.Namespace, seed: int
                             # sources run from ~30 to ~450 words: batches of similar length pad far less
                             train_sampling_strategy="group_by_length", disable_tqdm=a.preset.startswith("tiny"),
                             callbacks=callbacks, **extra)
-    curve = callbacks[0].history if callbacks else []
+    curve = curve if callbacks else []
     return trainer.model, curve, round(trainer.state.epoch or 0, 2)
 
 

@@ -451,36 +451,6 @@ SYNTHETIC_COLUMNS = ("method", "train EM (fit)", "comp EM", "comp EM sd", "comp 
                      "templates", "compound divergence to test")
 
 
-class _FitStop:
-    """A ``TrainerCallback`` (built lazily): every ``check_every`` epochs, exact match of greedy
-    decoding on ``fit_rows`` (rows the model trains on); training stops once it reaches
-    ``target`` (percent). ``history`` holds ``(epoch, fit)``."""
-
-    def __new__(cls, tokenizer, fit_rows, check_every: int, target: float, max_new: int):
-        from transformers import TrainerCallback
-
-        from hf_synthsample.models import evaluate_seq2seq
-
-        class FitStop(TrainerCallback):
-            history: list = []
-
-            def on_epoch_end(self, args, state, control, model=None, **kw):
-                epoch = round(state.epoch or 0)
-                if epoch % check_every:
-                    return control
-                fit = evaluate_seq2seq(model, tokenizer, fit_rows, source_column="utterance", target_column="program",
-                                       batch_size=64, max_new_tokens=max_new)["exact_match"]
-                self.history.append((epoch, float(fit)))
-                print(f"  epoch {epoch}: fit {fit:.1f} ({time.process_time():.0f} CPU-s)", flush=True)
-                if fit >= target:
-                    control.should_training_stop = True
-                return control
-
-        cb = FitStop()
-        cb.history = []
-        return cb
-
-
 def synthetic_split(pool, test_size: float, seed: int, max_eval: int) -> tuple:
     """``(train side, compositional test)``: the pool's abstract templates held out whole
     (:func:`hf_synthsample.splits.template_split` on the ``template`` column, ``test_size`` of the
@@ -518,10 +488,14 @@ def train_to_fit(a, model, tokenizer, rows, max_epochs: float, seed: int, workdi
     constant lr ``a.learning_rate`` after a 2 % warm-up). The one fit-checking loop of this example:
     the synthetic split and both stages of the annotated setting use it.
     Returns ``{"epochs", "fit_curve": [(epoch, fit)], "cpu_s"}``."""
-    from hf_synthsample.models import train_seq2seq
+    from hf_synthsample.models import FitTargetCallback, evaluate_seq2seq, train_seq2seq
 
     fit_rows = rows.select(range(min(300, len(rows))))
-    stop = _FitStop(tokenizer, fit_rows, a.check_every, a.fit_target, max_new)
+    stop = FitTargetCallback(
+        lambda model: evaluate_seq2seq(model, tokenizer, fit_rows, source_column="utterance", target_column="program",
+                                       batch_size=64, max_new_tokens=max_new)["exact_match"],
+        a.fit_target, a.check_every,
+        on_check=lambda epoch, fit: print(f"  epoch {epoch}: fit {fit:.1f} ({time.process_time():.0f} CPU-s)", flush=True))
     t0 = time.process_time()
     trainer = train_seq2seq(model, tokenizer, rows, source_column="utterance", target_column="program",
                             output_dir=workdir, epochs=max_epochs, batch_size=a.batch_size,

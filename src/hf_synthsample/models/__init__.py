@@ -26,6 +26,7 @@ _LAZY = {
     "generate_predictions": ".seq2seq",
     "evaluate_seq2seq": ".seq2seq",
     "load_seq2seq": ".seq2seq",
+    "FitTargetCallback": ".fit_stop",
     "LSTMSeq2SeqConfig": ".lstm",
     "LSTMSeq2SeqForConditionalGeneration": ".lstm",
     "CharLSTMConfig": ".calculator",

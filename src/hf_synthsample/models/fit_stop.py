@@ -1,0 +1,70 @@
+"""Train until the model fits its own rows: a ``TrainerCallback`` that scores the model every so many
+epochs (or steps) and stops the Trainer once the score reaches a target.
+
+The paper examples use it so that two training sets are compared after each has been *learnt*
+(equal steps are not equal training when one set is learnt faster); the score is theirs to give
+(exact match of greedy decodes, execution accuracy, ...), on rows the model trains on.
+
+Example:
+    >>> from hf_synthsample.models.fit_stop import FitTargetCallback
+    >>> cb = FitTargetCallback(lambda model: 95.0, target=90.0, every=2)
+    >>> cb.target, cb.every, cb.unit, cb.history, cb.reached
+    (90.0, 2, 'epoch', [], False)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from transformers import TrainerCallback
+
+from ..validation import check_float, check_int
+
+__all__ = ["FitTargetCallback"]
+
+UNITS = ("epoch", "step")
+
+
+class FitTargetCallback(TrainerCallback):
+    """Every ``every`` epochs (``unit="epoch"``) or optimizer steps (``unit="step"``, and at the last
+    step), ``score(model)`` (a percentage); training stops once it is ``>= target``.
+
+    ``history`` holds ``(epoch or step, score)`` per check, ``reached`` whether the target was met;
+    ``on_check(position, score)`` (optional) is called after each check, e.g. to print progress.
+    The model is put back in training mode after scoring (scoring usually calls ``model.eval()``).
+    """
+
+    def __init__(self, score: Callable[[Any], float], target: float, every: int, *, unit: str = "epoch",
+                 on_check: Callable[[int, float], None] | None = None):
+        if not callable(score):
+            raise TypeError(f"score must be a callable model -> percentage, got {type(score).__name__}")
+        if unit not in UNITS:
+            raise ValueError(f"unit must be one of {list(UNITS)}, got {unit!r}")
+        self.score, self.unit, self.on_check = score, unit, on_check
+        self.target = check_float("target", target, min=0.0, max=100.0)
+        self.every = check_int("every", every, min=1)
+        self.history: list[tuple[int, float]] = []
+        self.reached = False
+
+    def _check(self, position: int, model, control):
+        value = float(self.score(model))
+        model.train()
+        self.history.append((position, value))
+        if self.on_check is not None:
+            self.on_check(position, value)
+        if value >= self.target:
+            self.reached = True
+            control.should_training_stop = True
+        return control
+
+    def on_epoch_end(self, args, state, control, model=None, **kwargs):
+        epoch = round(state.epoch or 0)
+        if self.unit == "epoch" and epoch % self.every == 0:
+            return self._check(epoch, model, control)
+        return control
+
+    def on_step_end(self, args, state, control, model=None, **kwargs):
+        step = state.global_step
+        if self.unit == "step" and (step % self.every == 0 or step >= state.max_steps):
+            return self._check(step, model, control)
+        return control
