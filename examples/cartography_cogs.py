@@ -43,12 +43,16 @@ COGS train that always holds its 155 primitive and exposure rows (``--keep-expos
 rows with the words the gen set's lexical categories test), a data map (inv_ppl, 30 epochs, 1,890 steps:
 the loss has flattened; 6 epochs took it before the model had learnt anything, and its hard third
 then held 134 of the 155 primitive rows), then
-the full pool, the 33 % hard-to-learn subset and a random 33 % subset, 3 seeds each, scored on 20
+the full pool, the 33 % hard-to-learn subset and a random 33 % subset, 5 seeds each, scored on 20
 rows of each of gen's 21 categories (420 rows; ``--gen-per-category``) and 100 dev / test rows.
-Every subset run trains until its exact match on 200 of its own rows (a sample other than the
-reported fit's) reaches 92 % (``--fit-target``, checked every 250 steps, at most 3,000 steps), so
+Every subset run trains until it fits 90 % of *all* its own rows (``--fit-target``: checked every
+250 steps on 200 of them, and on all of them once those 200 reach it; at most 3,000 steps), so
 a subset learnt faster is not under-trained by an equal step budget; the tables give the steps
-each took. BART d_model 64, 2+2 layers, ffn 256, lr 3e-3; ``--jobs 2`` trains two models at once.
+each took and the fit on all rows. A run still under 10 % fit at step 1,500 is restarted from another
+init (``--restart-below``/``--restart-after``, at most ``--max-restarts`` 2 times; ``runs.json``
+keeps every abandoned attempt): at lr 3e-3 some inits of this small model never leave fit 0, while
+the same run from another init fits in 1,000-2,000 steps.
+BART d_model 64, 2+2 layers, ffn 256, lr 3e-3; ``--jobs 2`` trains two models at once.
 Besides ``table2``, ``categories.*`` gives gen exact match per category.
 
 ``--data scan:<config>`` runs the same
@@ -113,14 +117,16 @@ PRESETS = {
              "schedules": ("exponential", "bins"), "curriculum_regions": ("hard-to-learn",), "data": "cogs",
              "seeds": [0], "regions": REGIONS + ("random",), "full": True, "fit_size": 8, "warmup_steps": 0,
              "curricula": True,
-             "fit_target": 0.0, "eval_every": 0, "gen_per_category": 0, "keep_exposure": False, "fractions": "0.33,0.5"},
+             "fit_target": 0.0, "eval_every": 0, "gen_per_category": 0, "keep_exposure": False, "fractions": "0.33,0.5",
+             "restart_below": 0.0, "restart_after": 0, "max_restarts": 0},
     # CPU, under 10 minutes on a 2-core machine
     "small": {"num_train": 1000, "num_eval": 100, "d_model": 64, "layers": 2, "ffn": 256, "heads": 4, "batch_size": 32,
               "map_epochs": 4, "min_epoch": 1, "steps": 80, "lr": 2e-3, "max_new_tokens": None, "combinations": False,
               "schedules": ("exponential",), "curriculum_regions": ("easy-to-learn", "hard-to-learn"), "data": "cogs",
               "seeds": [0], "regions": REGIONS + ("random",), "full": True, "fit_size": 100, "warmup_steps": 0,
               "curricula": True,
-             "fit_target": 0.0, "eval_every": 0, "gen_per_category": 0, "keep_exposure": False, "fractions": "0.33,0.5"},
+             "fit_target": 0.0, "eval_every": 0, "gen_per_category": 0, "keep_exposure": False, "fractions": "0.33,0.5",
+             "restart_below": 0.0, "restart_after": 0, "max_restarts": 0},
     # CPU, <= 30 minutes: hard-to-learn vs random on SCAN around-right, 3 seeds (--cpu-scan; the --cpu preset
     # before COGS gen was available)
     "cpu_scan": {"num_train": 6000, "num_eval": 500, "d_model": 64, "layers": 2, "ffn": 256, "heads": 4, "batch_size": 32,
@@ -128,22 +134,25 @@ PRESETS = {
             "schedules": ("exponential",), "curriculum_regions": ("hard-to-learn",), "data": "scan:template_around_right",
             "seeds": [0, 1, 2], "regions": ("hard-to-learn", "random"), "full": False, "fit_size": 200,
             "warmup_steps": 50, "curricula": False, "fit_target": 0.0, "eval_every": 0,
-                 "gen_per_category": 0, "keep_exposure": False, "fractions": "0.33,0.5"},
+                 "gen_per_category": 0, "keep_exposure": False, "fractions": "0.33,0.5",
+                 "restart_below": 0.0, "restart_after": 0, "max_restarts": 0},
     # CPU, <= 30 CPU-minutes with --jobs 2: the paper's Table 2 layout on COGS gen (full set, 33 % hard-to-learn,
-    # 33 % random), 3 seeds, every model trained until it fits >= 90 % of its own rows
+    # 33 % random), 5 seeds, every model trained until it fits >= 90 % of all its own rows (a collapsed init restarted)
     "cpu": {"num_train": 2000, "num_eval": 100, "d_model": 64, "layers": 2, "ffn": 256, "heads": 4, "batch_size": 32,
             "map_epochs": 30, "min_epoch": 1, "steps": 3000, "lr": 3e-3, "max_new_tokens": None, "combinations": False,
             "schedules": ("exponential",), "curriculum_regions": ("hard-to-learn",), "data": "cogs",
-            "seeds": [0, 1, 2], "regions": ("hard-to-learn", "random"), "full": True, "fit_size": 200,
-            "warmup_steps": 100, "curricula": False, "fit_target": 92.0, "eval_every": 250,
-            "gen_per_category": 20, "keep_exposure": True, "fractions": "0.33"},
+            "seeds": [0, 1, 2, 3, 4], "regions": ("hard-to-learn", "random"), "full": True, "fit_size": 200,
+            "warmup_steps": 100, "curricula": False, "fit_target": 90.0, "eval_every": 250,
+            "gen_per_category": 20, "keep_exposure": True, "fractions": "0.33",
+            "restart_below": 10.0, "restart_after": 1500, "max_restarts": 2},
     # the paper's COGS Transformer and step budget (GPU)
     "paper": {"num_train": 0, "num_eval": 0, "d_model": 512, "layers": 2, "ffn": 512, "heads": 4, "batch_size": 128,
               "map_epochs": 10, "min_epoch": 2, "steps": 50_000, "lr": 1e-4, "max_new_tokens": None, "combinations": True,
               "schedules": ("exponential", "bins"), "curriculum_regions": REGIONS, "data": "cogs",
               "seeds": [0, 1, 2], "regions": REGIONS + ("random",), "full": True, "fit_size": 1000,
               "warmup_steps": 0, "curricula": True,
-             "fit_target": 0.0, "eval_every": 0, "gen_per_category": 0, "keep_exposure": False, "fractions": "0.33,0.5"},
+             "fit_target": 0.0, "eval_every": 0, "gen_per_category": 0, "keep_exposure": False, "fractions": "0.33,0.5",
+             "restart_below": 0.0, "restart_after": 0, "max_restarts": 0},
 }
 
 
@@ -232,8 +241,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     scale.add_argument("--small", dest="preset", action="store_const", const="small",
                        help="CPU settings, under 10 minutes (the default)")
     scale.add_argument("--cpu", dest="preset", action="store_const", const="cpu",
-                       help="CPU, <= 30 CPU-min with --jobs 2: Table 2 layout on COGS gen (full, 33%% hard-to-learn, "
-                            "33%% random), 3 seeds, every model trained until it fits >= 90%% of its own rows")
+                       help="CPU, about 30 min with --jobs 2: Table 2 layout on COGS gen (full, 33%% hard-to-learn, "
+                            "33%% random), 5 seeds, every model trained until it fits >= 90%% of its own rows")
     scale.add_argument("--cpu-scan", dest="preset", action="store_const", const="cpu_scan",
                        help="CPU, <= 30 min: hard-to-learn vs random subsets on SCAN around-right, 3 seeds")
     scale.add_argument("--paper", dest="preset", action="store_const", const="paper",
@@ -287,9 +296,14 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="also train on 100%% of the pool (the curricula's 'none' row) [small, cpu: on; cpu-scan: off]")
     p.add_argument("--fit-size", type=int, help="training rows of each run scored for its fit (0: none)")
     p.add_argument("--fit-target", type=float,
-                   help="train every subset run until its exact match on --fit-size of its own rows (a sample other "
-                        "than the reported fit's) reaches this %%, checked every --eval-every steps, at most --steps "
-                        "steps; 0: exactly --steps steps [cpu: 92; others: 0]")
+                   help="train every subset run until its exact match on all its own rows reaches this %% (checked "
+                        "every --eval-every steps on --fit-size of them, on all once those reach it; the reported fit "
+                        "is then on all rows), at most --steps steps; 0: exactly --steps steps [cpu: 90; others: 0]")
+    p.add_argument("--restart-below", type=float,
+                   help="with --fit-target: a run whose fit is still below this %% at --restart-after steps starts "
+                        "again from another model init (0: never) [cpu: 10]")
+    p.add_argument("--restart-after", type=int, help="the step of the --restart-below check [cpu: 1500]")
+    p.add_argument("--max-restarts", type=int, help="restarts per run at most; the last attempt trains to --steps [cpu: 2]")
     p.add_argument("--eval-every", type=int, help="steps between the --fit-target checks")
     p.add_argument("--gen-per-category", type=int,
                    help="COGS gen: rows sampled from each of its categories (0: --num-eval rows in all) [cpu: 20]")
@@ -312,7 +326,8 @@ def parse_args(argv=None) -> argparse.Namespace:
 
     apply_preset(p, a, PRESETS[a.preset], positive=("steps", "batch_size", "map_epochs", "d_model", "ffn", "layers",
                                                     "heads"),
-                 non_negative=("fit_size", "warmup_steps", "num_eval", "gen_per_category", "eval_every"))
+                 non_negative=("fit_size", "warmup_steps", "num_eval", "gen_per_category", "eval_every",
+                               "restart_after", "max_restarts"))
     if a.jobs < 1:
         p.error(f"--jobs must be a positive number of processes, got {a.jobs}")
     if not 0 <= a.fit_target <= 100:
@@ -320,6 +335,15 @@ def parse_args(argv=None) -> argparse.Namespace:
     if a.fit_target and not (a.fit_size and a.eval_every):
         p.error(f"--fit-target {a.fit_target:g} needs --fit-size > 0 and --eval-every > 0 (got {a.fit_size}, "
                 f"{a.eval_every})")
+    if a.restart_below:
+        if not a.fit_target:
+            p.error(f"--restart-below {a.restart_below:g} needs --fit-target (the restart reads its fit checks)")
+        if not 0 < a.restart_below <= a.fit_target:
+            p.error(f"--restart-below must be a percentage in (0, --fit-target {a.fit_target:g}], got {a.restart_below:g}")
+        if not 0 < a.restart_after < a.steps:
+            p.error(f"--restart-after must be a step in (0, --steps {a.steps}), got {a.restart_after}")
+        if a.max_restarts < 1:
+            p.error(f"--restart-below {a.restart_below:g} needs --max-restarts >= 1, got {a.max_restarts}")
     if a.seed is not None:
         a.seeds = [a.seed]
     if len(set(a.seeds)) != len(a.seeds) or min(a.seeds) < 0:
@@ -466,8 +490,9 @@ class Experiment:
                 cats = np.array(ds["category"])
                 scores["gen categories"] = {str(c): float(100.0 * ok[cats == c].mean()) for c in sorted(set(cats))}
         scores["fit"] = None
-        if trained_on is not None and self.a.fit_size:
-            scores["fit"] = self.fit_exact_match(model, self.fit_sample(trained_on, 0))
+        if trained_on is not None and self.a.fit_size:  # with a fit target: on all rows, the figure it is about
+            rows = trained_on if self.a.fit_target else self.fit_sample(trained_on, 0)
+            scores["fit"] = self.fit_exact_match(model, rows)
         return scores
 
 
@@ -545,28 +570,52 @@ class Runs:
 
         exp, a = self.exp, self.exp.a
         t0, c0 = time.perf_counter(), time.process_time()
-        stopper = None
-        if a.fit_target:
-            from hf_synthsample.models import FitTargetCallback
-
-            sample, label = exp.fit_sample(rows, 1), f"{name} seed {seed}"
-            stopper = FitTargetCallback(
-                lambda model: exp.fit_exact_match(model, sample), a.fit_target, a.eval_every, unit="step",
-                on_check=lambda step, v: _say(f"    {label}: step {step}, fit {v:.1f} % (stops at {a.fit_target:g} %)"))
-            fit_kwargs = dict(fit_kwargs, callbacks=[stopper])
-        trainer = exp.fit(rows, f"{name}-seed{seed}", seed=seed, max_steps=a.steps, **fit_kwargs)
+        stopper, abandoned = None, []
+        for attempt in range(1 + (a.max_restarts if a.restart_below else 0)):
+            init_seed = seed + 1000 * attempt  # attempt 0 is the run's own seed
+            if a.fit_target:
+                stopper = self._stopper(rows, f"{name} seed {seed}" + (f" (init {init_seed})" if attempt else ""),
+                                        last=attempt == a.max_restarts or not a.restart_below)
+                fit_kwargs = dict(fit_kwargs, callbacks=[stopper])
+            trainer = exp.fit(rows, f"{name}-seed{seed}", seed=seed, max_steps=a.steps, model=exp.model(init_seed),
+                              **fit_kwargs)
+            if stopper is None or not stopper.abandoned:
+                break
+            abandoned.append({"init_seed": init_seed, "steps": int(trainer.state.global_step),
+                              "fit_curve": [[p, round(v, 2)] for p, v in stopper.history]})
+            _say(f"    {name} seed {seed}: fit {stopper.history[-1][1]:.1f} % at step {stopper.history[-1][0]} "
+                 f"(< {a.restart_below:g} %): this init did not learn; restarting from init {seed + 1000 * (attempt + 1)}")
         scores = exp.evaluate(trainer, trained_on=rows)
         record = {"run": name, "seed": seed, "rows": len(rows), **scores, "steps": int(trainer.state.global_step)}
         if "category" in rows.column_names:  # COGS: how many primitive / exposure rows the subset kept
             record["exposure_rows"] = sum(c != "in_distribution" for c in rows["category"])
         if stopper is not None:
-            record.update(fit_target_reached=stopper.reached, fit_curve=[[p, round(v, 2)] for p, v in stopper.history])
+            record.update(fit_target_reached=stopper.reached, fit_curve=[[p, round(v, 2)] for p, v in stopper.history],
+                          init_seed=init_seed, abandoned_inits=abandoned)
         record.update(seconds=round(time.perf_counter() - t0, 1), cpu_seconds=round(time.process_time() - c0, 1))
         _say(f"  {record}")
         if is_main_process():  # each finished run at once: a run stopped part-way keeps what it trained
             with open(os.path.join(a.out, "runs.partial.jsonl"), "a", encoding="utf-8") as f:
                 f.write(json.dumps(record) + "\n")
         return record
+
+    def _stopper(self, rows, label: str, *, last: bool):
+        """The run's ``FitTargetCallback``: every ``eval_every`` steps the fit on ``fit_size`` of its rows, and
+        once that reaches the target the fit on all of them (the figure the target is about); unless this is
+        the ``last`` attempt, a fit still under ``restart_below`` at ``restart_after`` steps abandons it."""
+        from hf_synthsample.models import FitTargetCallback
+
+        exp, a = self.exp, self.exp.a
+        sample = exp.fit_sample(rows, 1)
+
+        def score(model) -> float:
+            value = exp.fit_exact_match(model, sample)
+            return exp.fit_exact_match(model, rows) if value >= a.fit_target else value
+
+        guard = dict(abandon_below=a.restart_below, abandon_after=a.restart_after) if a.restart_below and not last else {}
+        return FitTargetCallback(
+            score, a.fit_target, a.eval_every, unit="step", **guard,
+            on_check=lambda step, v: _say(f"    {label}: step {step}, fit {v:.1f} % (stops at {a.fit_target:g} %)"))
 
     def train(self, name: str, make_rows, **fit_kwargs) -> dict:
         """Train one model per seed on ``make_rows(seed)``; returns the table cells (Score per column)."""
@@ -738,8 +787,9 @@ def table_name(fraction: float) -> str:
 
 
 def _fit_note(exp: Experiment) -> str:
-    return (f"fit: exact match on {exp.a.fit_size} rows sampled from the run's own training rows "
-            "(the model fitted its data when this is high)." if exp.a.fit_size else "")
+    rows = "all of the run's own training rows" if exp.a.fit_target else (
+        f"{exp.a.fit_size} rows sampled from the run's own training rows")
+    return f"fit: exact match on {rows} (the model fitted its data when this is high)." if exp.a.fit_size else ""
 
 
 def data_name(a) -> str:
@@ -758,8 +808,11 @@ def _caption(exp: Experiment, dm) -> str:
     scale = {"paper": "the paper's model and budget", "cpu": "CPU scale (small model, sampled rows)",
              "cpu_scan": "CPU scale (small model, few steps)"}.get(
         a.preset, "a pipeline check: NOT the paper's numbers")
-    schedule = (f"every run trained until its exact match on {a.fit_size} of its own rows reaches {a.fit_target:g} % "
-                f"(checked every {a.eval_every} steps, at most {a.steps} steps; 'steps': the steps each took), batches "
+    restart = (f"; a run under {a.restart_below:g} % fit at step {a.restart_after} restarted from another init, "
+               f"at most {a.max_restarts} times (runs.json: abandoned_inits)" if a.restart_below else "")
+    schedule = (f"every run trained until its exact match on all its own rows reaches {a.fit_target:g} % "
+                f"(checked every {a.eval_every} steps on {a.fit_size} of them, on all once those reach it; at most "
+                f"{a.steps} steps; 'steps': the steps each took{restart}), batches "
                 if a.fit_target else f"every run {a.steps} steps ")
     if "gen" in exp.evals and a.gen_per_category:
         sizes += f" ({a.gen_per_category} of each of its {len(set(exp.evals['gen']['category']))} categories)"

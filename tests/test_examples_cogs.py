@@ -164,11 +164,11 @@ def test_cpu_preset_on_cogs_gen_at_tiny_scale(tmp_path):
                                 "--num-eval", "4", "--gen-per-category", "1", "--d-model", "16", "--ffn", "32",
                                 "--layers", "1", "--heads", "2", "--map-epochs", "2", "--min-epoch", "0", "--steps", "4",
                                 "--eval-every", "2", "--fit-size", "4", "--max-new-tokens", "16", "--seeds", "0", "1",
-                                "--jobs", "2"])
+                                "--restart-after", "2", "--jobs", "2"])
     assert rc == 0
     assert undeclared_outputs(out, cartography_cogs.OUTPUTS) == []
     results = json.loads((out / "results.json").read_text())
-    assert results["settings"]["preset"] == "cpu" and results["settings"]["fit_target"] == 92.0
+    assert results["settings"]["preset"] == "cpu" and results["settings"]["fit_target"] == 90.0
     assert list(results["tables"]) == ["table2", "categories"]       # 33 % only, then gen per category
     t = results["tables"]["table2"]
     assert t["columns"] == ["subset", "size", "repaired", *SCORES, "steps"]
@@ -183,6 +183,13 @@ def test_cpu_preset_on_cogs_gen_at_tiny_scale(tmp_path):
     for r in runs:
         # stopped at the fit target or at the step cap, checked every 2 steps and at the last one
         assert r["steps"] == r["fit_curve"][-1][0] and (r["fit_target_reached"] or r["steps"] == 4)
+        # a run under 10 % fit at step 2 started again from another init (at most twice); the last attempt
+        # trains to the cap; every abandoned attempt is kept
+        assert r["init_seed"] == r["seed"] + 1000 * len(r["abandoned_inits"]) and len(r["abandoned_inits"]) <= 2
+        for k, gone in enumerate(r["abandoned_inits"]):
+            assert gone["init_seed"] == r["seed"] + 1000 * k and gone["steps"] == 2 and gone["fit_curve"][-1][1] < 10
+        if len(r["abandoned_inits"]) < 2:
+            assert r["fit_curve"][0][1] >= 10 or r["steps"] < 2
         assert len(r["gen categories"]) == 21 and r["cpu_seconds"] > 0
     cats = results["tables"]["categories"]
     assert cats["columns"] == ["category", "100% training", "33% hard-to-learn", "33% random"]
@@ -210,7 +217,14 @@ def test_fit_target_and_jobs_are_checked_before_any_work(tmp_path, capsys):
     import cartography_cogs
 
     for argv, named in ((["--fit-target", "120"], "--fit-target"), (["--jobs", "0"], "--jobs"),
-                        (["--fit-target", "90", "--eval-every", "0"], "--eval-every")):
+                        (["--fit-target", "90", "--eval-every", "0"], "--eval-every"),
+                        (["--restart-below", "5"], "--restart-below 5 needs --fit-target"),
+                        (["--fit-target", "90", "--eval-every", "2", "--fit-size", "4", "--restart-below", "95",
+                          "--max-restarts", "1", "--restart-after", "2"], "--restart-below must be"),
+                        (["--fit-target", "90", "--eval-every", "2", "--fit-size", "4", "--restart-below", "5",
+                          "--max-restarts", "1", "--restart-after", "99999"], "--restart-after must be"),
+                        (["--fit-target", "90", "--eval-every", "2", "--fit-size", "4", "--restart-below", "5",
+                          "--restart-after", "2"], "--max-restarts >= 1")):
         with pytest.raises(SystemExit):
             cartography_cogs.parse_args(["--tiny", "--out", str(tmp_path / "o"), *argv])
         assert named in capsys.readouterr().err

@@ -45,7 +45,32 @@ def test_step_checks_every_n_and_at_the_last_step():
     assert not cb.reached and not control.should_training_stop
 
 
+def test_a_run_still_below_the_floor_after_the_given_step_is_abandoned():
+    scores = iter([0.0, 0.0, 0.5, 0.0, 80.0])
+    cb = FitTargetCallback(lambda m: next(scores), 90.0, 250, unit="step", abandon_below=5.0, abandon_after=1000)
+    model, control = _Model(), _control()
+    for step in range(250, 1251, 250):
+        cb.on_step_end(None, SimpleNamespace(global_step=step, max_steps=3000), control, model=model)
+        if control.should_training_stop:
+            break
+    # 0.0 at 250-750 is early days; at 1000 the run is still under 5 %: stopped, not reached
+    assert cb.history == [(250, 0.0), (500, 0.0), (750, 0.5), (1000, 0.0)]
+    assert cb.abandoned and not cb.reached and control.should_training_stop
+
+
+def test_a_run_that_learns_is_not_abandoned():
+    scores = iter([0.0, 30.0, 95.0])
+    cb = FitTargetCallback(lambda m: next(scores), 90.0, 1, abandon_below=5.0, abandon_after=2)
+    model, control = _Model(), _control()
+    for epoch in (1, 2, 3):
+        cb.on_epoch_end(None, SimpleNamespace(epoch=float(epoch)), control, model=model)
+    assert cb.reached and not cb.abandoned
+
+
 @pytest.mark.parametrize("kwargs, err, match", [
+    (dict(score=len, target=90.0, every=1, abandon_below=5.0), ValueError, "abandon_below and abandon_after go together"),
+    (dict(score=len, target=90.0, every=1, abandon_below=95.0, abandon_after=3), ValueError, "abandon_below"),
+    (dict(score=len, target=90.0, every=1, abandon_below=5.0, abandon_after=0), ValueError, "abandon_after"),
     (dict(score=1, target=90.0, every=1), TypeError, "score must be a callable"),
     (dict(score=len, target=190.0, every=1), ValueError, "target"),
     (dict(score=len, target=90.0, every=0), ValueError, "every"),

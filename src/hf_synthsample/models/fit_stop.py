@@ -10,6 +10,9 @@ Example:
     >>> cb = FitTargetCallback(lambda model: 95.0, target=90.0, every=2)
     >>> cb.target, cb.every, cb.unit, cb.history, cb.reached
     (90.0, 2, 'epoch', [], False)
+    >>> guard = FitTargetCallback(lambda model: 0.0, 90.0, 250, unit="step", abandon_below=5.0, abandon_after=1500)
+    >>> guard.abandon_below, guard.abandon_after, guard.abandoned
+    (5.0, 1500, False)
 """
 
 from __future__ import annotations
@@ -32,10 +35,17 @@ class FitTargetCallback(TrainerCallback):
     ``history`` holds ``(epoch or step, score)`` per check, ``reached`` whether the target was met;
     ``on_check(position, score)`` (optional) is called after each check, e.g. to print progress.
     The model is put back in training mode after scoring (scoring usually calls ``model.eval()``).
+
+    ``abandon_below`` / ``abandon_after``: a run whose score is still below ``abandon_below`` at a
+    check at or past ``abandon_after`` (same unit) is stopped with ``abandoned = True``. Small
+    scratch models sometimes never leave a score of 0 from one initialization while the same
+    settings fit from another; the caller can then start again from another init (and report it)
+    instead of spending the rest of the budget on a run that will not fit.
     """
 
     def __init__(self, score: Callable[[Any], float], target: float, every: int, *, unit: str = "epoch",
-                 on_check: Callable[[int, float], None] | None = None):
+                 on_check: Callable[[int, float], None] | None = None, abandon_below: float | None = None,
+                 abandon_after: int | None = None):
         if not callable(score):
             raise TypeError(f"score must be a callable model -> percentage, got {type(score).__name__}")
         if unit not in UNITS:
@@ -43,8 +53,15 @@ class FitTargetCallback(TrainerCallback):
         self.score, self.unit, self.on_check = score, unit, on_check
         self.target = check_float("target", target, min=0.0, max=100.0)
         self.every = check_int("every", every, min=1)
+        if (abandon_below is None) != (abandon_after is None):
+            raise ValueError("abandon_below and abandon_after go together: give both or neither, got "
+                             f"abandon_below={abandon_below!r}, abandon_after={abandon_after!r}")
+        self.abandon_below = None if abandon_below is None else check_float(
+            "abandon_below", abandon_below, min=0.0, max=self.target)
+        self.abandon_after = None if abandon_after is None else check_int("abandon_after", abandon_after, min=1)
         self.history: list[tuple[int, float]] = []
         self.reached = False
+        self.abandoned = False
 
     def _check(self, position: int, model, control):
         value = float(self.score(model))
@@ -54,6 +71,9 @@ class FitTargetCallback(TrainerCallback):
             self.on_check(position, value)
         if value >= self.target:
             self.reached = True
+            control.should_training_stop = True
+        elif self.abandon_after is not None and position >= self.abandon_after and value < self.abandon_below:
+            self.abandoned = True
             control.should_training_stop = True
         return control
 
