@@ -468,10 +468,11 @@ class Experiment:
             max_steps=max_steps or -1, batch_size=a.batch_size, learning_rate=a.lr, seed=seed, callbacks=callbacks,
             use_cpu=not _cuda(), disable_tqdm=True, **training_args)
 
-    def evaluate(self, trainer, trained_on=None) -> dict[str, float | None]:
+    def evaluate(self, trainer, trained_on=None, *, fit: float | None = None) -> dict[str, float | None]:
         """Exact match (%) and corpus BLEU of greedy decodes on each evaluation split (``gen*`` are
         ``None`` when the set is absent), and ``fit``: exact match on ``fit_size`` rows of
-        ``trained_on`` (the run's own training rows). BLEU is a secondary, graded view."""
+        ``trained_on`` (the run's own training rows), or ``fit`` when the caller already measured it on
+        this model. BLEU is a secondary, graded view."""
         import numpy as np
 
         from hf_synthsample.metrics.scores import bleu
@@ -490,8 +491,8 @@ class Experiment:
                 ok = np.array([" ".join(p.split()) == " ".join(t.split()) for p, t in zip(r["predictions"], ds["target"])])
                 cats = np.array(ds["category"])
                 scores["gen categories"] = {str(c): float(100.0 * ok[cats == c].mean()) for c in sorted(set(cats))}
-        scores["fit"] = None
-        if trained_on is not None and self.a.fit_size:  # with a fit target: on all rows, the figure it is about
+        scores["fit"] = fit
+        if fit is None and trained_on is not None and self.a.fit_size:  # with a fit target: on all rows, the figure it is about
             rows = trained_on if self.a.fit_target else self.fit_sample(trained_on, 0)
             scores["fit"] = self.fit_exact_match(model, rows)
         return scores
@@ -586,7 +587,9 @@ class Runs:
                               "fit_curve": [[p, round(v, 2)] for p, v in stopper.history]})
             _say(f"    {name} seed {seed}: fit {stopper.history[-1][1]:.1f} % at step {stopper.history[-1][0]} "
                  f"(< {a.restart_below:g} %): this init did not learn; restarting from init {seed + 1000 * (attempt + 1)}")
-        scores = exp.evaluate(trainer, trained_on=rows)
+        # a run stopped at the target has just been scored on all its rows (the stopper's last check)
+        scores = exp.evaluate(trainer, trained_on=rows,
+                              fit=stopper.history[-1][1] if stopper is not None and stopper.reached else None)
         record = {"run": name, "seed": seed, "rows": len(rows), **scores, "steps": int(trainer.state.global_step)}
         if "category" in rows.column_names:  # COGS: how many primitive / exposure rows the subset kept
             record["exposure_rows"] = sum(c != "in_distribution" for c in rows["category"])
