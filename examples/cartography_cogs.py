@@ -106,6 +106,10 @@ SCORE_COLUMNS = ("dev", "test", "gen", "dev BLEU", "test BLEU", "gen BLEU")
 EVAL_SPLITS = {"cogs": ("dev", "test", "gen"), "scan": ("iid", "ood")}
 
 
+#: --lr-schedule -> the Trainer's lr_scheduler_type
+LR_SCHEDULES = {"linear": "linear", "constant": "constant_with_warmup"}
+
+
 def score_columns(data: str) -> tuple[str, ...]:
     """Exact-match columns of the evaluation splits, then their BLEU columns."""
     splits = EVAL_SPLITS["scan" if data.startswith("scan:") else "cogs"]
@@ -314,6 +318,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--jobs", type=int, default=1,
                    help="subset runs trained at once, each in its own forked process (results do not depend on it) [1]")
     p.add_argument("--warmup-steps", type=int, help="linear learning-rate warm-up steps of every run")
+    p.add_argument("--lr-schedule", choices=LR_SCHEDULES, default="linear",
+                   help="learning rate of the subset runs after the warm-up: 'linear' decays to 0 at --steps, "
+                        "'constant' stays (a run stopped at its fit target never sees the end of a decay) [linear]")
     p.add_argument("--cache-dir", default=None, help="datasets cache (SCAN data)")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 is fastest on a small shared CPU) [1]")
     a = p.parse_args(argv)
@@ -580,7 +587,7 @@ class Runs:
                                         last=attempt == a.max_restarts or not a.restart_below)
                 fit_kwargs = dict(fit_kwargs, callbacks=[stopper])
             trainer = exp.fit(rows, f"{name}-seed{seed}", seed=seed, max_steps=a.steps, model=exp.model(init_seed),
-                              **fit_kwargs)
+                              lr_scheduler_type=LR_SCHEDULES[a.lr_schedule], **fit_kwargs)
             if stopper is None or not stopper.abandoned:
                 break
             abandoned.append({"init_seed": init_seed, "steps": int(trainer.state.global_step),
@@ -612,13 +619,10 @@ class Runs:
         exp, a = self.exp, self.exp.a
         sample = exp.fit_sample(rows, 1)
 
-        def score(model) -> float:
-            value = exp.fit_exact_match(model, sample)
-            return exp.fit_exact_match(model, rows) if value >= a.fit_target else value
-
         guard = dict(abandon_below=a.restart_below, abandon_after=a.restart_after) if a.restart_below and not last else {}
         return FitTargetCallback(
-            score, a.fit_target, a.eval_every, unit="step", **guard,
+            lambda model: exp.fit_exact_match(model, sample), a.fit_target, a.eval_every, unit="step", **guard,
+            confirm=lambda model: exp.fit_exact_match(model, rows),
             on_check=lambda step, v: _say(f"    {label}: step {step}, fit {v:.1f} % (stops at {a.fit_target:g} %)"))
 
     def train(self, name: str, make_rows, **fit_kwargs) -> dict:
@@ -823,7 +827,7 @@ def _caption(exp: Experiment, dm) -> str:
     pool = (" (the 155 primitive and exposure rows of COGS train always in the sample)"
             if a.keep_exposure and a.data == "cogs" else "")
     return (f"{data_name(a)}, {len(exp.train)} training rows{pool}; evaluation rows: {sizes}; {schedule}of "
-            f"{a.batch_size} per device, lr {a.lr:g} ({a.warmup_steps} warm-up steps), BART d_model {a.d_model}, "
+            f"{a.batch_size} per device, lr {a.lr:g} ({a.warmup_steps} warm-up steps, then {a.lr_schedule}), BART d_model {a.d_model}, "
             f"{a.layers}+{a.layers} layers; mean±sd over seeds {list(a.seeds)} (model init and the random subset); "
             f"data map from seed {a.seed}, epochs {dm.epochs[0]}..{dm.epochs[-1]} of {a.map_epochs}.{splits}{gen} "
             f"{describe_settings(a.preset.replace('_', '-'), a.overrides)}: {scale}.")

@@ -30,8 +30,9 @@ Presets (individual flags override them):
   on the sample (UAT covers far more templates than Uniform).
 * ``--cpu`` (a model that fits; measured 2,750 CPU-s with ``--samplers uniform uat``): pool 20,000,
   ``k`` = 1K, the attentional LSTM (``--arch lstm``, hidden 128, dropout 0.1, batch 32, constant
-  lr 3e-3) trained in the paper's two stages, each until greedy decoding reproduces 90 % of (up to
-  300 of) its rows (checked every 3 epochs): pre-training on the sample (at most 30 epochs),
+  lr 3e-3) trained in the paper's two stages, each until greedy decoding reproduces 90 % of its
+  rows (checked every 3 epochs on 300 of them, on all once those reach it): pre-training on the
+  sample (at most 30 epochs),
   fine-tuning on the annotated rows (at most 45), 3 repeats. ``train EM (fit)`` is exact match on
   all 1,812 annotated train rows, ``pre-train fit`` the fit on the sample before fine-tuning;
   ``errors.md`` gives, per compositional test template, what each model emits instead (the
@@ -59,8 +60,8 @@ variation: the pool's abstract templates are held out whole (``template_split`` 
 ``template`` column, ``--test-size`` of the rows; the test side reduced to ``--max-eval`` seeded
 rows), each sampler draws ``k`` rows from the train side, a scratch model (``--arch``, default the
 attentional LSTM, width ``--hidden-size``) is trained on that sample alone until greedy decoding
-reproduces ``--fit-target`` % of (up to 300 of) its rows (checked every ``--check-every`` epochs, at
-most ``--epochs``), and exact match is scored on the held-out templates, per row and averaged per
+reproduces ``--fit-target`` % of its rows (checked every ``--check-every`` epochs on 300 of them,
+on all once those reach it; at most ``--epochs``), and exact match is scored on the held-out templates, per row and averaged per
 template. Entities are anonymized; the word vocabulary is the whole train side's, so every run
 decodes over the same tokens. ``synthetic_runs.json`` keeps each run's fit curve and per-template
 hits. Presets: ``--cpu`` pool 20,000, ``k`` = 1K, LSTM 128, at most 45 epochs (measured: 83-88 % fit
@@ -241,7 +242,8 @@ def parse_args(argv):
     fit.add_argument("--dropout", type=float, help="dropout")
     fit.add_argument("--check-every", type=int, help="epochs between fit checks")
     fit.add_argument("--fit-target", type=float,
-                     help="stop a stage once the fit (EM %% on up to 300 of its rows) reaches it; 0: train the "
+                     help="stop a stage once the fit (EM %% on its rows: 300 of them, all once those reach it) "
+                          "reaches it; 0: train the "
                           "annotated setting for exactly --pretrain-epochs / --finetune-epochs")
     fit.add_argument("--jobs", type=int, default=1, help="training processes (results do not depend on it) [1]")
     a = p.parse_args(argv)
@@ -355,7 +357,7 @@ def train_and_evaluate(a, tokenizer, pretrain, annotated, seed: int, workdir: st
         if stage == "pretrain":  # how well the pre-trained model fits its sample, before fine-tuning
             model.eval()
             out["pretrain_fit"] = float(evaluate_seq2seq(
-                model, tokenizer, rows.select(range(min(300, len(rows)))), source_column="utterance",
+                model, tokenizer, rows, source_column="utterance",
                 target_column="program", batch_size=64, max_new_tokens=max_new)["exact_match"])
             model.train()
     model.eval()
@@ -483,18 +485,22 @@ def build_arch_model(a, tokenizer, seed: int, width: int):
 
 
 def train_to_fit(a, model, tokenizer, rows, max_epochs: float, seed: int, workdir: str, max_new: int) -> dict:
-    """Train ``model`` on ``rows`` until greedy decoding reproduces ``a.fit_target`` % of (up to 300
-    of) them, checked every ``a.check_every`` epochs, at most ``max_epochs`` (batch ``a.batch_size``,
+    """Train ``model`` on ``rows`` until greedy decoding reproduces ``a.fit_target`` % of them (checked
+    on 300 of them, on all once those reach it) every ``a.check_every`` epochs, at most ``max_epochs`` (batch ``a.batch_size``,
     constant lr ``a.learning_rate`` after a 2 % warm-up). The one fit-checking loop of this example:
     the synthetic split and both stages of the annotated setting use it.
     Returns ``{"epochs", "fit_curve": [(epoch, fit)], "cpu_s"}``."""
     from hf_synthsample.models import FitTargetCallback, evaluate_seq2seq, train_seq2seq
 
+    def fit_on(subset):
+        return lambda model: evaluate_seq2seq(model, tokenizer, subset, source_column="utterance",
+                                              target_column="program", batch_size=64,
+                                              max_new_tokens=max_new)["exact_match"]
+
+    # 300 rows at each check, all of them once those reach the target: the run stops when all its rows fit
     fit_rows = rows.select(range(min(300, len(rows))))
     stop = FitTargetCallback(
-        lambda model: evaluate_seq2seq(model, tokenizer, fit_rows, source_column="utterance", target_column="program",
-                                       batch_size=64, max_new_tokens=max_new)["exact_match"],
-        a.fit_target, a.check_every,
+        fit_on(fit_rows), a.fit_target, a.check_every, confirm=fit_on(rows) if len(rows) > len(fit_rows) else None,
         on_check=lambda epoch, fit: print(f"  epoch {epoch}: fit {fit:.1f} ({time.process_time():.0f} CPU-s)", flush=True))
     t0 = time.process_time()
     trainer = train_seq2seq(model, tokenizer, rows, source_column="utterance", target_column="program",
@@ -510,9 +516,9 @@ def max_new_tokens(tokenizer, *datasets) -> int:
 
 
 def train_synthetic(a, tokenizer, sample, test, seed: int, workdir: str) -> dict:
-    """A scratch model trained on ``sample`` alone until it fits ``a.fit_target`` % of (up to 300 of)
-    its rows (checked every ``a.check_every`` epochs, at most ``a.epochs``); exact match on ``test``,
-    per row and per test template."""
+    """A scratch model trained on ``sample`` alone until it fits ``a.fit_target`` % of its rows (checked
+    every ``a.check_every`` epochs, at most ``a.epochs``); exact match on ``test``, per row and per test
+    template."""
     import collections
 
     from hf_synthsample.models import evaluate_seq2seq
@@ -522,7 +528,7 @@ def train_synthetic(a, tokenizer, sample, test, seed: int, workdir: str) -> dict
     t0 = time.process_time()
     run = train_to_fit(a, model, tokenizer, sample, a.epochs, seed, workdir, max_new)
     model.eval()
-    fit = evaluate_seq2seq(model, tokenizer, sample.select(range(min(300, len(sample)))), source_column="utterance",
+    fit = evaluate_seq2seq(model, tokenizer, sample, source_column="utterance",
                            target_column="program", batch_size=64, max_new_tokens=max_new)["exact_match"]
     res = evaluate_seq2seq(model, tokenizer, test, source_column="utterance", target_column="program",
                            batch_size=64, max_new_tokens=max_new)
@@ -602,7 +608,7 @@ def main_synthetic(a) -> int:
         caption=(f"{describe_settings(a.preset, a.overrides)} --synthetic-split; pool {a.pool_size:,} (seed {a.seed}), "
                  f"templates held out whole ({a.test_size:g} of the rows), test {len(test)} rows of "
                  f"{len(set(test['template']))} templates; scratch {a.arch} (width {a.hidden_size}) trained on the "
-                 f"sample alone until it fits {a.fit_target:g} % of (up to 300 of) its rows, checked every "
+                 f"sample alone until it fits {a.fit_target:g} % of its rows (on 300, then on all), checked every "
                  f"{a.check_every} epochs, at most {a.epochs:g}; batch {a.batch_size}, lr {a.learning_rate:g}; "
                  f"entities anonymized; mean over seeds {seeds} (sample and model seed), sd = sample sd. "
                  "comp template EM: mean over test templates of their rows' EM. templates: of the sample; compound divergence "
@@ -697,7 +703,7 @@ def main(argv=None) -> int:
         caption=(f"{describe_settings(a.preset, a.overrides)}; pool {a.pool_size:,} (seed {a.seed}); init {a.init}"
                  + ((f" (word-level T5, d_model {a.d_model}, {a.layers}+{a.layers} layers)" if a.arch == "t5" else
                      f" (word-level {a.arch}, width {a.hidden_size}, dropout {a.dropout:g})") if a.init == "scratch" else "")
-                 + (f"; each stage trained until greedy decoding fits {a.fit_target:g} % of (up to 300 of) its rows, "
+                 + (f"; each stage trained until greedy decoding fits {a.fit_target:g} % of its rows (on 300, then on all), "
                     f"checked every {a.check_every} epochs, at most {a.pretrain_epochs:g} epochs of pre-training and "
                     f"{a.finetune_epochs:g} of fine-tuning (batch {a.batch_size}, constant lr {a.learning_rate:g})"
                     if a.fit_target > 0 else f"; pre-train {a.pretrain_epochs:g} ep, fine-tune {a.finetune_epochs:g} ep")
@@ -705,8 +711,8 @@ def main(argv=None) -> int:
                  + (f"mean (sd) of {a.repeats} repeats, seeds {seeds}" if a.repeats > 1 else f"seed {a.seed}")
                  + f"; anonymized entities: {a.anonymize}; i.i.d. test {len(annotated['iid'])} rows, compositional "
                  f"test {len(annotated['comp'])} rows. train EM (fit): exact match on all "
-                 f"{len(annotated['train']):,} annotated train rows (the fine-tuning data); pre-train fit: on (up to 300 "
-                 "of) the synthetic sample after pre-training; epochs: pre-training + fine-tuning (mean). templates / "
+                 f"{len(annotated['train']):,} annotated train rows (the fine-tuning data); pre-train fit: on all "
+                 "the synthetic sample after pre-training; epochs: pre-training + fine-tuning (mean). templates / "
                  "compound entropy (nats) / comp templates covered: of the synthetic sample."))
     rows = ([("Baseline", [None] * a.repeats)] if a.baseline else []) + list(samples.items())
     # one run per (row, seed), seeds outermost: with --jobs n the rows of one seed train side by side

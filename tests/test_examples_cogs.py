@@ -248,3 +248,30 @@ def test_data_seed_keeps_the_pool_and_map_of_another_run():
     a = cartography_cogs.parse_args(["--cpu", *data, "--seeds", "2", "--data-seed", "0"])
     assert a.seeds == [2] and a.seed == 0   # subset runs at seed 2, pool / evaluation rows / data map at seed 0
     assert cartography_cogs.parse_args(["--cpu", *data, "--seeds", "1", "2"]).seed == 1
+
+
+def test_lr_schedule_reaches_the_subset_runs_not_the_map(tmp_path, monkeypatch):
+    """--lr-schedule constant: every subset run's Trainer gets a constant lr after the warm-up; the data map
+    keeps its own (linear) schedule, so the map does not change with the option."""
+    import cartography_cogs
+
+    seen = []
+    fit = cartography_cogs.Experiment.fit
+
+    def spy(self, dataset, name, **kwargs):
+        trainer = fit(self, dataset, name, **kwargs)
+        seen.append((name, trainer.args.lr_scheduler_type.value))
+        return trainer
+
+    monkeypatch.setattr(cartography_cogs.Experiment, "fit", spy)
+    paths = _cogs()
+    out = tmp_path / "out"
+    rc = cartography_cogs.main(["--tiny", "--out", str(out), "--train", paths["train"], "--dev", paths["dev"],
+                                "--test", paths["test"], "--no-curricula", "--fractions", "0.5",
+                                "--lr-schedule", "constant"])
+    assert rc == 0
+    assert seen[0] == ("datamap", "linear")
+    assert len(seen) > 1 and {s for _, s in seen[1:]} == {"constant_with_warmup"}
+    assert "then constant" in (out / "results.md").read_text()
+    with pytest.raises(SystemExit):
+        cartography_cogs.main(["--tiny", "--lr-schedule", "cosine"])

@@ -67,7 +67,29 @@ def test_a_run_that_learns_is_not_abandoned():
     assert cb.reached and not cb.abandoned
 
 
+def test_confirm_runs_only_at_the_target_and_its_value_decides():
+    sample = iter([50.0, 92.0, 95.0])
+    everything = iter([86.0, 91.0])
+    calls = []
+
+    def confirm(model):
+        calls.append(1)
+        return next(everything)
+
+    cb = FitTargetCallback(lambda m: next(sample), 90.0, 1, confirm=confirm)
+    model, control = _Model(), _control()
+    for epoch in (1, 2, 3):
+        cb.on_epoch_end(None, SimpleNamespace(epoch=float(epoch)), control, model=model)
+        if control.should_training_stop:
+            break
+    # epoch 1: the sample is under the target, no full pass; epoch 2: the sample passes, all rows
+    # do not (86); epoch 3: both pass
+    assert cb.history == [(1, 50.0), (2, 86.0), (3, 91.0)]
+    assert len(calls) == 2 and cb.reached and model.trained == 3
+
+
 @pytest.mark.parametrize("kwargs, err, match", [
+    (dict(score=len, target=90.0, every=1, confirm=3), TypeError, "confirm must be None or a callable"),
     (dict(score=len, target=90.0, every=1, abandon_below=5.0), ValueError, "abandon_below and abandon_after go together"),
     (dict(score=len, target=90.0, every=1, abandon_below=95.0, abandon_after=3), ValueError, "abandon_below"),
     (dict(score=len, target=90.0, every=1, abandon_below=5.0, abandon_after=0), ValueError, "abandon_after"),

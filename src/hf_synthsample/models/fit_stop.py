@@ -13,6 +13,9 @@ Example:
     >>> guard = FitTargetCallback(lambda model: 0.0, 90.0, 250, unit="step", abandon_below=5.0, abandon_after=1500)
     >>> guard.abandon_below, guard.abandon_after, guard.abandoned
     (5.0, 1500, False)
+    >>> sure = FitTargetCallback(lambda model: 95.0, 90.0, 1, confirm=lambda model: 88.0)
+    >>> sure.confirm is not None
+    True
 """
 
 from __future__ import annotations
@@ -41,13 +44,21 @@ class FitTargetCallback(TrainerCallback):
     scratch models sometimes never leave a score of 0 from one initialization while the same
     settings fit from another; the caller can then start again from another init (and report it)
     instead of spending the rest of the budget on a run that will not fit.
+
+    ``confirm`` (optional, model -> percentage): called only when ``score`` reaches the target; its
+    value is the check's (recorded, and what must reach the target). The usual pair is a cheap score
+    on a sample of the rows and ``confirm`` on all of them: the run stops when *all* its rows are
+    fitted, at the cost of one full pass only near the end.
     """
 
     def __init__(self, score: Callable[[Any], float], target: float, every: int, *, unit: str = "epoch",
                  on_check: Callable[[int, float], None] | None = None, abandon_below: float | None = None,
-                 abandon_after: int | None = None):
+                 abandon_after: int | None = None, confirm: Callable[[Any], float] | None = None):
         if not callable(score):
             raise TypeError(f"score must be a callable model -> percentage, got {type(score).__name__}")
+        if confirm is not None and not callable(confirm):
+            raise TypeError(f"confirm must be None or a callable model -> percentage, got {type(confirm).__name__}")
+        self.confirm = confirm
         if unit not in UNITS:
             raise ValueError(f"unit must be one of {list(UNITS)}, got {unit!r}")
         self.score, self.unit, self.on_check = score, unit, on_check
@@ -65,6 +76,8 @@ class FitTargetCallback(TrainerCallback):
 
     def _check(self, position: int, model, control):
         value = float(self.score(model))
+        if self.confirm is not None and value >= self.target:
+            value = float(self.confirm(model))
         model.train()
         self.history.append((position, value))
         if self.on_check is not None:
