@@ -275,6 +275,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--steps", type=int, help="optimizer steps of every subset / curriculum run")
     p.add_argument("--batch-size", type=int)
     p.add_argument("--lr", type=float, help="learning rate")
+    p.add_argument("--map-lr", type=float, default=None,
+                   help="learning rate of the data-map run (default: --lr), so the subset runs' rate can change "
+                        "without changing the map")
     p.add_argument("--d-model", type=int)
     p.add_argument("--ffn", type=int, help="feed-forward width")
     p.add_argument("--layers", type=int, help="encoder and decoder layers (each)")
@@ -338,6 +341,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                                "restart_after", "max_restarts"))
     if a.jobs < 1:
         p.error(f"--jobs must be a positive number of processes, got {a.jobs}")
+    if a.lr <= 0 or (a.map_lr is not None and a.map_lr <= 0):
+        p.error(f"--lr and --map-lr must be positive learning rates, got {a.lr:g} and {a.map_lr}")
+    if a.map_lr is None:
+        a.map_lr = a.lr
     if not 0 <= a.fit_target <= 100:
         p.error(f"--fit-target must be a percentage in [0, 100], got {a.fit_target}")
     if a.fit_target and not (a.fit_size and a.eval_every):
@@ -468,11 +475,12 @@ class Experiment:
 
         a = self.a
         training_args.setdefault("warmup_steps", a.warmup_steps)
+        training_args.setdefault("learning_rate", a.lr)
         drop = [c for c in ("category", "example_id") if c in dataset.column_names and not (keep_ids and c == "example_id")]
         return train_seq2seq(
             model, self.tokenizer, dataset.remove_columns(drop), source_column="source",
             target_column="target", output_dir=os.path.join(a.out, "runs", name), epochs=epochs,
-            max_steps=max_steps or -1, batch_size=a.batch_size, learning_rate=a.lr, seed=seed, callbacks=callbacks,
+            max_steps=max_steps or -1, batch_size=a.batch_size, seed=seed, callbacks=callbacks,
             use_cpu=not _cuda(), disable_tqdm=True, **training_args)
 
     def evaluate(self, trainer, trained_on=None, *, fit: float | None = None) -> dict[str, float | None]:
@@ -529,7 +537,7 @@ def build_datamap(exp: Experiment):
     trainer = exp.fit(exp.train, "datamap", seed=a.seed, epochs=a.map_epochs, model=model,
                       callbacks=[CartographyCallback(measures=measures)], remove_unused_columns=False,
                       data_collator=CartographyCollator(seq2seq_collator(exp.tokenizer, model)),
-                      keep_ids=True)
+                      keep_ids=True, learning_rate=a.map_lr)
     trainer.accelerator.wait_for_everyone()  # the main process writes the dynamics at train end
     # the map model's own fit (a map from a model that learnt nothing ranks noise)
     exp.map_fit = exp.fit_exact_match(model, exp.fit_sample(exp.train, 0)) if a.fit_size else None
@@ -827,7 +835,7 @@ def _caption(exp: Experiment, dm) -> str:
     pool = (" (the 155 primitive and exposure rows of COGS train always in the sample)"
             if a.keep_exposure and a.data == "cogs" else "")
     return (f"{data_name(a)}, {len(exp.train)} training rows{pool}; evaluation rows: {sizes}; {schedule}of "
-            f"{a.batch_size} per device, lr {a.lr:g} ({a.warmup_steps} warm-up steps, then {a.lr_schedule}), BART d_model {a.d_model}, "
+            f"{a.batch_size} per device, lr {a.lr:g} ({a.warmup_steps} warm-up steps, then {a.lr_schedule}; the map run: {a.map_lr:g}, linear), BART d_model {a.d_model}, "
             f"{a.layers}+{a.layers} layers; mean±sd over seeds {list(a.seeds)} (model init and the random subset); "
             f"data map from seed {a.seed}, epochs {dm.epochs[0]}..{dm.epochs[-1]} of {a.map_epochs}.{splits}{gen} "
             f"{describe_settings(a.preset.replace('_', '-'), a.overrides)}: {scale}.")

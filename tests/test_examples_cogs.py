@@ -251,8 +251,8 @@ def test_data_seed_keeps_the_pool_and_map_of_another_run():
 
 
 def test_lr_schedule_reaches_the_subset_runs_not_the_map(tmp_path, monkeypatch):
-    """--lr-schedule constant: every subset run's Trainer gets a constant lr after the warm-up; the data map
-    keeps its own (linear) schedule, so the map does not change with the option."""
+    """--lr-schedule constant / --lr: every subset run's Trainer gets a constant lr after the warm-up; the
+    data map keeps its own (linear) schedule and --map-lr, so the map does not change with the options."""
     import cartography_cogs
 
     seen = []
@@ -260,7 +260,7 @@ def test_lr_schedule_reaches_the_subset_runs_not_the_map(tmp_path, monkeypatch):
 
     def spy(self, dataset, name, **kwargs):
         trainer = fit(self, dataset, name, **kwargs)
-        seen.append((name, trainer.args.lr_scheduler_type.value))
+        seen.append((name, trainer.args.lr_scheduler_type.value, trainer.args.learning_rate))
         return trainer
 
     monkeypatch.setattr(cartography_cogs.Experiment, "fit", spy)
@@ -268,10 +268,11 @@ def test_lr_schedule_reaches_the_subset_runs_not_the_map(tmp_path, monkeypatch):
     out = tmp_path / "out"
     rc = cartography_cogs.main(["--tiny", "--out", str(out), "--train", paths["train"], "--dev", paths["dev"],
                                 "--test", paths["test"], "--no-curricula", "--fractions", "0.5",
-                                "--lr-schedule", "constant"])
+                                "--lr-schedule", "constant", "--lr", "0.002", "--map-lr", "0.003"])
     assert rc == 0
-    assert seen[0] == ("datamap", "linear")
-    assert len(seen) > 1 and {s for _, s in seen[1:]} == {"constant_with_warmup"}
-    assert "then constant" in (out / "results.md").read_text()
-    with pytest.raises(SystemExit):
-        cartography_cogs.main(["--tiny", "--lr-schedule", "cosine"])
+    assert seen[0] == ("datamap", "linear", 0.003)
+    assert len(seen) > 1 and set(seen[1:]) == {(name, "constant_with_warmup", 0.002) for name, *_ in seen[1:]}
+    assert "then constant; the map run: 0.003, linear" in (out / "results.md").read_text()
+    for bad in (["--lr-schedule", "cosine"], ["--map-lr", "0"]):
+        with pytest.raises(SystemExit):
+            cartography_cogs.main(["--tiny", *bad])
