@@ -123,7 +123,8 @@ PRESETS = {
              "seeds": [0], "regions": REGIONS + ("random",), "full": True, "fit_size": 8, "warmup_steps": 0,
              "curricula": True,
              "fit_target": 0.0, "eval_every": 0, "gen_per_category": 0, "keep_exposure": False, "fractions": "0.33,0.5",
-             "restart_below": 0.0, "restart_after": 0, "max_restarts": 0},
+             "restart_below": 0.0, "restart_after": 0, "max_restarts": 0,
+             "lr_schedule": "linear", "map_lr": None},
     # CPU, under 10 minutes on a 2-core machine
     "small": {"num_train": 1000, "num_eval": 100, "d_model": 64, "layers": 2, "ffn": 256, "heads": 4, "batch_size": 32,
               "map_epochs": 4, "min_epoch": 1, "steps": 80, "lr": 2e-3, "max_new_tokens": None, "combinations": False,
@@ -131,7 +132,8 @@ PRESETS = {
               "seeds": [0], "regions": REGIONS + ("random",), "full": True, "fit_size": 100, "warmup_steps": 0,
               "curricula": True,
              "fit_target": 0.0, "eval_every": 0, "gen_per_category": 0, "keep_exposure": False, "fractions": "0.33,0.5",
-             "restart_below": 0.0, "restart_after": 0, "max_restarts": 0},
+             "restart_below": 0.0, "restart_after": 0, "max_restarts": 0,
+             "lr_schedule": "linear", "map_lr": None},
     # CPU, <= 30 minutes: hard-to-learn vs random on SCAN around-right, 3 seeds (--cpu-scan; the --cpu preset
     # before COGS gen was available)
     "cpu_scan": {"num_train": 6000, "num_eval": 500, "d_model": 64, "layers": 2, "ffn": 256, "heads": 4, "batch_size": 32,
@@ -140,16 +142,20 @@ PRESETS = {
             "seeds": [0, 1, 2], "regions": ("hard-to-learn", "random"), "full": False, "fit_size": 200,
             "warmup_steps": 50, "curricula": False, "fit_target": 0.0, "eval_every": 0,
                  "gen_per_category": 0, "keep_exposure": False, "fractions": "0.33,0.5",
-                 "restart_below": 0.0, "restart_after": 0, "max_restarts": 0},
+                 "restart_below": 0.0, "restart_after": 0, "max_restarts": 0,
+             "lr_schedule": "linear", "map_lr": None},
     # CPU, <= 30 CPU-minutes with --jobs 2: the paper's Table 2 layout on COGS gen (full set, 33 % hard-to-learn,
     # 33 % random), 3 seeds, every model trained until it fits >= 90 % of all its own rows (a collapsed init restarted)
     "cpu": {"num_train": 2000, "num_eval": 100, "d_model": 64, "layers": 2, "ffn": 256, "heads": 4, "batch_size": 32,
-            "map_epochs": 30, "min_epoch": 1, "steps": 3000, "lr": 3e-3, "max_new_tokens": None, "combinations": False,
+            "map_epochs": 30, "min_epoch": 1, "steps": 3000, "lr": 1.5e-3, "max_new_tokens": None, "combinations": False,
             "schedules": ("exponential",), "curriculum_regions": ("hard-to-learn",), "data": "cogs",
             "seeds": [0, 1, 2], "regions": ("hard-to-learn", "random"), "full": True, "fit_size": 200,
             "warmup_steps": 100, "curricula": False, "fit_target": 90.0, "eval_every": 250,
             "gen_per_category": 20, "keep_exposure": True, "fractions": "0.33",
-            "restart_below": 10.0, "restart_after": 1500, "max_restarts": 2},
+            "restart_below": 10.0, "restart_after": 1500, "max_restarts": 2,
+            # the subset runs at a constant 1.5e-3: under a linear decay from 3e-3 a run that left its plateau
+            # late had a small lr and memorised its 660 rows (dev 0); the map keeps 3e-3, linear
+            "lr_schedule": "constant", "map_lr": 3e-3},
     # the paper's COGS Transformer and step budget (GPU)
     "paper": {"num_train": 0, "num_eval": 0, "d_model": 512, "layers": 2, "ffn": 512, "heads": 4, "batch_size": 128,
               "map_epochs": 10, "min_epoch": 2, "steps": 50_000, "lr": 1e-4, "max_new_tokens": None, "combinations": True,
@@ -157,7 +163,8 @@ PRESETS = {
               "seeds": [0, 1, 2], "regions": REGIONS + ("random",), "full": True, "fit_size": 1000,
               "warmup_steps": 0, "curricula": True,
              "fit_target": 0.0, "eval_every": 0, "gen_per_category": 0, "keep_exposure": False, "fractions": "0.33,0.5",
-             "restart_below": 0.0, "restart_after": 0, "max_restarts": 0},
+             "restart_below": 0.0, "restart_after": 0, "max_restarts": 0,
+             "lr_schedule": "linear", "map_lr": None},
 }
 
 
@@ -276,8 +283,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--batch-size", type=int)
     p.add_argument("--lr", type=float, help="learning rate")
     p.add_argument("--map-lr", type=float, default=None,
-                   help="learning rate of the data-map run (default: --lr), so the subset runs' rate can change "
-                        "without changing the map")
+                   help="learning rate of the data-map run, so the subset runs' rate can change without changing the "
+                        "map [cpu: 3e-3; others: --lr]")
     p.add_argument("--d-model", type=int)
     p.add_argument("--ffn", type=int, help="feed-forward width")
     p.add_argument("--layers", type=int, help="encoder and decoder layers (each)")
@@ -321,9 +328,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--jobs", type=int, default=1,
                    help="subset runs trained at once, each in its own forked process (results do not depend on it) [1]")
     p.add_argument("--warmup-steps", type=int, help="linear learning-rate warm-up steps of every run")
-    p.add_argument("--lr-schedule", choices=LR_SCHEDULES, default="linear",
+    p.add_argument("--lr-schedule", choices=LR_SCHEDULES, default=None,
                    help="learning rate of the subset runs after the warm-up: 'linear' decays to 0 at --steps, "
-                        "'constant' stays (a run stopped at its fit target never sees the end of a decay) [linear]")
+                        "'constant' stays (a run stopped at its fit target never sees the end of a decay) [cpu: constant; "
+                        "others: linear]")
     p.add_argument("--cache-dir", default=None, help="datasets cache (SCAN data)")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 is fastest on a small shared CPU) [1]")
     a = p.parse_args(argv)
@@ -835,7 +843,8 @@ def _caption(exp: Experiment, dm) -> str:
     pool = (" (the 155 primitive and exposure rows of COGS train always in the sample)"
             if a.keep_exposure and a.data == "cogs" else "")
     return (f"{data_name(a)}, {len(exp.train)} training rows{pool}; evaluation rows: {sizes}; {schedule}of "
-            f"{a.batch_size} per device, lr {a.lr:g} ({a.warmup_steps} warm-up steps, then {a.lr_schedule}; the map run: {a.map_lr:g}, linear), BART d_model {a.d_model}, "
+            f"{a.batch_size} per device, lr {a.lr:g} ({a.warmup_steps} warm-up steps, then {a.lr_schedule}; the map "
+            f"run: {a.map_lr:g}, linear), BART d_model {a.d_model}, "
             f"{a.layers}+{a.layers} layers; mean±sd over seeds {list(a.seeds)} (model init and the random subset); "
             f"data map from seed {a.seed}, epochs {dm.epochs[0]}..{dm.epochs[-1]} of {a.map_epochs}.{splits}{gen} "
             f"{describe_settings(a.preset.replace('_', '-'), a.overrides)}: {scale}.")

@@ -169,6 +169,8 @@ def test_cpu_preset_on_cogs_gen_at_tiny_scale(tmp_path):
     assert undeclared_outputs(out, cartography_cogs.OUTPUTS) == []
     results = json.loads((out / "results.json").read_text())
     assert results["settings"]["preset"] == "cpu" and results["settings"]["fit_target"] == 90.0
+    # the subset runs at a constant 1.5e-3 (a late learner keeps a lr that generalizes), the map at 3e-3
+    assert [results["settings"][k] for k in ("lr", "lr_schedule", "map_lr")] == [1.5e-3, "constant", 3e-3]
     assert list(results["tables"]) == ["table2", "categories"]       # 33 % only, then gen per category
     t = results["tables"]["table2"]
     assert t["columns"] == ["subset", "size", "repaired", *SCORES, "steps"]
