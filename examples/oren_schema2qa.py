@@ -36,9 +36,9 @@ Presets (individual flags override them):
   fine-tuning on the annotated rows (at most 45), 3 repeats. ``train EM (fit)`` is exact match on
   all 1,812 annotated train rows, ``pre-train fit`` the fit on the sample before fine-tuning;
   ``errors.md`` gives, per compositional test template, what each model emits instead (the
-  error profile), ``runs.json`` each run's fit curves. k = 2K (the paper's smallest column)
-  costs ~630 CPU-s per sampled run (measured; 30 pre-training epochs to 88 % fit), too much for
-  3 seeds here: ``--sample-sizes 2000``. Figures and verdict in ``docs/reproductions.md``.
+  error profile), ``runs.json`` each run's fit curves. k = 2K (the paper's smallest column):
+  ``--sample-sizes 2000``, 3,888 CPU-s for 3 seeds (measured; about 32 min on 2 idle cores).
+  Figures and verdict in ``docs/reproductions.md``.
   (``--small`` keeps the earlier fixed-epoch word-level T5: ``--arch t5 --fit-target 0``.)
 * ``--paper`` (GPU): pool 1,000,000, ``k`` in 2K/5K/10K/60K/120K (the paper's Table 5 columns up
   to 120K, the largest size every sampler was run at), initialised from **BART-base** as the
