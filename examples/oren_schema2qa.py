@@ -342,6 +342,7 @@ def train_and_evaluate(a, tokenizer, pretrain, annotated, seed: int, workdir: st
     splits = [annotated[s] for s in ("train", "iid", "comp")] + ([pretrain] if pretrain is not None else [])
     max_new = max_new_tokens(tokenizer, *splits)
     out = {"pretrain_epochs": 0, "pretrain_curve": [], "pretrain_fit": None}
+    run: dict = {}
     for stage, rows, cap in (("pretrain", pretrain, a.pretrain_epochs), ("finetune", annotated["train"], a.finetune_epochs)):
         if rows is None:
             continue
@@ -354,7 +355,9 @@ def train_and_evaluate(a, tokenizer, pretrain, annotated, seed: int, workdir: st
                           output_dir=workdir_stage, epochs=cap, batch_size=a.batch_size, learning_rate=a.learning_rate,
                           seed=seed, warmup_steps=0.05, lr_scheduler_type="linear", disable_tqdm=True)
             out[f"{stage}_epochs"], out[f"{stage}_curve"] = cap, []
-        if stage == "pretrain":  # how well the pre-trained model fits its sample, before fine-tuning
+        if stage == "pretrain" and run.get("fit") is not None:  # scored on all its rows at the stop
+            out["pretrain_fit"] = float(run["fit"])
+        elif stage == "pretrain":  # how well the pre-trained model fits its sample, before fine-tuning
             model.eval()
             out["pretrain_fit"] = float(evaluate_seq2seq(
                 model, tokenizer, rows, source_column="utterance",
@@ -489,7 +492,8 @@ def train_to_fit(a, model, tokenizer, rows, max_epochs: float, seed: int, workdi
     on 300 of them, on all once those reach it) every ``a.check_every`` epochs, at most ``max_epochs`` (batch ``a.batch_size``,
     constant lr ``a.learning_rate`` after a 2 % warm-up). The one fit-checking loop of this example:
     the synthetic split and both stages of the annotated setting use it.
-    Returns ``{"epochs", "fit_curve": [(epoch, fit)], "cpu_s"}``."""
+    Returns ``{"epochs", "fit_curve": [(epoch, fit)], "cpu_s", "fit"}`` (``fit``: on all rows when the
+    target was reached, else ``None``)."""
     from hf_synthsample.models import FitTargetCallback, evaluate_seq2seq, train_seq2seq
 
     def fit_on(subset):
@@ -507,7 +511,9 @@ def train_to_fit(a, model, tokenizer, rows, max_epochs: float, seed: int, workdi
                             output_dir=workdir, epochs=max_epochs, batch_size=a.batch_size,
                             learning_rate=a.learning_rate, seed=seed, warmup_steps=0.02,
                             lr_scheduler_type="constant_with_warmup", disable_tqdm=True, callbacks=[stop])
-    return {"epochs": round(trainer.state.epoch or 0), "fit_curve": stop.history, "cpu_s": time.process_time() - t0}
+    # a run stopped at the target was just scored on all its rows (the last check): the caller need not decode them again
+    return {"epochs": round(trainer.state.epoch or 0), "fit_curve": stop.history, "cpu_s": time.process_time() - t0,
+            "fit": stop.history[-1][1] if stop.reached else None}
 
 
 def max_new_tokens(tokenizer, *datasets) -> int:
@@ -528,8 +534,9 @@ def train_synthetic(a, tokenizer, sample, test, seed: int, workdir: str) -> dict
     t0 = time.process_time()
     run = train_to_fit(a, model, tokenizer, sample, a.epochs, seed, workdir, max_new)
     model.eval()
-    fit = evaluate_seq2seq(model, tokenizer, sample, source_column="utterance",
-                           target_column="program", batch_size=64, max_new_tokens=max_new)["exact_match"]
+    fit = run["fit"] if run["fit"] is not None else evaluate_seq2seq(
+        model, tokenizer, sample, source_column="utterance", target_column="program", batch_size=64,
+        max_new_tokens=max_new)["exact_match"]
     res = evaluate_seq2seq(model, tokenizer, test, source_column="utterance", target_column="program",
                            batch_size=64, max_new_tokens=max_new)
     per_template = collections.defaultdict(list)
