@@ -22,6 +22,11 @@ def run(out: str) -> None:
     ds = add_example_ids(Dataset.from_list(rows_for("seq2seq", n=37)))
     make_trainer(bart(), ds, out, [CartographyCallback(measures=("inv_ppl", "chia"))], epochs=2, bs=4, lr=0.0,
                  gradient_accumulation_steps=2).train()
+    # The Trainer leaves the gloo group open; a process that exits with it open can abort in
+    # interpreter finalization ("terminate called without an active exception", SIGABRT:
+    # pytorch/pytorch#190489), which failed CI once. Close it while the interpreter is alive.
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
 
 
 if __name__ == "__main__":
