@@ -243,6 +243,19 @@ def test_cpu_scan_keeps_the_scan_preset_of_the_recorded_result():
     assert a.regions == ("hard-to-learn", "random") and a.seeds == [0, 1, 2] and a.overrides == {}
 
 
+def test_cpu_keeps_the_settings_of_the_recorded_cogs_gen_result(tmp_path):
+    """The COGS gen rows of docs/reproductions.md were run with these settings (4,000-row pool)."""
+    import cartography_cogs
+
+    for name in ("train", "dev", "test"):
+        (tmp_path / f"{name}.tsv").write_text("a\tb\tin_distribution\n")
+    a = cartography_cogs.parse_args(["--cpu", "--data-dir", str(tmp_path)])
+    assert (a.data, a.num_train, a.num_eval, a.d_model, a.layers, a.steps, a.lr, a.lr_schedule, a.map_lr,
+            a.map_epochs, a.min_epoch, a.fractions, a.full, a.fit_target, a.keep_exposure, a.gen_per_category) == (
+        "cogs", 4000, 100, 64, 2, 5000, 1.5e-3, "constant", 3e-3, 30, 1, (0.33,), True, 90.0, True, 40)
+    assert a.regions == ("hard-to-learn", "random") and a.seeds == [0, 1, 2] and a.overrides == {}
+
+
 def test_data_seed_keeps_the_pool_and_map_of_another_run():
     import cartography_cogs
 
