@@ -342,27 +342,26 @@ def train_and_evaluate(a, tokenizer, pretrain, annotated, seed: int, workdir: st
     splits = [annotated[s] for s in ("train", "iid", "comp")] + ([pretrain] if pretrain is not None else [])
     max_new = max_new_tokens(tokenizer, *splits)
     out = {"pretrain_epochs": 0, "pretrain_curve": [], "pretrain_fit": None}
-    run: dict = {}
     for stage, rows, cap in (("pretrain", pretrain, a.pretrain_epochs), ("finetune", annotated["train"], a.finetune_epochs)):
         if rows is None:
             continue
         workdir_stage = os.path.join(workdir, stage)
+        stage_fit = None  # the fit on all its rows, when the stop measured it
         if a.fit_target > 0:
             run = train_to_fit(a, model, tokenizer, rows, cap, seed, workdir_stage, max_new)
-            out[f"{stage}_epochs"], out[f"{stage}_curve"] = run["epochs"], run["fit_curve"]
+            out[f"{stage}_epochs"], out[f"{stage}_curve"], stage_fit = run["epochs"], run["fit_curve"], run["fit"]
         else:
             train_seq2seq(model, tokenizer, rows, source_column="utterance", target_column="program",
                           output_dir=workdir_stage, epochs=cap, batch_size=a.batch_size, learning_rate=a.learning_rate,
                           seed=seed, warmup_steps=0.05, lr_scheduler_type="linear", disable_tqdm=True)
             out[f"{stage}_epochs"], out[f"{stage}_curve"] = cap, []
-        if stage == "pretrain" and run.get("fit") is not None:  # scored on all its rows at the stop
-            out["pretrain_fit"] = float(run["fit"])
-        elif stage == "pretrain":  # how well the pre-trained model fits its sample, before fine-tuning
-            model.eval()
-            out["pretrain_fit"] = float(evaluate_seq2seq(
-                model, tokenizer, rows, source_column="utterance",
-                target_column="program", batch_size=64, max_new_tokens=max_new)["exact_match"])
-            model.train()
+        if stage == "pretrain":  # how well the pre-trained model fits its sample, before fine-tuning
+            if stage_fit is None:
+                model.eval()
+                stage_fit = evaluate_seq2seq(model, tokenizer, rows, source_column="utterance",
+                                             target_column="program", batch_size=64, max_new_tokens=max_new)["exact_match"]
+                model.train()
+            out["pretrain_fit"] = float(stage_fit)
     model.eval()
     # fit: the same decoding on every annotated row the model was fine-tuned on
     for split, test in (("fit", annotated["train"]), ("iid", annotated["iid"]), ("comp", annotated["comp"])):
