@@ -6,6 +6,7 @@ extrapolation (Figure 2), with a Transformer trained from scratch.
     python examples/zhou_scan.py --cpu                    # Table 1 jump, 1x vs 20x: about 20 min with --jobs 2, 2,200 CPU-s per seed
     python examples/zhou_scan.py --cpu --splits around_right   # Table 1 around right, 1x vs 20x: ~3,600 CPU-s per seed
     python examples/zhou_scan.py --cpu-table3             # Table 3 with the --cpu model: 5 models per seed, ~9,000 CPU-s
+    python examples/zhou_scan.py --cpu-table3 --seed 1 --table3-rows 2x more-primitives augzero   # some rows only
     python examples/zhou_scan.py --cpu-fig2               # Figure 2 at SCAN* L = 4, 8, 16 with a T5 d_model 128
     python examples/zhou_scan.py --tables 1 --splits jump --factors 1 20   # any subset of tables, splits, factors
     accelerate launch examples/zhou_scan.py --paper       # paper scale: GPU, hours per table
@@ -95,6 +96,8 @@ OUTPUTS = ("table*.md", "table*.json", "table*.png", "figure*.md", "figure*.json
 #: SCAN splits of Table 1 (row label -> exact SCAN config)
 SCAN_SPLITS = {"jump": "addprim_jump", "around_right": "template_around_right"}
 TABLE3_ROWS = ("Origin Dataset", "2x Augmentation", "+ More primitives", "+ More prim. & larger size", "+ AugZero")
+#: --table3-rows names of the Table 3 rows, in TABLE3_ROWS order
+TABLE3_ROW_NAMES = dict(zip(("1x", "2x", "more-primitives", "larger", "augzero"), TABLE3_ROWS))
 TABLES = ("1", "3", "fig2")
 #: per table: the columns drawn as bars (None: every numeric one) and the x-axis label of its PNG
 PLOTS = {"table1": (None, "SCAN split (bars: primitive augmentation factor)"),
@@ -580,6 +583,8 @@ def table3(args, runner: Runner, data: dict):
         caption=_caption(args, "scan") + f" '+ More primitives': the {large}x set down-sampled to the 2x set's size; "
         f"'+ More prim. & larger size': {large}x; AugZero k={args.augzero_k}.", fit_note=_fit_note(args))
     for label, (key, make) in makers.items():
+        if label not in args.table3_rows:
+            continue
         mean = runner.score(key, make)
         rows = runner.run(key, make, args.seeds[0])["train_rows"]
         table.add(**{"dataset": label, "SCAN (Around Right)": mean, "train rows": rows})
@@ -683,6 +688,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--splits", nargs="+", choices=list(SCAN_SPLITS),
                    help="Table 1 rows (default: both; --cpu: jump; the around-right row: --cpu --splits around_right)")
     p.add_argument("--star-lengths", type=int, nargs="+", help="SCAN* L values (each reached by halving --star-source)")
+    p.add_argument("--table3-rows", nargs="+", choices=list(TABLE3_ROW_NAMES), default=list(TABLE3_ROW_NAMES),
+                   help="Table 3 rows to train (default: all five): 1x (origin), 2x, more-primitives (the largest "
+                        "factor down-sampled to 2x's size), larger (the largest factor), augzero. Runs are "
+                        "deterministic per seed, so rows of one seed run apart fit one table")
     args = p.parse_args(argv)
     from hf_synthsample.validation import check_writable_path
 
@@ -717,6 +726,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if "3" in args.tables and (1 not in args.factors or 2 not in args.factors or max(args.factors) <= 2):
         p.error(f"--factors must include 1, 2 and a factor above 2 when --tables has 3 (its rows are 1x, 2x and "
                 f"the largest factor), got {args.factors}")
+    if len(set(args.table3_rows)) != len(args.table3_rows):
+        p.error(f"--table3-rows: each row once, got {args.table3_rows}")
+    args.table3_rows = [label for name, label in TABLE3_ROW_NAMES.items() if name in args.table3_rows]
     from hf_synthsample.domains.scan import halving_steps
 
     for L in args.star_lengths:

@@ -319,6 +319,22 @@ def test_cpu_table3_preset_runs_at_toy_size(tmp_path, cache_dir):
     runs = json.loads((out / "runs.json").read_text())
     assert [r["key"].split("/")[-1] for r in runs] == ["1x", "2x", "20x-down-to-2x", "20x", "augzero-3"]
     assert all(r["num_dev"] == 2 and r["selected_step"] in (1, 2) for r in runs)  # the dev set chose each
+    # some rows only (in table order, whatever order they are named in): the same runs, the same scores
+    some = tmp_path / "t3-some"
+    assert zhou.main(["--cpu-table3", *_TOY_MODEL, "--train-size", "30", "--test-size", "20", "--augzero-k", "3",
+                      "--table3-rows", "augzero", "2x", "--out", str(some), "--cache-dir", cache_dir]) == 0
+    rows = json.loads((some / "results.json").read_text())["tables"]["table3"]["rows"]
+    assert [r["dataset"] for r in rows] == ["2x Augmentation", "+ AugZero"]
+    assert rows == [t3["rows"][1], t3["rows"][4]]
+
+
+def test_table3_rows_are_named_once_from_the_accepted_names(capsys):
+    assert zhou.parse_args(["--cpu-table3"]).table3_rows == list(zhou.TABLE3_ROWS)
+    for bad, said in ((["2x", "2x"], "each row once"), (["3x"], "invalid choice")):
+        with pytest.raises(SystemExit):
+            zhou.parse_args(["--cpu-table3", "--table3-rows", *bad])
+        err = capsys.readouterr().err
+        assert "--table3-rows" in err and said in err
 
 
 def test_cpu_fig2_preset_runs_at_toy_size(tmp_path, cache_dir):
