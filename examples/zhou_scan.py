@@ -253,7 +253,7 @@ def train_and_evaluate(train, test, args, *, seed: int, output_dir: str) -> dict
     """Word tokenizer over train + test, a scratch model (``args.arch``), ``args.steps`` steps, exact match on ``test``.
 
     With ``args.dev_fraction`` a seeded part of ``test`` is a dev set scored every ``args.eval_every``
-    steps; the checkpoint with the best dev exact match (the earliest on ties) is the one evaluated on
+    steps; the checkpoint with the best dev exact match (on ties the better fit, then the earliest) is the one evaluated on
     the remaining test rows, as in the reference code. The last checkpoint's score is kept beside it.
     """
     from hf_synthsample.columns import column_array
@@ -353,7 +353,8 @@ class CurveScorer:
     "train_exact_match", "num_test", "seconds"}`` per checkpoint; ``seconds`` sums the time spent.
 
     With a ``dev`` set each point also has ``dev_exact_match``, and the weights of the checkpoint
-    with the best one (the earliest on ties) are kept in memory: :meth:`restore_best` loads them.
+    with the best one are kept in memory (on a dev tie the better-fitting checkpoint, then the
+    earliest): :meth:`restore_best` loads them.
     """
 
     def __init__(self, model, tokenizer, *, test, fit, every: int, last: int, num_beams: int,
@@ -367,6 +368,7 @@ class CurveScorer:
         self.seconds = 0.0
         self.best_dev: float | None = None
         self.best_step: int | None = None
+        self.best_fit: float | None = None
         self._best_state: dict | None = None
 
     def restore_best(self) -> None:
@@ -392,8 +394,13 @@ class CurveScorer:
         dev = ""
         if self.dev is not None:
             point["dev_exact_match"] = self._score(self.dev)
-            if self.best_dev is None or point["dev_exact_match"] > self.best_dev:
-                self.best_dev, self.best_step = point["dev_exact_match"], int(step)
+            fit = point["train_exact_match"]
+            # a dev tie goes to the better-fitting checkpoint, then to the earliest: on a split where dev
+            # stays at 0 (SCAN* length), the earliest would be an under-trained model scored beside its fit
+            tie_fits_better = (point["dev_exact_match"] == self.best_dev and fit is not None
+                               and self.best_fit is not None and fit > self.best_fit)
+            if self.best_dev is None or point["dev_exact_match"] > self.best_dev or tie_fits_better:
+                self.best_dev, self.best_step, self.best_fit = point["dev_exact_match"], int(step), fit
                 self._best_state = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
             dev = f"dev {point['dev_exact_match']:.1f} "
         point["seconds"] = round(time.perf_counter() - start, 1)

@@ -206,7 +206,7 @@ def test_dev_split_and_checkpoint_selection(cache_dir):
     model = build_scratch_model(tok, d_model=8, d_ff=16, num_layers=1, num_heads=2)
     scorer = zhou.CurveScorer(model, tok, test=rest, fit=None, dev=dev, every=1, last=4, num_beams=1,
                               max_new_tokens=2, batch_size=8)
-    dev_scores = iter([10.0, 50.0, 50.0, 20.0])  # best at step 2, tied at 3: the earliest wins
+    dev_scores = iter([10.0, 50.0, 50.0, 20.0])  # best at step 2, tied at 3: no fit rows, the earliest wins
     scorer._score = lambda dataset: next(dev_scores) if dataset is dev else 0.0
     weights = {}
 
@@ -223,6 +223,19 @@ def test_dev_split_and_checkpoint_selection(cache_dir):
     assert [p["dev_exact_match"] for p in scorer.points] == [10.0, 50.0, 50.0, 20.0]
     scorer.restore_best()
     assert torch.equal(next(model.parameters()), weights[2])
+    # with fit rows, a dev tie goes to the better-fitting checkpoint (dev 0 everywhere: the best fit)
+    for devs, fits, chosen in (([10.0, 50.0, 50.0, 20.0], [70.0, 80.0, 95.0, 99.0], 3),
+                               ([0.0, 0.0, 0.0, 0.0], [69.0, 96.0, 91.5, 96.0], 2),
+                               ([10.0, 50.0, 50.0, 20.0], [70.0, 80.0, 80.0, 99.0], 2)):
+        fit_rows = rest.select(range(2))
+        scorer = zhou.CurveScorer(model, tok, test=rest, fit=fit_rows, dev=dev, every=1, last=4, num_beams=1,
+                                  max_new_tokens=2, batch_size=8)
+        dev_iter, fit_iter = iter(devs), iter(fits)
+        scorer._score = lambda d: next(dev_iter) if d is dev else next(fit_iter) if d is fit_rows else 0.0
+        for step in (1, 2, 3, 4):
+            State.global_step = step
+            scorer.on_step_end(None, State, None)
+        assert (scorer.best_step, scorer.best_dev, scorer.best_fit) == (chosen, devs[chosen - 1], fits[chosen - 1])
 
 
 @pytest.mark.parametrize("argv, message", [(["--dev-fraction", "1"], "--dev-fraction must be in [0, 1)"),
