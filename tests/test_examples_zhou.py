@@ -302,6 +302,7 @@ def test_cpu_presets_for_around_right_table3_and_figure2(capsys):
     assert (f2.tables, f2.arch, f2.star_lengths, f2.star_source, f2.star_primitives) == (["fig2"], "t5", [4, 8, 16],
                                                                                            16, 50)
     assert (f2.d_model, f2.layers, f2.star_train, f2.star_test, f2.dev_fraction) == (128, 3, 1000, 200, 0.1)
+    assert (f2.steps, f2.learning_rate) == (10_000, 1e-3)  # the recorded run's: L = 16 fits only after ~9,000 steps
     for argv in (["--cpu", "--cpu-fig2"], ["--cpu-table3", "--paper"]):  # one preset at a time
         with pytest.raises(SystemExit):
             zhou.parse_args(argv)
