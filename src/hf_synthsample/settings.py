@@ -1,0 +1,339 @@
+"""Settings objects: one frozen dataclass per job, declared once and read by every layer.
+
+A job's settings (a split's test size, a sampler's seed, ...) are the fields of one frozen
+dataclass deriving from :class:`Settings`. Each field is declared with :func:`setting`, which
+carries its help text, bounds or choices and, where it has one, its CLI flag. From those fields
+come the validation (once, at construction), ``get_params`` / ``set_params`` of the
+estimator-like objects that take the settings (:class:`Estimator`, in scikit-learn's manner),
+the provenance record written to cards (:meth:`Settings.to_record`) and the CLI options
+(:func:`add_arguments` / :func:`settings_from_args`), so the four cannot drift apart.
+
+Example:
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Draw(Settings):
+    ...     size: float = setting(0.25, help="share of rows drawn", min=0.0, max=1.0, min_inclusive=False)
+    ...     seed: int = setting(0, help="random seed", min=0)
+    >>> Draw(size=0.5).get_params()
+    {'size': 0.5, 'seed': 0}
+    >>> Draw(size=2)
+    Traceback (most recent call last):
+    ...
+    ValueError: size must be <= 1.0, got 2.0
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> add_arguments(parser, Draw)
+    >>> settings_from_args(Draw, parser.parse_args(["--size", "0.1"]))
+    Draw(size=0.1, seed=0)
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import re
+import typing
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Mapping
+
+from .validation import check_choice, check_float, check_int, check_str_tuple
+
+__all__ = ["Estimator", "Settings", "Spec", "add_arguments", "clone", "setting", "settings_from_args"]
+
+_KINDS = ("int", "float", "bool", "str", "choice", "strs", "any")
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What a field means: its help, bounds or choices, and how the CLI spells it.
+
+    ``kind`` is inferred from the field's annotation when not given (``int``, ``float``,
+    ``bool``, ``str``, ``tuple[str, ...]`` -> ``"strs"``; ``X | None`` sets ``none``).
+    ``check(name, value) -> value`` validates what the kinds cannot (it gets the field's name to
+    put in its message, and returns the normalised value). ``applies_when`` maps another field
+    to the values under which this one means something (e.g. ``{"method": ("mcd", "tmcd")}``):
+    a CLI option given outside them is refused rather than silently ignored. ``cli``: ``True``
+    (an option), or a string saying why the field has no option.
+    """
+
+    help: str
+    kind: str | None = None
+    min: float | None = None
+    max: float | None = None
+    min_inclusive: bool = True
+    max_inclusive: bool = True
+    choices: tuple | None = None
+    none: bool | None = None
+    check: Callable[[str, Any], Any] | None = None
+    flag: str | None = None
+    aliases: tuple[str, ...] = ()
+    cli: bool | str = True
+    parse: Callable[[str], Any] | None = None
+    metavar: str | None = None
+    applies_when: Mapping[str, tuple] | None = None
+
+
+def setting(default: Any = dataclasses.MISSING, *, help: str, **spec: Any) -> Any:
+    """Declare a settings field: its default, help text and :class:`Spec` (bounds, choices, flag...)."""
+    if "choices" in spec and spec["choices"] is not None:
+        spec["choices"] = tuple(spec["choices"])
+    return dataclasses.field(default=default, metadata={"setting": Spec(help=help, **spec)})
+
+
+def _infer(annotation: Any) -> tuple[str, bool]:
+    """(kind, accepts None) of a field's resolved annotation."""
+    args = typing.get_args(annotation)
+    origin = typing.get_origin(annotation)
+    none = type(None) in args
+    if none and origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        rest = [a for a in args if a is not type(None)]
+        kind, _ = _infer(rest[0]) if len(rest) == 1 else ("any", False)
+        return kind, True
+    if origin is typing.Literal:
+        return "choice", False
+    if origin is tuple and args and all(a is str for a in args if a is not Ellipsis):
+        return "strs", False
+    for t, kind in ((bool, "bool"), (int, "int"), (float, "float"), (str, "str")):
+        if annotation is t:
+            return kind, False
+    return "any", False
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Base class of the settings dataclasses: validates every field once, at construction."""
+
+    _specs_cache: ClassVar[dict] = {}
+
+    # ------------------------------------------------------------------ the fields' declarations
+    @classmethod
+    def specs(cls) -> dict[str, Spec]:
+        """Field name -> its :class:`Spec`, with ``kind`` and ``none`` resolved, in declaration order."""
+        cached = Settings._specs_cache.get(cls)
+        if cached is None:
+            hints = typing.get_type_hints(cls)
+            cached = {}
+            for f in dataclasses.fields(cls):
+                spec = f.metadata.get("setting") or Spec(help="", kind="any", cli="not a setting")
+                kind, none = _infer(hints.get(f.name, Any))
+                if spec.choices is not None and spec.kind is None:
+                    kind = "choice"
+                cached[f.name] = dataclasses.replace(
+                    spec, kind=spec.kind or kind, none=none if spec.none is None else spec.none)
+            Settings._specs_cache[cls] = cached
+        return cached
+
+    @classmethod
+    def defaults(cls) -> dict[str, Any]:
+        """Field name -> default value (fields without a default are left out)."""
+        out = {}
+        for f in dataclasses.fields(cls):
+            if f.default is not dataclasses.MISSING:
+                out[f.name] = f.default
+            elif f.default_factory is not dataclasses.MISSING:
+                out[f.name] = f.default_factory()
+        return out
+
+    # ------------------------------------------------------------------ validation
+    def __post_init__(self) -> None:
+        for name, spec in self.specs().items():
+            value = getattr(self, name)
+            checked = _check_value(name, value, spec)
+            if checked is not value:
+                object.__setattr__(self, name, checked)
+        self._check()
+
+    def _check(self) -> None:
+        """Checks across fields (subclasses override); raise ``ValueError`` naming the fields."""
+
+    # ------------------------------------------------------------------ reading and changing
+    def get_params(self) -> dict[str, Any]:
+        """Field name -> value, in declaration order."""
+        return {name: getattr(self, name) for name in self.specs()}
+
+    def replace(self, **changes: Any) -> "Settings":
+        """A validated copy with ``changes`` applied; an unknown name is a ``ValueError`` listing the known ones."""
+        unknown = sorted(set(changes) - set(self.specs()))
+        if unknown:
+            raise ValueError(f"{type(self).__name__} has no setting {unknown[0]!r}; "
+                             f"its settings are: {', '.join(self.specs())}")
+        return dataclasses.replace(self, **changes)
+
+    def to_record(self) -> dict[str, Any]:
+        """The settings as JSON-safe values, for provenance records and cards."""
+        return {name: _json_safe(getattr(self, name)) for name in self.specs()}
+
+    def changed(self) -> dict[str, Any]:
+        """The fields whose value differs from the default (what ``repr`` shows)."""
+        defaults = self.defaults()
+        return {k: v for k, v in self.get_params().items() if k not in defaults or defaults[k] != v}
+
+
+def _check_value(name: str, value: Any, spec: Spec) -> Any:
+    if value is None and spec.none:
+        return value
+    kind = spec.kind
+    if kind == "int":
+        value = check_int(name, value, min=spec.min, max=spec.max)
+    elif kind == "float":
+        value = check_float(name, value, min=spec.min, max=spec.max, min_inclusive=spec.min_inclusive,
+                            max_inclusive=spec.max_inclusive)
+    elif kind == "bool":
+        if not isinstance(value, bool):
+            raise TypeError(f"{name} must be a bool, got {type(value).__name__} {value!r}")
+    elif kind == "str":
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a str, got {type(value).__name__} {value!r}")
+    elif kind == "strs":
+        value = check_str_tuple(name, value, spec.choices)
+    if spec.choices is not None and kind != "strs":
+        check_choice(name, value, spec.choices)
+    if spec.check is not None:
+        value = spec.check(name, value)
+    return value
+
+
+def _json_safe(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, Settings):
+        return value.to_record()
+    if hasattr(value, "to_record"):
+        return value.to_record()
+    if callable(value):
+        return f"{getattr(value, '__module__', '?')}.{getattr(value, '__qualname__', repr(value))}"
+    return str(value)
+
+
+# ---------------------------------------------------------------------------------- estimators
+class Estimator:
+    """Base of the estimator-like objects: configured by one :class:`Settings`, scikit-learn style.
+
+    ``Estimator(settings)`` or ``Estimator(**params)`` (or both: the params override the
+    settings). ``get_params`` / ``set_params`` read and change the settings (re-validated);
+    results of the last call live in attributes ending in ``_``. Settings fields read as
+    attributes (``est.seed``).
+    """
+
+    settings_class: ClassVar[type[Settings]]
+
+    def __init__(self, settings: Settings | None = None, /, **params: Any) -> None:
+        cls = self.settings_class
+        if settings is None:
+            settings = cls(**params)
+        elif not isinstance(settings, cls):
+            raise TypeError(f"settings must be a {cls.__name__}, got {type(settings).__name__}")
+        elif params:
+            settings = settings.replace(**params)
+        self.settings = settings
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The settings' fields and values (scikit-learn's ``get_params``)."""
+        return self.settings.get_params()
+
+    def set_params(self, **params: Any) -> "Estimator":
+        """Change settings (validated as at construction); returns ``self``."""
+        self.settings = self.settings.replace(**params)
+        return self
+
+    def provenance(self) -> dict[str, Any]:
+        """What ran: the class and its settings as JSON-safe values (cards read this)."""
+        return {"class": type(self).__name__, "params": self.settings.to_record()}
+
+    def __getattr__(self, name: str) -> Any:
+        if name != "settings" and not name.startswith("__"):
+            settings = self.__dict__.get("settings")
+            if settings is not None and name in settings.specs():
+                return getattr(settings, name)
+        raise AttributeError(f"{type(self).__name__!s} object has no attribute {name!r}")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.settings.changed().items())})"
+
+
+def clone(estimator: Estimator) -> Estimator:
+    """A new, unfitted estimator with the same settings (scikit-learn's ``clone``)."""
+    return type(estimator)(**estimator.get_params())
+
+
+# ---------------------------------------------------------------------------------- the CLI
+def flag_of(name: str, spec: Spec) -> str:
+    """The CLI flag of a field: its declared ``flag``, else ``--`` and the name with dashes."""
+    return spec.flag or "--" + name.replace("_", "-")
+
+
+def _parser_type(spec: Spec) -> Callable[[str], Any] | None:
+    if spec.parse is not None:
+        return spec.parse
+    return {"int": int, "float": float, "str": str, "strs": str}.get(spec.kind or "any")
+
+
+def add_arguments(parser: argparse.ArgumentParser | Any, settings_class: type[Settings], *,
+                  exclude: tuple[str, ...] = (), title: str | None = None) -> None:
+    """Add one option per field of ``settings_class`` (those with ``cli=True``) to ``parser``.
+
+    Options default to "not given" (``argparse.SUPPRESS``), so :func:`settings_from_args` knows
+    which ones the user set; the help shows the field's default.
+    """
+    target = parser.add_argument_group(title) if title else parser
+    defaults = settings_class.defaults()
+    for name, spec in settings_class.specs().items():
+        if name in exclude or spec.cli is not True:
+            continue
+        default = defaults.get(name, dataclasses.MISSING)
+        shown = "" if default is dataclasses.MISSING else f" [default: {default}]"
+        kwargs: dict[str, Any] = {"dest": name, "default": argparse.SUPPRESS, "help": spec.help + shown}
+        if spec.kind == "bool":
+            kwargs["action"] = argparse.BooleanOptionalAction
+        else:
+            kwargs["type"] = _parser_type(spec)
+            if spec.kind == "strs":
+                kwargs["nargs"] = "+"
+            if spec.choices is not None and spec.parse is None:
+                kwargs["choices"] = list(spec.choices)
+            if spec.metavar:
+                kwargs["metavar"] = spec.metavar
+        target.add_argument(flag_of(name, spec), *spec.aliases, **kwargs)
+
+
+def given(args: argparse.Namespace, settings_class: type[Settings]) -> dict[str, Any]:
+    """The fields of ``settings_class`` the user gave on the command line (name -> value)."""
+    return {name: getattr(args, name) for name in settings_class.specs() if hasattr(args, name)}
+
+
+def settings_from_args(settings_class: type[Settings], args: argparse.Namespace, **fixed: Any) -> Settings:
+    """Build ``settings_class`` from the options given in ``args`` (plus ``fixed`` values).
+
+    A bad value is a ``ValueError`` / ``TypeError`` naming the flag; an option given where it
+    does not apply (:attr:`Spec.applies_when`) is refused, naming the option and where it applies.
+    """
+    specs = settings_class.specs()
+    values = {**given(args, settings_class), **fixed}
+    for name, value in values.items():
+        if isinstance(value, list) and specs[name].kind == "strs":
+            values[name] = tuple(value)
+    try:
+        settings = settings_class(**values)
+    except (ValueError, TypeError) as err:
+        raise type(err)(_name_flags(str(err), specs)) from err
+    for name in given(args, settings_class):
+        when = specs[name].applies_when or {}
+        for other, allowed in when.items():
+            if getattr(settings, other) not in allowed:
+                other_flag = flag_of(other, specs[other])
+                raise ValueError(
+                    f"{flag_of(name, specs[name])} does not apply to {other_flag} {getattr(settings, other)}; "
+                    f"it applies to {other_flag} {', '.join(map(str, allowed))}")
+    return settings
+
+
+def _name_flags(message: str, specs: Mapping[str, Spec]) -> str:
+    """Put the flag in place of the field name at the head of a validation message."""
+    for name in sorted(specs, key=len, reverse=True):
+        if re.match(rf"{re.escape(name)}\b", message):
+            return flag_of(name, specs[name]) + message[len(name):]
+    return message
