@@ -43,7 +43,7 @@ Presets (any flag overrides the preset):
   warmup steps, then linear decay to 0), fit on 300 train rows, test on 1,000 test rows per split
   (~4 CPU-minutes per model; 17.5 min wall in all at load ~4). Why this model: at a constant lr
   1e-3 it fits 92-96 % of its training rows after 1,500-2,000 steps on the random and the D_C 0.6
-  split alike (single runs, docs/dev-notes/issue-21-curve.md), with a few points of noise from
+  split alike (single runs, dev/notes/issue-21-curve.md), with a few points of noise from
   step to step; the decay settles the last checkpoint. The d_model 128 model of
   ``zhou_scan.py`` costs ~3x more. Measured figures: ``docs/compositionality-curve.md``.
 * ``--paper``: the field's model (d_model 256, 3+3, ffn 512), 10,000 steps, all test rows, fit on

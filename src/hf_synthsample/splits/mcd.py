@@ -6,7 +6,7 @@ A split of a dataset's rows into train and test that maximizes the compound dive
 appears in train (``C_alpha(P||Q) = sum_k p_k^alpha q_k^(1-alpha)``; the definitions and the
 compound weights are :mod:`hf_synthsample.structure`'s).
 
-The search (notes and measurements: docs/dev-notes/issue-13.md):
+The search (notes and measurements: dev/notes/issue-13.md):
 
 1. Rows with one structure form a group that moves as a whole. A seeded random assignment of
    groups fills test to ``round(test_size * rows)`` (within ``size_tolerance``); test groups
