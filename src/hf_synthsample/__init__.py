@@ -69,8 +69,8 @@ _LAZY = {
     "track_dynamics": "hf_synthsample.cartography.track",
     "load_dynamics": "hf_synthsample.cartography.store",
     "DataMap": "hf_synthsample.cartography.datamap",
-    "ExponentialPacing": "hf_synthsample.cartography.curricula",
-    "BinnedCurriculum": "hf_synthsample.cartography.curricula",
+    "ExponentialPacing": "hf_synthsample.curriculum",
+    "BinnedCurriculum": "hf_synthsample.curriculum",
     "build_word_tokenizer": "hf_synthsample.models.tokenization",
     "build_char_tokenizer": "hf_synthsample.models.tokenization",
     "scratch_config": "hf_synthsample.models.scratch",
@@ -98,7 +98,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .cartography.callback import CartographyCallback, CartographyCollator, TrainingDynamicsCallback, add_example_ids
     from .cartography.store import load_dynamics
     from .cartography.track import track_dynamics
-    from .cartography.curricula import BinnedCurriculum, ExponentialPacing
+    from .curriculum import BinnedCurriculum, ExponentialPacing
     from .cartography.datamap import DataMap
     from .hub import Provenance, materialize, push_curated, save_curated, write_hub_folder
     from .load import load_dataset, load_dataset_builder
