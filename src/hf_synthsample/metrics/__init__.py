@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["metric_path", "available_metrics"]
+__all__ = ["metric_path", "available_metrics", "pair_metric_info"]
 
 _HERE = Path(__file__).resolve().parent
 
@@ -23,3 +23,13 @@ def metric_path(name: str) -> str:
     if name not in available_metrics():
         raise ValueError(f"name: unknown metric {name!r}; available metrics: {available_metrics()}")
     return str(_HERE / name / f"{name}.py")
+
+
+def pair_metric_info(description: str, inputs: str, *, citation: str = "", dtype: str = "string"):
+    """The ``evaluate.MetricInfo`` every shipped metric declares: prediction/reference pairs of ``dtype``."""
+    import datasets
+    import evaluate
+
+    value = datasets.Value(dtype)
+    return evaluate.MetricInfo(description=description, citation=citation, inputs_description=inputs,
+                               features=datasets.Features({"predictions": value, "references": value}))

@@ -1,7 +1,8 @@
 """BLEU via sacrebleu, predictions as hypotheses and gold as references (hf-synthsample local evaluate module)."""
 
-import datasets
 import evaluate
+
+from hf_synthsample.metrics import pair_metric_info
 
 from hf_synthsample.metrics.scores import bleu
 
@@ -19,12 +20,7 @@ Returns:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS)
 class Bleu(evaluate.Metric):
     def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation="Post, A Call for Clarity in Reporting BLEU Scores, WMT 2018.",
-            inputs_description=_KWARGS,
-            features=datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")}),
-        )
+        return pair_metric_info(_DESCRIPTION, _KWARGS, citation='Post, A Call for Clarity in Reporting BLEU Scores, WMT 2018.')
 
     def _compute(self, predictions, references, tokenize="13a"):
         return bleu(predictions, references, tokenize)

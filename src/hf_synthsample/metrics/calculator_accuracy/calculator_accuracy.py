@@ -1,7 +1,8 @@
 """Calculator accuracy: predicted answer (0-9) equals the expression's value mod 10 (hf-synthsample local evaluate module)."""
 
-import datasets
 import evaluate
+
+from hf_synthsample.metrics import pair_metric_info
 
 from hf_synthsample.metrics.scores import calculator_accuracy
 
@@ -19,12 +20,7 @@ Returns:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS)
 class CalculatorAccuracy(evaluate.Metric):
     def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation="Shin et al., Synthetic Datasets for Neural Program Synthesis, ICLR 2019.",
-            inputs_description=_KWARGS,
-            features=datasets.Features({"predictions": datasets.Value("int32"), "references": datasets.Value("int32")}),
-        )
+        return pair_metric_info(_DESCRIPTION, _KWARGS, citation='Shin et al., Synthetic Datasets for Neural Program Synthesis, ICLR 2019.', dtype='int32')
 
     def _compute(self, predictions, references, groups=None):
         return calculator_accuracy(predictions, references, groups)

@@ -1,7 +1,8 @@
 """Exact match of predicted programs / action sequences (hf-synthsample local evaluate module)."""
 
-import datasets
 import evaluate
+
+from hf_synthsample.metrics import pair_metric_info
 
 from hf_synthsample.metrics.scores import exact_match
 
@@ -19,12 +20,7 @@ Returns:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS)
 class ExactMatch(evaluate.Metric):
     def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation="",
-            inputs_description=_KWARGS,
-            features=datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")}),
-        )
+        return pair_metric_info(_DESCRIPTION, _KWARGS)
 
     def _compute(self, predictions, references, normalize_whitespace=True):
         return {"exact_match": exact_match(predictions, references, normalize_whitespace)}

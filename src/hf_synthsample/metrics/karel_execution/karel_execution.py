@@ -18,12 +18,12 @@ Example:
     1.0
 """
 
-import datasets
 import evaluate
 
 from hf_synthsample.domains.karel.dsl import parse, tokenize
 from hf_synthsample.domains.karel.interpreter import DEFAULT_MAX_MARKERS, DEFAULT_TICK_BUDGET, execute_fast
 from hf_synthsample.domains.karel.world import World
+from hf_synthsample.metrics import pair_metric_info
 
 _DESCRIPTION = __doc__
 _KWARGS_DESCRIPTION = """
@@ -54,12 +54,7 @@ def _correct(program, pairs, max_markers: int, tick_budget: int) -> bool:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class KarelExecution(evaluate.Metric):
     def _info(self):
-        return evaluate.MetricInfo(
-            description=_DESCRIPTION,
-            citation="",
-            inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")}),
-        )
+        return pair_metric_info(_DESCRIPTION, _KWARGS_DESCRIPTION)
 
     def _compute(self, predictions, references, examples=None, num_shown=5, max_markers=DEFAULT_MAX_MARKERS,
                  tick_budget=DEFAULT_TICK_BUDGET):
