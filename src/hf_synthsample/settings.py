@@ -51,7 +51,8 @@ class Spec:
     ``bool``, ``str``, ``tuple[str, ...]`` -> ``"strs"``; ``X | None`` sets ``none``).
     ``check(name, value) -> value`` validates what the kinds cannot (it gets the field's name to
     put in its message, and returns the normalised value). ``applies_when`` maps another field
-    to the values under which this one means something (e.g. ``{"method": ("mcd", "tmcd")}``):
+    to the values under which this one means something (e.g. ``{"method": ("mcd", "tmcd")}``), or
+    to a predicate of its value whose docstring says where this one applies:
     a CLI option given outside them is refused rather than silently ignored. ``cli``: ``True``
     (an option), or a string saying why the field has no option.
     """
@@ -70,7 +71,7 @@ class Spec:
     cli: bool | str = True
     parse: Callable[[str], Any] | None = None
     metavar: str | None = None
-    applies_when: Mapping[str, tuple] | None = None
+    applies_when: Mapping[str, tuple | Callable[[Any], bool]] | None = None
 
 
 def setting(default: Any = dataclasses.MISSING, *, help: str, **spec: Any) -> Any:
@@ -323,11 +324,12 @@ def settings_from_args(settings_class: type[Settings], args: argparse.Namespace,
     for name in given(args, settings_class):
         when = specs[name].applies_when or {}
         for other, allowed in when.items():
-            if getattr(settings, other) not in allowed:
-                other_flag = flag_of(other, specs[other])
-                raise ValueError(
-                    f"{flag_of(name, specs[name])} does not apply to {other_flag} {getattr(settings, other)}; "
-                    f"it applies to {other_flag} {', '.join(map(str, allowed))}")
+            value, other_flag = getattr(settings, other), flag_of(other, specs[other])
+            # a tuple of the values it applies to, or a predicate whose docstring says where it applies
+            if not (allowed(value) if callable(allowed) else value in allowed):
+                where = allowed.__doc__ if callable(allowed) else f"{other_flag} {', '.join(map(str, allowed))}"
+                raise ValueError(f"{flag_of(name, specs[name])} does not apply to {other_flag} {value}; "
+                                 f"it applies to {where}")
     return settings
 
 
