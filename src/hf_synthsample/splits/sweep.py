@@ -179,11 +179,15 @@ class SplitSweep:
         return self.to_markdown()
 
     def save(self, folder: str, *, if_exists: str = "error", provenance: Mapping[str, Any] | None = None,
-             title: str | None = None, plots: bool = True, license: str | None = None) -> str:
+             title: str | None = None, plots: bool = True, license: str | None = None, card_text: str = "",
+             extra_files: Mapping[str, Any] | None = None, metadata: Mapping[str, Any] | None = None) -> str:
         """Write the sweep as one Hub-layout folder (atomically): one config per target (``dc_0.10``,
         ...; ``train`` and ``test`` splits), a card with the table of all splits, each split's
         report (and its plot under ``plots/`` unless ``plots=False``) and the settings; card
         metadata ``hf_synthsample.split_sweep`` holds the figures. Returns the folder.
+        ``card_text`` (Markdown, placed above the table), ``extra_files`` (as in
+        :func:`~hf_synthsample.hub.write_hub_folder`) and ``metadata`` (added under the card's
+        ``hf_synthsample`` key) let a caller add its results (e.g. a compositionality curve).
 
         Example:
             >>> import tempfile, datasets
@@ -207,11 +211,11 @@ class SplitSweep:
                 f"divergences (MCD search towards each target, Keysers et al. 2020), each with the same sizes and "
                 f"the atom divergence within {settings.get('max_atom_divergence')}. One config per target: "
                 f"`datasets.load_dataset(folder, \"{next(iter(self.config_names.values()))}\")`.", "",
-                self.to_markdown(), "", "## Settings", "", "```yaml",
+                *([card_text, ""] if card_text else []), self.to_markdown(), "", "## Settings", "", "```yaml",
                 yaml.safe_dump(_jsonable(settings), sort_keys=False, allow_unicode=True).strip(), "```"]
         meta_splits = {}
         reports = self.reports
-        extra = {}  # the plots are drawn inside the folder's temp copy by write_hub_folder (nothing in /tmp)
+        extra = dict(extra_files or {})  # the plots are drawn inside the folder's temp copy by write_hub_folder (nothing in /tmp)
         for t, name in self.config_names.items():
             report = reports[t]
             body += ["", f"## `{name}`: target D_C {t:g}", "", report.to_markdown()]
@@ -225,7 +229,8 @@ class SplitSweep:
                                  "search_compound_divergence": r.compound_divergence, **self.sizes[t],
                                  "stop_reason": r.stop_reason, "seconds": round(r.seconds, 2),
                                  "split_report": report.to_dict()}
-        meta = {"hf_synthsample": {"split_sweep": _jsonable({"settings": settings, "splits": meta_splits})}}
+        meta = {"hf_synthsample": {"split_sweep": _jsonable({"settings": settings, "splits": meta_splits}),
+                                   **_jsonable(dict(metadata or {}))}}
         out = write_hub_folder(folder, {self.config_names[t]: s for t, s in self.splits.items()},
                                body="\n".join(body), metadata=meta, extra_files=extra, if_exists=if_exists,
                                license=license)
