@@ -14,10 +14,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
-
 from . import logging  # stdlib only: sets up the hf_synthsample.* loggers' verbosity (see its docstring)
 from ._lazy import attach
+from ._version import __version__
 
 # public name -> module that defines it
 _LAZY = {

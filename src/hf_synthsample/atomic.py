@@ -46,6 +46,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Iterator
 
+from ._version import __version__
 from .logging import get_logger
 from .validation import check_path
 
@@ -94,8 +95,6 @@ def _manifest(folder: str | os.PathLike) -> set[str] | None:
 def _write_marker(folder: Path, files: set[str]) -> None:
     marker = folder / FOLDER_MARKER
     marker.unlink(missing_ok=True)  # may be a hard link to the old folder's marker (adding): never in place
-    from . import __version__
-
     marker.write_text(json.dumps({"written_by": f"hf-synthsample {__version__}", "note": _MARKER_NOTE,
                                   "files": sorted(files)}, indent=1) + "\n", encoding="utf-8")
 

@@ -47,6 +47,8 @@ import datasets
 import numpy as np
 import pyarrow as pa
 from datasets.builder import Key
+
+from .._version import __version__
 from ..logging import get_logger
 
 from ..atomic import write_json_atomic
@@ -260,8 +262,6 @@ def block_rng(seed: int, stream: int, block: int) -> random.Random:
 
 
 def _code_hash(cls: type) -> str:
-    from .. import __version__
-
     h = hashlib.sha256(__version__.encode())
     modules = [__name__, "hf_synthsample.sampling.homogenize", cls.__module__, *cls.SOURCE_MODULES]
     for name in dict.fromkeys(modules):

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 import numpy as np
 import pyarrow as pa
 
+from .._version import __version__
 from ..validation import check_choice, check_int
 from .blocks import BlockPlan, block_table, plan_split, plan_splits
 
@@ -467,7 +468,6 @@ def to_hub_folder(
     card's Hub license id (e.g. ``"cc-by-4.0"``; none unless given).
     """
     require_ray()
-    from .. import __version__
     from ..builders import get_builder_class
     from ..hub.card import check_license
 

@@ -121,7 +121,7 @@ def materialize(
                 section += [f"![{name} homogenization]({rel})", ""]
         sections.append("\n".join(section))
 
-    from .. import __version__
+    from .._version import __version__
 
     title = f"{domain.capitalize()} (generated with hf-synthsample {__version__})"
     first = names[0]
