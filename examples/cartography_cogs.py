@@ -88,7 +88,7 @@ import sys
 import time
 
 #: the result files a run writes at the top of --out; a run first removes those of the previous one
-#: (hf_synthsample.experiments.clear_outputs), so tables of two runs never sit side by side
+#: (harness.clear_outputs), so tables of two runs never sit side by side
 OUTPUTS = ("results.md", "results.json", "runs.json", "table2.*", "table3.*", "subsets-*.*", "curricula.*",
            "categories.*", "datamap.png", "datamap.txt", "runs.partial.jsonl")
 
@@ -343,7 +343,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         check_writable_path("--out", a.out, folder=True)
     except ValueError as err:
         p.error(str(err))
-    from hf_synthsample.experiments import apply_preset
+    from harness import apply_preset
 
     apply_preset(p, a, PRESETS[a.preset], positive=("steps", "batch_size", "map_epochs", "d_model", "ffn", "layers",
                                                     "heads"),
@@ -414,7 +414,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def _say(*args) -> None:
-    from hf_synthsample.experiments import is_main_process
+    from harness import is_main_process
 
     if is_main_process():
         print(*args, flush=True)
@@ -593,7 +593,7 @@ class Runs:
 
     def train_one(self, name: str, seed: int, rows, **fit_kwargs) -> dict:
         """Train and score one model; its record (scores, fit, steps trained, fit curve, seconds)."""
-        from hf_synthsample.experiments import is_main_process
+        from harness import is_main_process
 
         exp, a = self.exp, self.exp.a
         t0, c0 = time.perf_counter(), time.process_time()
@@ -645,7 +645,7 @@ class Runs:
 
     def train(self, name: str, make_rows, **fit_kwargs) -> dict:
         """Train one model per seed on ``make_rows(seed)``; returns the table cells (Score per column)."""
-        from hf_synthsample.experiments import Score
+        from harness import Score
 
         exp, per_seed = self.exp, []
         for seed in exp.a.seeds:
@@ -701,7 +701,7 @@ class Runs:
 
     def category_table(self, names: list[tuple[str, str]]):
         """COGS gen exact match (%) per category, one column per run (mean±sd over seeds, with its fit)."""
-        from hf_synthsample.experiments import ResultsTable, Score
+        from harness import ResultsTable, Score
 
         by_run = {label: [r for r in self.records if r["run"] == name and r.get("gen categories")]
                   for name, label in names}
@@ -723,7 +723,7 @@ class Runs:
 def subset_tables(exp: Experiment, dm, runs: Runs):
     """Phase 2: one table per fraction (regions, combinations, random, 100 %)."""
     from hf_synthsample.cartography import example_tokens
-    from hf_synthsample.experiments import ResultsTable
+    from harness import ResultsTable
 
     a = exp.a
     # the OOV repair reads each example's tokens by example id
@@ -772,7 +772,7 @@ def subset_tables(exp: Experiment, dm, runs: Runs):
 def curricula_table(exp: Experiment, dm, full_row: dict, runs: Runs):
     """Phase 3: curricula over the data-map ranking vs no curriculum (same steps, same batch size)."""
     from hf_synthsample.cartography import curriculum_order
-    from hf_synthsample.experiments import ResultsTable
+    from harness import ResultsTable
 
     a = exp.a
     table = ResultsTable(f"Curricula: exact match (%) after {a.steps} steps ({a.measure} data map)",
@@ -823,7 +823,7 @@ def data_name(a) -> str:
 
 
 def _caption(exp: Experiment, dm) -> str:
-    from hf_synthsample.experiments import describe_settings
+    from harness import describe_settings
 
     a = exp.a
     sizes = ", ".join(f"{k} {len(v)}" for k, v in exp.evals.items())
@@ -862,7 +862,7 @@ def main(argv=None) -> int:
     import torch
 
     from hf_synthsample.atomic import write_json_atomic, write_text_atomic
-    from hf_synthsample.experiments import clear_outputs, is_main_process
+    from harness import clear_outputs, is_main_process
 
     torch.set_num_threads(a.threads)
     clear_outputs(a.out, OUTPUTS)

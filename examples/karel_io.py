@@ -72,7 +72,7 @@ import sys
 import time
 
 #: the result files a run writes at the top of --out; a run first removes those of the previous one
-#: (hf_synthsample.experiments.clear_outputs), so tables of two runs never sit side by side
+#: (harness.clear_outputs), so tables of two runs never sit side by side
 OUTPUTS = ("table1.*", "exact_match.*", "tasks.*", "table1_seen.*", "exact_match_seen.*", "tasks_seen.*", "results.md",
            "runs.json")
 
@@ -190,7 +190,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         check_writable_path("--out", a.out, folder=True)
     except ValueError as err:
         p.error(str(err))
-    from hf_synthsample.experiments import apply_preset
+    from harness import apply_preset
 
     preset = dict(PRESETS[a.preset])
     arch = a.arch or preset["arch"]
@@ -495,7 +495,7 @@ def build_tables(scores: dict[str, list[dict[str, dict[str, float]]]], fits: dic
     cell carries the model's fit (the same score on its own training tasks). ``scores[model]`` and
     ``fits[model]`` hold one entry per seed: a cell is the mean (±sd over seeds), and with several
     seeds the difference row is followed by one row per seed (the paired differences)."""
-    from hf_synthsample.experiments import ResultsTable, Score
+    from harness import ResultsTable, Score
 
     tests = list(sizes)
     tables = {}
@@ -531,7 +531,7 @@ def build_tables(scores: dict[str, list[dict[str, dict[str, float]]]], fits: dic
 def plot_table(table1):
     """Table 1 transposed for the bar plot: one group per test set, one bar per training distribution
     (the model's fit as a tick). Long test-set names are shortened to fit under the bars."""
-    from hf_synthsample.experiments import ResultsTable
+    from harness import ResultsTable
 
     models = [r for r in table1.rows if r["train"] in ("Baseline", "Uniform")]
     t = ResultsTable(table1.title, ["test set", *(r["train"] for r in models)], fit_note="")
@@ -548,7 +548,7 @@ def main(argv=None) -> int:
     import torch
 
     from hf_synthsample.atomic import write_text_atomic
-    from hf_synthsample.experiments import clear_outputs, describe_settings, is_main_process
+    from harness import clear_outputs, describe_settings, is_main_process
     from hf_synthsample.metrics import metric_path
     from hf_synthsample.models import build_word_tokenizer
     from hf_synthsample.processes import run_forked

@@ -78,7 +78,7 @@ import sys
 import time
 
 #: the result files a run writes at the top of --out; a run first removes those of the previous one
-#: (hf_synthsample.experiments.clear_outputs), so tables of two runs never sit side by side
+#: (harness.clear_outputs), so tables of two runs never sit side by side
 OUTPUTS = ("results.md", "results.json", "results.png", "diversity.md", "templates.png", "runs.json", "errors.md")
 
 SAMPLERS = ("uniform", "uat", "cmaxent", "hybrid")
@@ -253,7 +253,7 @@ def parse_args(argv):
         check_writable_path("--out", a.out, folder=True)
     except ValueError as err:
         p.error(str(err))
-    from hf_synthsample.experiments import apply_preset
+    from harness import apply_preset
 
     if a.jobs < 1:
         p.error(f"--jobs must be a positive number of processes, got {a.jobs}")
@@ -569,7 +569,7 @@ def main_synthetic(a) -> int:
 
     import hf_synthsample
     from hf_synthsample.atomic import write_text_atomic
-    from hf_synthsample.experiments import ResultsTable, clear_outputs, describe_settings
+    from harness import ResultsTable, clear_outputs, describe_settings
     from hf_synthsample.models import build_word_tokenizer
     from hf_synthsample.processes import run_forked
     from hf_synthsample.sampling.diversity import diversity_report
@@ -652,7 +652,7 @@ def main(argv=None) -> int:
     import torch
 
     import hf_synthsample
-    from hf_synthsample.experiments import ResultsTable, clear_outputs, describe_settings, is_main_process
+    from harness import ResultsTable, clear_outputs, describe_settings, is_main_process
     from hf_synthsample.processes import run_forked
     from hf_synthsample.sampling.diversity import compare_subsets, diversity_report
 

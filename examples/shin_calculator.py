@@ -64,10 +64,10 @@ import os
 import sys
 import time
 
-from hf_synthsample.experiments import Score
+from harness import Score
 
 #: the result files a run writes at the top of --out; a run first removes those of the previous one
-#: (hf_synthsample.experiments.clear_outputs), so tables of two runs never sit side by side
+#: (harness.clear_outputs), so tables of two runs never sit side by side
 OUTPUTS = ("table3.*", "per_source.*", "per_level.*", "results.md", "runs.json", "runs.partial.json")
 
 #: Table 3 column per salient variable (the builder's variable names), in the paper's order.
@@ -185,7 +185,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         check_writable_path("--out", a.out, folder=True)
     except ValueError as err:
         p.error(str(err))
-    from hf_synthsample.experiments import apply_preset
+    from harness import apply_preset
 
     apply_preset(p, a, PRESETS[a.preset], positive=("num_train", "num_eval", "num_fit", "hidden_size", "embedding_dim",
                                                     "batch_size", "seeds", "threads", "jobs"))
@@ -429,7 +429,7 @@ class SignedScore(Score):
 def build_tables(results: dict[tuple[str, str | None], list[dict]], a: argparse.Namespace, caption: str):
     """Table 3 (original accuracy and change per homogenized variable, mean ± sd over seeds, each
     model's fit on its training rows beside it), the per-source table and the per-level table."""
-    from hf_synthsample.experiments import ResultsTable
+    from harness import ResultsTable
 
     fit_note = (f"fit: the same model's accuracy on {a.num_fit} of its own training rows; a change (pp) is "
                 "the mean over seeds of (homogenized - original) with the same seed, ± its sd.")
@@ -474,7 +474,7 @@ def build_tables(results: dict[tuple[str, str | None], list[dict]], a: argparse.
 def plot_table(per_source):
     """The per-source table for the bar plot: mixture and sources, the mixture bar carrying the
     model's fit on its own training rows (drawn as a tick)."""
-    from hf_synthsample.experiments import ResultsTable
+    from harness import ResultsTable
 
     t = ResultsTable(per_source.title.split(",")[0] + " (tick: fit on own training rows)",
                      ["train", "mixture", *SOURCES], fit_note="")
@@ -523,7 +523,7 @@ def main(argv=None) -> int:
     import torch
 
     from hf_synthsample.atomic import write_json_atomic, write_text_atomic
-    from hf_synthsample.experiments import clear_outputs, describe_settings, is_main_process
+    from harness import clear_outputs, describe_settings, is_main_process
 
     torch.set_num_threads(a.threads)
     os.makedirs(a.out, exist_ok=True)

@@ -89,7 +89,7 @@ import time
 from typing import Any, Sequence
 
 #: the result files a run writes at the top of --out; a run first removes those of the previous one
-#: (hf_synthsample.experiments.clear_outputs), so tables of two runs never sit side by side
+#: (harness.clear_outputs), so tables of two runs never sit side by side
 OUTPUTS = ("table*.md", "table*.json", "table*.png", "figure*.md", "figure*.json", "figure*.png", "curve.md",
            "curve.json", "results.md", "results.json", "runs.json")
 
@@ -496,7 +496,7 @@ class Runner:
 
     def score(self, key: tuple, make_data):
         """Exact match over the seeds (mean ± sd), the fit on training rows beside it."""
-        from hf_synthsample.experiments import Score
+        from harness import Score
 
         runs = [self.run(key, make_data, seed) for seed in self.args.seeds]
         fits = [r["train_exact_match"] for r in runs]
@@ -509,7 +509,7 @@ def _fit_note(args) -> str:
 
 
 def _caption(args, extra: str) -> str:
-    from hf_synthsample.experiments import describe_settings
+    from harness import describe_settings
 
     settings = describe_settings(args.preset, args.overrides)
     cpu = "CPU-scale settings (smaller model and budget than the paper)"
@@ -544,7 +544,7 @@ def _scan_data(args, split: str):
 
 
 def table1(args, runner: Runner, data: dict):
-    from hf_synthsample.experiments import ResultsTable
+    from harness import ResultsTable
 
     columns = [f"{k}x" for k in args.factors]
     table = ResultsTable("Table 1: SCAN primitive augmentation", ["split", *columns], caption=_caption(args, "scan"),
@@ -565,7 +565,7 @@ def _augmented(base, split: str, k: int, seed: int):
 
 
 def table3(args, runner: Runner, data: dict):
-    from hf_synthsample.experiments import ResultsTable
+    from harness import ResultsTable
 
     split = SCAN_SPLITS["around_right"]
     base = data[split]
@@ -600,7 +600,7 @@ def table3(args, runner: Runner, data: dict):
 
 
 def figure2(args, runner: Runner):
-    from hf_synthsample.experiments import ResultsTable
+    from harness import ResultsTable
 
     table = ResultsTable("Figure 2: SCAN* length generalization (train 0<l<=L, test L<l<=2L)",
                          ["L", "train lengths", "test lengths", "exact match"], caption=_caption(args, "star")
@@ -618,7 +618,7 @@ def figure2(args, runner: Runner):
 
 def curve_table(args, runs: list[dict[str, Any]]):
     """The learning curves of ``runs`` (``--eval-every``): one row per (run, seed, checkpoint)."""
-    from hf_synthsample.experiments import ResultsTable
+    from harness import ResultsTable
 
     dev = bool(args.dev_fraction)
     table = ResultsTable(
@@ -707,7 +707,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         check_writable_path("--out", args.out, folder=True)
     except ValueError as err:
         p.error(str(err))
-    from hf_synthsample.experiments import apply_preset
+    from harness import apply_preset
 
     # train/test/sanity sizes: 0 means all rows / none
     apply_preset(p, args, PRESETS[args.preset],
@@ -753,7 +753,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     import torch
 
-    from hf_synthsample.experiments import clear_outputs, is_main_process
+    from harness import clear_outputs, is_main_process
 
     torch.set_num_threads(args.threads)
     os.makedirs(args.out, exist_ok=True)

@@ -6,6 +6,7 @@ import atexit
 import os
 import shutil
 import signal
+import sys
 import tempfile
 from pathlib import Path
 
@@ -23,6 +24,8 @@ atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
 os.environ["HF_DATASETS_CACHE"] = _CACHE
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+# the paper examples and their shared machinery (examples/harness) import as top-level modules
+sys.path.insert(0, str(REPO_ROOT / "examples"))
 #: ../shared/data next to the repository (CI clones the repo with shared/ beside it);
 #: HF_SYNTHSAMPLE_SHARED_DATA overrides.
 SHARED_DATA = Path(os.environ.get("HF_SYNTHSAMPLE_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
@@ -65,7 +68,7 @@ def undeclared_outputs(out, patterns) -> list[str]:
     clears first): a file missing from ``OUTPUTS`` would survive into the next run's folder."""
     import fnmatch
 
-    from hf_synthsample.experiments import OUTPUTS_RECORD  # the run's claim on those names, kept on purpose
+    from harness import OUTPUTS_RECORD  # the run's claim on those names, kept on purpose
 
     return sorted(p.name for p in Path(out).iterdir()
                   if p.is_file() and p.name != OUTPUTS_RECORD

@@ -31,7 +31,8 @@ MODULES = [
     "hf_synthsample.sampling.repetition",
     "hf_synthsample.atomic",
     "hf_synthsample.processes",
-    "hf_synthsample.experiments",
+    # the paper examples' shared machinery (examples/harness; conftest puts examples/ on sys.path)
+    "harness", "harness.tables", "harness.options", "harness.runs", "harness.run_folder", "harness.checkpoints",
     "hf_synthsample.languages",
     "hf_synthsample._lazy",
     "hf_synthsample.models",

@@ -64,7 +64,7 @@ def test_tiny_run_writes_table1_layout(tmp_path, cache_dir):
 
 
 def test_plot_with_all_fourteen_sets_is_not_a_strip(tmp_path):
-    from hf_synthsample.experiments import ResultsTable, Score
+    from harness import ResultsTable, Score
 
     cols = ["baseline I/O", "uniform I/O", *karel_io.ALL_NARROW]
     t = ResultsTable("t", ["train", *cols])

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 from conftest import REPO_ROOT, shared_data, undeclared_outputs
-from hf_synthsample.experiments import OUTPUTS_RECORD
+from harness import OUTPUTS_RECORD
 
 
 def _load_example():

@@ -127,7 +127,7 @@ def test_any_subset_of_tables_splits_and_factors(tmp_path, cache_dir):
     assert (args.tables, args.splits, args.factors) == (["1"], ["jump"], [1, 20])
     out = tmp_path / "jump"
     # what a previous full run left: its tables go, the user's own files and sub-folders stay
-    from hf_synthsample.experiments import clear_outputs
+    from harness import clear_outputs
 
     clear_outputs(out, zhou.OUTPUTS)  # a previous run claimed its names, then wrote:
     for name in ("table3.md", "table3.png", "figure2.json", "results.md", "notes.txt"):

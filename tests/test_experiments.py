@@ -8,7 +8,7 @@ import os
 import pytest
 
 from hf_synthsample.atomic import atomic_path, write_text_atomic
-from hf_synthsample.experiments import ResultsTable
+from harness import ResultsTable
 
 
 def test_table_markdown_json_and_plot(tmp_path):
@@ -58,7 +58,7 @@ def test_atomic_path_keeps_old_file_on_error(tmp_path):
 
 def _capture_figure(monkeypatch):
     """Replace the figure writer: returns the list the drawn figures land in."""
-    import hf_synthsample.experiments as experiments
+    import harness.tables as experiments
 
     figures = []
     monkeypatch.setattr(experiments, "save_figure_atomic", lambda fig, path, dpi=100: figures.append(fig) or str(path))
@@ -66,7 +66,7 @@ def _capture_figure(monkeypatch):
 
 
 def test_score_cells_show_fit_and_spread(tmp_path):
-    from hf_synthsample.experiments import Score
+    from harness import Score
 
     t = ResultsTable("EM", ["split", "1x", "20x"], caption="2 seeds.", fit_note="fit: EM on 100 training rows.")
     t.add(split="jump", **{"1x": Score.of([0.0, 0.0], fit=[90.0, 96.0]), "20x": Score.of([60.0, 70.0], fit=[99.0, 97.0])})
@@ -88,7 +88,7 @@ def test_score_cells_show_fit_and_spread(tmp_path):
 
 
 def test_all_zero_plot_says_so(tmp_path, monkeypatch):
-    from hf_synthsample.experiments import Score
+    from harness import Score
 
     figures = _capture_figure(monkeypatch)
     t = ResultsTable("EM", ["split", "1x", "20x"])
@@ -116,7 +116,7 @@ def test_plot_labels_must_tell_bars_apart(tmp_path, monkeypatch):
 def test_apply_preset_records_overrides():
     import argparse
 
-    from hf_synthsample.experiments import apply_preset, describe_settings
+    from harness import apply_preset, describe_settings
 
     p = argparse.ArgumentParser()
     p.add_argument("--steps", type=int)
@@ -131,7 +131,7 @@ def test_apply_preset_records_overrides():
 
 def test_clear_outputs_removes_only_what_a_run_wrote(tmp_path):
     """A user's own results.md in --out is never removed; a previous run's tables are."""
-    from hf_synthsample.experiments import OUTPUTS_RECORD, clear_outputs
+    from harness import OUTPUTS_RECORD, clear_outputs
 
     out = tmp_path / "runs"
     assert clear_outputs(out, ["table*.*", "results.md"]) == []  # a new folder: created, names claimed
@@ -173,7 +173,7 @@ def test_clear_outputs_removes_only_what_a_run_wrote(tmp_path):
 
 
 def test_clear_outputs_on_a_non_main_rank_does_nothing(tmp_path, monkeypatch):
-    from hf_synthsample.experiments import clear_outputs
+    from harness import clear_outputs
 
     (tmp_path / "results.md").write_text("mine")
     monkeypatch.setenv("RANK", "1")

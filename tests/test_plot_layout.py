@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from hf_synthsample.experiments import ResultsTable, Score
+from harness import ResultsTable, Score
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _capture(monkeypatch):
     """Keep the figure ``bar_plot`` saves, drawn, for inspection."""
-    import hf_synthsample.experiments as experiments
+    import harness.tables as experiments
 
     kept = {}
     real = experiments.save_figure_atomic

@@ -246,7 +246,7 @@ def test_files_written_atomically_get_the_umask(tmp_path, umask):
     save_figure_atomic(fig, out / "plot.png")
     with atomic_folder(out / "folder") as tmp:
         (tmp / "a.txt").write_text("a")
-    from hf_synthsample.experiments import ResultsTable
+    from harness import ResultsTable
 
     table = ResultsTable("t", ["a"])
     table.add(a=1.0)

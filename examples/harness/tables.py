@@ -1,4 +1,4 @@
-"""Results tables and plots for experiments (the paper-reproduction examples use these).
+"""Results tables: one row per run, cells that carry the model's fit beside the score.
 
 A :class:`ResultsTable` collects one row per run (e.g. one training distribution) and writes a
 Markdown table plus the same rows as JSON, atomically; :meth:`ResultsTable.bar_plot` draws the
@@ -6,7 +6,6 @@ numeric columns as grouped bars. Under ``accelerate launch`` only the main proce
 
 Example:
     >>> import tempfile
-    >>> from hf_synthsample.experiments import ResultsTable
     >>> table = ResultsTable("Accuracy (%)", ["train", "iid", "ood"], caption="2 seeds")
     >>> table.add(train="uniform", iid=91.25, ood=12.5)
     >>> table.add(train="uat", iid=90.0, ood=20.0)
@@ -45,104 +44,14 @@ import dataclasses
 import math
 import os
 import statistics
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import Any, Sequence
 
-from .atomic import save_figure_atomic, write_json_atomic, write_text_atomic
-from .validation import check_str_tuple
+from hf_synthsample.atomic import save_figure_atomic, write_json_atomic, write_text_atomic
+from hf_synthsample.validation import check_str_tuple
 
-if TYPE_CHECKING:  # pragma: no cover
-    import argparse
+from .run_folder import is_main_process
 
-__all__ = ["OUTPUTS_RECORD", "ResultsTable", "Score", "apply_preset", "clear_outputs", "describe_settings", "is_main_process"]
-
-
-def is_main_process() -> bool:
-    """True unless this is a non-zero rank of a distributed (``accelerate launch``/torchrun) run."""
-    return int(os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0"))) == 0
-
-
-#: the file in an output folder that names the result files hf-synthsample runs write there (their
-#: ``fnmatch`` patterns); :func:`clear_outputs` removes only files it names
-OUTPUTS_RECORD = ".hf-synthsample-outputs"
-
-_RECORD_NOTE = ("hf-synthsample runs write the files these patterns match in this folder and remove them before "
-                "their next run; a matching file it finds here without this record is never removed.")
-
-
-def _recorded_patterns(folder: str | os.PathLike) -> tuple[str, ...]:
-    import json
-
-    try:
-        with open(os.path.join(os.fspath(folder), OUTPUTS_RECORD), encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError):
-        return ()
-    pats = data.get("patterns") if isinstance(data, dict) else None
-    return tuple(pats) if isinstance(pats, list) and all(isinstance(x, str) for x in pats) else ()
-
-
-def clear_outputs(folder: str | os.PathLike, patterns: Sequence[str], *, name: str = "--out") -> list[str]:
-    """Remove the result files a previous run left in ``folder``: the files at its top level whose
-    names match one of ``patterns`` (``fnmatch``, e.g. ``"table*.*"``, ``"results.*"``). Sub-folders
-    (checkpoints, recorded dynamics) and every other file stay. Returns the removed paths.
-
-    The paper examples call this before they start, with the names of the files they write, so
-    a partial re-run (``--tables 1``) never leaves another run's tables beside its ``results.md``.
-
-    Only files an earlier run wrote are removed: the folder's :data:`OUTPUTS_RECORD` names the
-    patterns runs claimed there (this call adds ``patterns`` to it, creating ``folder`` if needed).
-    A matching file the record does not cover is the user's (a ``results.md`` of their own in the
-    folder passed as ``--out``): nothing is removed and a ``FileExistsError`` naming ``name`` (the
-    option the user set) says which files and what to do, before any work. Under a distributed
-    launch only the main process checks and removes.
-
-    Example:
-        >>> import os, tempfile
-        >>> out = tempfile.mkdtemp()
-        >>> clear_outputs(out, ["table*.*", "results.*"])  # claims the names: a new folder
-        []
-        >>> for name in ("table3.md", "results.md", "notes.txt"):
-        ...     open(os.path.join(out, name), "w").close()
-        >>> [os.path.basename(p) for p in clear_outputs(out, ["table*.*", "results.*"])]
-        ['results.md', 'table3.md']
-        >>> sorted(f for f in os.listdir(out) if not f.startswith("."))
-        ['notes.txt']
-        >>> mine = tempfile.mkdtemp()
-        >>> open(os.path.join(mine, "results.md"), "w").close()
-        >>> clear_outputs(mine, ["results.*"])  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        ...
-        FileExistsError: --out: .../results.md was not written by an hf-synthsample run ...
-    """
-    import fnmatch
-
-    from .atomic import write_json_atomic
-
-    patterns = check_str_tuple("patterns", patterns)
-    if not is_main_process():
-        return []
-    if os.path.exists(folder) and not os.path.isdir(folder):
-        raise NotADirectoryError(f"{name}: {os.fspath(folder)} is a file, not a folder: choose a folder for the results")
-    os.makedirs(folder, exist_ok=True)
-    recorded = _recorded_patterns(folder)
-    matched = [e for e in sorted(os.scandir(folder), key=lambda e: e.name)
-               if e.is_file(follow_symlinks=False) and any(fnmatch.fnmatchcase(e.name, p) for p in patterns)]
-    foreign = [e.path for e in matched if not any(fnmatch.fnmatchcase(e.name, p) for p in recorded)]
-    if foreign:
-        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
-        raise FileExistsError(
-            f"{name}: {shown} was not written by an hf-synthsample run (the folder's {OUTPUTS_RECORD} does not "
-            f"name it), and this run would replace it: choose another {name} folder, or move those files away "
-            "(results written before hf-synthsample kept this record carry none either: delete them yourself)")
-    removed = []
-    for entry in matched:
-        os.remove(entry.path)
-        removed.append(entry.path)
-    claimed = sorted(set(recorded) | set(patterns))
-    if tuple(claimed) != tuple(sorted(recorded)):
-        write_json_atomic(os.path.join(os.fspath(folder), OUTPUTS_RECORD), {"note": _RECORD_NOTE, "patterns": claimed},
-                          indent=1)
-    return removed
+__all__ = ["ResultsTable", "Score", "SignedScore"]
 
 
 def _mean_sd(values: Sequence[float] | None, name: str) -> tuple[float | None, float | None, list[float] | None]:
@@ -202,6 +111,25 @@ class Score:
                 if v is not None}
 
 
+class SignedScore(Score):
+    """A change (e.g. in percentage points): printed with its sign (``+3.84±0.50``), the fit without.
+
+    Example:
+        >>> SignedScore(3.5, sd=0.5).format("{:.2f}"), SignedScore(-1.0).format()
+        ('+3.50±0.50', '-1.00')
+    """
+
+    def format(self, float_format: str = "{:.2f}") -> str:
+        text = super().format(float_format)
+        return text if text.startswith("-") else "+" + text
+
+    @classmethod
+    def of_score(cls, score: Score) -> "SignedScore":
+        """The same cell, printed with its sign."""
+        return cls(**{f.name: getattr(score, f.name) for f in dataclasses.fields(score)})
+
+
+
 def _number(value: Any) -> float | None:
     """The plotted number of a cell (a Score's value), ``None`` for text and empty cells."""
     if isinstance(value, Score):
@@ -209,68 +137,6 @@ def _number(value: Any) -> float | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value):
         return float(value)
     return None
-
-
-def apply_preset(
-    parser: "argparse.ArgumentParser",
-    args: "argparse.Namespace",
-    preset: Mapping[str, Any],
-    *,
-    positive: Sequence[str] = (),
-    non_negative: Sequence[str] = (),
-) -> "argparse.Namespace":
-    """Fill every flag left unset (``None``) from ``preset``, then check the numeric flags:
-    ``positive`` must be > 0 and ``non_negative`` >= 0, else ``parser.error`` names the flag.
-
-    The flags the user set to a value other than the preset's are recorded in
-    ``args.overrides`` (name -> value), so captions can state the settings actually used
-    (:func:`describe_settings`).
-
-    Example:
-        >>> import argparse
-        >>> p = argparse.ArgumentParser()
-        >>> _ = p.add_argument("--steps", type=int)
-        >>> _ = p.add_argument("--lr", type=float)
-        >>> a = apply_preset(p, p.parse_args(["--lr", "0.1"]), {"steps": 200, "lr": 0.5}, positive=["steps"])
-        >>> a.steps, a.overrides
-        (200, {'lr': 0.1})
-    """
-    overrides = dict(getattr(args, "overrides", None) or {})
-    for key, value in preset.items():
-        current = getattr(args, key, None)
-        if current is None:
-            setattr(args, key, value)
-        elif _plain(current) != _plain(value):
-            overrides[key] = current
-    args.overrides = overrides
-    for names, ok, rule in ((positive, lambda v: v > 0, "> 0"), (non_negative, lambda v: v >= 0, ">= 0")):
-        for name in names:
-            if not ok(getattr(args, name)):
-                parser.error(f"--{name.replace('_', '-')} must be {rule}, got {getattr(args, name)}")
-    return args
-
-
-def _plain(value: Any) -> Any:
-    return list(value) if isinstance(value, (tuple, list)) else value
-
-
-def describe_settings(preset: str, overrides: Mapping[str, Any] | None = None) -> str:
-    """The preset name and every flag that overrode it, for a caption.
-
-    Example:
-        >>> describe_settings("small")
-        'preset --small'
-        >>> describe_settings("cpu", {"learning_rate": 0.001, "factors": [1, 20]})
-        'preset --cpu with --learning-rate 0.001 --factors 1 20'
-    """
-    text = f"preset --{preset}"
-    if overrides:
-        flags = []
-        for key, value in overrides.items():
-            shown = " ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
-            flags.append(f"--{key.replace('_', '-')} {shown}")
-        text += " with " + " ".join(flags)
-    return text
 
 
 class ResultsTable:

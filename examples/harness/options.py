@@ -1,0 +1,178 @@
+"""Command lines of the paper examples: presets (``--small``, ``--cpu``, ``--gpu``, ``--paper``, ...),
+flags that override them, the flags every example has (``--out``, ``--jobs``, ``--threads``,
+``--cache-dir``), and the checks every example makes before any work.
+
+Every check runs in ``parse_args``, before data or models: a bad value is an ``argparse`` error
+(exit status 2) that names the flag and the accepted values, never a failure after the work.
+
+Example:
+    >>> import argparse
+    >>> p = argparse.ArgumentParser()
+    >>> add_presets(p, {"small": "quick check (default)", "cpu": "CPU reproduction", "tiny": None}, default="small")
+    >>> add_overrides(p, [("steps", int, "training steps"), ("learning_rate", float, "Adam lr")])
+    >>> add_run_flags(p, out="runs/demo")
+    >>> presets = {"small": dict(steps=20, learning_rate=1e-3), "cpu": dict(steps=500, learning_rate=1e-3),
+    ...            "tiny": dict(steps=2, learning_rate=1e-3)}
+    >>> a = finish_args(p, p.parse_args(["--cpu", "--steps", "300"]), presets, positive=["steps"],
+    ...                 rates=["learning_rate"])
+    >>> a.preset, a.steps, a.overrides, describe_settings(a.preset, a.overrides)
+    ('cpu', 300, {'steps': 300}, 'preset --cpu with --steps 300')
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any, Mapping, Sequence
+
+__all__ = ["SCHEDULERS", "add_overrides", "add_presets", "add_run_flags", "apply_preset", "describe_settings",
+           "finish_args", "flag"]
+
+#: learning-rate schedules the examples accept (``transformers`` ``lr_scheduler_type`` values that
+#: need no extra arguments)
+SCHEDULERS = ("linear", "cosine", "cosine_with_restarts", "polynomial", "constant", "constant_with_warmup",
+              "inverse_sqrt")
+
+
+def flag(name: str) -> str:
+    """The command-line flag of a settings name: ``learning_rate`` -> ``--learning-rate``."""
+    return "--" + name.replace("_", "-")
+
+
+def add_presets(parser: argparse.ArgumentParser, presets: Mapping[str, str | None], *, default: str) -> None:
+    """One flag per preset (``--small``, ``--cpu-fig2``, ...), mutually exclusive, stored in
+    ``args.preset`` (its name as given here); a ``None`` help hides the flag (the tests' presets)."""
+    group = parser.add_mutually_exclusive_group()
+    for name, text in presets.items():
+        group.add_argument("--" + name.replace("_", "-"), dest="preset", action="store_const", const=name,
+                           help=argparse.SUPPRESS if text is None else text)
+    parser.set_defaults(preset=default)
+
+
+def add_overrides(parser, specs: Sequence[tuple]) -> None:
+    """``--<name>`` flags (default ``None``: the preset's value) from ``(name, type, help)`` or
+    ``(name, type, help, extra add_argument keywords)``."""
+    for name, kind, text, *extra in specs:
+        parser.add_argument(flag(name), type=kind, default=None, help=text or f"override the preset's {name}",
+                            **(extra[0] if extra else {}))
+
+
+def add_run_flags(parser, *, out: str, jobs_help: str | None = None) -> None:
+    """``--out``, ``--jobs``, ``--threads`` and ``--cache-dir``, the same in every example."""
+    parser.add_argument("--out", default=out, help=f"output folder [{out}]")
+    parser.add_argument("--jobs", type=int, default=1, help=jobs_help or (
+        "models trained at once, each in its own process (results do not depend on it) [1]"))
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch CPU threads per process (1 is fastest on a small shared CPU) [1]")
+    parser.add_argument("--cache-dir", default=None, help="datasets cache for the generated data [HF default]")
+
+
+def apply_preset(parser, args, preset: Mapping[str, Any], *, positive: Sequence[str] = (),
+                 non_negative: Sequence[str] = ()):
+    """Fill every flag left unset (``None``) from ``preset``, then check the numeric flags:
+    ``positive`` must be > 0 and ``non_negative`` >= 0 (and finite), else ``parser.error`` names the flag.
+
+    The flags the user set to a value other than the preset's are recorded in
+    ``args.overrides`` (name -> value), so captions can state the settings actually used
+    (:func:`describe_settings`).
+
+    Example:
+        >>> p = argparse.ArgumentParser()
+        >>> _ = p.add_argument("--steps", type=int)
+        >>> _ = p.add_argument("--lr", type=float)
+        >>> a = apply_preset(p, p.parse_args(["--lr", "0.1"]), {"steps": 200, "lr": 0.5}, positive=["steps"])
+        >>> a.steps, a.overrides
+        (200, {'lr': 0.1})
+    """
+    overrides = dict(getattr(args, "overrides", None) or {})
+    for key, value in preset.items():
+        current = getattr(args, key, None)
+        if current is None:
+            setattr(args, key, value)
+        elif _plain(current) != _plain(value):
+            overrides[key] = current
+    args.overrides = overrides
+    for names, ok, rule in ((positive, lambda v: v > 0, "> 0"), (non_negative, lambda v: v >= 0, ">= 0")):
+        for name in names:
+            value = getattr(args, name)
+            if not (_finite(value) and ok(value)):
+                parser.error(f"{flag(name)} must be {rule}, got {value}")
+    return args
+
+
+def _finite(value: Any) -> bool:
+    return not isinstance(value, float) or math.isfinite(value)
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, (tuple, list)) else value
+
+
+def finish_args(parser, args, presets: Mapping[str, Mapping[str, Any]], *, positive: Sequence[str] = (),
+                non_negative: Sequence[str] = (), rates: Sequence[str] = (), below_one: Sequence[str] = (),
+                percents: Sequence[str] = (), choices: Mapping[str, Sequence[Any]] | None = None,
+                preset: Mapping[str, Any] | None = None):
+    """The checks every example makes, before any work, each error naming its flag:
+
+    * ``--out`` is a folder that can be written (not a file, not read-only);
+    * the preset (``preset``, else ``presets[args.preset]``) fills the unset flags (:func:`apply_preset`)
+      and ``positive`` / ``non_negative`` flags are finite numbers > 0 / >= 0;
+    * ``rates`` (learning rates; ``None`` allowed: "the same as another") are finite and > 0;
+    * ``below_one`` (dropout, ...) are in [0, 1); ``percents`` in [0, 100];
+    * ``choices``: a flag's value (or each of its values) is one of the accepted ones (e.g. a
+      scheduler a preset sets, which argparse's own ``choices`` cannot see);
+    * ``--jobs`` and ``--threads`` (where the example has them) are >= 1.
+
+    Returns ``args``.
+    """
+    from hf_synthsample.validation import check_writable_path
+
+    try:  # a file or an unwritable folder is an error now, not after the first epoch
+        check_writable_path("--out", args.out, folder=True)
+    except ValueError as err:
+        parser.error(str(err))
+    apply_preset(parser, args, presets[args.preset] if preset is None else preset, positive=positive,
+                 non_negative=non_negative)
+    for name in ("jobs", "threads"):
+        value = getattr(args, name, 1)
+        if value < 1:
+            parser.error(f"{flag(name)} must be a positive number of {'processes' if name == 'jobs' else 'threads'}, "
+                         f"got {value}")
+    for name in rates:
+        value = getattr(args, name)
+        if value is not None and not (_finite(value) and value > 0):
+            parser.error(f"{flag(name)} must be a positive, finite learning rate, got {value}")
+    for name in below_one:
+        value = getattr(args, name)
+        if value is not None and not (_finite(value) and 0 <= value < 1):
+            parser.error(f"{flag(name)} must be in [0, 1), got {value}")
+    for name in percents:
+        value = getattr(args, name)
+        if not (_finite(value) and 0 <= value <= 100):
+            parser.error(f"{flag(name)} must be a percentage in [0, 100], got {value}")
+    for name, accepted in (choices or {}).items():
+        value = getattr(args, name)
+        values = value if isinstance(value, (list, tuple)) else [value]
+        bad = [v for v in values if v not in accepted]
+        if bad:
+            parser.error(f"{flag(name)}: unknown {bad if len(values) > 1 else repr(bad[0])}; accepted: {list(accepted)}")
+    return args
+
+
+def describe_settings(preset: str, overrides: Mapping[str, Any] | None = None) -> str:
+    """The preset name and every flag that overrode it, for a caption.
+
+    Example:
+        >>> describe_settings("small")
+        'preset --small'
+        >>> describe_settings("cpu", {"learning_rate": 0.001, "factors": [1, 20]})
+        'preset --cpu with --learning-rate 0.001 --factors 1 20'
+    """
+    text = f"preset --{preset}"
+    if overrides:
+        flags = []
+        for key, value in overrides.items():
+            shown = " ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+            flags.append(f"{flag(key)} {shown}")
+        text += " with " + " ".join(flags)
+    return text
