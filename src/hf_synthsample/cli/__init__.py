@@ -1,0 +1,114 @@
+"""The ``hf-synthsample`` command line.
+
+Subcommands (one module of this package each, listed in :data:`COMMANDS`):
+
+* ``quickstart``: the main job on a built-in default: generate Calculator (DCFG), homogenize it on
+  a salient variable, print the before/after histogram with the KL-to-uniform figures, and write
+  a Hub-layout dataset folder.
+* ``generate DOMAIN``: materialize a domain's configs as a Hub-layout folder (every config
+  parameter is an option, e.g. ``--num-examples 100000 --eps 0.02``); ``--engine ray`` generates
+  on Ray Data (a local runtime, or a cluster: ``--ray-address auto``).
+* ``configs [DOMAIN]``: list domains, configs and parameters.
+* ``homogenize SOURCE``: pool-side homogenization of an existing dataset (a Hub-layout folder or
+  Parquet/JSON/CSV files) on some of its columns, written as a Hub-layout folder.
+* ``sample SOURCE``: a structurally diverse subset (uniform, UAT, CMaxEnt, hybrid; Oren et al.
+  2021) of a dataset (Hub-layout folder or Parquet/JSON/CSV file) or of a generated config
+  (``DOMAIN/CONFIG`` with ``--builder-param``), written as a curated Hub-layout folder with its
+  provenance, diversity report and template plot.
+* ``split SOURCE``: a train/test split for compositional generalization (MCD, TMCD, template,
+  length or random) of a dataset or generated config, written as a Hub-layout folder whose card
+  carries the split report (divergences, unseen atoms, leakage, lengths) and the provenance.
+* ``datamap DYNAMICS_DIR``: the data map of training dynamics recorded by ``CartographyCallback``:
+  a text summary, a PNG plot (``--plot``) and a region subset (``--select``, ``--fraction``,
+  ``--out``) of the training dataset (``--dataset``, rows matched by its ``example_id`` column, or
+  by row number with ``--assume-id-order``) or, without one, of the example ids. Options are
+  checked before the dynamics are read.
+
+Every option is checked before any work (generation, loading, training); an error is one line on
+stderr, ``hf-synthsample COMMAND: error: ...``, naming the option (``--k``, ``--out``) and the path
+(never an internal temp path), and the exit status is 2, as for argparse's own usage errors;
+operating-system errors (permission denied, read-only or full disk, a path that is a file) are
+reported the same way, never as a traceback. Ctrl-C exits with 130 and ``kill`` (SIGTERM) with
+143, after removing what the command had half-written. An existing output folder is replaced only
+with ``--overwrite`` and only when hf-synthsample wrote it (it holds a ``.hf-synthsample`` file).
+
+A subcommand is a module here with ``HELP`` (one line), ``add_arguments(parser)`` and
+``run(args) -> int``, optionally ``PARAMETERS`` (the library's parameter names that differ from
+its options, for error messages) and ``parameter_options(args)``; adding one is that module and
+one line in :data:`COMMANDS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+from ._errors import as_options as _as_options
+from ._errors import generator_parameters, option_table, os_message, terminate_cleanly
+from ._errors import typed as _typed
+from ._errors import user_path as _user_path
+
+__all__ = ["COMMANDS", "main"]
+
+#: subcommand -> its module in this package, in the order ``--help`` lists them
+COMMANDS = {
+    "quickstart": "quickstart",
+    "generate": "generate",
+    "configs": "configs",
+    "homogenize": "homogenize",
+    "sample": "sample",
+    "split": "split",
+    "datamap": "datamap",
+}
+
+
+def _module(command: str):
+    return importlib.import_module(f"{__name__}.{COMMANDS[command]}")
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    from .._version import __version__
+
+    parser = argparse.ArgumentParser(prog="hf-synthsample", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version", version=f"hf-synthsample {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        module = _module(command)
+        module.add_arguments(sub.add_parser(command, help=module.HELP, description=module.__doc__.split("\n\n")[0]))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``hf-synthsample`` console script.
+
+    Every error is one line on stderr naming the option (exit status 2); see the module docstring.
+    """
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    module = _module(args.command)
+    from ..processes import children_die_with_parent
+
+    def fail(message: str) -> int:
+        print(f"hf-synthsample {args.command}: error: {message}", file=sys.stderr)
+        return 2
+
+    try:
+        with terminate_cleanly(), children_die_with_parent():  # num_proc workers must not outlive a killed command
+            if isinstance(getattr(args, "seed", None), int):
+                from ..validation import check_int
+
+                check_int("--seed", args.seed, min=0, max=2**32 - 1)
+            return module.run(args)
+    except (ValueError, TypeError) as err:
+        table = option_table(parser, args, module)
+        return fail(_as_options(str(err), table, generator_parameters(args), _typed(parser, args)))
+    except OSError as err:  # FileExistsError of the checks included; never a traceback
+        table = option_table(parser, args, module)
+        if err.filename is None:
+            return fail(_as_options(_user_path(str(err)), table, generator_parameters(args), _typed(parser, args)))
+        return fail(os_message(err, args, table))
+    except KeyboardInterrupt:
+        print(f"hf-synthsample {args.command}: interrupted; nothing half-written was left", file=sys.stderr)
+        return 130

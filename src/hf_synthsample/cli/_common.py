@@ -1,0 +1,124 @@
+"""What the subcommands share: the options several of them take (declared here once), the
+``NAME=VALUE`` parser, and the checks of output folders and files made before any work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+from typing import Any, Sequence
+
+#: The options several subcommands share, declared once: name -> (flag, argparse keywords). A
+#: help text may hold ``{what}`` (the data the option is about), filled in by :func:`add_shared`.
+SHARED: dict[str, tuple[str, dict[str, Any]]] = {
+    "builder_param": ("--builder-param", dict(nargs="+", default=[], metavar="NAME=VALUE",
+                                              help="generator parameters of a DOMAIN/CONFIG source, "
+                                                   "e.g. num_examples=20000")),
+    "config": ("--config", dict(default=None, help="config of a Hub-layout {what}")),
+    "split": ("--split", dict(default="train", help="{what}, or a slice of it: train[:10%%] [train]")),
+    "seed": ("--seed", dict(type=int, default=0, help="{what} [0]")),
+    "name": ("--name", dict(default=None, help="config name in the output folder [{what}]")),
+    "overwrite": ("--overwrite", dict(action="store_true", help="{what}")),
+    "license": ("--license", dict(default=None, help="license of the dataset card, a Hub license id, e.g. cc-by-4.0, "
+                                                    "apache-2.0, mit [none: the data owner's choice]")),
+}
+
+#: what a shared option's help speaks of when a subcommand does not say
+_WHAT = {"config": "source", "split": "split of the source to read", "seed": "random seed", "name": "the command",
+         "overwrite": "replace the output folder if it exists"}
+
+
+def add_shared(parser: Any, *names: str, defaults: dict[str, Any] | None = None, **what: str) -> None:
+    """Add the :data:`SHARED` options ``names`` to ``parser`` (an argparse parser or group);
+    ``what``: per option, the words its help fills in; ``defaults``: per option, another default."""
+    for name in names:
+        flag, kwargs = SHARED[name]
+        kwargs = dict(kwargs, help=kwargs["help"].format(what=what.get(name, _WHAT.get(name, ""))))
+        if defaults and name in defaults:
+            kwargs["default"] = defaults[name]
+        parser.add_argument(flag, **kwargs)
+
+
+def parse_value(text: str) -> Any:
+    """``3`` -> 3, ``0.5`` -> 0.5, ``None`` -> None, anything else stays a string.
+
+    Example:
+        >>> parse_value("3"), parse_value("0.5"), parse_value("None"), parse_value("sexpr")
+        (3, 0.5, None, 'sexpr')
+    """
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def key_values(option: str, items: Sequence[str]) -> dict:
+    """``["a=1", "b=x"]`` -> ``{"a": 1, "b": "x"}``; anything else is a ``ValueError`` naming ``option``."""
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise ValueError(f"{option}: expected NAME=VALUE, got {item!r}")
+        out[name.replace("-", "_")] = parse_value(value)
+    return out
+
+
+def builder_param_options(args: argparse.Namespace) -> dict[str, str]:
+    """A generator's parameters given as ``--builder-param NAME=VALUE``, as ``{name: "--builder-param name="}``
+    (for the error translator)."""
+    table: dict[str, str] = {}
+    if getattr(args, "builder_param", None) is not None:
+        from ..builders import get_builder_class, list_domains
+        from ..builders.base import config_parameters
+
+        domain = str(getattr(args, "source", "")).partition("/")[0]
+        if domain in list_domains():
+            for name in config_parameters(get_builder_class(domain).BUILDER_CONFIG_CLASS):
+                table[name] = f"--builder-param {name}="
+    return table
+
+
+def check_license(args: argparse.Namespace) -> str | None:
+    """``--license``: a Hub license id, or none."""
+    from ..hub.card import check_license
+
+    return check_license(args.license, "--license")
+
+
+def check_output_folder(option: str, out: str, *, overwrite: bool, add: bool = False,
+                        how: str = "--overwrite to replace it", configs: Sequence[str] = ()) -> None:
+    """Every check of an output folder, before any work: a path (not a file) in a folder the user
+    can write; an existing folder only with ``--overwrite`` (replaced only if hf-synthsample wrote
+    it) or ``--add`` (where it must not replace ``configs`` of a folder of the user's)."""
+    from ..atomic import check_replaceable, recover_folder
+    from ..validation import check_writable_path
+
+    check_writable_path(option, out, folder=True)
+    recover_folder(out)  # a run killed mid-write may have left the old folder aside
+    if not os.path.exists(out):
+        return
+    if not (overwrite or add):
+        raise FileExistsError(f"{option}: {out} exists; pass {how}")
+    if overwrite:
+        check_replaceable(out, name=option)
+    else:
+        from ..hub.folder import check_can_add
+
+        check_can_add(out, list(configs), name=option)
+
+
+def check_output_file(option: str, path: str, *, overwrite: bool, magic: bytes, kind: str) -> None:
+    """An output file: writable; an existing one only with ``--overwrite``, and only when it is
+    what this option writes (``magic``: its first bytes), never a file of another kind."""
+    from ..validation import check_writable_path
+
+    check_writable_path(option, path, folder=False)
+    if not os.path.exists(path):
+        return
+    if not overwrite:
+        raise FileExistsError(f"{option}: {path} exists; pass --overwrite to replace it")
+    with open(path, "rb") as f:
+        if f.read(len(magic)) != magic:
+            raise FileExistsError(f"{option}: {path} is not a {kind} file, so it is never replaced: choose another "
+                                  "path, or delete it yourself if you no longer need it")

@@ -1,0 +1,177 @@
+"""``hf-synthsample datamap DYNAMICS_DIR``: the data map of training dynamics recorded by
+``CartographyCallback``: a text summary, a PNG plot (``--plot``) and a region subset
+(``--select``, ``--fraction``, ``--out``) of the training dataset (``--dataset``, rows matched by
+its ``example_id`` column, or by row number with ``--assume-id-order``) or, without one, of the
+example ids. Options are checked before the dynamics are read."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from ._common import add_shared, check_license, check_output_file, check_output_folder
+
+HELP = "data map, plot and region subsets from recorded training dynamics"
+
+# the library's parameter names in its checks' messages -> this command's options
+_OPTIONS = {"min_epoch": "--min-epoch", "max_epoch": "--max-epoch", "nan_policy": "--nan-policy",
+            "source": "--source", "measure": "--measure", "proportions": "--proportions",
+            "fraction": "--fraction", "region": "--select"}
+PARAMETERS = {**_OPTIONS, "regions": "--select", "folder": "--out", "path": "--plot", "sample_fraction": "--plot-fraction"}
+
+
+def add_arguments(m: argparse.ArgumentParser) -> None:
+    from ..cartography.measures import MAP_MEASURES, MEASURE_INFO
+
+    m.add_argument("dynamics", help="a dynamics folder written by CartographyCallback")
+    m.add_argument("--measure", default="inv_ppl", choices=MAP_MEASURES,
+                   help="the measure the confidence axis is built on, one the dynamics recorded (bleu: with "
+                        "--source eval); confidence is its mean, negated for a higher = harder measure ("
+                        + ", ".join(n for n in MAP_MEASURES if MEASURE_INFO[n].hard_end == "high")
+                        + "), so hard-to-learn is always the hard end [inv_ppl]")
+    m.add_argument("--source", default="train", choices=["train", "eval"], help="training or dropout-free pass [train]")
+    m.add_argument("--min-epoch", type=int, default=None, help="first epoch of the window (0-based) [first recorded]")
+    m.add_argument("--max-epoch", type=int, default=None, help="convergence epoch, inclusive [last recorded]")
+    m.add_argument("--plot", default=None, help="write the data map as this PNG")
+    m.add_argument("--plot-fraction", type=float, default=None, help="plot a seeded sample of this fraction, in (0, 1]")
+    m.add_argument("--nan-policy", default="raise", choices=["raise", "omit", "drop"],
+                   help="NaN values of the measure: raise, omit those epochs, or drop those examples [raise]")
+    m.add_argument("--select", default=None,
+                   help="region(s): hard-to-learn, easy-to-learn, ambiguous, random, or a combination a+b")
+    m.add_argument("--fraction", type=float, default=0.33, help="subset size as a fraction of the examples [0.33]")
+    m.add_argument("--proportions", type=float, nargs="+", default=None, help="shares of combined regions [2/3 1/3]")
+    m.add_argument("--out", default=None, help="output folder (Hub layout) for the subset")
+    m.add_argument("--dataset", default=None, help="the training dataset (Hub-layout folder or Parquet/JSON/CSV) to cut")
+    m.add_argument("--id-column", default="example_id",
+                   help="column of --dataset holding the example ids rows are matched by [example_id]")
+    m.add_argument("--assume-id-order", action="store_true",
+                   help="--dataset has no id column and row i is example id i (its row count must match the dynamics)")
+    m.add_argument("--oov-columns", nargs="+", default=None, help="columns whose tokens the subset must all cover")
+    add_shared(m, "config", "split", "seed", "overwrite", "license", config="--dataset", split="split of --dataset",
+               seed="seed of the random region and plot sample",
+               overwrite="replace --out (a folder hf-synthsample wrote) and --plot (a PNG) if they exist")
+
+
+def _named(err: Exception) -> Exception:
+    """``err`` with the library's parameter names as this command's options."""
+    from ._errors import as_options
+
+    return type(err)(as_options(str(err), _OPTIONS))
+
+
+def _check(args: argparse.Namespace) -> tuple[list[str] | None, str]:
+    """Every option, before the dynamics are read; returns the regions of ``--select`` and the split written."""
+    import math
+
+    from ..cartography import parse_regions
+    from ..split_spec import source_split
+    from ..validation import check_float, check_int
+
+    try:
+        regions = parse_regions(args.select) if args.select is not None else None
+    except ValueError as err:
+        raise _named(err) from None
+    check_float("--fraction", args.fraction, min=0.0, max=1.0, min_inclusive=False)
+    if args.plot_fraction is not None:
+        check_float("--plot-fraction", args.plot_fraction, min=0.0, max=1.0, min_inclusive=False)
+        if not args.plot:
+            raise ValueError("--plot-fraction needs --plot (the PNG the sample is drawn into)")
+    for opt, value in (("--min-epoch", args.min_epoch), ("--max-epoch", args.max_epoch)):
+        if value is not None:
+            check_int(opt, value, min=0)
+    if args.min_epoch is not None and args.max_epoch is not None and args.min_epoch > args.max_epoch:
+        raise ValueError(f"--min-epoch ({args.min_epoch}) must be <= --max-epoch ({args.max_epoch})")
+    if args.proportions is not None:
+        if not regions:
+            raise ValueError("--proportions needs --select (the regions the shares are of)")
+        for p in args.proportions:
+            check_float("--proportions", p, min=0.0, max=1.0)
+        if len(args.proportions) != len(regions) or not math.isclose(sum(args.proportions), 1.0, abs_tol=1e-9):
+            raise ValueError(f"--proportions must give one share per region of --select ({len(regions)}) summing "
+                             f"to 1, got {args.proportions}")
+    if regions and not args.out:
+        raise ValueError("--select needs --out (the folder the subset is written to)")
+    out_split = source_split(args.split, "--split")
+    check_license(args)
+    if args.out and not regions:
+        raise ValueError("--out needs --select (the region(s) to write)")
+    for opt, needs_dataset in (("--oov-columns", args.oov_columns), ("--assume-id-order", args.assume_id_order),
+                               ("--config", args.config)):
+        if needs_dataset and not args.dataset:
+            raise ValueError(f"{opt} needs --dataset (the training dataset to cut)")
+    if args.dataset and not regions:
+        raise ValueError("--dataset needs --select (the region(s) to cut from it)")
+    if args.dataset and not os.path.exists(args.dataset):
+        raise ValueError(f"--dataset: {args.dataset!r} is neither a folder nor a file")
+    if args.out:
+        check_output_folder("--out", args.out, overwrite=args.overwrite)
+    if args.plot:
+        check_output_file("--plot", args.plot, overwrite=args.overwrite, magic=b"\x89PNG", kind="PNG")
+    if not os.path.isdir(args.dynamics):
+        raise ValueError(f"dynamics: {args.dynamics!r} is not a folder (give the dynamics folder written by "
+                         "CartographyCallback)" if os.path.exists(args.dynamics) else
+                         f"dynamics: no folder {args.dynamics!r}")
+    return regions, out_split
+
+
+def run(args: argparse.Namespace) -> int:
+    import numpy as np
+    from datasets import Dataset, DatasetDict
+
+    from ..cartography import DataMap
+    from ..cartography.datamap import _dataset_rows, _subset
+    from ..hub import write_hub_folder
+    from ..validation import check_columns
+    from ._source import load_source
+
+    regions, out_split = _check(args)
+    names = {"dataset": "--dataset", "id_column": "--id-column", "assume_id_order": "--assume-id-order"}
+    try:
+        dm = DataMap.from_dynamics(args.dynamics, args.measure, min_epoch=args.min_epoch, max_epoch=args.max_epoch,
+                                   source=args.source, nan_policy=args.nan_policy)
+    except (ValueError, TypeError) as err:
+        raise _named(err) from None
+    ds = None
+    if args.dataset:  # rows matched by example id before anything is written
+        ds = load_source(args.dataset, args.config, args.split, option="--dataset")
+        if args.oov_columns:
+            check_columns(ds, args.oov_columns, name="--oov-columns")
+        _dataset_rows(dm, ds, None, id_column=args.id_column, assume_id_order=args.assume_id_order, names=names)
+    print(dm.summary(args.fraction))
+    if args.plot:
+        print(f"\nPlot: {dm.plot(args.plot, sample_fraction=args.plot_fraction, seed=args.seed)}")
+    if not regions:
+        return 0
+    name = "_".join(regions).replace("-", "_")
+    kwargs = {"proportions": args.proportions, "seed": args.seed}
+    if ds is not None:
+        subset = _subset(dm, ds, regions, args.fraction, oov_columns=args.oov_columns, id_column=args.id_column,
+                         assume_id_order=args.assume_id_order, names=names, **kwargs)
+    else:
+        ids = dm.select(regions, args.fraction, **kwargs)
+        pos = np.searchsorted(dm.example_ids, ids)
+        # confidence is oriented (higher = easier); the measure's own mean sits beside it
+        subset = Dataset.from_dict({"example_id": ids, "confidence": dm.confidence[pos],
+                                    "variability": dm.variability[pos], "correctness": dm.correctness[pos],
+                                    dm.measure: dm.scores[dm.measure][pos]})
+    body = "\n".join([
+        f"# Data-map subset: {'+'.join(regions)}, {args.fraction:.0%}",
+        "",
+        f"{len(subset):,} of {len(dm):,} examples selected by hf-synthsample dataset cartography "
+        f"(measure {dm.measure}, {dm.source} pass, epochs {dm.epochs[0]}..{dm.epochs[-1]}; {dm.confidence_label}"
+        f"{', OOV-repaired on ' + ', '.join(args.oov_columns) if args.oov_columns else ''}).",
+        "",
+        "```",
+        dm.summary(args.fraction),
+        "```",
+    ])
+    meta = {"hf_synthsample": {"datamap": {"dynamics": os.path.abspath(args.dynamics), "measure": dm.measure,
+                                           "source": dm.source, "confidence": dm.confidence_label,
+                                           "epochs": list(dm.epochs), "regions": list(regions),
+                                           "fraction": args.fraction, "oov_columns": args.oov_columns,
+                                           "seed": args.seed}}}
+    out = write_hub_folder(args.out, {name: DatasetDict({out_split: subset})},
+                           body=body, metadata=meta, if_exists="overwrite" if args.overwrite else "error",
+                           license=args.license)
+    print(f"\nWrote {len(subset):,} rows to {out}/")
+    return 0

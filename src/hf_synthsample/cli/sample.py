@@ -1,0 +1,112 @@
+"""``hf-synthsample sample SOURCE``: a structurally diverse subset (uniform, UAT, CMaxEnt, hybrid;
+Oren et al. 2021) of a dataset (Hub-layout folder or Parquet/JSON/CSV file) or of a generated
+config (``DOMAIN/CONFIG`` with ``--builder-param``), written as a curated Hub-layout folder with
+its provenance, diversity report and template plot."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import re
+
+from ._common import add_shared, check_license, check_output_folder, key_values
+
+HELP = "structurally diverse subset (uniform, UAT, CMaxEnt, hybrid) as a curated folder"
+PARAMETERS = {"folder": "--out", "config_name": "--name", "dataset": "source", "builder_params": "--builder-param"}
+
+#: ``--sampler`` name -> class name in :mod:`hf_synthsample.sampling`
+SAMPLERS = {"uniform": "UniformSampler", "uat": "UATSampler", "cmaxent": "CMaxEntSampler", "hybrid": "HybridSampler"}
+
+#: sampler parameters the diversity report of ``sample`` also reads
+_REPORT_PARAMETERS = ("program_column", "language")
+
+
+def add_arguments(sm: argparse.ArgumentParser) -> None:
+    sm.add_argument("source", help="a Hub-layout folder, Parquet/JSON/CSV file(s), or DOMAIN/CONFIG of a generator "
+                                   "(e.g. schema2qa/all)")
+    sm.add_argument("--sampler", required=True, choices=sorted(SAMPLERS), help="sampling method")
+    sm.add_argument("-k", "--k", type=int, required=True, help="rows to select")
+    sm.add_argument("--out", required=True, help="output folder (Hub layout; other configs in it are kept)")
+    sm.add_argument("--param", nargs="+", default=[], metavar="NAME=VALUE",
+                    help="sampler parameters, e.g. alpha=-0.5 w_atoms=0 device=cuda language=sexpr")
+    add_shared(sm, "builder_param", "config", "split", "seed", "name", "overwrite", "license",
+               split="split to sample", seed="sampler seed", name="the sampler name",
+               overwrite="replace config --name if the output folder has it")
+
+
+def _sampler_class(args: argparse.Namespace):
+    from .. import sampling
+
+    return getattr(sampling, SAMPLERS[args.sampler])
+
+
+def parameter_options(args: argparse.Namespace) -> dict[str, str]:
+    """The sampler's parameters, given as ``--param NAME=VALUE`` (for the error translator)."""
+    return {name: f"--param {name}=" for name in inspect.signature(_sampler_class(args).__init__).parameters
+            if name not in ("self", "seed", "args", "kwargs")}
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..hub import Provenance, save_curated
+    from ..hub.folder import check_config_name
+    from ..sampling import diversity_report
+    from ..split_spec import split_names
+    from ..validation import check_int, check_writable_path
+    from ._source import SPLIT_ROWS, folder_configs, resolve_source, rows_to_generate
+
+    cls = _sampler_class(args)
+    params = key_values("--param", args.param)
+    own = sorted(p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "seed"))
+    # a sampler that reads no structure (uniform) still takes these, for its diversity report
+    report_only = {p: params.pop(p) for p in _REPORT_PARAMETERS if p not in own and p in params}
+    accepted = sorted({*own, *_REPORT_PARAMETERS})
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        raise ValueError(f"--param: {args.sampler} has no parameter {', '.join(unknown)}; accepted: {accepted}")
+    check_int("--k", args.k, min=1)
+    if "language" in report_only:
+        from ..structure import get_language
+
+        get_language(report_only["language"])
+    sampler = cls(**params, seed=args.seed)  # validates the values before any loading
+    check_license(args)
+    split_names(args.split, "--split")  # a slice that does not parse fails before the output is looked at
+    name = check_config_name(args.name or args.sampler, "--name")
+    check_writable_path("--out", args.out, folder=True)
+    if not args.overwrite and name in folder_configs(args.out):
+        raise FileExistsError(f"{args.out} already has config {name!r}; pass --overwrite to replace it, "
+                              "or choose another --name")
+    check_output_folder("--out", args.out, overwrite=False, add=True, configs=[name])
+    rows = rows_to_generate(args)
+    if rows == 0:
+        raise ValueError(f"--split: {args.source} generates no {args.split!r} rows with these --builder-param values "
+                         f"(give --builder-param {SPLIT_ROWS[args.split]}=N, or another --split)")
+    if rows is not None and args.k > rows:  # known before generating: say so now, not after
+        raise ValueError(f"--k must be <= {rows:,}, the rows of split {args.split!r} that {args.source} generates "
+                         f"with these --builder-param values, got {args.k:,}")
+    ds, source, builder_params = resolve_source(args)
+    source_config = builder_params if source.startswith("hf_synthsample:") else {"config": args.config,
+                                                                                  "split": args.split}
+    report_params = {p: getattr(sampler, p) for p in _REPORT_PARAMETERS if hasattr(sampler, p)} | report_only
+    column = report_params.get("program_column", "program")
+    if column not in ds.column_names:  # the report reads it: say so before sampling
+        raise ValueError(f"--param program_column: the diversity report reads the program column {column!r}, which the "
+                         f"dataset does not have (its columns: {ds.column_names}); give it with "
+                         "--param program_column=NAME")
+    subset = sampler.sample(ds, args.k)
+    try:
+        report = diversity_report(subset, name=name, **report_params)
+    except ValueError as err:
+        if "language" in report_params:
+            raise
+        raise ValueError(f"--param language: the diversity report parses {column!r} as "
+                         f"{inspect.signature(diversity_report).parameters['language'].default!r} by default, and "
+                         f"{re.sub(r' Pass skip_unparsable=True[^.]*[.]', '', str(err))} Give the pool's structure "
+                         "language, e.g. --param language=sexpr") from None
+    print(report.to_markdown())
+    provenance = Provenance.from_sampler(ds, sampler, source=source, source_config=source_config,
+                                         description=f"{args.sampler} sample of {args.k:,} rows of split {args.split}")
+    out = save_curated(subset, args.out, provenance, config_name=name, statistics=report.to_markdown(),
+                       plots={"templates": report.plot}, license=args.license)  # drawn inside the folder's temp copy
+    print(f"\nWrote {len(subset):,} rows to {out}/ (config {name!r})")
+    return 0
