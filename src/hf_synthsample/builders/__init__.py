@@ -1,6 +1,8 @@
 """Dataset builders, one per synthetic domain, and the registry that names them.
 
-Builders are imported lazily: ``BUILDERS`` maps a domain name to ``"module:Class"``.
+Builders are imported lazily: ``BUILDERS`` maps a domain name to ``"module:Class"``. Load a domain
+with ``hf_synthsample.load_dataset("scan", "addprim_jump")`` (the packaged builder: ``datasets>=4``
+runs no loading scripts), or write it as a Hub folder with ``hf-synthsample generate scan --out DIR``.
 """
 
 from __future__ import annotations
