@@ -1,0 +1,153 @@
+"""What a compositionality curve returns: one record per split, Spearman's rho, a table, a plot and a
+Hub-layout folder with the splits and the table in its card.
+
+Example:
+    >>> r = CurveResult(records=[_example_record(0.1, 0.1, 95.0, 90.0), _example_record(0.5, 0.5, 97.0, 40.0)])
+    >>> r.spearman_rho, r.all_fitted, r.test_exact_match
+    (-1.0, True, [90.0, 40.0])
+    >>> print(r.to_markdown().splitlines()[2])
+    | 0.1 | 0.100 | 0.000 | 100 | 50 (50) | 500 | 95.0 | yes | **90.0** |
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .settings import CurveSettings
+from .stats import spearman
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..splits.sweep import SplitSweep
+
+__all__ = ["CurveResult"]
+
+
+def _example_record(target: float, dc: float, fit: float, test: float) -> dict[str, Any]:
+    """A record as :func:`~hf_synthsample.curve.compositionality_curve` makes one (for the examples)."""
+    return {"target": target, "config": f"dc_{target:.2f}", "compound_divergence": dc, "atom_divergence": 0.0,
+            "train_rows": 100, "test_rows": 50, "num_test_scored": 50, "num_fit": 20, "fit": fit,
+            "fit_reached": fit >= 90.0, "steps": 500, "fit_history": [[500, fit]], "test_exact_match": test,
+            "errors": {}, "train_seconds": 1.0, "eval_seconds": 0.1}
+
+
+@dataclass
+class CurveResult:
+    """The curve: ``records`` (one dict per split, in target order: ``target``, ``config``,
+    ``compound_divergence``, ``atom_divergence``, sizes, ``fit``, ``fit_reached``, ``steps``,
+    ``fit_history``, ``test_exact_match``, ``errors``, seconds), the ``settings``, the ``sweep``
+    (:class:`~hf_synthsample.splits.SplitSweep`, the splits themselves), ``model`` (a description of
+    the model), ``seconds`` (wall time).
+    """
+
+    records: list
+    settings: CurveSettings = field(default_factory=CurveSettings)
+    sweep: "SplitSweep | None" = None
+    model: str = ""
+    seconds: float = 0.0
+
+    @property
+    def compound_divergence(self) -> list[float]:
+        return [float(r["compound_divergence"]) for r in self.records]
+
+    @property
+    def test_exact_match(self) -> list[float]:
+        return [float(r["test_exact_match"]) for r in self.records]
+
+    @property
+    def fit(self) -> list[float]:
+        return [float(r["fit"]) for r in self.records]
+
+    @property
+    def spearman_rho(self) -> float:
+        """Spearman's rho between each split's D_C and its test exact match (``nan`` if either is constant)."""
+        return spearman(self.compound_divergence, self.test_exact_match)
+
+    @property
+    def not_fitted(self) -> list[float]:
+        """The targets whose model did not reach its fit target."""
+        return [r["target"] for r in self.records if not r["fit_reached"]]
+
+    @property
+    def all_fitted(self) -> bool:
+        return not self.not_fitted
+
+    def to_markdown(self) -> str:
+        """The table: one row per split (fit and test exact match in %), then Spearman's rho."""
+        lines = ["| target D_C | D_C | D_A | train rows | test rows (scored) | steps | fit | fitted | test exact match |",
+                 "|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+        for r in self.records:
+            lines.append(f"| {r['target']:g} | {r['compound_divergence']:.3f} | {r['atom_divergence']:.3f} | "
+                         f"{r['train_rows']:,} | {r['test_rows']:,} ({r['num_test_scored']:,}) | {r['steps']:,} | "
+                         f"{r['fit']:.1f} | {'yes' if r['fit_reached'] else '**no**'} | **{r['test_exact_match']:.1f}** |")
+        s = self.settings
+        lines += ["", f"Spearman rho(D_C, test exact match) = {self.spearman_rho:.3f} over {len(self.records)} splits. "
+                      f"Fit: exact match (%) on {self.records[0]['num_fit']:,} seeded rows of each model's own training "
+                      f"set; each model trained until it reached {s.fit_target:g} % (checked every {s.check_every} "
+                      f"steps, at most {s.max_steps:,} steps)"
+                      + (f"; **not reached** at D_C target(s) {', '.join(f'{t:g}' for t in self.not_fitted)}: those "
+                         "test scores say little about generalization" if self.not_fitted else "; every model reached it")
+                      + ". Test: exact match (%) on a seeded subset of each test set (the same seed for every split)."]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.to_markdown()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON: the records, Spearman's rho (``None`` when undefined), whether every model fitted,
+        the settings, the model."""
+        rho = self.spearman_rho
+        return {"spearman_rho": None if rho != rho else rho, "all_fitted": self.all_fitted, "not_fitted": self.not_fitted,
+                "records": self.records, "settings": self.settings.to_record(), "model": self.model,
+                "seconds": round(self.seconds, 1)}
+
+    def plot(self, path: str, *, title: str | None = None) -> str:
+        """Test exact match (and the fit) against D_C, one point per split (a hollow point: a model that
+        did not reach its fit target); written atomically. Returns ``path``."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        from ..atomic import save_figure_atomic
+
+        dc, test = self.compound_divergence, self.test_exact_match
+        fig, ax = plt.subplots(figsize=(6.4, 4.2))
+        ax.plot(dc, self.fit, "s--", color="0.55", label="fit (exact match on training rows)")
+        ax.plot(dc, test, "-", color="C0")
+        for x, y, r in zip(dc, test, self.records):
+            ax.plot([x], [y], "o", color="C0", mfc="C0" if r["fit_reached"] else "white")
+            ax.annotate(f"{y:.0f}", (x, y), textcoords="offset points", xytext=(0, -13), ha="center", fontsize=8)
+        ax.plot([], [], "o-", color="C0", label="test exact match (hollow: not fitted)")
+        ax.axhline(self.settings.fit_target, color="0.7", lw=0.8, ls=":", label=f"fit target ({self.settings.fit_target:g} %)")
+        ax.set_xlabel("compound divergence D_C of the split")
+        ax.set_ylabel("exact match (%)")
+        ax.set_ylim(-3, 105)
+        head = title or f"Compositionality curve{f' ({self.model})' if self.model else ''}"
+        ax.set_title(f"{head}\nSpearman rho(D_C, test) = {self.spearman_rho:.2f} over {len(dc)} splits", fontsize=10)
+        ax.legend(loc="best", fontsize=8)
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+        save_figure_atomic(fig, path, dpi=120)
+        return path
+
+    def save(self, folder: str, *, if_exists: str = "error", title: str | None = None, plots: bool = False,
+             license: str | None = None) -> str:
+        """Write the curve as one Hub-layout folder: a config per split (``dc_0.10``, ...: ``train`` and
+        ``test``, loadable with ``datasets.load_dataset(folder, "dc_0.10")``), a card with the curve's
+        table and Spearman's rho above the sweep's split reports, ``curve.png`` and ``curve.json``
+        (:meth:`to_dict`); card metadata ``hf_synthsample.compositionality_curve``. ``plots``: each
+        split report's plot too. Returns the folder."""
+        import json
+
+        if self.sweep is None:
+            raise ValueError("this result has no sweep (the splits): nothing to write")
+        head = title or "Compositionality curve"
+        text = "\n".join([f"## {head}", "", f"Model: {self.model or 'as given'}; one model per split, trained with "
+                          "the stock Seq2SeqTrainer until it fits its own rows.", "", self.to_markdown(), "",
+                          "![test exact match against D_C](curve.png)", "", "## The splits"])
+        summary = {k: v for k, v in self.to_dict().items() if k != "records"}
+        return self.sweep.save(folder, if_exists=if_exists, title=head, plots=plots, license=license, card_text=text,
+                               extra_files={"curve.png": lambda p: self.plot(p, title=title),
+                                            "curve.json": json.dumps(self.to_dict(), indent=2)},
+                               metadata={"compositionality_curve": summary})

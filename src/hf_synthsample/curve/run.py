@@ -1,0 +1,172 @@
+"""The compositionality curve in one call: a sweep of splits at chosen compound divergences, one
+model per split trained until it fits its own rows, each model's fit beside its test exact match,
+and Spearman's rho between the splits' D_C and the test scores (Keysers et al. 2020).
+
+Example (a toy language and a tiny model, 2 steps each: the pipeline, not a result):
+    >>> from datasets import Dataset
+    >>> rows = [f"({op} ({f} {a}) {b})" for op in "pq" for f in "fgh" for a in "abcd" for b in "abc"]
+    >>> ds = Dataset.from_dict({"program": rows, "output": [r.replace("(", "").replace(")", "") for r in rows]})
+    >>> curve = compositionality_curve(ds, targets=[0.4, 0.6], column="program", language="sexpr",
+    ...                                target_column="output", search_seconds=5, max_steps=2, check_every=1,
+    ...                                d_model=16, heads=2, layers=1, ffn=32, fit_rows=8, test_rows=8)
+    {'train_runtime': ...}
+    >>> [r["config"] for r in curve.records], [r["num_test_scored"] for r in curve.records]
+    (['dc_0.40', 'dc_0.60'], [8, 8])
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import time
+from typing import TYPE_CHECKING, Any, Iterator
+
+from ..logging import get_logger
+from ..settings import Estimator
+from .result import CurveResult
+from .settings import CurveSettings
+from .training import ModelSpec, resolve_model, train_split
+
+if TYPE_CHECKING:  # pragma: no cover
+    from datasets import Dataset
+
+__all__ = ["compositionality_curve", "CompositionalityCurve"]
+
+logger = get_logger(__name__)
+
+
+def _check_dataset(dataset: Any, settings: CurveSettings) -> None:
+    """The dataset and its columns, before any work; a missing column names the setting."""
+    if not (hasattr(dataset, "column_names") and hasattr(dataset, "select") and hasattr(dataset, "features")):
+        raise TypeError(f"dataset must be a datasets.Dataset (one split, e.g. load_dataset(...)['train']), "
+                        f"got {type(dataset).__name__}")
+    if len(dataset) == 0:
+        raise ValueError("dataset has no rows")
+    for name, column in (("column", settings.column), ("source_column", settings.source),
+                         ("target_column", settings.target_column)):
+        if column not in dataset.column_names:
+            raise ValueError(f"{name}: the dataset has no column {column!r}; its columns: {dataset.column_names}")
+
+
+def _describe(model: ModelSpec, s: CurveSettings) -> str:
+    if model is None:
+        return (f"scratch {s.architecture.upper()} d_model {s.d_model}, {s.layers}+{s.layers} layers, ffn {s.ffn}, "
+                f"{s.heads} heads, dropout {s.dropout:g}")
+    if isinstance(model, (str, os.PathLike)):
+        return f"checkpoint {os.path.basename(os.path.normpath(str(model)))}"  # no local path in a card
+    return f"factory {getattr(model, '__qualname__', type(model).__name__)}"
+
+
+@contextlib.contextmanager
+def _torch_threads(n: int) -> Iterator[None]:
+    """``n`` torch threads for the block, the caller's number restored after."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def compositionality_curve(dataset: "Dataset", model: ModelSpec = None, *, settings: CurveSettings | None = None,
+                           **changes: Any) -> CurveResult:
+    """The compositionality curve of ``model`` on ``dataset``.
+
+    Args:
+        dataset: the rows (a ``datasets.Dataset``) with the structure column (``column``, read by
+            ``language``) and the model's source and target text columns.
+        model: ``None`` (a scratch seq2seq from the settings' model fields, a word tokenizer per
+            split), a checkpoint folder (``save_pretrained`` output; loaded afresh per split), or a
+            callable ``(split, seed) -> (model, tokenizer)`` returning a fresh encoder-decoder model.
+        settings: a :class:`CurveSettings` (default: its defaults); ``changes`` (any of its field
+            names) override it, checked as at construction.
+
+    What it does: :func:`~hf_synthsample.splits.divergence_sweep` at ``targets`` (every split the
+    same sizes, D_A within its bound); per split a model trained with the stock ``Seq2SeqTrainer``
+    until its exact match on ``fit_rows`` of its own training rows reaches ``fit_target`` (at most
+    ``max_steps``; a model that does not is reported, never dropped); its test exact match on
+    ``test_rows`` rows of the split's test side. Deterministic for a seed (whatever ``jobs``).
+
+    Returns:
+        :class:`CurveResult`: ``records``, ``spearman_rho``, ``not_fitted``, ``to_markdown()``,
+        ``plot(path)``, ``save(folder)`` (a Hub folder: the splits, the table in the card).
+
+    Raises:
+        TypeError / ValueError: bad settings, dataset, columns or model, before any work.
+    """
+    if settings is None:
+        settings = CurveSettings(**changes)
+    elif not isinstance(settings, CurveSettings):
+        raise TypeError(f"settings must be a CurveSettings, got {type(settings).__name__}")
+    elif changes:
+        settings = settings.replace(**changes)
+    _check_dataset(dataset, settings)
+    factory = resolve_model(model, settings)
+    s = settings
+    from ..splits import divergence_sweep
+
+    start = time.perf_counter()
+    sweep = divergence_sweep(dataset, list(s.targets), column=s.column, language=s.language, test_size=s.test_size,
+                             train_size=s.train_size, max_atom_divergence=s.max_atom_divergence, seed=s.seed,
+                             time_limit=s.search_seconds, progress=False)
+    logger.info("sweep of %d splits in %.0f s: %s", len(sweep), sweep.seconds,
+                ", ".join(f"{t:g} -> {sweep.compound_divergence[t]:.3f}" for t in s.targets))
+    names = sweep.config_names
+
+    def one(i: int) -> dict[str, Any]:
+        target = s.targets[i]
+        with tempfile.TemporaryDirectory(prefix="compositionality-curve-") as tmp:  # the Trainer's; nothing saved
+            record = train_split(sweep.splits[target], factory, s, output_dir=tmp, name=names[target])
+        logger.info("%s: fit %.1f %% (%s, %d steps), test exact match %.1f %%", names[target], record["fit"],
+                    "reached" if record["fit_reached"] else "NOT reached", record["steps"], record["test_exact_match"])
+        return record
+
+    from ..processes import run_forked
+
+    def set_threads() -> None:
+        import torch
+
+        torch.set_num_threads(s.threads)
+
+    if s.jobs == 1 or len(s.targets) == 1:
+        with _torch_threads(s.threads):
+            trained = [one(i) for i in range(len(s.targets))]
+    else:  # forked workers (the factory may be any callable of the caller's); they die with this process
+        trained = run_forked(one, len(s.targets), s.jobs, setup=set_threads,
+                             describe=lambda i: f"the model of split {names[s.targets[i]]}")
+    records = []
+    for t, record in zip(s.targets, trained):
+        split = sweep.splits[t]
+        records.append({"target": t, "config": names[t], "compound_divergence": float(sweep.compound_divergence[t]),
+                        "atom_divergence": float(sweep.atom_divergence[t]), "train_rows": int(split["train"].num_rows),
+                        "test_rows": int(split["test"].num_rows), "seed": s.seed, **record})
+    result = CurveResult(records=records, settings=s, sweep=sweep, model=_describe(model, s),
+                         seconds=time.perf_counter() - start)
+    logger.info("Spearman rho(D_C, test exact match) = %.3f over %d splits", result.spearman_rho, len(records))
+    if result.not_fitted:
+        logger.warning("models that did not reach the fit target %g %%: D_C target(s) %s", s.fit_target,
+                       ", ".join(f"{t:g}" for t in result.not_fitted))
+    return result
+
+
+class CompositionalityCurve(Estimator):
+    """:func:`compositionality_curve` as an estimator: settings in, ``fit(dataset, model)``, results
+    in ``result_``, ``records_``, ``spearman_rho_``, ``sweep_``.
+
+    Example:
+        >>> est = CompositionalityCurve(targets=[0.1, 0.5], seed=2)
+        >>> est.get_params()["targets"], est.seed
+        ((0.1, 0.5), 2)
+    """
+
+    settings_class = CurveSettings
+
+    def fit(self, dataset: "Dataset", model: ModelSpec = None) -> "CompositionalityCurve":
+        """Run the curve of ``model`` on ``dataset``; returns ``self``."""
+        result = compositionality_curve(dataset, model, settings=self.settings)
+        self.result_, self.records_, self.sweep_ = result, result.records, result.sweep
+        self.spearman_rho_ = result.spearman_rho
+        return self

@@ -1,0 +1,116 @@
+"""The settings of a compositionality curve: one frozen dataclass (:class:`~hf_synthsample.settings.Settings`),
+every field typed, bounded, defaulted and described, checked once when it is made.
+
+The fields' specs are also what the ``hf-synthsample curve`` options are generated from
+(:func:`~hf_synthsample.settings.add_arguments`), so a setting is described in one place.
+
+Example:
+    >>> s = CurveSettings(targets=[0.1, 0.3], fit_target=95)
+    >>> s.targets, s.fit_target, s.source, s.replace(seed=3).seed
+    ((0.1, 0.3), 95.0, 'commands', 3)
+    >>> CurveSettings(max_steps=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_steps must be >= 1, got 0
+    >>> CurveSettings(targets=[0.3])
+    Traceback (most recent call last):
+    ...
+    ValueError: targets: a curve needs at least 2 targets, got [0.3]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..settings import Settings, setting
+
+__all__ = ["CurveSettings", "SCHEDULERS", "ARCHITECTURES"]
+
+SCHEDULERS = ("linear", "constant_with_warmup", "cosine", "constant")
+#: the scratch model built when no model is given (``hf_synthsample.models.build_scratch_model``)
+ARCHITECTURES = ("bart", "t5")
+
+
+def _check_targets(name: str, value: Any) -> tuple:
+    from ..splits.sweep import check_targets
+
+    targets = tuple(check_targets(value, name))
+    if len(targets) < 2:
+        raise ValueError(f"{name}: a curve needs at least 2 targets, got {list(targets)}")
+    return targets
+
+
+def _non_empty(name: str, value: Any) -> Any:
+    if value is not None and not value:
+        raise ValueError(f"{name} must be a non-empty column name, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class CurveSettings(Settings):
+    """Everything :func:`~hf_synthsample.curve.compositionality_curve` needs besides the dataset and
+    the model. Bad values raise ``ValueError`` (``TypeError`` for a wrong type) naming the field.
+
+    The scratch-model fields (``architecture`` ... ``dropout``) are used only when no model is given.
+    ``jobs`` / ``threads`` change the speed, never the results.
+    """
+
+    # the splits (hf_synthsample.splits.divergence_sweep)
+    targets: tuple = setting((0.0, 0.12, 0.24, 0.36, 0.48, 0.6), check=_check_targets, cli="an option with nargs",
+                             help="target compound divergences D_C of the splits, increasing, in [0, 1]; at least 2")
+    column: str = setting("commands", check=_non_empty,
+                          help="the column whose structure defines atoms and compounds (read by --language)")
+    language: str | None = setting("scan", help="the structure language of --column (hf_synthsample.languages: "
+                                                "scan, cogs, sexpr, thingtalk, ...)")
+    source_column: str | None = setting(None, check=_non_empty, help="the model's input text column [--column]")
+    target_column: str = setting("actions", check=_non_empty, help="the model's output text column")
+    train_size: float = setting(0.5, min=0.0, max=1.0, min_inclusive=False, max_inclusive=False,
+                                help="share of the rows in each split's train side")
+    test_size: float = setting(0.25, min=0.0, max=1.0, min_inclusive=False, max_inclusive=False,
+                               help="share of the rows in each split's test side (train + test <= 1; the rest is "
+                                    "left out)")
+    max_atom_divergence: float = setting(0.02, min=0.0, max=1.0, help="bound on each split's atom divergence D_A")
+    search_seconds: float = setting(60.0, min=0.0, min_inclusive=False, help="time limit of each split's search (s)")
+    seed: int = setting(0, min=0, help="seed of the split search, the scored subsets, the models and the training")
+    # training (stock Seq2SeqTrainer), to the fit target
+    fit_target: float = setting(95.0, min=0.0, max=100.0, min_inclusive=False,
+                                help="train each model until its exact match on --fit-rows of its own training rows "
+                                     "reaches this (%%)")
+    fit_rows: int = setting(300, min=0, help="training rows scored for the fit (a seeded subset; 0 = all)")
+    check_every: int = setting(250, min=1, help="steps between two fit checks")
+    max_steps: int = setting(3000, min=1, help="step budget of each model: one that has not reached --fit-target by "
+                                               "then is reported as not fitted")
+    batch_size: int = setting(64, min=1, help="training batch size (per device)")
+    learning_rate: float = setting(1e-3, min=0.0, min_inclusive=False, help="peak learning rate")
+    warmup_steps: int = setting(100, min=0, help="linear warmup steps")
+    scheduler: str = setting("linear", choices=SCHEDULERS,
+                             help="learning-rate schedule after the warmup (over --max-steps)")
+    # scoring
+    test_rows: int = setting(1000, min=0, help="test rows scored per split (a seeded subset, the same for every "
+                                               "split; 0 = all)")
+    eval_batch_size: int = setting(128, min=1, help="decoding batch size")
+    num_beams: int = setting(1, min=1, help="beams of the decoding (1 = greedy)")
+    # the scratch model (only when no model is given)
+    architecture: str = setting("bart", choices=ARCHITECTURES, help="scratch model architecture (no --model given)")
+    d_model: int = setting(64, min=1, help="scratch model width")
+    layers: int = setting(3, min=1, help="scratch model layers, encoder and decoder each")
+    ffn: int = setting(128, min=1, help="scratch model feed-forward width")
+    heads: int = setting(4, min=1, help="scratch model attention heads (must divide --d-model)")
+    dropout: float = setting(0.1, min=0.0, max=1.0, max_inclusive=False, help="scratch model dropout")
+    # speed only
+    jobs: int = setting(1, min=1, help="models trained at once, each in its own process (speed only)")
+    threads: int = setting(1, min=1, help="torch CPU threads per process (speed only)")
+
+    def _check(self) -> None:
+        if self.train_size + self.test_size > 1.0 + 1e-12:
+            raise ValueError(f"train_size + test_size must be <= 1, got {self.train_size} + {self.test_size}")
+        if self.d_model % self.heads:
+            raise ValueError(f"d_model ({self.d_model}) must be a multiple of heads ({self.heads})")
+        if self.source == self.target_column:
+            raise ValueError(f"target_column must differ from the source column, both are {self.source!r}")
+
+    @property
+    def source(self) -> str:
+        """The model's input column (``source_column``, else ``column``)."""
+        return self.source_column or self.column

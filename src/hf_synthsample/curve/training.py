@@ -1,0 +1,139 @@
+"""One model per split: the model a user brings (a factory or a checkpoint folder) or a scratch
+seq2seq, trained with the stock ``Seq2SeqTrainer`` until it fits its own rows
+(:class:`~hf_synthsample.models.fit_stop.FitTargetCallback`), then scored on the split's test rows.
+
+Example:
+    >>> from hf_synthsample.curve.settings import CurveSettings
+    >>> factory = resolve_model(None, CurveSettings(d_model=16, heads=2, layers=1, ffn=32))
+    >>> from datasets import Dataset, DatasetDict
+    >>> split = DatasetDict(train=Dataset.from_dict({"commands": ["jump twice"], "actions": ["I_JUMP I_JUMP"]}),
+    ...                     test=Dataset.from_dict({"commands": ["jump"], "actions": ["I_JUMP"]}))
+    >>> model, tokenizer = factory(split, 0)
+    >>> type(model).__name__, model.config.d_model, tokenizer.convert_ids_to_tokens(tokenizer("jump")["input_ids"])
+    ('BartForConditionalGeneration', 16, ['jump', '</s>'])
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Union
+
+from ..logging import get_logger
+from .settings import CurveSettings
+from .stats import error_kinds, subsample
+
+if TYPE_CHECKING:  # pragma: no cover
+    from datasets import DatasetDict
+
+__all__ = ["ModelFactory", "ModelSpec", "resolve_model", "scratch_factory", "checkpoint_factory", "train_split"]
+
+logger = get_logger(__name__)
+
+#: ``factory(split, seed) -> (model, tokenizer)``: a fresh encoder-decoder model per call (the same
+#: seed, the same weights) and its tokenizer; ``split`` is the ``DatasetDict(train, test)`` it will learn
+ModelFactory = Callable[["DatasetDict", int], tuple]
+#: what ``model=`` accepts: ``None`` (a scratch model from the settings), a checkpoint folder, a factory
+ModelSpec = Union[None, str, os.PathLike, ModelFactory]
+
+
+def scratch_factory(settings: CurveSettings) -> ModelFactory:
+    """A factory of the settings' scratch model (``architecture``, ``d_model``, ``layers``, ``ffn``,
+    ``heads``, ``dropout``) with a word tokenizer over the split's source and target texts."""
+    from ..models import build_scratch_model, build_word_tokenizer
+
+    s = settings
+    if s.architecture == "bart":
+        sizes = dict(d_model=s.d_model, encoder_layers=s.layers, decoder_layers=s.layers, encoder_ffn_dim=s.ffn,
+                     decoder_ffn_dim=s.ffn, encoder_attention_heads=s.heads, decoder_attention_heads=s.heads,
+                     dropout=s.dropout)
+    else:
+        sizes = dict(d_model=s.d_model, num_layers=s.layers, d_ff=s.ffn, num_heads=s.heads, dropout_rate=s.dropout)
+
+    def build(split: "DatasetDict", seed: int):
+        texts = [str(t) for part in ("train", "test") for c in (s.source, s.target_column) for t in split[part][c]]
+        tokenizer = build_word_tokenizer(texts)
+        return build_scratch_model(tokenizer, s.architecture, seed=seed, **sizes), tokenizer
+
+    return build
+
+
+def checkpoint_factory(path: str | os.PathLike) -> ModelFactory:
+    """A factory that loads the checkpoint folder ``path`` afresh for every split
+    (:func:`~hf_synthsample.models.load_seq2seq`; its own tokenizer). Checked here, before any work."""
+    folder = Path(path).expanduser()
+    if not folder.is_dir() or not (folder / "config.json").is_file():
+        raise ValueError(f"model: {str(path)!r} is not a checkpoint folder (a folder with config.json and the "
+                         "tokenizer files, as save_pretrained writes)")
+
+    def load(split: "DatasetDict", seed: int):
+        from ..models import load_seq2seq
+
+        return load_seq2seq(folder)
+
+    return load
+
+
+def resolve_model(model: ModelSpec, settings: CurveSettings) -> ModelFactory:
+    """``model`` as a factory: ``None`` -> :func:`scratch_factory`, a folder -> :func:`checkpoint_factory`,
+    a callable as it is. Anything else is a ``TypeError`` naming ``model``."""
+    if model is None:
+        return scratch_factory(settings)
+    if isinstance(model, (str, os.PathLike)):
+        return checkpoint_factory(model)
+    if callable(model):
+        return model
+    raise TypeError("model must be None (a scratch model from the settings), a checkpoint folder, or a callable "
+                    f"(split, seed) -> (model, tokenizer); got {type(model).__name__}")
+
+
+def _built(made: Any) -> tuple:
+    if not isinstance(made, tuple) or len(made) != 2:
+        raise TypeError(f"model: the factory must return (model, tokenizer), got {type(made).__name__}")
+    return made
+
+
+def train_split(split: "DatasetDict", factory: ModelFactory, settings: CurveSettings, *, output_dir: str,
+                name: str = "split") -> dict[str, Any]:
+    """Train one model on ``split["train"]`` until its exact match on ``settings.fit_rows`` of those
+    rows reaches ``settings.fit_target`` (checked every ``check_every`` steps; at most ``max_steps``),
+    then score it on ``settings.test_rows`` of ``split["test"]``.
+
+    Returns a record: ``fit`` (the last check's exact match, %), ``fit_reached``, ``steps``,
+    ``fit_history`` (``[step, fit]`` per check), ``test_exact_match`` (%), ``num_test_scored``,
+    ``num_fit``, ``errors`` (:func:`~hf_synthsample.curve.stats.error_kinds`), seconds.
+    """
+    from ..models import FitTargetCallback, evaluate_seq2seq, train_seq2seq
+
+    s, seed = settings, settings.seed
+    model, tokenizer = _built(factory(split, seed))
+    scored = subsample(split["test"], s.test_rows, seed + 1)  # the same positions for every split
+    fit_rows = subsample(split["train"], s.fit_rows, seed + 2)
+    references = [str(t) for d in (scored, fit_rows) for t in d[s.target_column]]
+    longest = max(len(ids) for ids in tokenizer(text_target=references)["input_ids"])
+    decode = dict(source_column=s.source, target_column=s.target_column, num_beams=s.num_beams,
+                  max_new_tokens=longest + 1, batch_size=s.eval_batch_size)
+
+    def fit_score(m) -> float:
+        return float(evaluate_seq2seq(m, tokenizer, fit_rows, **decode)["exact_match"])
+
+    def on_check(step: int, value: float) -> None:
+        logger.info("%s: step %d, fit %.1f %% (target %g)", name, step, value, s.fit_target)
+
+    stop = FitTargetCallback(fit_score, s.fit_target, s.check_every, unit="step", on_check=on_check)
+    start = time.perf_counter()
+    trainer = train_seq2seq(model, tokenizer, split["train"], source_column=s.source, target_column=s.target_column,
+                            output_dir=output_dir, max_steps=s.max_steps, batch_size=s.batch_size,
+                            learning_rate=s.learning_rate, seed=seed, lr_scheduler_type=s.scheduler,
+                            warmup_steps=s.warmup_steps, callbacks=[stop], disable_tqdm=True)
+    train_s = time.perf_counter() - start
+    if not stop.reached:
+        logger.warning("%s: the model did not reach its fit target %g %% in %d steps (fit %.1f %%): its test score "
+                       "says little about generalization", name, s.fit_target, s.max_steps, stop.history[-1][1])
+    result = evaluate_seq2seq(model, tokenizer, scored, **decode)
+    return {"test_exact_match": float(result["exact_match"]), "num_test_scored": int(scored.num_rows),
+            "fit": float(stop.history[-1][1]), "num_fit": int(fit_rows.num_rows), "fit_reached": bool(stop.reached),
+            "steps": int(trainer.state.global_step), "fit_history": [[int(a), float(b)] for a, b in stop.history],
+            "errors": error_kinds(result["predictions"], [str(t) for t in scored[s.target_column]]),
+            "train_seconds": round(train_s, 1), "eval_seconds": round(time.perf_counter() - start - train_s, 1)}
