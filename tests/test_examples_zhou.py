@@ -264,16 +264,6 @@ def test_jobs_give_the_same_runs(tmp_path, cache_dir):
         zhou.parse_args(["--jobs", "0"])
 
 
-def test_forked_runs_come_back_in_order_and_failures_raise(monkeypatch):
-    monkeypatch.setattr(zhou, "_train_one", lambda key, seed, train, test, args: {"key": key, "seed": seed}
-                        if key != "bad" else 1 / 0)
-    monkeypatch.setattr(zhou, "_PLANNED", [(k, s, None, None, None) for k, s in [("a", 0), ("b", 1), ("c", 2)]])
-    assert zhou._run_forked(3, 2) == [{"key": "a", "seed": 0}, {"key": "b", "seed": 1}, {"key": "c", "seed": 2}]
-    zhou._PLANNED[1] = ("bad", 1, None, None, None)
-    with pytest.raises(RuntimeError, match="training run 1 failed: ZeroDivisionError"):
-        zhou._run_forked(3, 2)
-
-
 def test_error_profile_by_hand():
     refs = ["I_JUMP I_JUMP", "I_TURN_LEFT I_JUMP", "I_JUMP I_WALK", "I_JUMP I_JUMP I_JUMP", "I_RUN"]
     preds = ["I_JUMP I_JUMP", "I_TURN_LEFT I_LOOK_3", "I_LOOK_3 I_WALK", "I_JUMP", "I_RUN I_RUN"]
@@ -375,3 +365,37 @@ def test_a_users_own_results_file_stops_the_run_before_work(tmp_path, cache_dir)
         zhou.main(["--tiny", "--out", str(out), "--cache-dir", cache_dir, "--steps", "2"])
     assert sorted(p.name for p in out.iterdir()) == ["results.md"]
     assert (out / "results.md").read_text() == "my notes"
+
+
+def test_gpu_preset_is_figure2_past_the_cpu_lengths_and_runs_at_toy_size(tmp_path, cache_dir):
+    g = zhou.parse_args(["--gpu"])
+    # Figure 2 where the paper's curve rises (L >= 31), with the paper's T5 and 200 primitives
+    assert (g.tables, g.arch, g.star_lengths, g.star_source, g.star_primitives) == (["fig2"], "t5", [31, 62], 62, 200)
+    assert (g.d_model, g.layers, g.ffn, g.heads, g.batch_size, g.steps) == (256, 3, 512, 4, 128, 2_500)
+    assert (g.dev_fraction, g.eval_every, g.curve_size, g.eval_batch_size) == (0.1, 500, 100, 256)
+    out = tmp_path / "gpu"
+    assert zhou.main(["--gpu", *_TOY_MODEL, "--star-lengths", "2", "4", "--star-source", "4", "--star-primitives", "10",
+                      "--star-train", "40", "--star-test", "20", "--eval-batch-size", "8", "--out", str(out),
+                      "--cache-dir", cache_dir]) == 0
+    f2 = json.loads((out / "results.json").read_text())["tables"]["figure2"]
+    assert [r["L"] for r in f2["rows"]] == [2, 4] and "preset --gpu with" in f2["caption"]
+    assert "sized for one H100" in f2["caption"] and all(0 <= r["exact match"]["fit"] <= 100 for r in f2["rows"])
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["--learning-rate", "nan"], "--learning-rate"), (["--learning-rate", "-1e-3"], "--learning-rate"),
+    (["--learning-rate", "inf"], "--learning-rate"), (["--scheduler", "bogus"], "--scheduler"),
+    (["--dropout", "2"], "--dropout"), (["--dropout", "-0.1"], "--dropout"), (["--eval-batch-size", "0"], "--eval-batch-size"),
+    (["--threads", "0"], "--threads"), (["--seed", "-1"], "--seeds"), (["--steps", "nan"], "--steps")])
+def test_bad_options_name_the_flag_before_any_work(tmp_path, capsys, argv, flag):
+    with pytest.raises(SystemExit) as err:
+        zhou.main(["--tiny", *argv, "--out", str(tmp_path / "o")])
+    assert err.value.code == 2 and flag in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_an_out_that_is_a_file_is_refused_before_any_work(tmp_path, capsys):
+    (tmp_path / "f").write_text("mine")
+    with pytest.raises(SystemExit):
+        zhou.main(["--tiny", "--out", str(tmp_path / "f")])
+    assert "--out" in capsys.readouterr().err and (tmp_path / "f").read_text() == "mine"

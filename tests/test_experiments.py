@@ -179,3 +179,36 @@ def test_clear_outputs_on_a_non_main_rank_does_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("RANK", "1")
     assert clear_outputs(tmp_path, ["results.md"]) == []
     assert (tmp_path / "results.md").read_text() == "mine"
+
+
+def test_run_jobs_keep_the_order_and_failures_raise():
+    from harness import RunBook, run_jobs
+
+    assert run_jobs(lambda x: {"key": x}, ["a", "b", "c"], 2) == [{"key": "a"}, {"key": "b"}, {"key": "c"}]
+    done = []
+    assert run_jobs(lambda x: x * 2, [1, 2], 1, on_done=lambda item, r: done.append((item, r))) == [2, 4]
+    assert done == [(1, 2), (2, 4)]
+    with pytest.raises(RuntimeError, match="b failed: ZeroDivisionError"):
+        run_jobs(lambda x: 1 / 0 if x == "b" else x, ["a", "b", "c"], 2)
+    # planned runs start in the order asked for (here seed-major) and are recorded in the tables' order
+    book = RunBook(lambda key, seed, data: {"key": key, "seed": seed, "data": data})
+    book.planning = True
+    for key in ("x", "y"):
+        for seed in (0, 1):
+            assert book.get(key, seed, lambda s, key=key: f"{key}{s}") is None
+    book.train_planned(2, order=lambda key, seed: seed)
+    assert [(r["key"], r["seed"], r["data"]) for r in book.records] == [("x", 0, "x0"), ("x", 1, "x1"), ("y", 0, "y0"),
+                                                                          ("y", 1, "y1")]
+    assert book.get("x", 1, None)["data"] == "x1"  # trained once
+
+
+def test_with_restarts_stops_at_the_first_init_that_learns():
+    from harness import with_restarts
+
+    said = []
+    result = with_restarts(lambda init, last: (init, init >= 2000, {"init": init, "last": last}), seed=7,
+                           max_restarts=3, on_restart=lambda nxt, note: said.append(nxt))
+    assert result == (2007, 2007, [{"init": 7, "last": False}, {"init": 1007, "last": False}], True)
+    assert said == [1007, 2007]
+    # no init learns: the last attempt's result, ok False (the caller reports or stops)
+    assert with_restarts(lambda init, last: (init, False, {}), seed=0, max_restarts=1) == (1000, 1000, [{}], False)

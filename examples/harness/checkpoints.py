@@ -4,6 +4,9 @@ distribution), never by the test set.
 
 * :class:`CurveScorer` (seq2seq, exact match): a learning curve on test and fit rows every N steps,
   and with a dev set the best-dev checkpoint (the reference protocol of Zhou et al.'s SCAN runs);
+* :func:`dev_test_split`: the dev set such a choice reads, cut from the test rows (the reference's
+  protocol where a data set has none); :func:`curve_table`: the curve as a results table;
+  :func:`error_profile`: what kind of wrong the wrong outputs are;
 * :class:`ConvergenceStopper` (any score): stop once the score stops improving, keep the best
   checkpoint (Shin et al.'s Calculator models trained to convergence).
 
@@ -15,9 +18,9 @@ whose init learnt nothing.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Sequence
 
-__all__ = ["ConvergenceStopper", "CurveScorer"]
+__all__ = ["ConvergenceStopper", "CurveScorer", "curve_table", "dev_test_split", "error_profile"]
 
 
 class CurveScorer:
@@ -182,3 +185,76 @@ class ConvergenceStopper:
                 return control
 
         return _Callback()
+
+
+def dev_test_split(test, fraction: float, seed: int):
+    """The reference's model-selection protocol (Jiang et al. 2022's ``gooddev``, used by Zhou et al.):
+    a seeded ``fraction`` of the test rows becomes a dev set for choosing the checkpoint, the rest stays
+    the test set. ``fraction == 0``: no dev set (``None``, all test rows)."""
+    import numpy as np
+
+    if not fraction:
+        return None, test
+    n_dev = max(1, int(test.num_rows * fraction))
+    if n_dev >= test.num_rows:
+        raise ValueError(f"dev_fraction {fraction} leaves no test rows out of {test.num_rows}")
+    order = np.random.default_rng(seed).permutation(test.num_rows)
+    return test.select(np.sort(order[:n_dev])), test.select(np.sort(order[n_dev:]))
+
+
+def error_profile(predictions: Sequence[str], references: Sequence[str], top: int = 5) -> dict[str, Any]:
+    """What kind of wrong the wrong outputs are: ``exact``; ``substituted`` (same length, some tokens
+    replaced: the structure is right, a primitive is not); ``stopped_early`` (a strict prefix of the
+    reference); ``other``; and ``top_substitutions``, the most common ``"reference token -> output
+    token"`` pairs over the substituted rows, each counted once per row, as ``[pair, rows]``.
+
+    Example:
+        >>> error_profile(["A B", "A C", "A", "B B B"], ["A B", "A B", "A B", "A B"])["top_substitutions"]
+        [['B -> C', 1]]
+    """
+    import collections
+
+    if len(predictions) != len(references):
+        raise ValueError(f"predictions and references must have the same length, got {len(predictions)} "
+                         f"and {len(references)}")
+    counts = collections.Counter()
+    pairs: collections.Counter = collections.Counter()
+    for pred, ref in zip(predictions, references):
+        p, r = pred.split(), ref.split()
+        if p == r:
+            counts["exact"] += 1
+        elif len(p) == len(r):
+            counts["substituted"] += 1
+            pairs.update({f"{b} -> {a}" for a, b in zip(p, r) if a != b})
+        elif len(p) < len(r) and r[:len(p)] == p:
+            counts["stopped_early"] += 1
+        else:
+            counts["other"] += 1
+    return {**{k: counts[k] for k in ("exact", "substituted", "stopped_early", "other")},
+            "top_substitutions": [[pair, n] for pair, n in pairs.most_common(top)]}
+
+
+def curve_table(runs: list[dict[str, Any]], *, every: int, curve_size: int, fit_size: int, dev_fraction: float,
+                num_beams: int = 1):
+    """The learning curves of ``runs`` (records with a :class:`CurveScorer`'s ``curve`` points, and
+    ``key``, ``seed``, ``selected_step``) as a table: one row per (run, seed, checkpoint)."""
+    from .tables import ResultsTable
+
+    dev = bool(dev_fraction)
+    table = ResultsTable(
+        f"Learning curves (every {every} steps)",
+        ["run", "seed", "step", "fit", *(["dev exact match"] if dev else []), "test exact match"],
+        caption=f"Exact match (%) at each checkpoint on a fixed seeded subset of {curve_size} test rows "
+        f"(or all, if fewer); fit: on the {fit_size} training rows of the final fit (- when "
+        f"--sanity-size is 0)" + (f"; dev: the {dev_fraction:g} of the test rows held out to choose the "
+                                 f"checkpoint (* marks the chosen one)" if dev else "")
+        + f". Same decoding as the tables (beam {num_beams}).", fit_note="")
+    for run in runs:
+        for point in run.get("curve", []):
+            row = {"run": run["key"], "seed": run["seed"], "step": point["step"], "fit": point["train_exact_match"],
+                   "test exact match": point["test_exact_match"]}
+            if dev:
+                mark = "*" if point["step"] == run.get("selected_step") else ""
+                row["dev exact match"] = f"{point['dev_exact_match']:.1f}{mark}"
+            table.add(**row)
+    return table
