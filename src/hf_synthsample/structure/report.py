@@ -1,0 +1,128 @@
+"""Structural diagnostics of a pool of programs: templates, their coverage of a reference set,
+entropies and divergences, and the template rank-frequency plot."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Iterable, Mapping
+
+from ..atomic import save_figure_atomic
+from ..validation import check_int
+from .distributions import atom_divergence, compound_divergence, entropy, frequencies
+from .extraction import _atoms_and_compounds
+from .registry import get_language, parse
+from .weights import _example_weights, _occurrence_supers, _weighting, compound_weights
+
+__all__ = ["template_counts", "template_coverage", "plot_template_frequencies", "diagnostics", "structure_diagnostics"]
+
+
+def template_counts(templates: Iterable[str]) -> dict[str, int]:
+    """Template -> examples, most frequent first."""
+    return dict(Counter(templates).most_common())
+
+
+def template_coverage(pool_templates: Iterable[str], reference_templates: Iterable[str]) -> tuple[float, list[str]]:
+    """Share of the reference set's distinct templates that occur in the pool, and the uncovered ones.
+
+    Example:
+        >>> template_coverage(["t1", "t2"], ["t1", "t3", "t3"])
+        (0.5, ['t3'])
+    """
+    pool = set(pool_templates)
+    ref = sorted(set(reference_templates))
+    if not ref:
+        raise ValueError("reference_templates is empty: nothing to cover")
+    missing = [t for t in ref if t not in pool]
+    return 1.0 - len(missing) / len(ref), missing
+
+
+def plot_template_frequencies(templates: Iterable[str] | Mapping[str, int], path: str, title: str = "") -> str:
+    """Rank-frequency plot (log scale) of templates, written to ``path`` (PNG); returns ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    counts = dict(templates) if isinstance(templates, Mapping) else template_counts(templates)
+    values = sorted(counts.values(), reverse=True)
+    if not values:
+        raise ValueError("templates is empty: nothing to plot")
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.bar(range(1, len(values) + 1), values, width=1.0)
+    ax.set_yscale("log")
+    ax.set_xlabel("template rank")
+    ax.set_ylabel("examples")
+    ax.set_title(title or f"{len(values)} templates, {sum(values):,} examples")
+    fig.tight_layout()
+    return save_figure_atomic(fig, path, dpi=100)
+
+
+def diagnostics(
+    programs: Iterable[str],
+    reference: Iterable[str] | None = None,
+    language: str = "thingtalk",
+    max_height: int = 2,
+    compound_weighting: bool | str = False,
+) -> dict[str, Any]:
+    """Structural diagnostics of a set of programs, optionally against a reference set.
+
+    Returns ``num_programs``, ``num_templates``, ``template_counts``, ``atom_entropy`` and
+    ``compound_entropy`` (nats); with ``reference`` also ``template_coverage`` (share of the
+    reference's templates found in ``programs``), ``uncovered_templates``, ``atom_divergence``
+    and ``compound_divergence``. ``compound_weighting`` weights the compounds: ``"example"`` or
+    ``True`` with Keysers et al.'s per-example weights (:func:`example_compound_weights`, ``P(G'|G)``
+    over ``programs``, for the reference's examples too), ``"pool"`` with the pool-wide variant
+    (:func:`compound_weights` of ``programs``), ``False`` unweighted.
+
+    Example:
+        >>> d = diagnostics(["(a (b c))", "(a (b 'x))"], reference=["(a (b c))"], language="sexpr")
+        >>> d["num_templates"], d["template_coverage"], d["atom_divergence"] > 0
+        (2, 1.0, True)
+    """
+    lang = get_language(language)
+    max_height = check_int("max_height", max_height, min=1)
+
+    def extract(items):
+        templates, atoms_, comps = [], [], []
+        for p in items:
+            tree = parse(p, language)
+            templates.append(lang.template(tree))
+            a, c = _atoms_and_compounds(tree, max_height)
+            atoms_.append(a)
+            comps.append(c)
+        return templates, atoms_, comps
+
+    mode = _weighting("compound_weighting", compound_weighting)
+    programs = list(programs)
+    if not programs:
+        raise ValueError("programs is empty: nothing to describe")
+    reference = None if reference is None else list(reference)
+    t, a, c = extract(programs)
+    weights = compound_weights(programs, language, max_height) if mode == "pool" else None
+    if mode == "example":
+        rows, p = _occurrence_supers(programs, language, max_height, None, also=reference or [])
+        per = [_example_weights(r, p) for r in rows]
+        c = per[:len(programs)]
+    out: dict[str, Any] = {
+        "num_programs": len(programs),
+        "num_templates": len(set(t)),
+        "template_counts": template_counts(t),
+        "atom_entropy": entropy(frequencies(a)),
+        "compound_entropy": entropy(frequencies(c, weights)),
+    }
+    if reference is not None:
+        rt, ra, rc = extract(reference)
+        if mode == "example":
+            rc = per[len(programs):]
+        coverage, missing = template_coverage(t, rt)
+        out.update(
+            template_coverage=coverage,
+            uncovered_templates=missing,
+            atom_divergence=atom_divergence(a, ra),
+            compound_divergence=compound_divergence(c, rc, weights),
+        )
+    return out
+
+
+#: the package-level name (``hf_synthsample.structure_diagnostics``)
+structure_diagnostics = diagnostics
