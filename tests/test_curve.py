@@ -150,3 +150,46 @@ def test_bad_inputs_refused_before_any_work(tmp_path):
         compositionality_curve(ds, settings={"seed": 0})
     with pytest.raises(TypeError, match="the factory must return \\(model, tokenizer\\)"):
         compositionality_curve(ds, lambda split, seed: None, targets=[0.4, 0.6], **TINY)
+
+
+def _toy_file(tmp_path):
+    path = tmp_path / "toy.jsonl"
+    _toy().to_json(str(path))
+    return str(path)
+
+
+TINY_FLAGS = ["--column", "program", "--language", "sexpr", "--target-column", "output", "--search-seconds", "5",
+              "--d-model", "16", "--heads", "2", "--layers", "1", "--ffn", "32", "--fit-rows", "8", "--test-rows", "8",
+              "--batch-size", "8", "--max-steps", "2", "--check-every", "1"]
+
+
+def test_cli_curve_on_a_users_file(tmp_path, capsys):
+    import datasets
+
+    from hf_synthsample.cli import main
+
+    out = tmp_path / "curve"
+    assert main(["curve", _toy_file(tmp_path), "--out", str(out), "--targets", "0.4", "0.6", *TINY_FLAGS]) == 0
+    printed = capsys.readouterr().out
+    assert "Spearman rho(D_C, test exact match)" in printed and f"Wrote {out}/" in printed
+    assert datasets.load_dataset(str(out), "dc_0.60")["test"].num_rows == 18
+    saved = json.loads((out / "curve.json").read_text())
+    assert [r["target"] for r in saved["records"]] == [0.4, 0.6] and saved["settings"]["max_steps"] == 2
+    card = (out / "README.md").read_text()
+    assert "source: toy.jsonl" in card or "toy.jsonl" in card  # provenance, without the local folder
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--fit-target", "120"], "--fit-target must be <= 100"),
+    (["--targets", "0.6", "0.4"], "--targets: must be sorted ascending"),
+    (["--targets", "0.4"], "--targets: a curve needs at least 2"),
+    (["--target-column", "nope"], "--target-column: the dataset has no column 'nope'"),
+    (["--model", "no-such-folder"], "--model: 'no-such-folder' is not a checkpoint folder"),
+])
+def test_cli_curve_refuses_bad_options(tmp_path, capsys, flags, message):
+    from hf_synthsample.cli import main
+
+    out = tmp_path / "curve"
+    argv = ["curve", _toy_file(tmp_path), "--out", str(out), "--targets", "0.4", "0.6", *TINY_FLAGS, *flags]
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err and not out.exists()

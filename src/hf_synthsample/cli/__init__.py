@@ -23,6 +23,10 @@ Subcommands (one module of this package each, listed in :data:`COMMANDS`):
   ``--out``) of the training dataset (``--dataset``, rows matched by its ``example_id`` column, or
   by row number with ``--assume-id-order``) or, without one, of the example ids. Options are
   checked before the dynamics are read.
+* ``curve [SOURCE]``: the compositionality curve of a model (a checkpoint folder, ``--model``, or
+  a scratch one) on a dataset (default ``scan/simple``): splits at the ``--targets`` compound
+  divergences, one model per split trained until it fits, fit and test exact match, Spearman's
+  rho, as a Hub folder with the splits and the table in its card.
 
 Every option is checked before any work (generation, loading, training); an error is one line on
 stderr, ``hf-synthsample COMMAND: error: ...``, naming the option (``--k``, ``--out``) and the path
@@ -61,6 +65,7 @@ COMMANDS = {
     "sample": "sample",
     "split": "split",
     "datamap": "datamap",
+    "curve": "curve",
 }
 
 

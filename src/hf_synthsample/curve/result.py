@@ -132,12 +132,13 @@ class CurveResult:
         return path
 
     def save(self, folder: str, *, if_exists: str = "error", title: str | None = None, plots: bool = False,
-             license: str | None = None) -> str:
+             license: str | None = None, provenance: dict[str, Any] | None = None) -> str:
         """Write the curve as one Hub-layout folder: a config per split (``dc_0.10``, ...: ``train`` and
         ``test``, loadable with ``datasets.load_dataset(folder, "dc_0.10")``), a card with the curve's
         table and Spearman's rho above the sweep's split reports, ``curve.png`` and ``curve.json``
         (:meth:`to_dict`); card metadata ``hf_synthsample.compositionality_curve``. ``plots``: each
-        split report's plot too. Returns the folder."""
+        split report's plot too; ``provenance`` (e.g. the data's source) goes to the card's settings.
+        Returns the folder."""
         import json
 
         if self.sweep is None:
@@ -148,6 +149,7 @@ class CurveResult:
                           "![test exact match against D_C](curve.png)", "", "## The splits"])
         summary = {k: v for k, v in self.to_dict().items() if k != "records"}
         return self.sweep.save(folder, if_exists=if_exists, title=head, plots=plots, license=license, card_text=text,
+                               provenance=provenance,
                                extra_files={"curve.png": lambda p: self.plot(p, title=title),
                                             "curve.json": json.dumps(self.to_dict(), indent=2)},
                                metadata={"compositionality_curve": summary})

@@ -57,7 +57,7 @@ class CurveSettings(Settings):
     """
 
     # the splits (hf_synthsample.splits.divergence_sweep)
-    targets: tuple = setting((0.0, 0.12, 0.24, 0.36, 0.48, 0.6), check=_check_targets, cli="an option with nargs",
+    targets: tuple = setting((0.0, 0.12, 0.24, 0.36, 0.48, 0.6), check=_check_targets, kind="any",
                              help="target compound divergences D_C of the splits, increasing, in [0, 1]; at least 2")
     column: str = setting("commands", check=_non_empty,
                           help="the column whose structure defines atoms and compounds (read by --language)")
