@@ -63,11 +63,11 @@ PRESETS: dict[str, dict[str, Any]] = {
     "cpu": dict(pool_size=0, targets=[0.0, 0.12, 0.24, 0.36, 0.48, 0.6], train_share=0.5, test_share=0.25,
                 max_atom_divergence=0.02, steps=3_000, batch_size=64, learning_rate=1e-3, warmup_steps=100,
                 d_model=64, layers=3, ffn=128, heads=4, dropout=0.1, sanity_size=300, test_rows=1_000,
-                search_seconds=60.0, scheduler="linear", fit_target=95.0, check_every=250),
+                search_seconds=600.0, scheduler="linear", fit_target=95.0, check_every=250),
     "paper": dict(pool_size=0, targets=[0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6], train_share=0.5, test_share=0.25,
                   max_atom_divergence=0.02, steps=10_000, batch_size=128, learning_rate=5e-4, warmup_steps=1_000,
                   d_model=256, layers=3, ffn=512, heads=4, dropout=0.1, sanity_size=1_000, test_rows=0,
-                  search_seconds=120.0, scheduler="linear", fit_target=99.0, check_every=500),
+                  search_seconds=600.0, scheduler="linear", fit_target=99.0, check_every=500),
 }
 
 #: the issue's target: Spearman's rho between D_C and test exact match at or below this
