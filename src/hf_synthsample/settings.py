@@ -38,7 +38,7 @@ from typing import Any, Callable, ClassVar, Mapping
 
 from .validation import check_choice, check_float, check_int, check_str_tuple
 
-__all__ = ["Estimator", "Settings", "Spec", "add_arguments", "clone", "setting", "settings_from_args"]
+__all__ = ["Estimator", "Settings", "Spec", "add_arguments", "applies", "clone", "setting", "settings_from_args"]
 
 _KINDS = ("int", "float", "bool", "str", "choice", "strs", "any")
 
@@ -269,7 +269,7 @@ def flag_of(name: str, spec: Spec) -> str:
 
 def _parser_type(spec: Spec) -> Callable[[str], Any] | None:
     if spec.parse is not None:
-        return spec.parse
+        return None  # parsed by settings_from_args, whose errors name the flag (argparse's would not say why)
     return {"int": int, "float": float, "str": str, "strs": str}.get(spec.kind or "any")
 
 
@@ -286,7 +286,8 @@ def add_arguments(parser: argparse.ArgumentParser | Any, settings_class: type[Se
         if name in exclude or spec.cli is not True:
             continue
         default = defaults.get(name, dataclasses.MISSING)
-        shown = "" if default is dataclasses.MISSING else f" [default: {default}]"
+        # a help that ends in "[...]" says its default in words
+        shown = "" if default is dataclasses.MISSING or spec.help.endswith("]") else f" [default: {default}]"
         kwargs: dict[str, Any] = {"dest": name, "default": argparse.SUPPRESS, "help": spec.help + shown}
         if spec.kind == "bool":
             kwargs["action"] = argparse.BooleanOptionalAction
@@ -314,23 +315,44 @@ def settings_from_args(settings_class: type[Settings], args: argparse.Namespace,
     """
     specs = settings_class.specs()
     values = {**given(args, settings_class), **fixed}
-    for name, value in values.items():
-        if isinstance(value, list) and specs[name].kind == "strs":
-            values[name] = tuple(value)
     try:
+        for name, value in values.items():
+            if isinstance(value, list) and specs[name].kind == "strs":
+                values[name] = tuple(value)
+            elif isinstance(value, str) and specs[name].parse is not None and name not in fixed:
+                values[name] = specs[name].parse(value)
         settings = settings_class(**values)
     except (ValueError, TypeError) as err:
         raise type(err)(_name_flags(str(err), specs)) from err
     for name in given(args, settings_class):
-        when = specs[name].applies_when or {}
-        for other, allowed in when.items():
+        for other, allowed in (specs[name].applies_when or {}).items():
             value, other_flag = getattr(settings, other), flag_of(other, specs[other])
-            # a tuple of the values it applies to, or a predicate whose docstring says where it applies
-            if not (allowed(value) if callable(allowed) else value in allowed):
+            if not _allows(allowed, value):
+                # a tuple of the values it applies to, or a predicate whose docstring says where it applies
                 where = allowed.__doc__ if callable(allowed) else f"{other_flag} {', '.join(map(str, allowed))}"
                 raise ValueError(f"{flag_of(name, specs[name])} does not apply to {other_flag} {value}; "
                                  f"it applies to {where}")
     return settings
+
+
+def _allows(allowed: tuple | Callable[[Any], bool], value: Any) -> bool:
+    return allowed(value) if callable(allowed) else value in allowed
+
+
+def applies(settings: Settings, name: str) -> bool:
+    """Whether field ``name`` means something under the other fields' values (:attr:`Spec.applies_when`).
+
+    Example:
+        >>> from dataclasses import dataclass
+        >>> @dataclass(frozen=True)
+        ... class Pick(Settings):
+        ...     method: str = setting("a", help="method", choices=("a", "b"))
+        ...     depth: int = setting(1, help="depth (method b)", applies_when={"method": ("b",)})
+        >>> applies(Pick(), "depth"), applies(Pick(method="b"), "depth")
+        (False, True)
+    """
+    when = settings.specs()[name].applies_when or {}
+    return all(_allows(allowed, getattr(settings, other)) for other, allowed in when.items())
 
 
 def _name_flags(message: str, specs: Mapping[str, Spec]) -> str:
