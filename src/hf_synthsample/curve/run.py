@@ -97,15 +97,13 @@ def compositionality_curve(dataset: "Dataset", model: ModelSpec = None, *, setti
     Raises:
         TypeError / ValueError: bad settings, dataset, columns or model, before any work.
     """
-    if settings is None:
-        settings = CurveSettings(**changes)
-    elif not isinstance(settings, CurveSettings):
-        raise TypeError(f"settings must be a CurveSettings, got {type(settings).__name__}")
-    elif changes:
-        settings = settings.replace(**changes)
-    _check_dataset(dataset, settings)
-    factory = resolve_model(model, settings)
-    s = settings
+    return CompositionalityCurve(settings, **changes).fit(dataset, model).result_
+
+
+def _curve(dataset: "Dataset", model: ModelSpec, s: CurveSettings) -> CurveResult:
+    """:func:`compositionality_curve` with its settings made."""
+    _check_dataset(dataset, s)
+    factory = resolve_model(model, s)
     from ..splits import divergence_sweep
 
     start = time.perf_counter()
@@ -166,7 +164,7 @@ class CompositionalityCurve(Estimator):
 
     def fit(self, dataset: "Dataset", model: ModelSpec = None) -> "CompositionalityCurve":
         """Run the curve of ``model`` on ``dataset``; returns ``self``."""
-        result = compositionality_curve(dataset, model, settings=self.settings)
+        result = _curve(dataset, model, self.settings)
         self.result_, self.records_, self.sweep_ = result, result.records, result.sweep
         self.spearman_rho_ = result.spearman_rho
         return self
