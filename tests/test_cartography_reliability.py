@@ -196,7 +196,7 @@ def test_nan_is_an_error_unless_a_policy_is_chosen():
 
 def test_bad_id_and_epoch_columns_are_refused():
     t = dynamics({0: [0.1, 0.2], 1: [0.3, 0.4]})
-    with pytest.raises(TypeError, match="'example_id' must hold integers"):
+    with pytest.raises(TypeError, match="'example_id' must hold integer or string example ids"):
         DataMap.from_dynamics(t.set_column(0, "example_id", pa.array([0.5, 0.5, 1.5, 1.5])))
     with pytest.raises(ValueError, match="negative"):
         DataMap.from_dynamics(t.set_column(0, "example_id", pa.array([-1, -1, 1, 1])))

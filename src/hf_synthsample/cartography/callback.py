@@ -48,6 +48,8 @@ from transformers import TrainerCallback
 from ..logging import get_logger
 
 from ..validation import check_choice, check_int, check_str_tuple, check_writable_path
+from ..hub.provenance import dataset_fingerprint
+from .ids import check_id_column, id_codes
 from .measures import IGNORE_INDEX, MEASURES, STEP_MEASURES, TASKS, infer_task, sequence_measures
 from .fused_head import has_token_log_probs, token_log_prob_measures
 from .store import (
@@ -134,10 +136,13 @@ class CartographyCollator:
         has_ids = [self.id_column in f for f in features]
         if any(has_ids) and not all(has_ids):
             raise ValueError(f"id_column {self.id_column!r} is missing from some features of the batch")
-        ids = [int(f[self.id_column]) for f in features] if all(has_ids) and features else None
+        ids = [f[self.id_column] for f in features] if all(has_ids) and features else None
         batch = self.collator([{k: v for k, v in f.items() if k not in drop} for f in features])
         if ids is not None:
-            batch[ID_KEY] = torch.tensor(ids, dtype=torch.long)
+            # integer ids as a tensor (moved to the device with the batch); string ids as they are,
+            # coded by the callback (a tensor cannot hold them)
+            batch[ID_KEY] = list(ids) if any(isinstance(i, str) for i in ids) else torch.tensor(
+                [int(i) for i in ids], dtype=torch.long)
         return batch
 
     def __getattr__(self, name: str):
@@ -162,7 +167,9 @@ class TrainingDynamicsCallback(TrainerCallback):
         output_dir: where the final dynamics go (default ``<args.output_dir>/cartography``).
         task: ``"auto"`` (from the model class) or one of ``"seq2seq"``, ``"causal_lm"``,
             ``"classification"``.
-        id_column: the dataset column with example ids (see :func:`add_example_ids`).
+        id_column: the dataset column with example ids (see :func:`add_example_ids`): one per
+            row, integers >= 0 or non-empty strings (a dataset's own keys work as they are and
+            are written to the dynamics unchanged), none missing or repeated.
         eval_pass: also run a dropout-free pass over the training examples at each epoch end
             (implied by ``"bleu"``); its values go to ``eval_dynamics.parquet``.
         eval_examples: ``None`` (all training examples) or how many, drawn with ``seed``.
@@ -175,7 +182,8 @@ class TrainingDynamicsCallback(TrainerCallback):
             (it would lose, or record twice, the steps in between).
 
     Raises at construction for unknown measures or bad numbers, at train start (before any
-    step) for a dataset without ids or labels, ``remove_unused_columns=True`` dropping the ids,
+    step; :func:`~hf_synthsample.cartography.track_dynamics` checks at its call) for a dataset
+    without ids or labels, an id column of another type or with a missing, negative or repeated id, ``remove_unused_columns=True`` dropping the ids,
     or a measure the model type cannot give (``bleu`` for classification; any measure for a
     regression or multi-label head), and at the first forward (before any optimizer step) when
     the model returns no logits.
@@ -213,6 +221,9 @@ class TrainingDynamicsCallback(TrainerCallback):
         self.max_new_tokens = None if max_new_tokens is None else check_int("max_new_tokens", max_new_tokens, min=1)
         self.seed = check_int("seed", seed)
         self.resume_from = None if resume_from is None else os.fspath(resume_from)
+        # fingerprints of other copies of the training set that are row for row the same examples
+        # (track_dynamics adds the trainer's dataset before and after it numbered the rows)
+        self._known_fingerprints: list[str] = []
         self._reset()
 
     # -- state
@@ -237,11 +248,26 @@ class TrainingDynamicsCallback(TrainerCallback):
         self._tokenizer = None
         self._num_examples = None
         self._model = None
+        self._id_values = None  # sorted string ids (their codes are their ranks); None for integer ids
+        self._code_of: dict | None = None
+        self._row_codes = None  # per row of the training dataset, its id's code
+        self._fingerprints: list[str] = []
 
     # -- hooks on the model
     def _pre_hook(self, module, args, kwargs):
-        self._ids = kwargs.pop(ID_KEY, None)
+        self._ids = self._coded(kwargs.pop(ID_KEY, None))
         return args, kwargs
+
+    def _coded(self, ids):
+        """String ids (a list from the collator) as a tensor of their codes; host data, no device sync."""
+        if ids is None or not isinstance(ids, (list, tuple)):
+            return ids
+        import torch
+
+        if self._code_of is None:
+            raise TypeError(f"id_column {self.id_column!r}: the batch carries string ids but the training dataset's "
+                            f"ids are not strings")
+        return torch.tensor([self._code_of[i] for i in ids], dtype=torch.long)
 
     def _post_hook(self, module, args, kwargs, output):
         ids, self._ids = self._ids, None
@@ -318,6 +344,10 @@ class TrainingDynamicsCallback(TrainerCallback):
             "task": self._task,
             "id_column": self.id_column,
             "num_examples": self._num_examples,
+            # the training set these dynamics were recorded on (its rows, in id order, are the
+            # examples; a data map refuses to take rows by position from any other dataset)
+            "dataset_fingerprints": list(self._fingerprints),
+            "id_type": "str" if self._id_values is not None else "int",
             "epochs": epochs,
             "eval_pass": self.eval_pass,
             "eval_epochs": sorted(set(self._eval["epoch"].tolist())),
@@ -334,14 +364,20 @@ class TrainingDynamicsCallback(TrainerCallback):
         if not step and "forgetting" in self.measures:  # a data map needs one measure besides `correct`
             step = ["inv_ppl"]
         keep = ["example_id", "epoch", "step", "order", "rank", *step, "correct", "num_tokens"]
-        _write_parquet(os.path.join(folder, DYNAMICS_FILE), self._train, keep)
+        _write_parquet(os.path.join(folder, DYNAMICS_FILE), self._with_ids(self._train), keep)
         if self.eval_pass:
             ekeep = ["example_id", "epoch", "step", "order", "rank", "inv_ppl", "chia",
                      *[m for m in step if m not in ("inv_ppl", "chia")], "correct", "num_tokens"]
             if "bleu" in self.measures:
                 ekeep += ["bleu", "exact_match"]
-            _write_parquet(os.path.join(folder, EVAL_DYNAMICS_FILE), self._eval, ekeep)
+            _write_parquet(os.path.join(folder, EVAL_DYNAMICS_FILE), self._with_ids(self._eval), ekeep)
         _write_json(os.path.join(folder, META_FILE), self._meta())
+
+    def _with_ids(self, table: dict) -> dict:
+        """``table`` with the dataset's own ids in place of their codes."""
+        if self._id_values is None:
+            return table
+        return {**table, "example_id": self._id_values[table["example_id"]]}
 
     def _final_dir(self, args) -> str:
         return self.output_dir or os.path.join(args.output_dir, "cartography")
@@ -374,14 +410,12 @@ class TrainingDynamicsCallback(TrainerCallback):
                     f"CartographyCallback: the training dataset has no labels column (one of {label_names}); "
                     f"columns: {names}"
                 )
-            from ..columns import column_array
-
-            ids = column_array(dataset, self.id_column)
-            if ids.dtype.kind not in "iu":
-                raise TypeError(f"id_column {self.id_column!r} must hold integers, got dtype {ids.dtype}")
-            if len(np.unique(ids)) != len(ids):
-                raise ValueError(f"id_column {self.id_column!r} holds repeated ids; each example needs its own")
+            ids = check_id_column(dataset, self.id_column, "CartographyCallback: the training dataset")
+            self._id_values, self._row_codes = id_codes(ids)
+            if self._id_values is not None:
+                self._code_of = {v: i for i, v in enumerate(self._id_values.tolist())}
             self._num_examples = int(len(ids))
+            self._fingerprints = list(dict.fromkeys([*self._known_fingerprints, dataset_fingerprint(dataset)]))
         elif dataset is not None and hasattr(dataset, "__len__"):
             self._num_examples = len(dataset)
         if not isinstance(self._collate, CartographyCollator) and not isinstance(
@@ -438,7 +472,7 @@ class TrainingDynamicsCallback(TrainerCallback):
                 f"pass resume_from=<the checkpoint folder> so the earlier epochs are not lost"
             )
         meta = read_meta(os.path.join(folder, META_FILE))
-        train = _dedup(_read_parquet(os.path.join(folder, DYNAMICS_FILE), _TRAIN_SCHEMA))
+        train = _dedup(_read_parquet(os.path.join(folder, DYNAMICS_FILE), _TRAIN_SCHEMA, self._id_values))
         # the dynamics must end where the Trainer resumes: an older checkpoint's would silently lose
         # the steps in between (an epoch's worth), a later one's would hold steps trained again
         saved = meta.get("global_step")
@@ -456,7 +490,7 @@ class TrainingDynamicsCallback(TrainerCallback):
             )
         self._train = train
         if os.path.exists(os.path.join(folder, EVAL_DYNAMICS_FILE)):
-            self._eval = _dedup(_read_parquet(os.path.join(folder, EVAL_DYNAMICS_FILE), _EVAL_SCHEMA))
+            self._eval = _dedup(_read_parquet(os.path.join(folder, EVAL_DYNAMICS_FILE), _EVAL_SCHEMA, self._id_values))
         self._order = int(self._train["order"].max()) + 1 if len(self._train["order"]) else 0
         logger.info(f"CartographyCallback: restored {len(self._train['example_id'])} rows from {folder}")
 
@@ -485,10 +519,7 @@ class TrainingDynamicsCallback(TrainerCallback):
 
     # -- the optional dropout-free pass
     def _eval_ids(self) -> np.ndarray:
-        from ..columns import column_array
-
-        ids = np.sort(column_array(self._dataset, self.id_column)) if hasattr(self._dataset, "column_names") \
-            else np.arange(len(self._dataset))
+        ids = np.sort(self._row_codes) if self._row_codes is not None else np.arange(len(self._dataset))
         if self.eval_examples is not None and self.eval_examples < len(ids):
             rng = np.random.default_rng(self.seed)
             ids = np.sort(rng.choice(ids, size=self.eval_examples, replace=False))
@@ -500,10 +531,8 @@ class TrainingDynamicsCallback(TrainerCallback):
         rank, world = self._process()
         all_ids = self._eval_ids()
         # rows of the (possibly column-reduced) training dataset holding those ids
-        if hasattr(self._dataset, "column_names"):
-            from ..columns import column_array
-
-            col = column_array(self._dataset, self.id_column)
+        if self._row_codes is not None:
+            col = self._row_codes
             pos = np.empty(int(col.max()) + 1, dtype=np.int64)
             pos[col] = np.arange(len(col))
             rows = pos[all_ids]
@@ -521,7 +550,7 @@ class TrainingDynamicsCallback(TrainerCallback):
                     chunk = rows[start:start + bs]
                     features = _rows(self._dataset, chunk)
                     batch = self._collate(features)
-                    ids = batch.pop(ID_KEY)
+                    ids = self._coded(batch.pop(ID_KEY))
                     batch = {k: v.to(device) if hasattr(v, "to") else v for k, v in batch.items()}
                     out = model(**batch)
                     m = sequence_measures(_logits_of(out, self.measures), batch["labels"], task=self._task,

@@ -57,6 +57,7 @@ import numpy as np
 from ..atomic import save_figure_atomic
 from ..logging import get_logger
 from ..validation import check_choice, check_float, check_int
+from .ids import id_codes
 from .measures import MAP_MEASURES, MEASURE_INFO, MeasureInfo
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -136,6 +137,26 @@ def _int_column(table, name: str, where: str) -> np.ndarray:
     return out
 
 
+def _id_array(table, where: str) -> np.ndarray:
+    """The ``example_id`` column: integers >= 0 (``int64``) or strings (``str``), none missing."""
+    import pyarrow as pa
+
+    col = table.column("example_id")
+    if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+        if col.null_count:
+            raise ValueError(f"{where}: column 'example_id' has {col.null_count} missing values")
+        return np.asarray(col.to_pylist(), dtype=str)
+    if not pa.types.is_integer(col.type):
+        raise TypeError(f"{where}: column 'example_id' must hold integer or string example ids, got {col.type}")
+    return _int_column(table, "example_id", where)
+
+
+def _as_ids(ids: Any) -> np.ndarray:
+    """Example ids as ``int64`` (integers) or ``str`` (strings)."""
+    arr = np.asarray(ids)
+    return arr.astype(str) if arr.dtype.kind in "USO" and len(arr) else arr.astype(np.int64)
+
+
 def _check_meta(meta: dict, source: str, recorded: np.ndarray, examples: np.ndarray, where: str) -> None:
     """``cartography.json`` must describe the table it comes with."""
     from .store import DYNAMICS_FILE, EVAL_DYNAMICS_FILE, META_FILE
@@ -182,7 +203,8 @@ def _check_map_measure(measure: Any, available: Sequence[str], source: str, wher
 
 
 def _check_complete(ids: np.ndarray, epoch: np.ndarray, examples: np.ndarray, recorded: np.ndarray,
-                    per_epoch: dict[int, int], min_epoch: int, max_epoch: int, where: str) -> None:
+                    per_epoch: dict[int, int], min_epoch: int, max_epoch: int, where: str,
+                    name: Any = int) -> None:
     """Every example must have a value at every epoch of the window (rows are unique per pair)."""
     problems = []
     for e in range(min_epoch, max_epoch + 1):
@@ -193,7 +215,7 @@ def _check_complete(ids: np.ndarray, epoch: np.ndarray, examples: np.ndarray, re
             problems.append(f"epoch {e} was never recorded")
             continue
         missing = np.setdiff1d(examples, ids[epoch == e], assume_unique=True)
-        problems.append(f"epoch {e} lacks {len(missing)} of {len(examples)} examples (first: example id {int(missing[0])})")
+        problems.append(f"epoch {e} lacks {len(missing)} of {len(examples)} examples (first: example id {name(missing[0])!r})")
     if problems:
         full = [int(e) for e in recorded if per_epoch[e] == len(examples)]
         raise ValueError(
@@ -226,8 +248,9 @@ class DataMap:
 
     def __init__(self, example_ids, confidence, variability, correctness, *, measure: str,
                  epochs: Sequence[int], source: str = "train", num_examples: int | None = None,
-                 scores: dict | None = None, never_learned: Any = None):
-        self.example_ids = np.asarray(example_ids, dtype=np.int64)
+                 scores: dict | None = None, never_learned: Any = None, dataset_fingerprints: Sequence[str] = ()):
+        #: ascending; integers, or strings when the training set's ids were strings
+        self.example_ids = _as_ids(example_ids)
         self.confidence = np.asarray(confidence, dtype=np.float64)
         self.variability = np.asarray(variability, dtype=np.float64)
         self.correctness = np.asarray(correctness, dtype=np.float64)
@@ -247,6 +270,9 @@ class DataMap:
                 raise ValueError(f"scores[{k!r}] has {len(v)} values for {n} examples")
         #: examples never correct in the window (their forgetting count is 0 but they were never learned)
         self.never_learned = None if never_learned is None else np.asarray(never_learned, dtype=bool)
+        #: fingerprints of the training set the dynamics were recorded on (from ``cartography.json``;
+        #: empty for a map built from a bare table): rows are taken by position only from that dataset
+        self.dataset_fingerprints = tuple(str(f) for f in dataset_fingerprints)
 
     def __len__(self) -> int:
         return len(self.example_ids)
@@ -337,7 +363,8 @@ class DataMap:
         if correctness is None:
             correctness = "exact_match" if "exact_match" in table.column_names and measure == "bleu" else "correct"
         check_choice("correctness", correctness, [c for c in ("correct", "exact_match") if c in table.column_names])
-        ids = _int_column(table, "example_id", where)
+        id_values, ids = id_codes(_id_array(table, where))  # string ids: their ranks, decoded at the end
+        name = (lambda code: int(code)) if id_values is None else (lambda code: str(id_values[code]))
         epoch = _int_column(table, "epoch", where)
         values = table.column(measure).to_numpy(zero_copy_only=False).astype(np.float64)  # null -> NaN
         if table.column(correctness).null_count:
@@ -356,7 +383,7 @@ class DataMap:
         if len(twice):
             k = int(key[twice[0]])
             raise ValueError(f"{where}: {len(twice)} (example_id, epoch) pairs are recorded twice (first: example id "
-                             f"{k // span}, epoch {k % span + lo}); dynamics hold one row per example and epoch")
+                             f"{name(k // span)!r}, epoch {k % span + lo}); dynamics hold one row per example and epoch")
         key_ids = key // span
         examples = key_ids[np.r_[True, key_ids[1:] != key_ids[:-1]]]  # every example, whatever the epoch
         if isinstance(meta, dict):
@@ -368,7 +395,7 @@ class DataMap:
         check_int("min_epoch", min_epoch, min=lo, max=hi)
         check_int("max_epoch", max_epoch, min=min_epoch, max=hi)
         _check_complete(ids, epoch, examples, recorded, {int(e): int(per_epoch[e - lo]) for e in recorded},
-                        min_epoch, max_epoch, where)
+                        min_epoch, max_epoch, where, name)
         window = (epoch >= min_epoch) & (epoch <= max_epoch)
         ids, epoch, values, correct = ids[window], epoch[window], values[window], correct[window]
         rows = np.flatnonzero(window)  # the table rows still in play (for the other measures' summaries)
@@ -376,7 +403,7 @@ class DataMap:
         if bad.any():
             first = int(np.flatnonzero(bad)[0])
             what = (f"{int(bad.sum())} value(s) of {measure!r} in epochs {min_epoch}..{max_epoch} are NaN or missing "
-                    f"({len(np.unique(ids[bad]))} example(s); first: example id {int(ids[first])}, "
+                    f"({len(np.unique(ids[bad]))} example(s); first: example id {name(ids[first])!r}, "
                     f"epoch {int(epoch[first])})")
             if nan_policy == "raise":
                 raise ValueError(
@@ -408,9 +435,12 @@ class DataMap:
         scores, never = _window_scores(table, rows, ids, epoch, correct, uniq, inverse)
         # the confidence axis is oriented by the measure's declared direction: higher = easier
         confidence = MEASURE_INFO[measure].confidence_sign * mean[keep]
-        return cls(uniq[keep], confidence, np.sqrt(var[keep]), corr[keep], measure=measure, epochs=epochs,
+        kept = uniq[keep] if id_values is None else id_values[uniq[keep]]
+        fingerprints = (meta or {}).get("dataset_fingerprints") or ()
+        return cls(kept, confidence, np.sqrt(var[keep]), corr[keep], measure=measure, epochs=epochs,
                    source=source, num_examples=len(examples),
-                   scores={k: v[keep] for k, v in scores.items()}, never_learned=never[keep])
+                   scores={k: v[keep] for k, v in scores.items()}, never_learned=never[keep],
+                   dataset_fingerprints=fingerprints)
 
     # ------------------------------------------------------------------ rankings and subsets
     @property
@@ -579,13 +609,14 @@ class DataMap:
         quotas.append(n - sum(quotas))
         if quotas[-1] < 0:
             raise ValueError(f"proportions {proportions} do not fit a subset of {n}")
-        taken = np.zeros(int(self.example_ids.max()) + 1, dtype=bool)
+        taken = np.zeros(len(self), dtype=bool)  # by position in example_ids
         chosen: list[np.ndarray] = []
         for reg, q in zip(regions, quotas):
             rank = self.ranking(reg, seed=seed)
-            free = rank[~taken[rank]][:q]
+            at = np.searchsorted(self.example_ids, rank)
+            free = at[~taken[at]][:q]
             taken[free] = True
-            chosen.append(free)
+            chosen.append(self.example_ids[free])
         selected = np.concatenate(chosen)  # in selection rank order
         if tokens is not None:
             selected = self._oov_repair(selected, self.ranking(regions[0], seed=seed), tokens)
@@ -596,11 +627,13 @@ class DataMap:
             absent = [i for i in self.example_ids.tolist() if i not in tokens]
             if absent:
                 raise ValueError(f"tokens: no tokens for {len(absent)} example ids of the map (first: {absent[0]})")
+        elif self.example_ids.dtype.kind not in "iu":
+            raise TypeError("tokens: the example ids are strings; pass a mapping from example id to tokens")
         elif len(tokens) <= int(self.example_ids.max()):
             raise ValueError(
                 f"tokens: need the tokens of every example id up to {int(self.example_ids.max())}, got {len(tokens)} rows"
             )
-        toks = {int(i): frozenset(tokens[int(i)]) for i in self.example_ids}
+        toks = {i: frozenset(tokens[i]) for i in self.example_ids.tolist()}
         vocab = set().union(*toks.values()) if toks else set()
         count: Counter = Counter()
         for i in selected.tolist():
@@ -633,7 +666,7 @@ class DataMap:
                 f"use a larger fraction"
             )
         keep = [i for i in selected.tolist() if i not in dropped]
-        return np.asarray(keep + added, dtype=np.int64)
+        return _as_ids(keep + added) if keep or added else selected[:0]
 
     def positions(self, dataset: "Dataset", ids: Sequence[int] | None = None, *, id_column: str = "example_id",
                   assume_id_order: bool = False) -> np.ndarray:
@@ -811,28 +844,32 @@ def _dataset_rows(dm: DataMap, dataset: "Dataset", ids: Sequence[int] | None, *,
                   assume_id_order: bool, names: Mapping[str, str]) -> np.ndarray:
     """Row numbers of ``ids`` (default: all of ``dm``'s) in ``dataset``; see :meth:`DataMap.positions`."""
     from ..columns import column_arrow
+    from ..hub.provenance import dataset_fingerprint
 
-    ids = dm.example_ids if ids is None else np.asarray(ids, dtype=np.int64)
+    ids = dm.example_ids if ids is None else _as_ids(ids)
     ds_name = names["dataset"]
     columns = getattr(dataset, "column_names", None)
     if columns is None or not hasattr(dataset, "select"):
         raise TypeError(f"{ds_name} must be a datasets.Dataset, got {type(dataset).__name__}")
     if not isinstance(id_column, str) or not id_column:
         raise TypeError(f"{names['id_column']} must be a non-empty str, got {id_column!r}")
+    strings = dm.example_ids.dtype.kind == "U"
     if id_column in columns:
         col = column_arrow(dataset, id_column)
         import pyarrow as pa
 
-        if not pa.types.is_integer(col.type):
-            raise TypeError(f"{ds_name}: column {id_column!r} must hold integer example ids, got {col.type}")
+        is_str = pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
+        if not (is_str if strings else pa.types.is_integer(col.type)):
+            raise TypeError(f"{ds_name}: column {id_column!r} must hold {'string' if strings else 'integer'} example "
+                            f"ids, as the data map does, got {col.type}")
         if col.null_count:
             raise ValueError(f"{ds_name}: column {id_column!r} has {col.null_count} missing example ids")
-        col = col.to_numpy().astype(np.int64)
+        col = np.asarray(col.to_pylist(), dtype=str) if strings else col.to_numpy().astype(np.int64)
         order = np.argsort(col, kind="stable")
         sorted_col = col[order]
         repeated = sorted_col[1:][sorted_col[1:] == sorted_col[:-1]]
         if len(repeated):
-            raise ValueError(f"{ds_name}: column {id_column!r} repeats example ids (first: {int(repeated[0])}); "
+            raise ValueError(f"{ds_name}: column {id_column!r} repeats example ids (first: {repeated[0].item()!r}); "
                              f"each row must be one example of the dynamics")
         where = np.searchsorted(sorted_col, dm.example_ids).clip(max=max(len(col) - 1, 0))
         found = (sorted_col[where] == dm.example_ids) if len(col) else np.zeros(len(dm), dtype=bool)
@@ -840,7 +877,7 @@ def _dataset_rows(dm: DataMap, dataset: "Dataset", ids: Sequence[int] | None, *,
             absent = dm.example_ids[~found]
             raise ValueError(
                 f"{ds_name}: {len(absent)} of the data map's {len(dm)} example ids are not in its {id_column!r} "
-                f"column (first: {int(absent[0])}); it is not (all of) the dataset the dynamics were recorded on"
+                f"column (first: {absent[0].item()!r}); it is not (all of) the dataset the dynamics were recorded on"
             )
         pos = np.searchsorted(sorted_col, ids)
         if len(ids) and (pos.max() >= len(col) or (sorted_col[pos.clip(max=len(col) - 1)] != ids).any()):
@@ -852,6 +889,18 @@ def _dataset_rows(dm: DataMap, dataset: "Dataset", ids: Sequence[int] | None, *,
             f"(a shuffled or filtered dataset would give the wrong rows). Keep the column add_example_ids() added, "
             f"or, if row i is example id i (the very dataset the dynamics were recorded on, same order), pass "
             f"{names['assume_id_order']}"
+        )
+    if strings:
+        raise ValueError(f"{ds_name} has no {id_column!r} column, and the data map's example ids are strings, not "
+                         f"row numbers: keep the id column the dynamics were recorded with")
+    fingerprint = dataset_fingerprint(dataset)
+    if dm.dataset_fingerprints and fingerprint not in dm.dataset_fingerprints:
+        raise ValueError(
+            f"{ds_name} (fingerprint {fingerprint}) is not the training set the dynamics were recorded on "
+            f"(fingerprint {' / '.join(dm.dataset_fingerprints)}): another copy of the data (shuffled, filtered, "
+            f"loaded again) can have the same row count but other rows in each position, so "
+            f"{names['assume_id_order']} cannot hold. Take the rows from the training set itself, or keep its "
+            f"{id_column!r} column and match by id"
         )
     if len(dataset) != dm.num_examples:
         raise ValueError(

@@ -89,12 +89,12 @@ def fit_curve(dynamics: Any) -> dict[str, np.ndarray]:
         >>> {k: v.tolist() for k, v in fit_curve(t).items()}
         {'epoch': [0, 1], 'fitted': [0.0, 0.5], 'loss': [2.0, 1.0]}
     """
-    from .datamap import _int_column
+    from .datamap import _id_array, _int_column
 
     t = _train_table(dynamics, "fit_curve")
     if not t.num_rows:
         raise ValueError("fit_curve: the dynamics hold no rows")
-    ids = _int_column(t, "example_id", "fit_curve")
+    ids = _id_array(t, "fit_curve")
     epoch = _int_column(t, "epoch", "fit_curve")
     if t.column("correct").null_count:
         raise ValueError(f"fit_curve: column 'correct' has {t.column('correct').null_count} missing values")

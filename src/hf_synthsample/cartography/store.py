@@ -101,11 +101,20 @@ def read_meta(path: str) -> dict:
     return meta
 
 
-def _read_parquet(path: str, schema: dict) -> dict:
+def _read_parquet(path: str, schema: dict, id_values: np.ndarray | None = None) -> dict:
+    """The table at ``path`` in ``schema``'s columns; string ids become their codes in the
+    sorted ``id_values`` (the training set's ids)."""
     t = read_table(path)
     out = _empty(schema)
     for k, typ in schema.items():
-        if k in t.column_names:
+        if k == "example_id" and id_values is not None:
+            ids = np.asarray(t.column(k).to_pylist(), dtype=str)
+            codes = np.searchsorted(id_values, ids).clip(max=max(len(id_values) - 1, 0))
+            if len(ids) and (not len(id_values) or (id_values[codes] != ids).any()):
+                raise ValueError(f"dynamics: {path} holds example ids the training dataset does not have; it was "
+                                 f"recorded on another dataset")
+            out[k] = codes.astype(typ)
+        elif k in t.column_names:
             out[k] = t.column(k).to_numpy(zero_copy_only=False).astype(typ)
         elif k in ("step", "order", "rank"):
             out[k] = np.zeros(t.num_rows, dtype=typ)

@@ -31,8 +31,10 @@ import functools
 import os
 from typing import Any, Sequence
 
+from ..hub.provenance import dataset_fingerprint
 from ..logging import get_logger
 from .callback import CartographyCollator, TrainingDynamicsCallback, add_example_ids
+from .ids import check_id_column
 from .fused_head import LOG_PROB_MEASURES, accepts_fused_lm_head, logit_only_measures
 
 __all__ = ["track_dynamics"]
@@ -59,11 +61,15 @@ def track_dynamics(
             ``el2n`` raise.
         output_dir: where the dynamics go (default ``<args.output_dir>/cartography``).
         id_column: the example-id column; added (row numbers of ``trainer.train_dataset``) when absent.
+            A column the dataset has must hold one id per row: integers >= 0 or non-empty
+            strings, none missing or repeated (any other type is refused here, naming the
+            column). The dynamics and data maps name examples by these ids.
         **options: any other ``TrainingDynamicsCallback`` argument (``task``, ``eval_pass``,
             ``eval_examples``, ``seed``, ``resume_from``, ...).
 
     Raises ``TypeError`` / ``ValueError`` naming the argument before changing anything: not a
-    Trainer, no or a streaming training set, a torch dataset without ids, dynamics already
+    Trainer, no or a streaming training set, a torch dataset without ids, an id column holding
+    anything but integers >= 0 or strings (or a missing, empty or repeated id), dynamics already
     tracked, a collator already wrapped for another id column, packed or padding-free batches
     (one row holds several examples), or measures a TRL trainer's fused LM head cannot give.
 
@@ -81,14 +87,18 @@ def track_dynamics(
     _check(trainer, callback)
 
     dataset = trainer.train_dataset
+    known = [dataset_fingerprint(dataset)]
     if _is_hf_dataset(dataset) and id_column not in dataset.column_names:
         trainer.train_dataset = add_example_ids(dataset, id_column)
+        known.append(dataset_fingerprint(trainer.train_dataset))
         logger.info(f"track_dynamics: added the column {id_column!r} (row numbers of trainer.train_dataset); cut "
                     f"data-map subsets from trainer.train_dataset, or call add_example_ids on your dataset "
                     f"before building the trainer to number its own rows")
     if not isinstance(trainer.data_collator, CartographyCollator):
         trainer.data_collator = CartographyCollator(trainer.data_collator, id_column=id_column)
     _keep_id_column(trainer, id_column)
+    # the Trainer may hand the callback a column-reduced copy; the dynamics name these too
+    callback._known_fingerprints = [f for f in known if f is not None]
     trainer.add_callback(callback)
     return trainer
 
@@ -119,6 +129,8 @@ def _check(trainer, callback: TrainingDynamicsCallback) -> None:
     if streaming:
         raise TypeError("trainer.train_dataset: a streaming IterableDataset has no row numbers to use as example ids; "
                         "use a map-style datasets.Dataset (e.g. Dataset.from_generator)")
+    if _is_hf_dataset(dataset) and id_column in dataset.column_names:
+        check_id_column(dataset, id_column, "trainer.train_dataset")
     if not _is_hf_dataset(dataset):
         first = dataset[0] if hasattr(dataset, "__getitem__") and hasattr(dataset, "__len__") and len(dataset) else None
         if not (hasattr(first, "keys") and id_column in first):

@@ -33,6 +33,7 @@ _LAZY = {
     "materialize": ".materialization",
     "salient_statistics_markdown": ".materialization",
     "Provenance": ".publish",
+    "dataset_fingerprint": ".provenance",
     "save_curated": ".publish",
     "push_curated": ".publish",
 }
@@ -43,6 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .card import check_license, load_card, make_card, read_card_metadata, render_card, size_category
     from .folder import check_config_name, write_hub_folder
     from .materialization import materialize, salient_statistics_markdown
+    from .provenance import dataset_fingerprint
     from .publish import Provenance, push_curated, save_curated
 
 __getattr__, __dir__ = attach(__name__, _LAZY)
