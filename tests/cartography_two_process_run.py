@@ -1,4 +1,5 @@
-"""Trained under a real 2-process launcher by ``test_cartography_parallel.py`` (not a test itself).
+"""Trained under a real 2-process launcher by ``test_cartography_resume_parallel.py`` (not a test itself);
+:func:`spawn_launcher` starts the in-test 2-process runs of ``test_cartography_callback.py``.
 
 ``accelerate launch --multi_gpu --num_processes 2 tests/cartography_two_process_run.py OUT``: the tiny
 BART of ``test_cartography_callback`` with lr=0 (fixed weights, so every recorded value has one
@@ -9,6 +10,31 @@ last batch padded by wrap-around.
 from __future__ import annotations
 
 import sys
+
+
+def spawn_launcher(function, args=(), num_processes: int = 2) -> None:
+    """``accelerate.debug_launcher`` with *spawned* processes: ``num_processes`` CPU processes (gloo)
+    running ``function(*args)``.
+
+    ``debug_launcher`` forks, and a parent that has trained on a machine with CUDA (any test before
+    this one in the session) cannot fork: autograd's device threads forbid it ("Unable to handle
+    autograd's threading in combination with fork-based multiprocessing"). Spawned children start
+    clean; ``function`` must be importable by name (a module-level function of a test module).
+    """
+    import os
+    import tempfile
+
+    from accelerate.utils import PrepareForLaunch, patch_environment
+    from torch.multiprocessing import start_processes
+
+    # gloo's file store deletes the rendezvous file when done: a folder, not a NamedTemporaryFile
+    with tempfile.TemporaryDirectory() as rdv, patch_environment(
+        world_size=num_processes, master_addr="127.0.0.1", master_port="29500", accelerate_mixed_precision="no",
+        accelerate_debug_rdv_file=os.path.join(rdv, "rendezvous"), accelerate_use_cpu="yes", gloo_socket_ifname="lo",
+        omp_num_threads="1",  # the children import torch afresh: one thread each on 2 shared cores
+    ):
+        start_processes(PrepareForLaunch(function, debug=True), args=args, nprocs=num_processes,
+                        start_method="spawn")
 
 
 def run(out: str) -> None:

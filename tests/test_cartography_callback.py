@@ -274,11 +274,11 @@ def _two_process_run(out: str, world_run: bool, lr: float = 1e-3) -> None:
 
 
 def test_two_processes_record_each_example_once_per_epoch(tmp_path):
-    from accelerate import debug_launcher
+    from cartography_two_process_run import spawn_launcher
 
     single, double = tmp_path / "single", tmp_path / "double"
     _two_process_run(str(single), False)
-    debug_launcher(_two_process_run, args=(str(double), True), num_processes=2)
+    spawn_launcher(_two_process_run, args=(str(double), True), num_processes=2)
     one = load_dynamics(single / "cartography")["train"].to_pandas()
     two = load_dynamics(double / "cartography")["train"].to_pandas()
     key1 = list(zip(one.example_id, one.epoch))
@@ -294,11 +294,11 @@ def test_two_processes_record_each_example_once_per_epoch(tmp_path):
 def test_two_processes_give_the_single_process_values(tmp_path):
     """Frozen weights (lr=0, no dropout): each (example, epoch) row of a 2-process run holds exactly
     the values a single process records, for every measure (batch composition cannot matter)."""
-    from accelerate import debug_launcher
+    from cartography_two_process_run import spawn_launcher
 
     single, double = tmp_path / "single", tmp_path / "double"
     _two_process_run(str(single), False, 0.0)
-    debug_launcher(_two_process_run, args=(str(double), True, 0.0), num_processes=2)
+    spawn_launcher(_two_process_run, args=(str(double), True, 0.0), num_processes=2)
     one = load_dynamics(single / "cartography")["train"].to_pandas().sort_values(["epoch", "example_id"])
     two = load_dynamics(double / "cartography")["train"].to_pandas().sort_values(["epoch", "example_id"])
     assert list(zip(one.example_id, one.epoch)) == list(zip(two.example_id, two.epoch))
