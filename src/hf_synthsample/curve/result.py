@@ -144,7 +144,7 @@ class CurveResult:
         if self.sweep is None:
             raise ValueError("this result has no sweep (the splits): nothing to write")
         head = title or "Compositionality curve"
-        text = "\n".join([f"## {head}", "", f"Model: {self.model or 'as given'}; one model per split, trained with "
+        text = "\n".join(["## The curve", "", f"Model: {self.model or 'as given'}; one model per split, trained with "
                           "the stock Seq2SeqTrainer until it fits its own rows.", "", self.to_markdown(), "",
                           "![test exact match against D_C](curve.png)", "", "## The splits"])
         summary = {k: v for k, v in self.to_dict().items() if k != "records"}
