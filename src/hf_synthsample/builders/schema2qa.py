@@ -192,6 +192,7 @@ class Schema2QA(SyntheticBuilder):
     }
     SOURCE_MODULES = (
         "hf_synthsample.domains.schema2qa",
+        "hf_synthsample.domains.schema2qa_clauses",
         "hf_synthsample.domains.schema2qa_schema",
         "hf_synthsample.domains.thingtalk",
         "hf_synthsample.structure.tree",
