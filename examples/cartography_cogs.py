@@ -5,12 +5,15 @@ Generalization in Transformers" (Tables 2 and 3, and the curricula of section 3.
 scratch encoder-decoder trained by a stock ``Seq2SeqTrainer``:
 
 1. train on the (sampled) COGS training set with ``CartographyCallback`` and build the data map
-   (``datamap.png``; inverse perplexity by default, the paper's best measure);
+   (``datamap.png``; inverse perplexity by default, the paper's best measure). The map model is held
+   to a fit target (``--map-fit-target``, exact match on ``--fit-size`` of its rows): a map model
+   under it is trained again from another init (at most ``--max-restarts`` times), and if none
+   reaches it the run stops with a message: a map from a model that learnt nothing ranks noise.
+   Its fit is stated under every table;
 2. for each region (easy-to-learn, ambiguous, hard-to-learn) at 33 % and 50 %, plus a random
-   subset of the same size and the full set: train a fresh model for the same number of
-   optimizer steps on the subset (OOV-repaired) and report exact match on the i.i.d. dev and
-   test splits and on the generalization set, with corpus BLEU beside it (``table2`` / ``table3``; ``--paper`` adds the
-   paper's 50 % combinations such as hard-to-learn + easy-to-learn);
+   subset of the same size and the full set: train a fresh model on the subset (OOV-repaired) and
+   report exact match on the i.i.d. dev and test splits and on the generalization set, with corpus
+   BLEU beside it (``table2`` / ``table3``; ``--paper`` adds the paper's 50 % combinations);
 3. curricula over the data-map ranking (exponential pacing from 4 % x 1.9, and the 10-bin
    schedule) against no curriculum, all for the same number of steps (``curricula``).
 
@@ -19,62 +22,49 @@ Commands::
     python examples/cartography_cogs.py                 # --small (default): CPU, ~4-5 min on 2 quiet cores
     python examples/cartography_cogs.py --cpu --jobs 2  # Table 2 layout on COGS gen, 3 seeds, every model fitted
     python examples/cartography_cogs.py --cpu-scan      # hard-to-learn vs random on SCAN around-right, 3 seeds
+    python examples/cartography_cogs.py --gpu           # Table 2 layout with the paper's model size: one H100, < 8 min
     python examples/cartography_cogs.py --data scan:length --regions hard-to-learn,random --seeds 0 1 2
-    python examples/cartography_cogs.py --paper --gen path/to/cogs/gen.tsv   # GPU, many hours
-    accelerate launch examples/cartography_cogs.py --paper   # several processes / GPUs
+    accelerate launch examples/cartography_cogs.py --paper   # GPU(s), many hours
 
-``--small`` samples 1,000 training rows and 100 rows of each evaluation split, trains a narrow
-model (d_model 64, feed-forward 256, 2+2 layers) for 80 steps of 32 per run (12 runs, ~215 s of
-CPU time in all): it shows the whole pipeline and the data map; its numbers are NOT the paper's.
-At that scale exact match is 0 everywhere and the models mostly emit one fixed logical form, so
-BLEU is shown beside exact match. ``--paper`` uses the paper's setup (Csordás et al. 2021's COGS
-Transformer, which the paper adopts: d_model 512, feed-forward 512, 4 heads, 2+2 layers, learned
-absolute positions, batch 128, 50,000 steps per run; learning rate 1e-4 is Csordás et al.'s, the
-extracted paper text loses that cell), all 24,155 training rows, full dev/test, the 21,000-row
-generalization set when ``--gen`` gives it, the 50 % combinations and both curricula over all
-three rankings (about 20 runs of 50,000 steps: run phases separately with ``--fractions``,
-``--no-curricula``, ``--schedules``).
-The map-training epochs and the data-map window (``--map-epochs``, ``--min-epoch``) are our
-choices: the paper picks the convergence epoch by inspecting the loss and maps. Every setting
-has its own flag, which overrides the preset.
+``--small``: 1,000 training rows, 100 of each evaluation split, a narrow model (d_model 64, ffn 256,
+2+2 layers), 80 steps of 32 per run: the pipeline and the map, NOT the paper's numbers (exact
+match 0, one fixed logical form: BLEU is shown beside it). ``--paper``: Csordás et al.'s COGS
+Transformer, which the paper adopts (d_model 512, ffn 512, 4 heads, 2+2 layers, batch 128, 50,000
+steps, lr 1e-4), all rows, the 50 % combinations and both curricula over the three rankings (run
+phases apart with ``--fractions``, ``--no-curricula``, ``--schedules``). The map epochs and window
+(``--map-epochs``, ``--min-epoch``) are our choices: the paper inspects the loss and maps.
 
-``--cpu`` is the paper's Table 2 layout on COGS gen at CPU scale: a 4,000-row seeded sample of
-COGS train that always holds its 155 primitive and exposure rows (``--keep-exposure``: the only
-rows with the words the gen set's lexical categories test), a data map (inv_ppl, 30 epochs, 3,750 steps:
-the map model fits 100 % of its rows; with a 2,000-row pool it had decoded none exactly after 1,890
-steps, and 6 epochs took the map before the model had learnt anything), then
-the full pool, the 33 % hard-to-learn subset and a random 33 % subset (1,320 rows each), 3 seeds each
-(docs/reproductions.md has 5: ``--seeds 0 1 2 3 4``), scored on 40
-rows of each of gen's 21 categories (840 rows; ``--gen-per-category``) and 100 dev / test rows.
-Every subset run trains until it fits 90 % of *all* its own rows (``--fit-target``: checked every
-250 steps on 200 of them, and on all of them once those 200 reach it; at most 5,000 steps), so
-a subset learnt faster is not under-trained by an equal step budget; the tables give the steps
-each took and the fit on all rows. A run still under 10 % fit at step 1,500 is restarted from another
-init (``--restart-below``/``--restart-after``, at most ``--max-restarts`` 2 times; ``runs.json``
-keeps every abandoned attempt). BART d_model 64, 2+2 layers, ffn 256; the subset runs at a constant
-lr 1.5e-3 after 100 warm-up steps (a run that left its plateau late under a decaying lr memorised its
-rows), the map at 3e-3 decaying linearly (``--map-lr``); ``--jobs 2`` trains two models at once.
-The full pool stops at 90 % of its rows while its 155 rare primitive / exposure rows (4 % of it) are
-about two thirds fitted, which costs it the lexical gen categories (docs/reproductions.md).
-Besides ``table2``, ``categories.*`` gives gen exact match per category.
+``--cpu``: the Table 2 layout on COGS gen at CPU scale: a 4,000-row seeded sample of COGS train
+that always holds its 155 primitive and exposure rows (``--keep-exposure``), a data map (inv_ppl,
+30 epochs at lr 3e-3, linear: the map model fits 100 % of its rows), then the full pool, the 33 %
+hard-to-learn and a random 33 % subset (1,320 rows), 3 seeds, scored on 40 rows of each of gen's
+21 categories and 100 dev / test rows. Every subset run trains until it fits 90 % of *all* its
+rows (``--fit-target``, checked every 250 steps on 200 of them, on all once those reach it; at
+most 5,000 steps; the tables give the steps); a run under 10 % at step 1,500 restarts from another
+init (``--restart-below``/``--restart-after``, ``--max-restarts`` 2; ``runs.json`` keeps every
+abandoned attempt). BART d_model 64, 2+2 layers, ffn 256, constant lr 1.5e-3 after 100 warm-up
+steps; ``--jobs 2`` trains two models at once. ``categories.*``: gen exact match per category.
 
-``--data scan:<config>`` runs the same
-data map and subsets on an exact SCAN split built here (``--cpu-scan``: ``template_around_right``): the
-pool is a seeded sample of its train split, ``iid`` held-out rows of that split, ``ood`` its test
-set. Rows of a subset are found by their ``example_id`` (the data map's key), never by position.
-``--seeds`` repeats every subset run (model init and the random subset) and the tables give
-mean±sd, with each model's fit (exact match on its own training rows) beside each score. At
-``--small`` the models emit one fixed logical form: that is the under-trained stage (80 steps; the
-loss is still ~1.9 and the decoder has not yet learnt to read the source; at 400 steps 74 of 100
-dev outputs differ), not a decoding defect.
+``--gpu``: the ``--cpu`` layout with the paper's model size (d_model 512, ffn 512, 4 heads, 2+2
+layers), batch 64, lr 5e-4 (constant after 100 warm-up steps; the map linear), a 20-epoch map
+(1,250 steps), one seed, every run to 90 % fit (at most 2,000 steps). Sized for one H100 in under
+8 minutes: the loop there is CPU-bound (17 steps/s for a 6+6-layer BART d512 at batch 64, issue
+33; 2+2 layers run faster), so the map takes ~60 s, each of the 3 subset runs 60-100 s to its fit
+target (~1,000-1,500 steps, 2,000 at most) with its fit checks and the final decoding (~1,000
+rows), data and start-up ~40 s: 5-7 minutes. ``--jobs 1`` on a GPU: the map trains in this
+process, and CUDA cannot be used again in a forked worker. More seeds: one more run each, with
+``--seeds 1 --data-seed 1`` (another pool and map) or ``--seeds 1 --data-seed 0`` (the same map).
 
-``--data-dir`` is the folder of the COGS release (``train.tsv``, ``dev.tsv``, ``test.tsv``,
-``gen.tsv``; default ``../shared/data/cogs``); its ``gen.tsv`` (the 21,000-row generalization set)
-is read when present, or give ``--gen``; without one the ``gen`` column stays empty.
+``--data scan:<config>``: the same map and subsets on an exact SCAN split (``--cpu-scan``:
+``template_around_right``): the pool is a seeded sample of its train split, ``iid`` held-out rows
+of it, ``ood`` its test set. Rows of a subset are found by their ``example_id`` (the data map's
+key), never by position. ``--seeds`` repeats every subset run (model init and the random subset)
+and the tables give mean±sd, with each model's fit (exact match on its own rows) beside it.
 
-Outputs in ``--out`` (default ``runs/cartography_cogs``):
-``results.md`` / ``results.json`` (all tables), ``table2.*``, ``table3.*``, ``curricula.*``,
-``datamap.png``, ``table2.png``, ``table3.png``, ``curricula.png``, ``datamap.txt``.
+``--data-dir``: the COGS release's folder (``train.tsv``, ``dev.tsv``, ``test.tsv``, ``gen.tsv``;
+default ``../shared/data/cogs``). Outputs in ``--out`` (default ``runs/cartography_cogs``):
+``results.md`` / ``results.json``, ``table2.*``, ``table3.*``, ``curricula.*``, ``categories.*``,
+``datamap.png``, ``datamap.txt``, ``runs.json`` (every run), ``runs.partial.jsonl`` (as they end).
 """
 
 from __future__ import annotations
@@ -86,6 +76,9 @@ import logging
 import os
 import sys
 import time
+
+from harness import (ResultsTable, RunBook, Score, add_overrides, add_presets, add_run_flags, cpu_seconds,
+                     describe_settings, finish_args, is_main_process, say, start_run, with_restarts, write_results)
 
 #: the result files a run writes at the top of --out; a run first removes those of the previous one
 #: (harness.clear_outputs), so tables of two runs never sit side by side
@@ -103,11 +96,7 @@ SCAN_CONFIGS = ("length", "addprim_jump", "addprim_turn_left", "template_around_
                 "template_opposite_right", "simple")
 #: the paper's Table 3 combinations (2/3 from the first region, 1/3 from the second)
 COMBINATIONS = ("ambiguous+easy-to-learn", "hard-to-learn+ambiguous", "hard-to-learn+easy-to-learn")
-#: exact match (%) per evaluation split, then corpus BLEU per split (COGS; SCAN: iid, ood)
-SCORE_COLUMNS = ("dev", "test", "gen", "dev BLEU", "test BLEU", "gen BLEU")
 EVAL_SPLITS = {"cogs": ("dev", "test", "gen"), "scan": ("iid", "ood")}
-
-
 #: --lr-schedule -> the Trainer's lr_scheduler_type
 LR_SCHEDULES = {"linear": "linear", "constant": "constant_with_warmup"}
 
@@ -117,59 +106,43 @@ def score_columns(data: str) -> tuple[str, ...]:
     splits = EVAL_SPLITS["scan" if data.startswith("scan:") else "cogs"]
     return splits + tuple(f"{s} BLEU" for s in splits)
 
+
+#: what every preset shares unless it says otherwise: the --small (CPU, under 10 minutes) settings
+_BASE = {"num_train": 1000, "num_eval": 100, "d_model": 64, "layers": 2, "ffn": 256, "heads": 4, "batch_size": 32,
+         "map_epochs": 4, "min_epoch": 1, "steps": 80, "lr": 2e-3, "max_new_tokens": None, "combinations": False,
+         "schedules": ("exponential",), "curriculum_regions": ("easy-to-learn", "hard-to-learn"), "data": "cogs",
+         "seeds": [0], "regions": REGIONS + ("random",), "full": True, "fit_size": 100, "warmup_steps": 0,
+         "curricula": True, "fit_target": 0.0, "eval_every": 0, "gen_per_category": 0, "keep_exposure": False,
+         "fractions": "0.33,0.5", "restart_below": 0.0, "restart_after": 0, "max_restarts": 0, "lr_schedule": "linear",
+         "map_lr": None, "map_fit_target": 0.0}
+#: the COGS gen Table 2 layout: full set, 33 % hard-to-learn, 33 % random, every model trained to 90 % of its
+#: rows (a collapsed init restarted); the subset runs at a constant lr (under a linear decay a run that left its
+#: plateau late had a small lr and memorised its rows), the map linear at its own lr
+_GEN = dict(_BASE, num_train=4000, map_epochs=30, steps=5000, lr=1.5e-3, curriculum_regions=("hard-to-learn",),
+            seeds=[0, 1, 2], regions=("hard-to-learn", "random"), fit_size=200, warmup_steps=100, curricula=False,
+            fit_target=90.0, eval_every=250, gen_per_category=40, keep_exposure=True, fractions="0.33",
+            restart_below=10.0, restart_after=1500, max_restarts=2, lr_schedule="constant", map_lr=3e-3,
+            map_fit_target=50.0)
 PRESETS = {
     # seconds: the test suite's smoke run
-    "tiny": {"num_train": 48, "num_eval": 8, "d_model": 32, "layers": 1, "ffn": 64, "heads": 2, "batch_size": 8,
-             "map_epochs": 3, "min_epoch": 1, "steps": 6, "lr": 3e-3, "max_new_tokens": 24, "combinations": False,
-             "schedules": ("exponential", "bins"), "curriculum_regions": ("hard-to-learn",), "data": "cogs",
-             "seeds": [0], "regions": REGIONS + ("random",), "full": True, "fit_size": 8, "warmup_steps": 0,
-             "curricula": True,
-             "fit_target": 0.0, "eval_every": 0, "gen_per_category": 0, "keep_exposure": False, "fractions": "0.33,0.5",
-             "restart_below": 0.0, "restart_after": 0, "max_restarts": 0,
-             "lr_schedule": "linear", "map_lr": None},
-    # CPU, under 10 minutes on a 2-core machine
-    "small": {"num_train": 1000, "num_eval": 100, "d_model": 64, "layers": 2, "ffn": 256, "heads": 4, "batch_size": 32,
-              "map_epochs": 4, "min_epoch": 1, "steps": 80, "lr": 2e-3, "max_new_tokens": None, "combinations": False,
-              "schedules": ("exponential",), "curriculum_regions": ("easy-to-learn", "hard-to-learn"), "data": "cogs",
-              "seeds": [0], "regions": REGIONS + ("random",), "full": True, "fit_size": 100, "warmup_steps": 0,
-              "curricula": True,
-             "fit_target": 0.0, "eval_every": 0, "gen_per_category": 0, "keep_exposure": False, "fractions": "0.33,0.5",
-             "restart_below": 0.0, "restart_after": 0, "max_restarts": 0,
-             "lr_schedule": "linear", "map_lr": None},
-    # CPU, <= 30 minutes: hard-to-learn vs random on SCAN around-right, 3 seeds (--cpu-scan; the --cpu preset
-    # before COGS gen was available)
-    "cpu_scan": {"num_train": 6000, "num_eval": 500, "d_model": 64, "layers": 2, "ffn": 256, "heads": 4, "batch_size": 32,
-            "map_epochs": 4, "min_epoch": 0, "steps": 1500, "lr": 1e-3, "max_new_tokens": None, "combinations": False,
-            "schedules": ("exponential",), "curriculum_regions": ("hard-to-learn",), "data": "scan:template_around_right",
-            "seeds": [0, 1, 2], "regions": ("hard-to-learn", "random"), "full": False, "fit_size": 200,
-            "warmup_steps": 50, "curricula": False, "fit_target": 0.0, "eval_every": 0,
-                 "gen_per_category": 0, "keep_exposure": False, "fractions": "0.33,0.5",
-                 "restart_below": 0.0, "restart_after": 0, "max_restarts": 0,
-             "lr_schedule": "linear", "map_lr": None},
-    # CPU, about 30 minutes on 2 cores with --jobs 2: the paper's Table 2 layout on COGS gen (full set, 33 % hard-to-learn,
-    # 33 % random), 3 seeds, every model trained until it fits >= 90 % of all its own rows (a collapsed init restarted)
-    "cpu": {"num_train": 4000, "num_eval": 100, "d_model": 64, "layers": 2, "ffn": 256, "heads": 4, "batch_size": 32,
-            "map_epochs": 30, "min_epoch": 1, "steps": 5000, "lr": 1.5e-3, "max_new_tokens": None, "combinations": False,
-            "schedules": ("exponential",), "curriculum_regions": ("hard-to-learn",), "data": "cogs",
-            "seeds": [0, 1, 2], "regions": ("hard-to-learn", "random"), "full": True, "fit_size": 200,
-            "warmup_steps": 100, "curricula": False, "fit_target": 90.0, "eval_every": 250,
-            "gen_per_category": 40, "keep_exposure": True, "fractions": "0.33",
-            "restart_below": 10.0, "restart_after": 1500, "max_restarts": 2,
-            # the subset runs at a constant 1.5e-3: under a linear decay from 3e-3 a run that left its plateau
-            # late had a small lr and memorised its rows (dev 0); the map keeps 3e-3, linear
-            "lr_schedule": "constant", "map_lr": 3e-3},
+    "tiny": dict(_BASE, num_train=48, num_eval=8, d_model=32, layers=1, ffn=64, heads=2, batch_size=8, map_epochs=3,
+                 steps=6, lr=3e-3, max_new_tokens=24, schedules=("exponential", "bins"),
+                 curriculum_regions=("hard-to-learn",), fit_size=8),
+    "small": _BASE,
+    # CPU, <= 30 minutes: hard-to-learn vs random on SCAN around-right, 3 seeds (the --cpu preset before COGS gen)
+    "cpu_scan": dict(_BASE, num_train=6000, num_eval=500, min_epoch=0, steps=1500, lr=1e-3,
+                     curriculum_regions=("hard-to-learn",), data="scan:template_around_right", seeds=[0, 1, 2],
+                     regions=("hard-to-learn", "random"), full=False, fit_size=200, warmup_steps=50, curricula=False),
+    # CPU, about 30 minutes on 2 cores with --jobs 2: the Table 2 layout on COGS gen, 3 seeds
+    "cpu": _GEN,
+    # one H100, under 8 minutes: the --cpu layout with the paper's model size, one seed (the module docstring)
+    "gpu": dict(_GEN, d_model=512, ffn=512, batch_size=64, map_epochs=20, steps=2000, lr=5e-4, seeds=[0],
+                restart_after=750, map_lr=5e-4),
     # the paper's COGS Transformer and step budget (GPU)
-    "paper": {"num_train": 0, "num_eval": 0, "d_model": 512, "layers": 2, "ffn": 512, "heads": 4, "batch_size": 128,
-              "map_epochs": 10, "min_epoch": 2, "steps": 50_000, "lr": 1e-4, "max_new_tokens": None, "combinations": True,
-              "schedules": ("exponential", "bins"), "curriculum_regions": REGIONS, "data": "cogs",
-              "seeds": [0, 1, 2], "regions": REGIONS + ("random",), "full": True, "fit_size": 1000,
-              "warmup_steps": 0, "curricula": True,
-             "fit_target": 0.0, "eval_every": 0, "gen_per_category": 0, "keep_exposure": False, "fractions": "0.33,0.5",
-             "restart_below": 0.0, "restart_after": 0, "max_restarts": 0,
-             "lr_schedule": "linear", "map_lr": None},
+    "paper": dict(_BASE, num_train=0, num_eval=0, d_model=512, ffn=512, batch_size=128, map_epochs=10, min_epoch=2,
+                  steps=50_000, lr=1e-4, combinations=True, schedules=("exponential", "bins"),
+                  curriculum_regions=REGIONS, seeds=[0, 1, 2], fit_size=1000, map_fit_target=50.0),
 }
-
-
 # ----------------------------------------------------------------------------- data
 def read_cogs(path: str, num_examples: int = 0, seed: int = 0, *, keep_exposure: bool = False,
               per_category: int = 0):
@@ -247,119 +220,87 @@ def read_scan(config: str, *, num_train: int, num_eval: int, seed: int, cache_di
                                                 "ood": shaped(test, ood_rows, config)}
 
 
+
+
 # ----------------------------------------------------------------------------- settings
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
-    scale = p.add_mutually_exclusive_group()
-    scale.add_argument("--small", dest="preset", action="store_const", const="small",
-                       help="CPU settings, under 10 minutes (the default)")
-    scale.add_argument("--cpu", dest="preset", action="store_const", const="cpu",
-                       help="CPU, about 30 min with --jobs 2: Table 2 layout on COGS gen (full, 33%% hard-to-learn, "
-                            "33%% random), 3 seeds, every model trained until it fits >= 90%% of its own rows")
-    scale.add_argument("--cpu-scan", dest="preset", action="store_const", const="cpu_scan",
-                       help="CPU, <= 30 min: hard-to-learn vs random subsets on SCAN around-right, 3 seeds")
-    scale.add_argument("--paper", dest="preset", action="store_const", const="paper",
-                       help="the paper's model and step budget (GPU)")
-    scale.add_argument("--tiny", dest="preset", action="store_const", const="tiny", help=argparse.SUPPRESS)
-    p.set_defaults(preset="small")
+    add_presets(p, {"small": "CPU settings, under 10 minutes (the default)",
+                    "cpu": "CPU, about 30 min with --jobs 2: Table 2 layout on COGS gen (full, 33%% hard-to-learn, "
+                           "33%% random), 3 seeds, every model trained until it fits >= 90%% of its own rows",
+                    "cpu_scan": "CPU, <= 30 min: hard-to-learn vs random subsets on SCAN around-right, 3 seeds",
+                    "gpu": "one GPU (H100), under 8 min: the --cpu layout with the paper's model size, one seed",
+                    "paper": "the paper's model and step budget (GPU)", "tiny": None}, default="small")
     p.add_argument("--data", help="'cogs' (the TSV files below) or 'scan:<config>' (an exact SCAN split built here: "
                    f"{', '.join(SCAN_CONFIGS)}; evaluation on held-out train rows 'iid' and the test split 'ood') "
                    "[small, cpu: cogs; cpu-scan: scan:template_around_right]")
     p.add_argument("--data-dir", default=DEFAULT_DATA,
                    help="folder of the COGS release's train.tsv, dev.tsv, test.tsv (and gen.tsv): "
                         f"{COGS_SOURCE} [../shared/data/cogs]")
-    p.add_argument("--train", default=None, help="COGS train.tsv [<data-dir>/train.tsv]")
-    p.add_argument("--dev", default=None, help="COGS dev.tsv (i.i.d.) [<data-dir>/dev.tsv]")
-    p.add_argument("--test", default=None, help="COGS test.tsv (i.i.d.) [<data-dir>/test.tsv]")
-    p.add_argument("--gen", default=None,
-                   help="COGS gen.tsv, the generalization set (default: <data>/gen.tsv when it exists)")
-    p.add_argument("--out", default=os.path.join("runs", "cartography_cogs"), help="output folder")
-    p.add_argument("--num-train", type=int, help="training rows sampled (0: all)")
-    p.add_argument("--num-eval", type=int, help="rows sampled from each evaluation split (0: all)")
+    for split, text in (("train", "COGS train.tsv"), ("dev", "COGS dev.tsv (i.i.d.)"), ("test", "COGS test.tsv (i.i.d.)")):
+        p.add_argument(f"--{split}", default=None, help=f"{text} [<data-dir>/{split}.tsv]")
+    p.add_argument("--gen", default=None, help="COGS gen.tsv, the generalization set (default: <data>/gen.tsv when it exists)")
+    add_run_flags(p, out=os.path.join("runs", "cartography_cogs"), jobs_help="subset runs trained at once, each in its "
+                  "own forked process (results do not depend on it; 1 on a GPU) [1]")
     p.add_argument("--measure", default="inv_ppl", choices=["inv_ppl", "chia", "bleu"],
                    help="data-map confidence measure [inv_ppl]")
-    p.add_argument("--map-epochs", type=int, help="epochs of the data-map training run")
-    p.add_argument("--min-epoch", type=int, help="first (0-based) epoch of the data-map window")
-    p.add_argument("--steps", type=int, help="optimizer steps of every subset / curriculum run")
-    p.add_argument("--batch-size", type=int)
-    p.add_argument("--lr", type=float, help="learning rate")
-    p.add_argument("--map-lr", type=float, default=None,
-                   help="learning rate of the data-map run, so the subset runs' rate can change without changing the "
-                        "map [cpu: 3e-3; others: --lr]")
-    p.add_argument("--d-model", type=int)
-    p.add_argument("--ffn", type=int, help="feed-forward width")
-    p.add_argument("--layers", type=int, help="encoder and decoder layers (each)")
-    p.add_argument("--heads", type=int)
-    p.add_argument("--max-new-tokens", type=int, help="decode limit (default: longest gold target + 1)")
-    p.add_argument("--fractions", help="subset fractions [cpu: 0.33; others: 0.33,0.5]")
-    p.add_argument("--combinations", action=argparse.BooleanOptionalAction, default=None,
-                   help="also the paper's 50 %% region combinations (default: on with --paper)")
-    p.add_argument("--schedules", help="curriculum schedules, comma-separated: exponential, bins "
-                   "(small: exponential; paper: both)")
-    p.add_argument("--curriculum-regions", help="rankings the curricula start from, comma-separated (easy-to-learn: "
-                   "easy-to-hard, hard-to-learn: hard-to-easy, ambiguous; small: easy, hard; paper: all three)")
-    p.add_argument("--curricula", action=argparse.BooleanOptionalAction, default=None,
-                   help="curricula vs no curriculum [small, paper: on; cpu, cpu-scan: off]")
+    add_overrides(p, [
+        ("num_train", int, "training rows sampled (0: all)"), ("num_eval", int, "rows sampled from each evaluation split (0: all)"),
+        ("map_epochs", int, "epochs of the data-map training run"), ("min_epoch", int, "first (0-based) epoch of the data-map window"),
+        ("steps", int, "optimizer steps of every subset / curriculum run (with --fit-target: the cap)"),
+        ("batch_size", int, "per-device batch size"), ("lr", float, "learning rate"),
+        ("map_lr", float, "learning rate of the data-map run, so the subset runs' rate can change without changing "
+         "the map [cpu: 3e-3; others: --lr]"),
+        ("map_fit_target", float, "the data-map model must fit this %% of its rows (exact match on --fit-size of "
+         "them), else it trains again from another init (at most --max-restarts times) and then the run stops "
+         "(0: not checked) [cpu, gpu, paper: 50; others: 0]"),
+        ("d_model", int, "model width"), ("ffn", int, "feed-forward width"), ("layers", int, "encoder and decoder layers (each)"),
+        ("heads", int, "attention heads"), ("max_new_tokens", int, "decode limit (default: longest gold target + 1)"),
+        ("fractions", str, "subset fractions [cpu: 0.33; others: 0.33,0.5]"),
+        ("schedules", str, "curriculum schedules, comma-separated: exponential, bins (small: exponential; paper: both)"),
+        ("curriculum_regions", str, "rankings the curricula start from, comma-separated (easy-to-learn: easy-to-hard, "
+         "hard-to-learn: hard-to-easy, ambiguous; small: easy, hard; paper: all three)"),
+        ("seeds", int, "seeds of the subset runs (model init, random subset); the data map is built once, with the "
+         "first seed; tables give mean±sd", dict(nargs="+")),
+        ("data_seed", int, "seed of the training-pool and evaluation samples and of the data-map run (default: the "
+         "first of --seeds); e.g. --seeds 2 --data-seed 0 adds seed 2 to a run made with --seeds 0 1"),
+        ("regions", str, "subsets trained per fraction, comma-separated: easy-to-learn, ambiguous, hard-to-learn, "
+         "random [small: all four; cpu, cpu-scan: hard-to-learn,random]"),
+        ("fit_size", int, "training rows of each run scored for its fit (0: none)"),
+        ("fit_target", float, "train every subset run until its exact match on all its own rows reaches this %% "
+         "(checked every --eval-every steps on --fit-size of them, on all once those reach it; the reported fit is then "
+         "on all rows), at most --steps steps; 0: exactly --steps steps [cpu: 90; others: 0]"),
+        ("restart_below", float, "with --fit-target: a run whose fit is still below this %% at --restart-after steps "
+         "starts again from another model init (0: never) [cpu: 10]"),
+        ("restart_after", int, "the step of the --restart-below check [cpu: 1500]"),
+        ("max_restarts", int, "restarts per run (and of the data-map model) at most; the last attempt trains to "
+         "--steps [cpu: 2]"),
+        ("eval_every", int, "steps between the --fit-target checks"),
+        ("gen_per_category", int, "COGS gen: rows sampled from each of its categories (0: --num-eval rows in all) [cpu: 40]"),
+        ("warmup_steps", int, "linear learning-rate warm-up steps of every run"),
+        ("lr_schedule", str, "learning rate of the subset runs after the warm-up: 'linear' decays to 0 at --steps, "
+         "'constant' stays (a run stopped at its fit target never sees the end of a decay) [cpu: constant; others: "
+         "linear]", dict(choices=LR_SCHEDULES))])
     p.add_argument("--seed", type=int, default=None, help="one seed (overrides --seeds)")
-    p.add_argument("--seeds", type=int, nargs="+", help="seeds of the subset runs (model init, random subset); the "
-                   "data map is built once, with the first seed; tables give mean±sd")
-    p.add_argument("--data-seed", type=int,
-                   help="seed of the training-pool and evaluation samples and of the data-map run (default: the first "
-                        "of --seeds); e.g. --seeds 2 --data-seed 0 adds seed 2 to a run made with --seeds 0 1")
-    p.add_argument("--regions", help="subsets trained per fraction, comma-separated: easy-to-learn, ambiguous, "
-                   "hard-to-learn, random [small: all four; cpu, cpu-scan: hard-to-learn,random]")
-    p.add_argument("--full", action=argparse.BooleanOptionalAction, default=None,
-                   help="also train on 100%% of the pool (the curricula's 'none' row) [small, cpu: on; cpu-scan: off]")
-    p.add_argument("--fit-size", type=int, help="training rows of each run scored for its fit (0: none)")
-    p.add_argument("--fit-target", type=float,
-                   help="train every subset run until its exact match on all its own rows reaches this %% (checked "
-                        "every --eval-every steps on --fit-size of them, on all once those reach it; the reported fit "
-                        "is then on all rows), at most --steps steps; 0: exactly --steps steps [cpu: 90; others: 0]")
-    p.add_argument("--restart-below", type=float,
-                   help="with --fit-target: a run whose fit is still below this %% at --restart-after steps starts "
-                        "again from another model init (0: never) [cpu: 10]")
-    p.add_argument("--restart-after", type=int, help="the step of the --restart-below check [cpu: 1500]")
-    p.add_argument("--max-restarts", type=int, help="restarts per run at most; the last attempt trains to --steps [cpu: 2]")
-    p.add_argument("--eval-every", type=int, help="steps between the --fit-target checks")
-    p.add_argument("--gen-per-category", type=int,
-                   help="COGS gen: rows sampled from each of its categories (0: --num-eval rows in all) [cpu: 20]")
-    p.add_argument("--keep-exposure", action=argparse.BooleanOptionalAction, default=None,
-                   help="COGS: a --num-train sample always keeps the training set's primitive and exposure rows (the "
-                        "only rows holding the words the gen set's lexical categories test) [cpu: on; others: off]")
-    p.add_argument("--jobs", type=int, default=1,
-                   help="subset runs trained at once, each in its own forked process (results do not depend on it) [1]")
-    p.add_argument("--warmup-steps", type=int, help="linear learning-rate warm-up steps of every run")
-    p.add_argument("--lr-schedule", choices=LR_SCHEDULES, default=None,
-                   help="learning rate of the subset runs after the warm-up: 'linear' decays to 0 at --steps, "
-                        "'constant' stays (a run stopped at its fit target never sees the end of a decay) [cpu: constant; "
-                        "others: linear]")
-    p.add_argument("--cache-dir", default=None, help="datasets cache (SCAN data)")
-    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 is fastest on a small shared CPU) [1]")
+    for name, text in (("combinations", "also the paper's 50 %% region combinations (default: on with --paper)"),
+                       ("curricula", "curricula vs no curriculum [small, paper: on; cpu, cpu-scan: off]"),
+                       ("full", "also train on 100%% of the pool (the curricula's 'none' row) [small, cpu: on; cpu-scan: off]"),
+                       ("keep_exposure", "COGS: a --num-train sample always keeps the training set's primitive and "
+                        "exposure rows (the only rows holding the words the gen set's lexical categories test) "
+                        "[cpu: on; others: off]")):
+        p.add_argument("--" + name.replace("_", "-"), action=argparse.BooleanOptionalAction, default=None, help=text)
     a = p.parse_args(argv)
-    from hf_synthsample.validation import check_writable_path
-
-    try:  # a file or an unwritable folder is an error now, not after the first epoch
-        check_writable_path("--out", a.out, folder=True)
-    except ValueError as err:
-        p.error(str(err))
-    from harness import apply_preset
-
-    apply_preset(p, a, PRESETS[a.preset], positive=("steps", "batch_size", "map_epochs", "d_model", "ffn", "layers",
-                                                    "heads"),
-                 non_negative=("fit_size", "warmup_steps", "num_eval", "gen_per_category", "eval_every",
-                               "restart_after", "max_restarts"))
-    if a.jobs < 1:
-        p.error(f"--jobs must be a positive number of processes, got {a.jobs}")
-    if a.lr <= 0 or (a.map_lr is not None and a.map_lr <= 0):
-        p.error(f"--lr and --map-lr must be positive learning rates, got {a.lr:g} and {a.map_lr}")
+    finish_args(p, a, PRESETS, positive=("steps", "batch_size", "map_epochs", "d_model", "ffn", "layers", "heads"),
+                non_negative=("fit_size", "warmup_steps", "num_eval", "gen_per_category", "eval_every", "restart_after",
+                              "max_restarts"), rates=("lr", "map_lr"), percents=("fit_target", "map_fit_target"))
     if a.map_lr is None:
         a.map_lr = a.lr
-    if not 0 <= a.fit_target <= 100:
-        p.error(f"--fit-target must be a percentage in [0, 100], got {a.fit_target}")
     if a.fit_target and not (a.fit_size and a.eval_every):
         p.error(f"--fit-target {a.fit_target:g} needs --fit-size > 0 and --eval-every > 0 (got {a.fit_size}, "
                 f"{a.eval_every})")
+    if a.map_fit_target and not a.fit_size:
+        p.error(f"--map-fit-target {a.map_fit_target:g} needs --fit-size > 0 (the rows the map model's fit is scored on)")
     if a.restart_below:
         if not a.fit_target:
             p.error(f"--restart-below {a.restart_below:g} needs --fit-target (the restart reads its fit checks)")
@@ -379,7 +320,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     a.seed = a.seeds[0] if a.data_seed is None else a.data_seed
     if a.data != "cogs" and not (a.data.startswith("scan:") and a.data[5:] in SCAN_CONFIGS):
         p.error(f"--data: 'cogs' or scan:<config> with config in {list(SCAN_CONFIGS)}, got {a.data!r}")
-    a.fractions = tuple(float(f) for f in a.fractions.split(","))
+    try:
+        a.fractions = tuple(float(f) for f in a.fractions.split(","))
+    except ValueError:
+        p.error(f"--fractions: comma-separated numbers in (0, 1), got {a.fractions!r}")
     for name, accepted in (("schedules", ("exponential", "bins")), ("curriculum_regions", REGIONS),
                            ("regions", REGIONS + ("random",))):
         value = getattr(a, name)
@@ -410,14 +354,10 @@ def parse_args(argv=None) -> argparse.Namespace:
         p.error(f"--gen {a.gen!r} is not a file (COGS gen.tsv: {COGS_SOURCE})")
     if not 0 <= a.min_epoch < a.map_epochs:
         p.error(f"--min-epoch must be in [0, --map-epochs), got {a.min_epoch} with --map-epochs {a.map_epochs}")
+    if a.jobs > 1 and _cuda():
+        p.error(f"--jobs {a.jobs}: on a GPU the data-map model trains in this process, and CUDA cannot be used again "
+                "in a forked worker: use --jobs 1")
     return a
-
-
-def _say(*args) -> None:
-    from harness import is_main_process
-
-    if is_main_process():
-        print(*args, flush=True)
 
 
 # ----------------------------------------------------------------------------- experiment
@@ -523,12 +463,6 @@ class Experiment:
         return scores
 
 
-def _cpu_seconds() -> float:
-    """CPU seconds (user + system) of this process and its finished child processes (the --jobs workers)."""
-    t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
-
-
 def _cuda() -> bool:
     import torch
 
@@ -536,23 +470,36 @@ def _cuda() -> bool:
 
 
 def build_datamap(exp: Experiment):
-    """Phase 1: the data-map run (the full training pool, ``map_epochs`` epochs, CartographyCallback)."""
+    """Phase 1: the data-map run (the full training pool, ``map_epochs`` epochs, CartographyCallback), held to
+    ``--map-fit-target``: a model under it is trained again from another init; ``None`` if none reached it."""
     from hf_synthsample.cartography import CartographyCallback, CartographyCollator, DataMap
     from hf_synthsample.models import seq2seq_collator
 
     a = exp.a
     measures = ("inv_ppl", "chia") + (("bleu",) if a.measure == "bleu" else ())
-    model = exp.model(a.seed)
-    # the collator passes each batch's example ids to the callback (which needs the id column kept)
-    trainer = exp.fit(exp.train, "datamap", seed=a.seed, epochs=a.map_epochs, model=model,
-                      callbacks=[CartographyCallback(measures=measures)], remove_unused_columns=False,
-                      data_collator=CartographyCollator(seq2seq_collator(exp.tokenizer, model)),
-                      keep_ids=True, learning_rate=a.map_lr)
-    trainer.accelerator.wait_for_everyone()  # the main process writes the dynamics at train end
-    # the map model's own fit (a map from a model that learnt nothing ranks noise)
-    exp.map_fit = exp.fit_exact_match(model, exp.fit_sample(exp.train, 0)) if a.fit_size else None
-    exp.map_steps = int(trainer.state.global_step)
-    folder = os.path.join(a.out, "runs", "datamap", "cartography")
+
+    def attempt(init_seed: int, last: bool):
+        model = exp.model(init_seed)
+        name = "datamap" if init_seed == a.seed else f"datamap-init{init_seed}"  # each attempt its own dynamics
+        # the collator passes each batch's example ids to the callback (which needs the id column kept)
+        trainer = exp.fit(exp.train, name, seed=a.seed, epochs=a.map_epochs, model=model,
+                          callbacks=[CartographyCallback(measures=measures)], remove_unused_columns=False,
+                          data_collator=CartographyCollator(seq2seq_collator(exp.tokenizer, model)),
+                          keep_ids=True, learning_rate=a.map_lr)
+        trainer.accelerator.wait_for_everyone()  # the main process writes the dynamics at train end
+        # the map model's own fit: a map from a model that learnt nothing ranks noise
+        fit = exp.fit_exact_match(model, exp.fit_sample(exp.train, 0)) if a.fit_size else None
+        steps = int(trainer.state.global_step)
+        ok = not a.map_fit_target or (fit is not None and fit >= a.map_fit_target)
+        return (name, fit, steps), ok, {"init_seed": init_seed, "fit": fit, "steps": steps}
+
+    (name, exp.map_fit, exp.map_steps), exp.map_init, exp.map_abandoned, ok = with_restarts(
+        attempt, seed=a.seed, max_restarts=a.max_restarts if a.map_fit_target else 0,
+        on_restart=lambda nxt, note: say(f"  data-map model (init {note['init_seed']}): fit {note['fit']:.1f} % < "
+                                         f"--map-fit-target {a.map_fit_target:g} %: restarting from init {nxt}"))
+    if not ok:
+        return None
+    folder = os.path.join(a.out, "runs", name, "cartography")
     return DataMap.from_dynamics(folder, a.measure, min_epoch=a.min_epoch,
                                  source="eval" if a.measure == "bleu" else "train")
 
@@ -567,110 +514,86 @@ def subset_ids(exp: Experiment, dm, region: str, fraction: float, tokens, seed: 
         return dm.select(region, fraction, seed=seed).tolist(), False
 
 
-#: the runs noted by Runs in planning mode, trained by forked workers (run_forked reads them by index)
-_PLANNED: list[tuple] = []
+
+def train_one(exp: Experiment, name: str, seed: int, data) -> dict:
+    """Train and score one model on ``data`` (rows, Trainer keywords): its record (scores, fit, steps trained,
+    fit curve, abandoned inits, seconds)."""
+    rows, fit_kwargs = data
+    a = exp.a
+    t0, c0 = time.perf_counter(), time.process_time()
+
+    def attempt(init_seed: int, last: bool):
+        stopper, kwargs = None, dict(fit_kwargs)
+        if a.fit_target:
+            stopper = _stopper(exp, rows, f"{name} seed {seed}" + (f" (init {init_seed})" if init_seed != seed else ""),
+                               last=last or not a.restart_below)
+            kwargs["callbacks"] = [stopper]
+        trainer = exp.fit(rows, f"{name}-seed{seed}", seed=seed, max_steps=a.steps, model=exp.model(init_seed),
+                          lr_scheduler_type=LR_SCHEDULES[a.lr_schedule], **kwargs)
+        note = stopper and {"init_seed": init_seed, "steps": int(trainer.state.global_step),
+                            "fit_curve": [[p, round(v, 2)] for p, v in stopper.history]}
+        return (trainer, stopper), stopper is None or not stopper.abandoned, note
+
+    (trainer, stopper), init_seed, abandoned, _ = with_restarts(
+        attempt, seed=seed, max_restarts=a.max_restarts if a.restart_below else 0,
+        on_restart=lambda nxt, note: say(
+            f"    {name} seed {seed}: fit {note['fit_curve'][-1][1]:.1f} % at step {note['fit_curve'][-1][0]} "
+            f"(< {a.restart_below:g} %): this init did not learn; restarting from init {nxt}"))
+    # a run stopped at the target has just been scored on all its rows (the stopper's last check)
+    scores = exp.evaluate(trainer, trained_on=rows,
+                          fit=stopper.history[-1][1] if stopper is not None and stopper.reached else None)
+    record = {"run": name, "seed": seed, "rows": len(rows), **scores, "steps": int(trainer.state.global_step)}
+    if "category" in rows.column_names:  # COGS: how many primitive / exposure rows the subset kept
+        record["exposure_rows"] = sum(c != "in_distribution" for c in rows["category"])
+    if stopper is not None:
+        record.update(fit_target_reached=stopper.reached, fit_curve=[[p, round(v, 2)] for p, v in stopper.history],
+                      init_seed=init_seed, abandoned_inits=abandoned)
+    record.update(seconds=round(time.perf_counter() - t0, 1), cpu_seconds=round(time.process_time() - c0, 1))
+    say(f"  {record}")
+    if is_main_process():  # each finished run at once: a run stopped part-way keeps what it trained
+        with open(os.path.join(a.out, "runs.partial.jsonl"), "a", encoding="utf-8") as f:
+            f.write(json.dumps(record) + "\n")
+    return record
 
 
-def _train_planned(index: int) -> dict:
-    runs, name, seed, rows, fit_kwargs = _PLANNED[index]
-    return runs.train_one(name, seed, rows, **fit_kwargs)
+def _stopper(exp: Experiment, rows, label: str, *, last: bool):
+    """The run's ``FitTargetCallback``: every ``eval_every`` steps the fit on ``fit_size`` of its rows, and once
+    that reaches the target the fit on all of them (the figure the target is about); unless this is the
+    ``last`` attempt, a fit still under ``restart_below`` at ``restart_after`` steps abandons it."""
+    from hf_synthsample.models import FitTargetCallback
+
+    a = exp.a
+    sample = exp.fit_sample(rows, 1)
+    guard = dict(abandon_below=a.restart_below, abandon_after=a.restart_after) if a.restart_below and not last else {}
+    return FitTargetCallback(
+        lambda model: exp.fit_exact_match(model, sample), a.fit_target, a.eval_every, unit="step", **guard,
+        confirm=lambda model: exp.fit_exact_match(model, rows),
+        on_check=lambda step, v: say(f"    {label}: step {step}, fit {v:.1f} % (stops at {a.fit_target:g} %)"))
 
 
 class Runs:
-    """Every training run (one per subset and seed), kept for ``runs.json``; cells as mean±sd.
-
-    With ``planning`` on, :meth:`train` only notes the runs a table asks for (cells ``None``);
-    :meth:`run_planned` trains them ``jobs`` at a time in forked processes, and the tables are then
-    built again from the finished runs. Each run is seeded on its own: results do not depend on ``jobs``.
-    """
+    """The subset runs the tables ask for (a :class:`harness.RunBook`: one per subset and seed, trained once,
+    ``--jobs`` at a time), and their table cells: mean±sd over the seeds, each model's fit beside it."""
 
     def __init__(self, exp: Experiment):
         self.exp = exp
-        self.records: list[dict] = []
-        self.planning = False
-        self._plan: list[tuple] = []
-        self._done: dict[tuple, dict] = {}
-
-    def train_one(self, name: str, seed: int, rows, **fit_kwargs) -> dict:
-        """Train and score one model; its record (scores, fit, steps trained, fit curve, seconds)."""
-        from harness import is_main_process
-
-        exp, a = self.exp, self.exp.a
-        t0, c0 = time.perf_counter(), time.process_time()
-        stopper, abandoned = None, []
-        for attempt in range(1 + (a.max_restarts if a.restart_below else 0)):
-            init_seed = seed + 1000 * attempt  # attempt 0 is the run's own seed
-            if a.fit_target:
-                stopper = self._stopper(rows, f"{name} seed {seed}" + (f" (init {init_seed})" if attempt else ""),
-                                        last=attempt == a.max_restarts or not a.restart_below)
-                fit_kwargs = dict(fit_kwargs, callbacks=[stopper])
-            trainer = exp.fit(rows, f"{name}-seed{seed}", seed=seed, max_steps=a.steps, model=exp.model(init_seed),
-                              lr_scheduler_type=LR_SCHEDULES[a.lr_schedule], **fit_kwargs)
-            if stopper is None or not stopper.abandoned:
-                break
-            abandoned.append({"init_seed": init_seed, "steps": int(trainer.state.global_step),
-                              "fit_curve": [[p, round(v, 2)] for p, v in stopper.history]})
-            _say(f"    {name} seed {seed}: fit {stopper.history[-1][1]:.1f} % at step {stopper.history[-1][0]} "
-                 f"(< {a.restart_below:g} %): this init did not learn; restarting from init {seed + 1000 * (attempt + 1)}")
-        # a run stopped at the target has just been scored on all its rows (the stopper's last check)
-        scores = exp.evaluate(trainer, trained_on=rows,
-                              fit=stopper.history[-1][1] if stopper is not None and stopper.reached else None)
-        record = {"run": name, "seed": seed, "rows": len(rows), **scores, "steps": int(trainer.state.global_step)}
-        if "category" in rows.column_names:  # COGS: how many primitive / exposure rows the subset kept
-            record["exposure_rows"] = sum(c != "in_distribution" for c in rows["category"])
-        if stopper is not None:
-            record.update(fit_target_reached=stopper.reached, fit_curve=[[p, round(v, 2)] for p, v in stopper.history],
-                          init_seed=init_seed, abandoned_inits=abandoned)
-        record.update(seconds=round(time.perf_counter() - t0, 1), cpu_seconds=round(time.process_time() - c0, 1))
-        _say(f"  {record}")
-        if is_main_process():  # each finished run at once: a run stopped part-way keeps what it trained
-            with open(os.path.join(a.out, "runs.partial.jsonl"), "a", encoding="utf-8") as f:
-                f.write(json.dumps(record) + "\n")
-        return record
-
-    def _stopper(self, rows, label: str, *, last: bool):
-        """The run's ``FitTargetCallback``: every ``eval_every`` steps the fit on ``fit_size`` of its rows, and
-        once that reaches the target the fit on all of them (the figure the target is about); unless this is
-        the ``last`` attempt, a fit still under ``restart_below`` at ``restart_after`` steps abandons it."""
-        from hf_synthsample.models import FitTargetCallback
-
-        exp, a = self.exp, self.exp.a
-        sample = exp.fit_sample(rows, 1)
-
-        guard = dict(abandon_below=a.restart_below, abandon_after=a.restart_after) if a.restart_below and not last else {}
-        return FitTargetCallback(
-            lambda model: exp.fit_exact_match(model, sample), a.fit_target, a.eval_every, unit="step", **guard,
-            confirm=lambda model: exp.fit_exact_match(model, rows),
-            on_check=lambda step, v: _say(f"    {label}: step {step}, fit {v:.1f} % (stops at {a.fit_target:g} %)"))
+        self.book = RunBook(lambda name, seed, data: train_one(exp, name, seed, data))
+        self.records = self.book.records
 
     def train(self, name: str, make_rows, **fit_kwargs) -> dict:
         """Train one model per seed on ``make_rows(seed)``; returns the table cells (Score per column)."""
-        from harness import Score
-
-        exp, per_seed = self.exp, []
+        exp = self.exp
+        per_seed = []
         for seed in exp.a.seeds:
             rows = make_rows(seed)  # always called: the tables read what it notes (subset sizes, repairs)
-            key = (name, seed)
-            if key not in self._done:
-                if self.planning:
-                    if key not in [(n, s) for n, s, *_ in self._plan]:
-                        self._plan.append((name, seed, rows, fit_kwargs))
-                    continue
-                self._done[key] = self.train_one(name, seed, rows, **fit_kwargs)
-                self.records.append(self._done[key])
-            per_seed.append(self._done[key])
-        if len(per_seed) < len(exp.a.seeds):
+            per_seed.append(self.book.get(name, seed, lambda s, rows=rows: (rows, fit_kwargs)))
+        if None in per_seed:
             return {col: None for col in self.columns()}
-        cells = {}
-        fits = [s["fit"] for s in per_seed]
+        cells, fits = {}, [s["fit"] for s in per_seed]
         for col in exp.columns:
             values = [s[col] for s in per_seed]
-            if None in values:
-                cells[col] = None
-            elif col.endswith("BLEU") or None in fits:
-                cells[col] = Score.of(values)
-            else:
-                cells[col] = Score.of(values, fit=fits)
+            cells[col] = None if None in values else (
+                Score.of(values) if col.endswith("BLEU") or None in fits else Score.of(values, fit=fits))
         if exp.a.fit_target:
             cells["steps"] = Score.of([s["steps"] for s in per_seed])
         return cells
@@ -679,30 +602,12 @@ class Runs:
         return self.exp.columns + (("steps",) if self.exp.a.fit_target else ())
 
     def run_planned(self, jobs: int) -> None:
-        """Train every noted run, ``jobs`` at a time (forked workers), in the order noted."""
-        from hf_synthsample.processes import run_forked
-
-        # seed-major (every subset at the first seed first: a run stopped part-way has whole seeds); the
-        # records go back in the order the tables asked
-        order = sorted(range(len(self._plan)), key=lambda i: (self.exp.a.seeds.index(self._plan[i][1]), i))
-        _PLANNED[:] = [(self, *self._plan[i]) for i in order]
-        try:
-            done = run_forked(_train_planned, len(_PLANNED), jobs,
-                              describe=lambda i: f"run {_PLANNED[i][1]} seed {_PLANNED[i][2]}")
-        finally:
-            _PLANNED.clear()
-        records = [None] * len(order)
-        for k, i in enumerate(order):
-            records[i] = done[k]
-        for (name, seed, _, _), record in zip(self._plan, records):
-            self._done[(name, seed)] = record
-            self.records.append(record)
-        self._plan, self.planning = [], False
+        """Train every noted run, ``jobs`` at a time, every subset at the first seed first (a run stopped
+        part-way has whole seeds); the records keep the order the tables asked."""
+        self.book.train_planned(jobs, order=lambda name, seed: self.exp.a.seeds.index(seed))
 
     def category_table(self, names: list[tuple[str, str]]):
         """COGS gen exact match (%) per category, one column per run (mean±sd over seeds, with its fit)."""
-        from harness import ResultsTable, Score
-
         by_run = {label: [r for r in self.records if r["run"] == name and r.get("gen categories")]
                   for name, label in names}
         by_run = {k: v for k, v in by_run.items() if v}
@@ -723,7 +628,6 @@ class Runs:
 def subset_tables(exp: Experiment, dm, runs: Runs):
     """Phase 2: one table per fraction (regions, combinations, random, 100 %)."""
     from hf_synthsample.cartography import example_tokens
-    from harness import ResultsTable
 
     a = exp.a
     # the OOV repair reads each example's tokens by example id
@@ -772,7 +676,6 @@ def subset_tables(exp: Experiment, dm, runs: Runs):
 def curricula_table(exp: Experiment, dm, full_row: dict, runs: Runs):
     """Phase 3: curricula over the data-map ranking vs no curriculum (same steps, same batch size)."""
     from hf_synthsample.cartography import curriculum_order
-    from harness import ResultsTable
 
     a = exp.a
     table = ResultsTable(f"Curricula: exact match (%) after {a.steps} steps ({a.measure} data map)",
@@ -796,8 +699,15 @@ def curricula_table(exp: Experiment, dm, full_row: dict, runs: Runs):
 
 
 def _map_note(exp: Experiment) -> str:
-    fit = "" if exp.map_fit is None else f"; its fit (exact match on {exp.a.fit_size} of its rows) {exp.map_fit:.1f} %"
-    return f"data-map model: {exp.a.map_epochs} epochs, {exp.map_steps} steps{fit}"
+    """The data-map model's training and fit, stated with every table (a map ranks what its model learnt)."""
+    a = exp.a
+    fit = "" if exp.map_fit is None else f"; its fit (exact match on {a.fit_size} of its rows) {exp.map_fit:.1f} %"
+    if exp.map_fit is not None and a.map_fit_target:
+        fit += f" (target {a.map_fit_target:g} %" + (f"; init {exp.map_init} after {len(exp.map_abandoned)} restart(s)"
+                                                    if exp.map_abandoned else "") + ")"
+    elif exp.map_fit is not None and exp.map_fit < 10:
+        fit += " (no --map-fit-target: a map of a model that learnt almost nothing, not a ranking of the data)"
+    return f"data-map model: {a.map_epochs} epochs, {exp.map_steps} steps{fit}"
 
 
 def _layout(fraction: float) -> str:
@@ -823,8 +733,6 @@ def data_name(a) -> str:
 
 
 def _caption(exp: Experiment, dm) -> str:
-    from harness import describe_settings
-
     a = exp.a
     sizes = ", ".join(f"{k} {len(v)}" for k, v in exp.evals.items())
     gen = ("" if "gen" in exp.evals or a.data != "cogs" else
@@ -832,6 +740,7 @@ def _caption(exp: Experiment, dm) -> str:
     splits = ("" if a.data == "cogs" else
               " iid: held-out rows of the SCAN train split (never trained on); ood: the split's test set.")
     scale = {"paper": "the paper's model and budget", "cpu": "CPU scale (small model, sampled rows)",
+             "gpu": "GPU scale: the paper's model size, one H100 in under 8 minutes (sampled rows, fewer steps)",
              "cpu_scan": "CPU scale (small model, few steps)"}.get(
         a.preset, "a pipeline check: NOT the paper's numbers")
     restart = (f"; a run under {a.restart_below:g} % fit at step {a.restart_after} restarted from another init, "
@@ -849,7 +758,7 @@ def _caption(exp: Experiment, dm) -> str:
             f"run: {a.map_lr:g}, linear), BART d_model {a.d_model}, "
             f"{a.layers}+{a.layers} layers; mean±sd over seeds {list(a.seeds)} (model init and the random subset); "
             f"data map from seed {a.seed}, epochs {dm.epochs[0]}..{dm.epochs[-1]} of {a.map_epochs}.{splits}{gen} "
-            f"{describe_settings(a.preset.replace('_', '-'), a.overrides)}: {scale}.")
+            f"{describe_settings(a.preset.replace('_', '-'), a.overrides)}: {scale}. {_map_note(exp)}.")
 
 
 def main(argv=None) -> int:
@@ -859,37 +768,39 @@ def main(argv=None) -> int:
         if path is not None and not os.path.exists(path):
             print(f"error: COGS {split} file not found: {path} (give its path with --{split})", file=sys.stderr)
             return 2
-    import torch
-
-    from hf_synthsample.atomic import write_json_atomic, write_text_atomic
-    from harness import clear_outputs, is_main_process
-
-    torch.set_num_threads(a.threads)
-    clear_outputs(a.out, OUTPUTS)
+    start_run(a.out, OUTPUTS, a.threads)
     # sacrebleu warns that COGS logical forms end in a tokenized '.': they are meant to
     logging.getLogger("sacrebleu").setLevel(logging.ERROR)
     start = time.perf_counter()
     exp = Experiment(a)
-    _say(f"{data_name(a)}: {len(exp.train)} training rows, vocabulary {len(exp.tokenizer)}, preset --{a.preset}")
+    say(f"{data_name(a)}: {len(exp.train)} training rows, vocabulary {len(exp.tokenizer)}, preset --{a.preset}")
     dm = build_datamap(exp)
+    if dm is None:
+        print(f"error: the data-map model fitted {exp.map_fit:.1f} % of its rows (exact match on {a.fit_size} of them), "
+              f"under --map-fit-target {a.map_fit_target:g} %, from {1 + len(exp.map_abandoned)} init(s) "
+              f"({', '.join(f'{fit:.1f} %' for fit in [n['fit'] for n in exp.map_abandoned] + [exp.map_fit])}): a map of a model that did not learn its rows ranks noise, so no subset is "
+              "cut from it. Train the map longer (--map-epochs), at another --map-lr, with more --max-restarts, or "
+              "lower --map-fit-target", file=sys.stderr)
+        return 1
     # every Trainer.train() starts with a full gc.collect(): once the first run has imported every
     # library, moving their objects out of the collector's reach makes that ~0.5-1 s -> a few ms
     # per run (many short runs here); the map run's own garbage is collected first
     gc.collect()
     gc.freeze()
-    _say(dm.summary(a.fractions[0]))
-    _say(_map_note(exp))
+    say(dm.summary(a.fractions[0]))
+    say(_map_note(exp))
     if is_main_process():
-        os.makedirs(a.out, exist_ok=True)
         # the paper plots a random third of the training set
         third = len(dm) >= 300
         dm.plot(os.path.join(a.out, "datamap.png"), sample_fraction=0.33 if third else None, seed=a.seed,
                 title=f"{data_name(a)} data map ({a.measure}), {len(dm)} examples"
                 + (", a random third plotted" if third else ""))
+        from hf_synthsample.atomic import write_text_atomic
+
         write_text_atomic(os.path.join(a.out, "datamap.txt"), dm.summary(a.fractions[0]) + "\n" + _map_note(exp) + "\n")
     runs = Runs(exp)
     if a.jobs > 1:  # note the runs the tables ask for, train them in parallel, then build the tables
-        runs.planning = True
+        runs.book.planning = True
         _, full_row = subset_tables(exp, dm, runs)
         if a.curricula:
             curricula_table(exp, dm, full_row, runs)
@@ -907,28 +818,20 @@ def main(argv=None) -> int:
         tables.append(categories)
         names.append("categories")
     elapsed = time.perf_counter() - start
-    for name, table in zip(names, tables):
-        table.save(a.out, name)
-        if name == "categories":
-            continue
-        table.bar_plot(os.path.join(a.out, f"{name}.png"), values=[c for c in exp.columns
-                       if any(r[c] is not None for r in table.rows)], ylabel="exact match (%) / BLEU",
-                       # two curricula share a schedule name: the order tells their bars apart
-                       label=["curriculum", "order"] if name == "curricula" else None)
-    if is_main_process():
-        text = "\n\n".join(t.to_markdown() for t in tables)
-        cpu = _cpu_seconds()
-        write_text_atomic(os.path.join(a.out, "results.md"), text + f"\n\n{_map_note(exp)}.\n\nWall time: {elapsed:.0f} s; "
-                          f"CPU time {cpu:.0f} s (this process and its workers, --jobs {a.jobs}); load average "
-                          f"{os.getloadavg()[0]:.1f}.\n")
-        settings = {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(a).items()}
-        write_json_atomic(os.path.join(a.out, "results.json"), {
-            "settings": settings, "wall_time_s": round(elapsed, 1),
-            "cpu_seconds": round(_cpu_seconds(), 1), "datamap_model": {"steps": exp.map_steps, "fit": exp.map_fit},
-            "tables": {n: t.to_dict() for n, t in zip(names, tables)}}, indent=2)
-        write_json_atomic(os.path.join(a.out, "runs.json"), runs.records, indent=2)
-        print(text)
-        print(f"\nwall time {elapsed:.0f} s; results in {a.out}")
+    tables = dict(zip(names, tables))
+    plots = {name: dict(values=[c for c in exp.columns if any(r[c] is not None for r in table.rows)],
+                        ylabel="exact match (%) / BLEU",
+                        # two curricula share a schedule name: the order tells their bars apart
+                        label=["curriculum", "order"] if name == "curricula" else None)
+             for name, table in tables.items() if name != "categories"}
+    map_model = {"steps": exp.map_steps, "fit": exp.map_fit, "fit_target": a.map_fit_target, "init_seed": exp.map_init,
+                 "abandoned_inits": exp.map_abandoned}
+    write_results(a.out, tables, runs=runs.records, plots=plots, footer=(
+        f"\n\n{_map_note(exp)}.\n\nWall time: {elapsed:.0f} s; CPU time {cpu_seconds():.0f} s (this process and its "
+        f"workers, --jobs {a.jobs}); load average {os.getloadavg()[0]:.1f}.\n"), results={
+        "settings": {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(a).items()},
+        "wall_time_s": round(elapsed, 1), "cpu_seconds": round(cpu_seconds(), 1), "datamap_model": map_model})
+    say(f"\nwall time {elapsed:.0f} s; results in {a.out}")
     return 0
 
 

@@ -164,7 +164,7 @@ def test_cpu_preset_on_cogs_gen_at_tiny_scale(tmp_path):
                                 "--num-eval", "4", "--gen-per-category", "1", "--d-model", "16", "--ffn", "32",
                                 "--layers", "1", "--heads", "2", "--map-epochs", "2", "--min-epoch", "0", "--steps", "4",
                                 "--eval-every", "2", "--fit-size", "4", "--max-new-tokens", "16", "--seeds", "0", "1",
-                                "--restart-after", "2", "--jobs", "2"])
+                                "--restart-after", "2", "--jobs", "2", "--map-fit-target", "0"])
     assert rc == 0
     assert undeclared_outputs(out, cartography_cogs.OUTPUTS) == []
     results = json.loads((out / "results.json").read_text())
@@ -291,3 +291,88 @@ def test_lr_schedule_reaches_the_subset_runs_not_the_map(tmp_path, monkeypatch):
     for bad in (["--lr-schedule", "cosine"], ["--map-lr", "0"]):
         with pytest.raises(SystemExit):
             cartography_cogs.main(["--tiny", *bad])
+
+
+def _tiny_cogs(out, *argv):
+    paths = _cogs()
+    return ["--tiny", "--out", str(out), "--train", paths["train"], "--dev", paths["dev"], "--test", paths["test"],
+            "--no-curricula", "--fractions", "0.5", "--regions", "hard-to-learn", "--no-full", *argv]
+
+
+def test_a_map_model_under_its_fit_target_restarts_then_stops_with_a_message(tmp_path, capsys):
+    """The map model is held to --map-fit-target: another init, then a clear stop; never a silent map."""
+    import cartography_cogs
+
+    out = tmp_path / "out"
+    assert cartography_cogs.main(_tiny_cogs(out, "--map-fit-target", "50", "--max-restarts", "1")) == 1
+    err = capsys.readouterr().err
+    assert "the data-map model fitted 0.0 %" in err and "--map-fit-target 50" in err and "2 init(s)" in err
+    assert (out / "runs" / "datamap").is_dir() and (out / "runs" / "datamap-init1000").is_dir()
+    assert not (out / "results.md").exists() and not (out / "datamap.png").exists()  # no map, no subset
+
+
+def test_a_restarted_map_model_is_reported_beside_every_table(tmp_path, monkeypatch):
+    import cartography_cogs
+
+    calls = []  # the first map init learns nothing (0 %); every later fit is 100 %
+
+    def fit_exact_match(self, model, rows):
+        calls.append(len(rows))
+        return 0.0 if len(calls) == 1 else 100.0
+
+    monkeypatch.setattr(cartography_cogs.Experiment, "fit_exact_match", fit_exact_match)
+    out = tmp_path / "out"
+    assert cartography_cogs.main(_tiny_cogs(out, "--map-fit-target", "50", "--max-restarts", "2")) == 0
+    results = json.loads((out / "results.json").read_text())
+    model = results["datamap_model"]
+    assert (model["init_seed"], model["fit"], model["fit_target"]) == (1000, 100.0, 50.0)
+    assert [(m["init_seed"], m["fit"]) for m in model["abandoned_inits"]] == [(0, 0.0)]
+    for table in results["tables"].values():  # the map model's fit under every table
+        assert "data-map model: 3 epochs" in table["caption"] and "fit (exact match on 8 of its rows) 100.0 %" in \
+            table["caption"] and "after 1 restart(s)" in table["caption"]
+
+
+def test_gpu_preset_is_the_papers_model_size_and_runs_at_toy_size(tmp_path):
+    import cartography_cogs
+
+    data = shared_data("cogs", "gen.tsv").parent
+    g = cartography_cogs.parse_args(["--gpu", "--data-dir", str(data)])
+    assert (g.d_model, g.ffn, g.heads, g.layers) == (512, 512, 4, 2)  # Csordas et al.'s COGS Transformer
+    assert (g.num_train, g.fit_target, g.map_fit_target, g.seeds, g.regions, g.full) == (
+        4000, 90.0, 50.0, [0], ("hard-to-learn", "random"), True)
+    out = tmp_path / "gpu"
+    assert cartography_cogs.main(["--gpu", "--data-dir", str(data), "--out", str(out), "--num-train", "200",
+                                  "--num-eval", "4", "--gen-per-category", "1", "--d-model", "16", "--ffn", "32",
+                                  "--layers", "1", "--heads", "2", "--map-epochs", "2", "--min-epoch", "0",
+                                  "--steps", "4", "--eval-every", "2", "--fit-size", "4", "--max-new-tokens", "16",
+                                  "--restart-after", "2", "--max-restarts", "1", "--map-fit-target", "0"]) == 0
+    t = json.loads((out / "results.json").read_text())["tables"]["table2"]
+    assert [r["subset"] for r in t["rows"]] == ["33% hard-to-learn", "33% random", "100% training"]
+    assert "preset --gpu with" in t["caption"] and "the paper's model size" in t["caption"]
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["--lr", "nan"], "--lr"), (["--lr", "-0.001"], "--lr"), (["--map-lr", "inf"], "--map-lr"),
+    (["--lr-schedule", "bogus"], "--lr-schedule"), (["--map-fit-target", "120"], "--map-fit-target"),
+    (["--map-fit-target", "50", "--fit-size", "0"], "--map-fit-target"), (["--threads", "0"], "--threads"),
+    (["--fractions", "a,b"], "--fractions")])
+def test_bad_options_name_the_flag_before_any_work(tmp_path, capsys, argv, named):
+    import cartography_cogs
+
+    with pytest.raises(SystemExit) as err:
+        cartography_cogs.main(["--tiny", "--out", str(tmp_path / "o"), *argv])
+    assert err.value.code == 2 and named in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_an_out_that_is_a_file_and_jobs_on_a_gpu_are_refused(tmp_path, capsys, monkeypatch):
+    import cartography_cogs
+
+    (tmp_path / "f").write_text("mine")
+    with pytest.raises(SystemExit):
+        cartography_cogs.main(["--tiny", "--out", str(tmp_path / "f")])
+    assert "--out" in capsys.readouterr().err and (tmp_path / "f").read_text() == "mine"
+    monkeypatch.setattr(cartography_cogs, "_cuda", lambda: True)  # forked workers cannot use CUDA again
+    with pytest.raises(SystemExit):
+        cartography_cogs.parse_args(["--tiny", "--jobs", "2", "--out", str(tmp_path / "o")])
+    assert "--jobs 2" in capsys.readouterr().err
