@@ -26,6 +26,8 @@ _LAZY = {
     "generate_predictions": ".seq2seq",
     "evaluate_seq2seq": ".seq2seq",
     "load_seq2seq": ".seq2seq",
+    "warm_start_seq2seq": ".warm_start",
+    "shipped_minilm_path": ".warm_start",
     "FitTargetCallback": ".fit_stop",
     "LSTMSeq2SeqConfig": ".lstm",
     "LSTMSeq2SeqForConditionalGeneration": ".lstm",

