@@ -7,7 +7,7 @@
   perplexity / CHIA / AUM margin / EL2N / loss / correctness (forgetting events are counted from
   it; optionally BLEU) during a stock ``Trainer`` run, saved as Parquet with each checkpoint.
 * :class:`DataMap`: confidence / variability / correctness, regions, subsets with OOV repair,
-  plot and summary. Each measure's direction (which end is hard) is declared once in
+  plot and summary; :func:`save_datamap_subset`: a subset as a Hub-layout folder with its provenance. Each measure's direction (which end is hard) is declared once in
   :data:`MEASURE_INFO`; the map's confidence axis, regions and rankings follow it.
 * :func:`flag_noisy` (+ :func:`fit_curve`, :func:`noise_window`): likely mislabelled rows, by
   rules read off the run's own dynamics (no labels needed); :func:`flag_noisy_lexical`: the same
@@ -61,6 +61,7 @@ _LAZY = {
     "MeasureInfo": ".measures",
     "measure_info": ".measures",
     "MAP_REGIONS": ".datamap",
+    "save_datamap_subset": ".publish",
 }
 
 __all__ = list(_LAZY)
@@ -71,6 +72,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .track import track_dynamics
     from .curricula import BinnedCurriculum, CurriculumSchedule, ExponentialPacing, curriculum_order
     from .datamap import MAP_REGIONS, REGIONS, DataMap, example_tokens, parse_regions
+    from .publish import save_datamap_subset
     from .measures import (HARD_END, MAP_MEASURES, MEASURE_INFO, MEASURES, MeasureInfo, forgetting_events,
                            infer_task, measure_info, sequence_measures)
     from .noise import (NoiseFlags, add_canaries, canary_recall, fit_curve, flag_noisy, flag_noisy_lexical,

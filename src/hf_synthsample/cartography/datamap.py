@@ -807,29 +807,27 @@ class DataMap:
             never_learned=self.never_learned, texts=texts)
 
     def summary(self, fraction: float = 0.33) -> str:
-        """A short text summary: sizes, ranges and the region cut-offs at ``fraction``."""
-        k = self.subset_size(fraction)
-        info = self.measure_info
-        raw = self.scores.get(self.measure)
-        lines = [
-            f"Data map: {len(self):,} examples, measure {self.measure} ({self.source} pass"
-            + (f"; {info.direction}" if info is not None else "") + "), "
-            f"epochs {self.epochs[0]}..{self.epochs[-1]} ({len(self.epochs)} recorded)",
-            f"  {self.confidence_label}",
-            f"  confidence  mean {self.confidence.mean():.3f}  min {self.confidence.min():.3f}  max {self.confidence.max():.3f}",
-            f"  variability mean {self.variability.mean():.3f}  min {self.variability.min():.3f}  max {self.variability.max():.3f}",
-            f"  correctness mean {self.correctness.mean():.3f}  never correct {np.mean(self.correctness == 0):.1%}  "
-            f"always correct {np.mean(self.correctness == 1):.1%}",
-        ]
-        for region in ("hard-to-learn", "ambiguous", "easy-to-learn"):
-            ids = self.ranking(region)[:k]
-            pos = np.searchsorted(self.example_ids, ids)
-            lines.append(
-                f"  {region:14} ({fraction:.0%}, {k:,}): confidence {self.confidence[pos].mean():.3f}, "
-                f"variability {self.variability[pos].mean():.3f}, correctness {self.correctness[pos].mean():.3f}"
-                + (f", mean {self.measure} {np.nanmean(raw[pos]):.3f}" if raw is not None else "")
-            )
-        return "\n".join(lines)
+        """A short text summary: sizes, ranges and the regions of ``fraction`` (each with its real
+        size: the fraction rounds to whole examples)."""
+        from .summary import datamap_summary
+
+        return datamap_summary(self, fraction)
+
+    def to_markdown(self, fraction: float = 0.33) -> str:
+        """The summary as Markdown tables (for a dataset card): the map, its axes' ranges and each
+        region of ``fraction`` with its real count and share (6 of 20 = 30.0 %, whatever the
+        fraction asked).
+
+        Example:
+            >>> import pyarrow as pa
+            >>> t = pa.table({"example_id": [0, 1, 2], "epoch": [0, 0, 0], "loss": [2.0, 0.5, 0.1],
+            ...               "correct": [False, True, True]})
+            >>> print(DataMap.from_dynamics(t, "loss").to_markdown(0.33).splitlines()[-3])
+            | hard-to-learn | 1 of 3 | 33.3 % | -2.000 | 0.000 | 0.000 | 2.000 |
+        """
+        from .summary import datamap_markdown
+
+        return datamap_markdown(self, fraction)
 
     def __str__(self) -> str:
         return self.summary()
@@ -943,13 +941,21 @@ def _hover_texts(dm: DataMap, dataset: Any, text_columns: Sequence[str] | None, 
 def _subset(dm: DataMap, dataset: "Dataset", region, fraction: float, *, oov_columns, id_column: str,
             assume_id_order: bool, names: Mapping[str, str], **kwargs) -> "Dataset":
     """:meth:`DataMap.subset`, with messages naming ``names``' options."""
+    rows, _ = _subset_rows(dm, dataset, region, fraction, oov_columns=oov_columns, id_column=id_column,
+                           assume_id_order=assume_id_order, names=names, **kwargs)
+    return dataset.select(rows)
+
+
+def _subset_rows(dm: DataMap, dataset: "Dataset", region, fraction: float, *, oov_columns, id_column: str,
+                 assume_id_order: bool, names: Mapping[str, str], **kwargs) -> tuple[np.ndarray, np.ndarray]:
+    """``(rows, ids)``: the rows of ``dataset`` holding the subset's example ids, both in id order."""
     rows = _dataset_rows(dm, dataset, None, id_column=id_column, assume_id_order=assume_id_order, names=names)
     tokens = None
     if oov_columns:
         per_row = example_tokens(dataset.select(rows), oov_columns)
         tokens = dict(zip(dm.example_ids.tolist(), per_row))
     ids = dm.select(region, fraction, tokens=tokens, **kwargs)
-    return dataset.select(rows[np.searchsorted(dm.example_ids, ids)])
+    return rows[np.searchsorted(dm.example_ids, ids)], ids
 
 
 def _window_scores(table, rows, ids, epoch, correct, uniq, inverse) -> tuple[dict, np.ndarray]:

@@ -115,12 +115,8 @@ def _check(args: argparse.Namespace) -> tuple[list[str] | None, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    import numpy as np
-    from datasets import Dataset, DatasetDict
-
-    from ..cartography import DataMap
-    from ..cartography.datamap import _dataset_rows, _subset
-    from ..hub import write_hub_folder
+    from ..cartography import DataMap, save_datamap_subset
+    from ..cartography.datamap import _dataset_rows
     from ..validation import check_columns
     from ._source import load_source
 
@@ -142,36 +138,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"\nPlot: {dm.plot(args.plot, sample_fraction=args.plot_fraction, seed=args.seed)}")
     if not regions:
         return 0
-    name = "_".join(regions).replace("-", "_")
-    kwargs = {"proportions": args.proportions, "seed": args.seed}
-    if ds is not None:
-        subset = _subset(dm, ds, regions, args.fraction, oov_columns=args.oov_columns, id_column=args.id_column,
-                         assume_id_order=args.assume_id_order, names=names, **kwargs)
-    else:
-        ids = dm.select(regions, args.fraction, **kwargs)
-        pos = np.searchsorted(dm.example_ids, ids)
-        # confidence is oriented (higher = easier); the measure's own mean sits beside it
-        subset = Dataset.from_dict({"example_id": ids, "confidence": dm.confidence[pos],
-                                    "variability": dm.variability[pos], "correctness": dm.correctness[pos],
-                                    dm.measure: dm.scores[dm.measure][pos]})
-    body = "\n".join([
-        f"# Data-map subset: {'+'.join(regions)}, {args.fraction:.0%}",
-        "",
-        f"{len(subset):,} of {len(dm):,} examples selected by hf-synthsample dataset cartography "
-        f"(measure {dm.measure}, {dm.source} pass, epochs {dm.epochs[0]}..{dm.epochs[-1]}; {dm.confidence_label}"
-        f"{', OOV-repaired on ' + ', '.join(args.oov_columns) if args.oov_columns else ''}).",
-        "",
-        "```",
-        dm.summary(args.fraction),
-        "```",
-    ])
-    meta = {"hf_synthsample": {"datamap": {"dynamics": os.path.abspath(args.dynamics), "measure": dm.measure,
-                                           "source": dm.source, "confidence": dm.confidence_label,
-                                           "epochs": list(dm.epochs), "regions": list(regions),
-                                           "fraction": args.fraction, "oov_columns": args.oov_columns,
-                                           "seed": args.seed}}}
-    out = write_hub_folder(args.out, {name: DatasetDict({out_split: subset})},
-                           body=body, metadata=meta, if_exists="overwrite" if args.overwrite else "error",
-                           license=args.license)
-    print(f"\nWrote {len(subset):,} rows to {out}/")
+    out = save_datamap_subset(dm, args.out, regions, args.fraction, dataset=ds, source=args.dataset,
+                              dynamics=args.dynamics, id_column=args.id_column,
+                              assume_id_order=args.assume_id_order, oov_columns=args.oov_columns,
+                              proportions=args.proportions, seed=args.seed, split=out_split,
+                              plot=args.plot or True, overwrite=args.overwrite, license=args.license, names=names)
+    print(f"\nWrote {dm.subset_size(args.fraction):,} rows to {out}/")
     return 0

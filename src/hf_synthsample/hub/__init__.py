@@ -3,6 +3,7 @@
 * :mod:`.card`: the ``README.md`` dataset card (a ``huggingface_hub.DatasetCard``: YAML metadata, license, size categories).
 * :mod:`.folder`: :func:`write_hub_folder`, Parquet per config and split plus the card, written atomically.
 * :mod:`.materialization`: :func:`materialize`, a domain's configs as a folder with a card.
+* :mod:`.provenance`: :class:`Provenance` (from a sampler or a data map) and :func:`dataset_fingerprint`.
 * :mod:`.publish`: :func:`save_curated` / :func:`push_curated`, a curated subset with its :class:`Provenance`.
 
 Names are imported lazily (``import hf_synthsample.hub`` pulls in neither ``datasets`` nor the builders).
@@ -32,7 +33,7 @@ _LAZY = {
     "size_category": ".card",
     "materialize": ".materialization",
     "salient_statistics_markdown": ".materialization",
-    "Provenance": ".publish",
+    "Provenance": ".provenance",
     "dataset_fingerprint": ".provenance",
     "save_curated": ".publish",
     "push_curated": ".publish",
@@ -44,7 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .card import check_license, load_card, make_card, read_card_metadata, render_card, size_category
     from .folder import check_config_name, write_hub_folder
     from .materialization import materialize, salient_statistics_markdown
-    from .provenance import dataset_fingerprint
-    from .publish import Provenance, push_curated, save_curated
+    from .provenance import Provenance, dataset_fingerprint
+    from .publish import push_curated, save_curated
 
 __getattr__, __dir__ = attach(__name__, _LAZY)

@@ -37,6 +37,7 @@ from ..logging import get_logger
 from .card import (SIZE_CATEGORIES, check_license, keep_auto_detected, load_card, read_card_metadata, redact_local_paths,
                    render_card, size_category)
 from .folder import check_config_name, write_hub_folder
+from .provenance import Provenance, _jsonable
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset, DatasetDict
@@ -46,75 +47,6 @@ logger = get_logger(__name__)
 __all__ = ["Provenance", "save_curated", "push_curated"]
 
 _SECTION = "<!-- hf-synthsample:curated {name} {edge} -->"
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, list):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    return repr(value)
-
-
-@dataclasses.dataclass
-class Provenance:
-    """How a curated subset was made.
-
-    Attributes:
-        source: where the rows came from, e.g. ``"hf_synthsample:calculator/dcfg"``, a folder or a repo id.
-        source_config: the generator's parameters (or any description of the source config).
-        source_fingerprint: the ``datasets`` fingerprint of the source dataset.
-        source_size: rows in the source.
-        sampler: the sampler, e.g. ``"HomogenizeSampler"``.
-        sampler_params: the sampler's parameters (``sampler.get_params()``).
-        seed: the seed of the selection.
-        description: free text.
-    """
-
-    source: str
-    source_config: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    source_fingerprint: str | None = None
-    source_size: int | None = None
-    sampler: str | None = None
-    sampler_params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    seed: int | None = None
-    description: str = ""
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.source, str) or not self.source:
-            raise ValueError("provenance.source must be a non-empty string naming where the rows came from")
-
-    @classmethod
-    def from_sampler(
-        cls,
-        dataset: "Dataset",
-        sampler: Any,
-        *,
-        source: str | None = None,
-        source_config: Mapping[str, Any] | None = None,
-        description: str = "",
-    ) -> "Provenance":
-        """Provenance of ``sampler`` applied to ``dataset``: its fingerprint, size, parameters and seed."""
-        params = sampler.get_params() if hasattr(sampler, "get_params") else {}
-        if source_config is None:
-            source_config = {"config_name": dataset.info.config_name} if dataset.info.config_name else {}
-        return cls(
-            source=source or dataset.info.dataset_name or "dataset",
-            source_config=source_config,
-            source_fingerprint=getattr(dataset, "_fingerprint", None),
-            source_size=len(dataset),
-            sampler=type(sampler).__name__,
-            sampler_params=params,
-            seed=params.get("seed"),
-            description=description,
-        )
-
-    def to_dict(self) -> dict:
-        return _jsonable(dataclasses.asdict(self))
 
 
 def _splits(dataset: "Dataset | DatasetDict") -> dict:
@@ -168,6 +100,10 @@ def _section(config_name: str, provenance: Provenance, sizes: Mapping[str, int],
     if provenance.seed is not None:
         rows.append(f"| seed | {provenance.seed} |")
     rows.append("| rows | " + ", ".join(f"{split} {n:,}" for split, n in sizes.items()) + " |")
+    total = sum(sizes.values())
+    if provenance.source_size:  # the real share (a fraction rounds to whole rows)
+        rows.append(f"| share of the source | {total:,} of {provenance.source_size:,} rows "
+                    f"({100 * total / provenance.source_size:.1f} %) |")
     rows.append("")
     if statistics:
         rows += [statistics.strip(), ""]

@@ -1,0 +1,120 @@
+"""A data-map subset as a Hub-layout folder: :func:`save_datamap_subset` (what ``hf-synthsample
+datamap --select ... --out`` writes).
+
+The folder holds one config (named after the regions) with the subset's rows, keeping the
+example-id column (added from the map's ids when the rows were matched by position), the data
+map's plot under ``plots/``, and a card that names the source (path and fingerprint of the
+dataset cut, or the dynamics), the selection (:meth:`~hf_synthsample.hub.Provenance.from_datamap`:
+the same record as a sampler's subset gets), the real count and share, and the map's summary as
+Markdown tables.
+
+Example:
+    >>> import os, tempfile, datasets, pyarrow as pa
+    >>> from hf_synthsample.cartography import DataMap
+    >>> dm = DataMap.from_dynamics(pa.table({"example_id": [0, 1, 2, 3], "epoch": [0] * 4,
+    ...                                      "loss": [3.0, 0.1, 2.0, 0.2], "correct": [False, True, False, True]}), "loss")
+    >>> train = datasets.Dataset.from_dict({"text": ["a", "b", "c", "d"]})
+    >>> out = save_datamap_subset(dm, tempfile.mkdtemp() + "/hard", "hard-to-learn", 0.5, dataset=train,
+    ...                           assume_id_order=True, source="train.jsonl")
+    >>> sub = datasets.load_dataset(str(out), split="train")
+    >>> list(sub["text"]), list(sub["example_id"])
+    (['a', 'c'], [0, 2])
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from datasets import Dataset
+
+    from .datamap import DataMap
+
+__all__ = ["save_datamap_subset"]
+
+
+def save_datamap_subset(
+    datamap: "DataMap",
+    folder: str | os.PathLike,
+    region: str | Sequence[str],
+    fraction: float,
+    *,
+    dataset: "Dataset | None" = None,
+    source: str | None = None,
+    dynamics: str | os.PathLike | None = None,
+    id_column: str = "example_id",
+    assume_id_order: bool = False,
+    oov_columns: Sequence[str] | None = None,
+    proportions: Sequence[float] | None = None,
+    seed: int = 0,
+    split: str = "train",
+    plot: "bool | str | os.PathLike" = True,
+    overwrite: bool = False,
+    license: str | None = None,
+    names: Mapping[str, str] | None = None,
+) -> Path:
+    """Write ``datamap``'s subset of ``region`` at ``fraction`` as a Hub-layout folder; returns it.
+
+    Args:
+        dataset: the training set to cut (rows matched by ``id_column``, or by position with
+            ``assume_id_order=True``); ``None`` writes the selected ids with their map values.
+        source: how the card names ``dataset`` (e.g. its path; default its ``datasets`` name).
+        dynamics: the dynamics folder the map came from (recorded in the card).
+        plot: ``True`` draws the data map into the folder, a path copies that PNG, ``False`` none.
+        overwrite: replace ``folder`` if hf-synthsample wrote it (else an existing folder is an error).
+        names: how messages name the options (the CLI passes its flags).
+        region, fraction, oov_columns, proportions, seed: as in :meth:`DataMap.subset`.
+        split, license: the split the rows go to and the card's Hub license id.
+    """
+    from datasets import Dataset, DatasetDict
+
+    from ..hub.card import check_license
+    from ..hub.folder import write_hub_folder
+    from ..hub.provenance import Provenance
+    from ..hub.publish import _curated_card
+    from .datamap import _API_NAMES, _subset_rows, parse_regions
+
+    names = dict(_API_NAMES if names is None else names)
+    regions = parse_regions(region)
+    license = check_license(license)
+    if not isinstance(plot, bool) and not os.path.isfile(plot):
+        raise ValueError(f"plot: {os.fspath(plot)!r} is not a file (pass True to draw the map, or a PNG path)")
+    kwargs = {"proportions": proportions, "seed": seed}
+    if dataset is not None:
+        rows, ids = _subset_rows(datamap, dataset, regions, fraction, oov_columns=oov_columns, id_column=id_column,
+                                 assume_id_order=assume_id_order, names=names, **kwargs)
+        subset = dataset.select(rows)
+        if id_column not in subset.column_names:  # matched by position: the ids are the row numbers
+            subset = subset.add_column(id_column, ids)
+    else:
+        ids = datamap.select(regions, fraction, **kwargs)
+        pos = np.searchsorted(datamap.example_ids, ids)
+        # confidence is oriented (higher = easier); the measure's own mean sits beside it
+        subset = Dataset.from_dict({id_column: ids, "confidence": datamap.confidence[pos],
+                                    "variability": datamap.variability[pos], "correctness": datamap.correctness[pos],
+                                    datamap.measure: datamap.scores[datamap.measure][pos]})
+    provenance = Provenance.from_datamap(dataset, datamap, regions, fraction, proportions=proportions,
+                                         oov_columns=oov_columns, seed=seed, dynamics=dynamics, source=source)
+    name = "_".join(regions).replace("-", "_")
+    extra = {}
+    if plot is not False:
+        extra[f"plots/{name}-datamap.png"] = (
+            (lambda path: datamap.plot(path, fraction=fraction)) if plot is True else Path(plot))
+    k, n = len(subset), len(datamap)
+    title = (f"# Data-map subset: {'+'.join(regions)}, {k:,} of {n:,} examples ({100 * k / n:.1f} %)\n\n"
+             f"Selected by hf-synthsample dataset cartography (measure `{datamap.measure}`, {datamap.source} pass, "
+             f"epochs {datamap.epochs[0]}..{datamap.epochs[-1]}; {datamap.confidence_label}"
+             + (f"; OOV-repaired on {', '.join(oov_columns)}" if oov_columns else "") + ").")
+    meta, body = _curated_card({}, title, name, provenance, {split: k}, datamap.to_markdown(fraction), list(extra),
+                               license)
+    meta["hf_synthsample"]["datamap"] = {
+        "dynamics": None if dynamics is None else os.path.abspath(dynamics), "measure": datamap.measure,
+        "source": datamap.source, "confidence": datamap.confidence_label, "epochs": list(datamap.epochs),
+        "regions": list(regions), "fraction": fraction, "selected": k, "examples": n,
+        "oov_columns": None if not oov_columns else list(oov_columns), "seed": seed}
+    return write_hub_folder(folder, {name: DatasetDict({split: subset})}, body=body, metadata=meta,
+                            extra_files=extra, if_exists="overwrite" if overwrite else "error")
