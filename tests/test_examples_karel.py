@@ -143,3 +143,37 @@ def test_bad_cpu_options_name_the_flag(tmp_path, capsys, flags, name):
         karel_io.main(["--cpu", *flags, "--out", str(tmp_path / "o")])
     assert name in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_gpu_preset_is_more_programs_than_a_cpu_fits_and_runs_at_toy_size(tmp_path, cache_dir):
+    g = karel_io.parse_args(["--gpu"])
+    cpu = karel_io.parse_args(["--cpu"])
+    # the --cpu programs and grids, 50x the 200 programs a CPU fits (by memorising them)
+    assert g.num_train == 10_000 == 50 * cpu.num_train and (g.arch, g.frame, g.hidden_size, g.num_proc) == (
+        "lstm", "egocentric", 256, 8)
+    same = ("max_program_size", "max_control_flow", "max_nesting", "max_body", "max_grid_size", "constructs", "narrow",
+            "seen", "fit_target", "num_test")
+    assert all(getattr(g, k) == getattr(cpu, k) for k in same)
+    out = tmp_path / "gpu"
+    assert karel_io.main(["--gpu", "--num-train", "24", "--num-test", "6", "--num-fit", "6", "--seen", "4",
+                          "--narrow", "m0.05 w0.85 U", "--hidden-size", "16", "--epochs", "1", "--check-every", "1",
+                          "--num-proc", "2", "--out", str(out), "--cache-dir", cache_dir]) == 0
+    table = json.loads((out / "table1.json").read_text())
+    assert table["columns"] == ["train", "baseline I/O", "uniform I/O", "m0.05 w0.85 U"]
+    assert "preset --gpu with" in table["caption"] and "sized for one H100" in table["caption"]
+    assert (out / "table1_seen.json").exists()
+
+
+@pytest.mark.parametrize("flags, name", [
+    (["--learning-rate", "nan"], "--learning-rate"), (["--learning-rate", "-1"], "--learning-rate"),
+    (["--dropout", "2"], "--dropout"), (["--epochs", "nan"], "--epochs"), (["--num-proc", "0"], "--num-proc"),
+    (["--threads", "0"], "--threads")])
+def test_bad_options_name_the_flag_before_any_work(tmp_path, capsys, flags, name):
+    with pytest.raises(SystemExit):
+        karel_io.main(["--tiny", *flags, "--out", str(tmp_path / "o")])
+    assert name in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+    (tmp_path / "f").write_text("mine")
+    with pytest.raises(SystemExit):  # an --out that is a file
+        karel_io.main(["--tiny", "--out", str(tmp_path / "f")])
+    assert "--out" in capsys.readouterr().err and (tmp_path / "f").read_text() == "mine"
