@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import copy
-from typing import Any, Sequence
+import math
+from typing import Any, Mapping, Sequence
 
 from .builders import get_builder_class
 from .split_spec import check_split, normalize_split, split_names
 from .validation import check_int, check_str_tuple
 
-__all__ = ["load_dataset", "load_dataset_builder", "resolve_config"]
+__all__ = ["load_dataset", "load_dataset_builder", "resolve_config", "check_split_selection"]
 
 
 def resolve_config(domain: str, name: str | None = None, **config_kwargs: Any):
@@ -53,6 +54,60 @@ def load_dataset_builder(domain: str, name: str | None = None, *, cache_dir: str
     """
     cls, config, overrides = resolve_config(domain, name, **config_kwargs)
     return cls(config_name=config.name, cache_dir=cache_dir, **overrides)
+
+
+def check_split_selection(split: Any, sizes: Mapping[str, int] | None = None, arg: str = "split") -> str:
+    """``split`` as a spec string when each of its slices selects rows and no row is read twice;
+    else a ``ValueError`` naming ``arg`` and the slice (``datasets`` would say "corresponds to no
+    data", or read ``train+train`` twice over).
+
+    With ``sizes`` (rows per split) the check is exact. Without, it decides what the spec alone
+    settles: bounds of one sign and unit in the wrong order (``train[50:10]``), and two slices of a
+    split that both start at its start or both run to its end (``train+train``, ``train[:10]+train``).
+
+    Example:
+        >>> check_split_selection("train[:10%]+train[-10%:]")
+        'train[:10%]+train[-10%:]'
+        >>> check_split_selection("train[50:10]")
+        Traceback (most recent call last):
+        ValueError: split='train[50:10]': the slice 'train[50:10]' selects no rows
+        >>> check_split_selection("train[:60]+train[40:]", {"train": 100})
+        Traceback (most recent call last):
+        ValueError: split='train[:60]+train[40:]': 'train[40:]' reads rows that 'train[:60]' reads too (rows 40 to 59 of 100); give each row once
+    """
+    from datasets import ReadInstruction
+
+    spec = normalize_split(split, arg)
+    split_names(spec, arg)  # a spec datasets cannot parse: ValueError naming arg
+    rel = ReadInstruction.from_spec(spec)._relative_instructions
+    parts = [p.strip() for p in spec.split("+")]  # from_spec reads one instruction per '+' part
+    absolute = ReadInstruction.from_spec(spec).to_absolute(sizes) if sizes and all(
+        r.splitname in sizes for r in rel) else None
+    spans = [(a.from_, a.to) for a in absolute] if absolute else [_span(r) for r in rel]
+    for i, r in enumerate(rel):
+        if spans[i] and spans[i][0] >= spans[i][1]:
+            of = f" of the {sizes[r.splitname]} rows of {r.splitname!r}" if absolute else ""
+            raise ValueError(f"{arg}={spec!r}: the slice {parts[i]!r} selects no rows{of}")
+        for j in range(i):
+            lo, hi = (max(spans[i][0], spans[j][0]), min(spans[i][1], spans[j][1])) if (
+                spans[i] and spans[j] and spans[i][2:] == spans[j][2:]) else (0, 0)
+            twice = lo < hi or not absolute and ((r.from_ in (None, 0) and rel[j].from_ in (None, 0))
+                                                 or (r.to is None and rel[j].to is None))
+            if rel[j].splitname == r.splitname and twice:
+                where = f" (rows {lo} to {hi - 1} of {sizes[r.splitname]})" if absolute else ""
+                raise ValueError(f"{arg}={spec!r}: {parts[i]!r} reads rows that {parts[j]!r} reads too{where}; "
+                                 "give each row once")
+    return spec
+
+
+def _span(r) -> tuple | None:
+    """A slice's rows as ``(from, to, unit, anchor)`` where its bounds alone say (counted from the
+    split's start, or, both negative, from its end), else ``None`` (it takes the split's size)."""
+    if (r.from_ or 0) >= 0 and (r.to is None or r.to >= 0):
+        return r.from_ or 0, r.to if r.to is not None else 100 if r.unit == "%" else math.inf, r.unit, "start"
+    if r.from_ is not None and r.from_ < 0 and (r.to is None or r.to < 0):
+        return r.from_, 0 if r.to is None else r.to, r.unit, "end"
+    return None
 
 
 def load_dataset(
@@ -113,8 +168,8 @@ def load_dataset(
             raise ValueError("sample_size: give a sampler too (e.g. sampler=UATSampler(alpha=-1))")
         sample_size = check_int("sample_size", sample_size, min=0)
     if split is not None:
-        split = normalize_split(split)
-        names = split_names(split)  # a bad spec fails before any work
+        split = check_split_selection(split)  # a bad spec fails before any work
+        names = split_names(split)
         if streaming and names != [split]:
             raise ValueError(f"split: streaming=True reads whole splits ({names[0]!r}), not the slice {split!r} "
                              "(as datasets streaming); use streaming=False, or .skip()/.take() on the stream")
@@ -123,7 +178,7 @@ def load_dataset(
     if sizes is not None:
         available = [k for k, v in sizes().items() if v]
         if split is not None:
-            check_split(split, available)
+            check_split_selection(check_split(split, available), sizes())
         if sampler is not None and split is None:
             for name_ in sample_splits:
                 if name_ not in available:

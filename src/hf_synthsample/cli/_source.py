@@ -62,6 +62,9 @@ def load_source(source: str, config: str | None, split: str, option: str = "sour
     ``ValueError`` naming ``option``, the file and what is wrong (never only Arrow's message)."""
     import datasets
 
+    from ..load import check_split_selection
+
+    check_split_selection(split, arg="--split")  # an empty slice or a split read twice: refused before reading
     if os.path.isdir(source):
         try:
             return datasets.load_dataset(source, config, split=split)
