@@ -382,6 +382,57 @@ def test_load_seq2seq_errors(tmp_path, monkeypatch):
         load_seq2seq(3)
 
 
+def test_load_seq2seq_unreachable_hub_fails_at_once(tmp_path, monkeypatch):
+    """No network and no offline flag: a clear error naming the Hub and the id, before any download
+    (which would retry for most of a minute and end in a raw ConnectError)."""
+    import socket
+
+    import transformers
+
+    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
+    attempts = []
+
+    def refuse(address, *args, **kwargs):
+        attempts.append(address)
+        raise OSError("network unreachable")
+
+    def no_download(*args, **kwargs):
+        raise AssertionError("from_pretrained was called although the Hub is unreachable")
+
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(transformers.AutoModelForSeq2SeqLM, "from_pretrained", no_download)
+    with pytest.raises(OSError, match="'hf-synthsample-tests/no-such-model'.*Hugging Face Hub \\(https://.*cannot be "
+                                      "reached.*hf download hf-synthsample-tests/no-such-model"):
+        load_seq2seq("hf-synthsample-tests/no-such-model")
+    assert len(attempts) == 1 and attempts[0][1] == 443
+    # a missing local path that is no Hub id either: said so, not "Repo id must use alphanumeric chars"
+    with pytest.raises(FileNotFoundError, match="'\\./no/such/ckpt' is not a local folder.*not a Hugging Face Hub id"):
+        load_seq2seq("./no/such/ckpt")
+    with pytest.raises(FileNotFoundError, match="not a local folder"):
+        load_seq2seq(tmp_path / "missing" / "ckpt")
+
+
+@pytest.mark.parametrize("kwargs, match", [(dict(max_new_tokens=-1), "max_new_tokens must be >= 1, got -1"),
+                                           (dict(max_new_tokens=0), "max_new_tokens must be >= 1"),
+                                           (dict(max_length=1), "max_length must be >= 2")])
+def test_generate_refuses_empty_limits(kwargs, match):
+    """generate(max_new_tokens=-1) decoded nothing on the LSTM (the T5's transformers generate refuses it)."""
+    tok = build_word_tokenizer(TEXTS)
+    enc = tok(["jump twice"], return_tensors="pt")
+    lstm = build_scratch_model(tok, "lstm", hidden_size=16, embedding_dim=16, seed=0)
+    with pytest.raises(ValueError, match=match):
+        lstm.generate(**enc, **kwargs)
+    t5 = build_scratch_model(tok, **TINY)
+    if "max_new_tokens" in kwargs:
+        with pytest.raises(ValueError, match="max_new_tokens"):
+            t5.generate(**enc, **kwargs)
+        with pytest.raises(ValueError, match="max_new_tokens must be >= 1"):
+            generate_predictions(lstm, tok, ["jump"], **kwargs)
+    assert lstm.generate(**enc, max_length=3).shape == (1, 3)
+
+
 def test_train_seq2seq_with_cartography(tmp_path):
     """The documented cartography path: wrapped collator, callback, example ids kept."""
     from hf_synthsample.cartography import CartographyCallback, CartographyCollator, add_example_ids, load_dynamics

@@ -36,6 +36,7 @@ from torch import nn
 from transformers import AutoConfig, AutoModelForSeq2SeqLM, PretrainedConfig, PreTrainedModel
 from transformers.modeling_outputs import Seq2SeqLMOutput
 
+from ..validation import check_int
 from ._padding import right_padded_lengths
 
 __all__ = ["LSTMSeq2SeqConfig", "LSTMSeq2SeqForConditionalGeneration"]
@@ -215,8 +216,13 @@ class LSTMSeq2SeqForConditionalGeneration(PreTrainedModel):
         gen = kwargs.get("generation_config")
         if max_new_tokens is None and gen is not None:
             max_new_tokens = getattr(gen, "max_new_tokens", None)
-        if max_new_tokens is None:
-            max_new_tokens = (max_length - 1) if max_length else 128
+        # as transformers' generate: a limit that leaves no step is an error, not an empty decode
+        if max_new_tokens is not None:
+            check_int("max_new_tokens", max_new_tokens, min=1)
+        elif max_length is not None:
+            max_new_tokens = check_int("max_length", max_length, min=2) - 1  # the start token counts
+        else:
+            max_new_tokens = 128
         states, mask = self.encode(input_ids, attention_mask)
         keys = self.attention(states)
         hidden, cells, feed = self._initial_state(states, mask)

@@ -350,7 +350,9 @@ def load_seq2seq(path_or_repo_id: str | os.PathLike, **from_pretrained_kwargs: A
 
     ``path_or_repo_id`` is a local folder (``save_pretrained`` output, with ``config.json`` and the
     tokenizer files) or a Hub id. With ``HF_HUB_OFFLINE=1`` a Hub id must already be in the local
-    cache; otherwise a clear ``OSError`` says so. ``from_pretrained_kwargs`` (e.g. ``revision``,
+    cache; otherwise a clear ``OSError`` says so. Without it, a Hub id not in the cache while the
+    Hub cannot be reached fails within seconds with an ``OSError`` naming the Hub and the id; a
+    path that does not exist and is no Hub id raises ``FileNotFoundError``. ``from_pretrained_kwargs`` (e.g. ``revision``,
     ``dtype``) go to both ``from_pretrained`` calls.
     """
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
@@ -365,7 +367,20 @@ def load_seq2seq(path_or_repo_id: str | os.PathLike, **from_pretrained_kwargs: A
         tokenizer = AutoTokenizer.from_pretrained(path, **from_pretrained_kwargs)
         return model, tokenizer
     repo_id = str(path_or_repo_id)
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError:
+        raise FileNotFoundError(f"path_or_repo_id: {repo_id!r} is not a local folder (no such path) and not a "
+                                "Hugging Face Hub id ('name' or 'namespace/name')") from None
     offline = any(os.environ.get(v, "").upper() in {"1", "ON", "YES", "TRUE"} for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    if not offline and not from_pretrained_kwargs.get("local_files_only") and not _in_cache(repo_id, from_pretrained_kwargs):
+        endpoint = _hub_unreachable()
+        if endpoint:  # else the download would retry for most of a minute and end in a raw ConnectError
+            raise OSError(f"path_or_repo_id: {repo_id!r} is not a local folder, not in the Hugging Face cache, and the "
+                          f"Hugging Face Hub ({endpoint}) cannot be reached from here to download it. Download it "
+                          f"where the Hub is reachable (`hf download {repo_id}`) or pass a local checkpoint folder.")
     try:
         if offline:
             from_pretrained_kwargs.setdefault("local_files_only", True)
@@ -380,3 +395,28 @@ def load_seq2seq(path_or_repo_id: str | os.PathLike, **from_pretrained_kwargs: A
             ) from err
         raise
     return model, tokenizer
+
+
+def _in_cache(repo_id: str, kwargs: dict) -> bool:
+    """Whether the Hub cache already holds ``repo_id``'s config (so loading needs no network)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(repo_id, "config.json", cache_dir=kwargs.get("cache_dir"),
+                                   revision=kwargs.get("revision"))
+    return isinstance(found, str)
+
+
+def _hub_unreachable(timeout: float = 3.0) -> str | None:
+    """The Hub endpoint when no connection to it opens within ``timeout`` seconds, else ``None``."""
+    import socket
+    from urllib.parse import urlparse
+
+    from huggingface_hub import constants
+
+    url = urlparse(constants.ENDPOINT)
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        socket.create_connection((url.hostname, port), timeout=timeout).close()
+    except OSError:
+        return constants.ENDPOINT
+    return None
