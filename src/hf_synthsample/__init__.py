@@ -60,6 +60,8 @@ _LAZY = {
     "length_split": "hf_synthsample.splits.simple",
     "random_split": "hf_synthsample.splits.simple",
     "split_report": "hf_synthsample.splits.report",
+    "compositionality_curve": "hf_synthsample.curve.run",
+    "CompositionalityCurve": "hf_synthsample.curve.run",
     "resample_karel_io": "hf_synthsample.builders.karel",
     "CartographyCallback": "hf_synthsample.cartography.callback",
     "TrainingDynamicsCallback": "hf_synthsample.cartography.callback",
@@ -121,6 +123,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .splits.mcd import mcd_split, tmcd_split
     from .splits.report import split_report
     from .splits.sweep import divergence_sweep
+    from .curve.run import CompositionalityCurve, compositionality_curve
     from .splits.simple import length_split, random_split, template_split
     from .structure import StructureFunction, abstract_template, atoms, compounds, structure_diagnostics
 
