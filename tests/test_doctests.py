@@ -54,6 +54,8 @@ MODULES = [
     "hf_synthsample.builders.base",
 
     "hf_synthsample.splits.sweep",
+    "hf_synthsample.splits.settings",
+    "hf_synthsample.splits.splitter",
 ]
 
 

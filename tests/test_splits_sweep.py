@@ -228,12 +228,12 @@ def test_sweep_sizes_bound_determinism_and_report_on_shuffled_subsets():
     ([True], TypeError, r"targets must hold numbers"),
 ])
 def test_sweep_refuses_bad_targets_before_any_work(monkeypatch, targets, error, match):
-    import hf_synthsample.splits.sweep as sweep_module
+    import hf_synthsample.splits.splitter as splitter_module
 
     def no_work(*a, **k):
         raise AssertionError("the structure was read before the targets were checked")
 
-    monkeypatch.setattr(sweep_module, "read_structures", no_work)
+    monkeypatch.setattr(splitter_module, "read_structures", no_work)
     with pytest.raises(error, match=match):
         divergence_sweep(_hand_pool(), targets, **HAND_KW)
 
@@ -269,7 +269,7 @@ def test_cli_split_sweep(tmp_path, capsys):
     card = (out / "README.md").read_text()
     assert "Compound-divergence sweep of `<local>/pool.jsonl`" in card and "| `dc_1.00` | 1 | 1.0000 |" in card
     assert str(tmp_path) not in card  # no local folders in the card
-    assert "compound_weights: false" in card  # the weights in effect (user compounds: none)
+    assert "compound_weights: none" in card  # the weights in effect (user compounds: none), as a split's card says
     for sweep, match in (("0.3,0.1", "--sweep: must be sorted ascending"), ("0.1,x", "--sweep: expected comma-separated"),
                          ("0.1,1.2", "--sweep: 1.2 is out of [0, 1]"),
                          ("0.02,0.5", "--sweep: 0.02 is out of the reachable range of compound divergence [0.0397")):

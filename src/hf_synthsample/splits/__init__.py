@@ -9,6 +9,10 @@
 * :func:`split_report`: sizes, atom and compound divergence, unseen atoms, template overlap,
   exact and near-duplicate leakage, lengths, as a table and a plot.
 
+:class:`MCDSplitter` makes each of them from one :class:`SplitSettings` (scikit-learn style:
+``MCDSplitter(method="mcd", language="scan").split(ds)``, ``.sweep(ds, targets)``,
+``.reachable_range(ds)``).
+
 Every split returns a ``DatasetDict`` with ``train`` and ``test``: a partition of the input rows,
 each side in input order, the same for the same seed.
 """
@@ -16,6 +20,10 @@ each side in input order, the same for the same seed.
 from .._lazy import attach
 
 _LAZY = {
+    "MCDSplitter": ".splitter",
+    "SplitSettings": ".settings",
+    "SweepSettings": ".settings",
+    "Goal": ".settings",
     "MCDResult": ".mcd",
     "mcd_split": ".mcd",
     "tmcd_split": ".mcd",

@@ -353,6 +353,10 @@ def _weighted(c_coo: tuple, weights: str | Mapping, comp_vocab: list, members: A
 
     g, c, x, G, V = c_coo
     if isinstance(weights, Mapping):
+        if weights and not set(weights) & set(comp_vocab):  # a typo or another notation: it would weigh nothing
+            raise ValueError(f"compound_weights: none of the {len(weights)} compounds it names (e.g. "
+                             f"{next(iter(weights))!r}) is a compound of the rows (e.g. {comp_vocab[:3]}); name "
+                             "compounds as the language writes them (hf_synthsample.structure.compounds)")
         w = np.asarray([weights.get(name, 1.0) for name in comp_vocab], dtype=np.float64)[c]
     else:
         # one representative tree per group (its first row), counted as often as the group has rows:
@@ -372,4 +376,7 @@ def _weighted(c_coo: tuple, weights: str | Mapping, comp_vocab: list, members: A
                            dtype=np.float64)
     x = x * w
     keep = x > 0
+    if len(x) and not keep.any():  # D_C would be 0 / 0: no compound left to compare
+        raise ValueError(f"compound_weights: every compound of the rows weighs 0 ({len(comp_vocab)} compounds); "
+                         "give some a weight > 0, or compound_weights=False")
     return g[keep], c[keep], x[keep], G, V

@@ -123,17 +123,36 @@ class SplitReport:
         ax.set_ylabel("share of rows")
         ax.legend()
         if panels == 2:
-            p, q = self._compound_freqs
-            ax = axes[1]
-            floor = 0.5 * min(p[p > 0].min(initial=1.0), q[q > 0].min(initial=1.0))
-            ax.scatter(np.maximum(p, floor), np.maximum(q, floor), s=4, alpha=0.4)
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_xlabel("compound frequency in train")
-            ax.set_ylabel("compound frequency in test")
-            ax.set_title(f"D_C = {self.compound_divergence:.3f}, D_A = {self.atom_divergence:.3f}")
+            _compound_panel(axes[1], *self._compound_freqs)
+            axes[1].set_title(f"D_C = {self.compound_divergence:.3f}, D_A = {self.atom_divergence:.3f}")
         fig.tight_layout()
         return save_figure_atomic(fig, path, dpi=100)
+
+
+def _compound_panel(ax: Any, p: np.ndarray, q: np.ndarray) -> None:
+    """Train vs test frequency of each compound (log-log). A compound absent from one side has no
+    place on a log axis: it is drawn on a line marked "absent" below the smallest frequency, with
+    its own marker and a legend entry counting such compounds, so it never reads as a frequency."""
+    floor = 0.5 * min(p[p > 0].min(initial=1.0), q[q > 0].min(initial=1.0))
+    both, train_only, test_only = (p > 0) & (q > 0), (p > 0) & (q <= 0), (p <= 0) & (q > 0)
+    ax.scatter(p[both], q[both], s=4, alpha=0.4, label=f"on both sides ({int(both.sum()):,})")
+    if train_only.any():
+        ax.scatter(p[train_only], np.full(int(train_only.sum()), floor), s=10, marker="v", color="tab:orange",
+                   label=f"absent from test ({int(train_only.sum()):,})")
+    if test_only.any():
+        ax.scatter(np.full(int(test_only.sum()), floor), q[test_only], s=10, marker="<", color="tab:red",
+                   label=f"absent from train ({int(test_only.sum()):,})")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    if train_only.any() or test_only.any():
+        ax.axvline(floor, color="grey", lw=0.5, ls=":")
+        ax.axhline(floor, color="grey", lw=0.5, ls=":")
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.remove_overlapping_locs = False  # the mark stays even where it falls on a power of 10
+            axis.set_ticks([floor], labels=["absent"], minor=True)
+        ax.legend(fontsize="small")
+    ax.set_xlabel("compound frequency in train")
+    ax.set_ylabel("compound frequency in test")
 
 
 def _lengths(ds: "Dataset", text_column: str, length_column: str | None) -> np.ndarray:

@@ -10,7 +10,7 @@ Example:
     Traceback (most recent call last):
     ...
     ValueError: test_size must be < 1.0, got 1.5
-    >>> SweepSettings(targets="0,0.2,0.4", language="scan").restarts
+    >>> SweepSettings(targets=parse_targets("0,0.2,0.4"), language="scan").restarts
     2
 """
 
@@ -20,10 +20,13 @@ import numbers
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 from ..settings import Settings, setting
 from ..validation import check_float
 
-__all__ = ["Goal", "SplitSettings", "SweepSettings", "METHODS", "SIZE_TOLERANCE", "SWEEP_RESTARTS", "check_targets"]
+__all__ = ["Goal", "SplitSettings", "SweepSettings", "METHODS", "SIZE_TOLERANCE", "SWEEP_RESTARTS", "check_targets",
+           "parse_targets"]
 
 #: the split methods: the MCD search (``mcd``, ``tmcd``) and the standard splits
 METHODS = ("mcd", "tmcd", "template", "length", "random")
@@ -93,8 +96,6 @@ class Goal:
 
     def value(self, dc: Any) -> Any:
         """How good a compound divergence (or an array of them) is for the goal: higher is better."""
-        import numpy as np
-
         if self.kind == "max":
             return dc
         if self.kind == "min":
@@ -135,26 +136,19 @@ def _parse_weights(text: str) -> Any:
 
 
 def check_targets(targets: Any, name: str = "targets") -> list[float]:
-    """A sweep's targets as floats: a non-empty sequence of compound divergences in [0, 1] (or
-    their comma-separated text), ascending, without duplicates (two targets closer than
+    """A sweep's targets as floats: a non-empty sequence of compound divergences in [0, 1], ascending, without duplicates (two targets closer than
     ``10**-TARGET_DECIMALS`` would name one config). ``0`` stands for the lowest D_C the
     minimising search finds.
 
     Example:
-        >>> check_targets("0,0.25,0.5")
+        >>> check_targets([0, 0.25, 0.5])
         [0.0, 0.25, 0.5]
         >>> check_targets([0.5, 0.25])
         Traceback (most recent call last):
         ...
         ValueError: targets: must be sorted ascending without duplicates, got [0.5, 0.25]
     """
-    if isinstance(targets, str):
-        try:
-            targets = [float(v) for v in targets.split(",")]
-        except ValueError:
-            raise ValueError(f"{name}: expected comma-separated compound divergences in [0, 1] (e.g. 0,0.1,0.2), "
-                             f"got {targets!r}") from None
-    if isinstance(targets, (bytes, Mapping)) or not isinstance(targets, Sequence) and not hasattr(targets, "tolist"):
+    if isinstance(targets, (str, bytes, Mapping)) or not isinstance(targets, Sequence) and not hasattr(targets, "tolist"):
         raise TypeError(f"{name} must be a list of compound divergences in [0, 1], got {type(targets).__name__} {targets!r}")
     values = targets.tolist() if hasattr(targets, "tolist") else list(targets)
     if not isinstance(values, list):  # a NumPy scalar
@@ -177,6 +171,15 @@ def check_targets(targets: Any, name: str = "targets") -> list[float]:
 
 def _targets(name: str, value: Any) -> tuple[float, ...]:
     return tuple(check_targets(value, name))
+
+
+def parse_targets(text: str) -> tuple[float, ...]:
+    """The CLI's ``--sweep 0,0.1,0.2``: comma-separated compound divergences."""
+    try:
+        return tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise ValueError(f"--sweep: expected comma-separated compound divergences in [0, 1] (e.g. 0,0.1,0.2), "
+                         f"got {text!r}") from None
 
 
 @dataclass(frozen=True)
@@ -270,11 +273,14 @@ class SplitSettings(Settings):
                              "or template_column")
 
     def to_record(self) -> dict[str, Any]:
-        """The settings as a card records them: the compound weights in effect (``"none"``:
-        unweighted), the goal as ``"max"``, ``"min"`` or the target."""
+        """The settings as a card records them: the compound weights and size tolerance in effect
+        (``"none"``: unweighted, as the CLI spells it), the goal as ``"max"``, ``"min"`` or the target."""
         record = super().to_record()
         w = self.weights_in_effect
         record["compound_weights"] = "none" if w is False else dict(w) if isinstance(w, Mapping) else w
+        record["size_tolerance"] = self.size_tolerance_share
+        if isinstance(self, SweepSettings):  # each target is its own goal
+            del record["goal"]
         return record
 
 
@@ -284,7 +290,7 @@ class SweepSettings(SplitSettings):
     every setting of :class:`SplitSettings` but the goal (each target is its own)."""
 
     targets: tuple[float, ...] = setting(help="compound divergences, ascending, in [0, 1] (0: the lowest the search "
-                                              "finds), one split each", kind="any", check=_targets, parse=str,
+                                              "finds), one split each", kind="any", check=_targets, parse=parse_targets,
                                          flag="--sweep", metavar="D_C,D_C,...")
     divergence_tolerance: float = setting(0.01, help="how far from its target each split may be", min=0.0, max=1.0)
     restarts: int = setting(SWEEP_RESTARTS, help="further random starts, only for a search that stalls short of its "
@@ -293,6 +299,7 @@ class SweepSettings(SplitSettings):
     def _check(self) -> None:
         super()._check()
         if self.method != "mcd":
-            raise ValueError(f"method: a sweep makes mcd splits at chosen divergences, not {self.method}")
+            raise ValueError(f"targets: only the mcd method makes splits at chosen divergences, not {self.method}")
         if self.goal != Goal():
-            raise ValueError("goal: not used with a sweep's targets (each target is its own config, dc_0.10, ...)")
+            raise ValueError("goal: not used with --sweep (a sweep's targets: each is its own goal and config, "
+                             "dc_0.10, ...)")

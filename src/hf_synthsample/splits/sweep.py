@@ -11,8 +11,9 @@ and test sizes; each is the split :func:`~hf_synthsample.splits.mcd.mcd_split` g
 target and seed. The figures of each split are :func:`~hf_synthsample.splits.report.split_report`'s
 on the returned rows.
 
-A target out of the reachable range (the lowest ``D_C`` the minimising search finds, a little
-below a random split's, up to the highest the maximising search finds) is a ``ValueError``
+The target ``0`` is the lowest ``D_C`` the minimising search finds (a little below a random
+split's). A target out of the reachable range (that lowest, up to the highest the maximising
+search finds, for the seed and ``restarts``) is a ``ValueError``
 (:class:`~hf_synthsample.splits.mcd.UnreachableDivergence`) naming the range;
 :func:`divergence_range` gives the range itself.
 
@@ -32,14 +33,13 @@ Example:
 from __future__ import annotations
 
 import logging
-import numbers
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from ..validation import check_float, check_int
-from ._data import as_split, check_dataset, check_test_size, check_train_size, read_structures
-from .mcd import UnreachableDivergence, mcd_search, reachable_range
+from ._data import as_split, check_dataset
+from .mcd import UnreachableDivergence, search
+from .settings import SWEEP_RESTARTS, TARGET_DECIMALS, Goal, SweepSettings, check_targets
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset, DatasetDict
@@ -50,50 +50,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["SplitSweep", "divergence_sweep", "divergence_range", "check_targets"]
 
 logger = logging.getLogger(__name__)
-
-#: further random starts of a sweep's search when one stalls short of its target (SCAN, partition,
-#: target 0.5: seed 1's first start tops out at 0.490, its second reaches 0.498); a target that is
-#: reached costs none
-SWEEP_RESTARTS = 2
-
-#: decimals that tell two targets apart in config names (``dc_0.10``); closer targets are refused
-TARGET_DECIMALS = 6
-
-
-def check_targets(targets: Any, name: str = "targets") -> list[float]:
-    """The sweep's targets as floats: a non-empty sequence of compound divergences in [0, 1],
-    sorted ascending, without duplicates (two targets closer than ``10**-TARGET_DECIMALS`` are
-    duplicates: they would name one config).
-
-    Example:
-        >>> check_targets([0, 0.25, 0.5])
-        [0.0, 0.25, 0.5]
-        >>> check_targets([0.5, 0.25])
-        Traceback (most recent call last):
-        ...
-        ValueError: targets: must be sorted ascending without duplicates, got [0.5, 0.25]
-    """
-    if isinstance(targets, (str, bytes, Mapping)) or not isinstance(targets, (Sequence,)) and not hasattr(targets, "tolist"):
-        raise TypeError(f"{name} must be a list of compound divergences in [0, 1], got {type(targets).__name__} {targets!r}")
-    values = targets.tolist() if hasattr(targets, "tolist") else list(targets)
-    if not isinstance(values, list):  # a NumPy scalar
-        raise TypeError(f"{name} must be a list of compound divergences in [0, 1], got {targets!r}")
-    if not values:
-        raise ValueError(f"{name}: give at least one compound divergence in [0, 1]")
-    out = []
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, numbers.Real):
-            raise TypeError(f"{name} must hold numbers (compound divergences in [0, 1]), got {type(v).__name__} {v!r}")
-        v = float(v)
-        if not (0.0 <= v <= 1.0):  # also NaN
-            raise ValueError(f"{name}: {v} is out of [0, 1] (a compound divergence is 1 - a Chernoff coefficient); "
-                             f"got {values}")
-        out.append(v)
-    rounded = [round(v, TARGET_DECIMALS) for v in out]
-    if any(b <= a for a, b in zip(rounded, rounded[1:])):
-        raise ValueError(f"{name}: must be sorted ascending without duplicates, got {values}")
-    return out
-
 
 def _config_names(targets: Sequence[float]) -> dict[float, str]:
     """``dc_0.10``-style names: two decimals unless the targets need more to be told apart."""
@@ -237,20 +193,6 @@ class SplitSweep:
         return str(out)
 
 
-def _check_common(dataset, test_size, train_size, max_atom_divergence, seed, max_height, divergence_tolerance,
-                  skip_unparsable) -> None:
-    """The checks that need no structure, so that bad input fails before the reading."""
-    check_dataset(dataset)
-    _, test_rows = check_test_size(test_size, len(dataset))
-    check_train_size(train_size, test_rows, len(dataset))
-    check_float("max_atom_divergence", max_atom_divergence, min=0.0, max=1.0)
-    check_int("seed", seed, min=0)
-    check_int("max_height", max_height, min=1)
-    check_float("divergence_tolerance", divergence_tolerance, min=0.0, max=1.0)
-    if not isinstance(skip_unparsable, bool):
-        raise TypeError(f"skip_unparsable must be a bool, got {skip_unparsable!r}")
-
-
 def divergence_sweep(
     dataset: "Dataset",
     targets: Sequence[float],
@@ -276,18 +218,23 @@ def divergence_sweep(
     text_column: str | None = None,
     progress: bool | None = None,
 ) -> SplitSweep:
-    """Train/test splits of ``dataset`` at each compound divergence of ``targets``.
+    """Train/test splits of ``dataset`` at each compound divergence of ``targets``:
+    ``MCDSplitter(SweepSettings(...)).sweep(dataset)`` (:class:`~hf_synthsample.splits.splitter.MCDSplitter`).
 
     Args:
         dataset: the rows to split (any ``Dataset``).
         targets: compound divergences in [0, 1], ascending, no duplicates (checked before any work).
+            ``0`` is the lowest the search finds: the split of the minimising search
+            (``mcd_split(minimize=True)``), whatever its ``D_C``.
         column, language, compound_weights, max_height, atoms_column, compounds_column,
             skip_unparsable: the structure, as in :func:`~hf_synthsample.splits.mcd.mcd_split`;
             read once for the whole sweep.
         test_size, train_size, max_atom_divergence, seed, size_tolerance, batch_size, patience:
             as in ``mcd_split``; every split has the same sizes (within ``size_tolerance``).
         restarts: further random starts when a search stalls short of its target [2] (a reached
-            target costs none; an unreachable one costs them all, and the range they find).
+            target costs none; an unreachable one costs them all, and the range they find). The
+            reachable range an error names depends on it: ``mcd_split`` (0 restarts by default)
+            names the same range when given the same ``restarts``.
         divergence_tolerance: each split's ``D_C`` is within this of its target [0.01].
         time_limit, max_steps: per split; a split stopped by them outside the tolerance is an error.
         text_column: the report's text column (duplicates, lengths) [``column``].
@@ -302,28 +249,36 @@ def divergence_sweep(
         ValueError: bad targets or arguments (before any work); a target out of the reachable
             range (:class:`~hf_synthsample.splits.mcd.UnreachableDivergence`, naming the range).
     """
+    from .splitter import MCDSplitter
+
+    settings = SweepSettings(
+        targets=check_targets(targets), column=column, language=language, test_size=test_size, train_size=train_size,
+        max_atom_divergence=max_atom_divergence, seed=seed, compound_weights=compound_weights, max_height=max_height,
+        atoms_column=atoms_column, compounds_column=compounds_column, divergence_tolerance=divergence_tolerance,
+        time_limit=time_limit, max_steps=max_steps, patience=patience, batch_size=batch_size,
+        size_tolerance=size_tolerance, restarts=restarts, skip_unparsable=skip_unparsable, text_column=text_column)
+    return MCDSplitter(settings).sweep(dataset, progress=progress)
+
+
+def run_sweep(dataset: "Dataset", s: SweepSettings, *, progress: bool | None = None) -> SplitSweep:
+    """The sweep of :func:`divergence_sweep` for settings ``s``."""
     from tqdm.auto import tqdm
 
     from .report import split_report
+    from .splitter import MCDSplitter
 
-    targets = check_targets(targets)
-    _check_common(dataset, test_size, train_size, max_atom_divergence, seed, max_height, divergence_tolerance,
-                  skip_unparsable)
-    text = text_column or column
+    targets = list(s.targets)
+    check_dataset(dataset)
+    text = s.text_column or s.column
     if text not in dataset.column_names:  # the reports read it (duplicates, lengths): say so before the work
-        raise ValueError(f"{'text_column' if text_column else 'column'}: no column {text!r} for the split reports "
+        raise ValueError(f"{'text_column' if s.text_column else 'column'}: no column {text!r} for the split reports "
                          f"(duplicates, lengths); columns: {dataset.column_names}")
-    search = dict(test_size=test_size, train_size=train_size, max_atom_divergence=max_atom_divergence, seed=seed,
-                  divergence_tolerance=divergence_tolerance, time_limit=time_limit, max_steps=max_steps,
-                  patience=patience, batch_size=batch_size, size_tolerance=size_tolerance, restarts=restarts)
     if progress is None:
         from datasets.utils.logging import is_progress_bar_enabled
 
         progress = is_progress_bar_enabled()
     t0 = time.perf_counter()
-    st = read_structures(dataset, column=column, language=language, max_height=max_height, atoms_column=atoms_column,
-                         compounds_column=compounds_column, compound_weights=compound_weights,
-                         skip_unparsable=skip_unparsable)
+    st = MCDSplitter(s)._structures(dataset)
     read_seconds = time.perf_counter() - t0
     # the extremes first: an unreachable target fails before the others are searched
     order = sorted(range(len(targets)), key=lambda i: (i not in (0, len(targets) - 1), i))
@@ -332,23 +287,27 @@ def divergence_sweep(
     try:
         for i in order:
             t = targets[i]
+            # 0 is the lowest D_C the search finds (the minimising search), not a D_C of 0
+            goal = Goal("min") if t == 0.0 else Goal("target", t)
             try:
-                res = mcd_search(st, target_divergence=t, progress=False, **search)
+                res = search(st, s, goal=goal, progress=False)
             except UnreachableDivergence as err:
                 raise err.named("targets") from err
-            if abs(res.compound_divergence - t) > divergence_tolerance:  # a time or step limit stopped it
+            if goal.is_target and abs(res.compound_divergence - t) > s.divergence_tolerance:
+                # a time or step limit stopped it
                 limit = "time_limit" if res.stop_reason == "time limit" else "max_steps"
                 raise ValueError(f"{limit}: the search for target {t} stopped ({res.stop_reason}) at D_C "
-                                 f"{res.compound_divergence:.4f}, outside divergence_tolerance {divergence_tolerance}; "
-                                 f"raise {limit} or leave it out")
+                                 f"{res.compound_divergence:.4f}, outside divergence_tolerance "
+                                 f"{s.divergence_tolerance}; raise {limit} or leave it out")
             logger.info("sweep target %s: %r", t, res)
             results[t] = res
             bar.update(1)
             bar.set_postfix(target=f"{t:g}", D_C=f"{res.compound_divergence:.4f}")
     finally:
         bar.close()
-    report_kwargs = dict(column=column, language=language, text_column=text_column, compound_weights=compound_weights,
-                         max_height=max_height, atoms_column=atoms_column, compounds_column=compounds_column)
+    report_kwargs = dict(column=s.column, language=s.language, text_column=s.text_column,
+                         compound_weights=s.compound_weights, max_height=s.max_height, atoms_column=s.atoms_column,
+                         compounds_column=s.compounds_column)
     splits, reports, dc, da = {}, {}, {}, {}
     for t in targets:
         res = results[t]
@@ -361,15 +320,10 @@ def divergence_sweep(
         else:
             reports[t] = split_report(split["train"], split["test"], **report_kwargs)
             dc[t], da[t] = reports[t].compound_divergence, reports[t].atom_divergence
-    settings = {"method": "mcd", "targets": targets, "column": column, "language": language,
-                "atoms_column": atoms_column, "compounds_column": compounds_column,
-                # the weights in effect: None means Keysers' for the language's compounds, none for columns
-                "compound_weights": (compounds_column is None if compound_weights is None else
-                                     compound_weights if isinstance(compound_weights, bool) else "mapping"),
-                "max_height": max_height, "num_rows": len(dataset), **{k: v for k, v in search.items()}}
     out = SplitSweep(splits=splits, compound_divergence=dc, atom_divergence=da, results=results,
-                     config_names=_config_names(targets), settings=settings, seconds=time.perf_counter() - t0,
-                     read_seconds=read_seconds, report_kwargs=report_kwargs, _reports=reports)
+                     config_names=_config_names(targets), settings={**s.to_record(), "num_rows": len(dataset)},
+                     seconds=time.perf_counter() - t0, read_seconds=read_seconds, report_kwargs=report_kwargs,
+                     _reports=reports)
     logger.info("%r", out)
     return out
 
@@ -394,9 +348,11 @@ def divergence_range(
 ) -> tuple[float, float]:
     """``(lowest, highest)`` compound divergence the minimising and maximising searches find for
     these settings: the targets :func:`divergence_sweep` can reach (+/- its tolerance), and the
-    range an unreachable target's error names. A search finds a local optimum, and these stop
-    once a round gains less than ``MIN_ROUND_GAIN`` for ``min(patience, RANGE_PATIENCE)`` rounds
-    (:mod:`~hf_synthsample.splits.mcd`), so this is the range *found*, for this seed; a longer
+    range an unreachable target's error names, ``MCDSplitter(...).reachable_range(dataset)``.
+    A search finds a local optimum, and these stop once a round gains less than
+    ``MIN_ROUND_GAIN`` for ``min(patience, RANGE_PATIENCE)`` rounds
+    (:mod:`~hf_synthsample.splits.mcd`), so this is the range *found*, for this seed and
+    ``restarts`` (a sweep runs 2 by default: pass ``restarts=2`` for its range); a longer
     ``mcd_split(minimize=True)`` or maximising search may go a little beyond it.
 
     Example:
@@ -407,9 +363,10 @@ def divergence_range(
         >>> 0.3 < low < 0.4 < 0.6 < high
         True
     """
-    _check_common(dataset, test_size, train_size, max_atom_divergence, seed, max_height, 0.0, skip_unparsable)
-    st = read_structures(dataset, column=column, language=language, max_height=max_height, atoms_column=atoms_column,
-                         compounds_column=compounds_column, compound_weights=compound_weights,
-                         skip_unparsable=skip_unparsable)
-    return reachable_range(st, test_size=test_size, train_size=train_size, max_atom_divergence=max_atom_divergence,
-                           seed=seed, patience=patience, restarts=restarts, size_tolerance=size_tolerance)
+    from .splitter import MCDSplitter
+
+    return MCDSplitter(column=column, language=language, test_size=test_size, train_size=train_size,
+                       max_atom_divergence=max_atom_divergence, seed=seed, compound_weights=compound_weights,
+                       max_height=max_height, atoms_column=atoms_column, compounds_column=compounds_column,
+                       patience=patience, restarts=restarts, size_tolerance=size_tolerance,
+                       skip_unparsable=skip_unparsable).reachable_range(dataset)

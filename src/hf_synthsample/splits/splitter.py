@@ -1,0 +1,116 @@
+"""The split maker, scikit-learn style: :class:`MCDSplitter` takes one :class:`~.settings.SplitSettings`
+and makes the split (any method), a sweep of MCD splits, or the reachable range of D_C.
+
+Example:
+    >>> from datasets import Dataset
+    >>> ds = Dataset.from_dict({"program": [f"({op} ({f} {a}) {b})" for op in "pq" for f in "fgh"
+    ...                                     for a in "abcd" for b in "abc"]})
+    >>> splitter = MCDSplitter(language="sexpr", compound_weights=False, goal=0.45)
+    >>> split = splitter.split(ds, progress=False)
+    >>> abs(splitter.result_.compound_divergence - 0.45) <= 0.01, len(split["test"])
+    (True, 18)
+    >>> low, high = splitter.set_params(patience=20).reachable_range(ds)
+    >>> low < 0.45 < high
+    True
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from ..settings import Estimator
+from ._data import as_split, check_dataset, check_sides, check_test_size, check_train_size, read_structures
+from .settings import SplitSettings, SweepSettings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from datasets import Dataset, DatasetDict
+
+    from .sweep import SplitSweep
+
+__all__ = ["MCDSplitter"]
+
+
+class MCDSplitter(Estimator):
+    """Makes the train/test split its :class:`~.settings.SplitSettings` describe.
+
+    ``split(dataset)`` makes the split of ``settings.method`` (MCD and TMCD search for their goal;
+    template, length and random splits as :mod:`~hf_synthsample.splits.simple`); ``sweep(dataset,
+    targets)`` makes MCD splits at each target divergence; ``reachable_range(dataset)`` gives the
+    lowest and highest D_C the minimising and maximising searches find. All three use the same
+    settings (``restarts`` included), so a sweep's and a split's errors name the same range.
+    Fitted: ``result_`` (:class:`~.mcd.MCDResult` of the last search; ``None`` for the other
+    methods), ``sweep_``, ``range_``.
+    """
+
+    settings_class = SplitSettings
+
+    def split(self, dataset: "Dataset", *, progress: bool | None = None) -> "DatasetDict":
+        """``DatasetDict(train, test)`` of ``dataset``'s rows, each side in input order."""
+        from . import simple
+
+        s = self.settings
+        s.require_structure()
+        self.result_ = None
+        if s.search:
+            from ._data import parent_child_compounds
+
+            tmcd = s.method == "tmcd" and s.compounds_column is None
+            return self._search_split(dataset, parent_child_compounds if tmcd else None, progress)
+        if s.method == "template":
+            return simple.template_split(dataset, s.column, s.language, test_size=s.test_size, seed=s.seed,
+                                         template_column=s.template_column, size_tolerance=s.size_tolerance_share)
+        if s.method == "length":
+            if s.length_column is not None:
+                return simple.length_split(dataset, s.length_column, test_size=s.test_size,
+                                           size_tolerance=s.size_tolerance_share)
+            return simple.length_split(dataset, _words, column=s.column, test_size=s.test_size,
+                                       size_tolerance=s.size_tolerance_share)
+        return simple.random_split(dataset, s.test_size, seed=s.seed)
+
+    def _structures(self, dataset: "Dataset", compounds_fn: Callable | None = None):
+        """The rows checked against the sizes, and their structure (read once)."""
+        s = self.settings
+        check_dataset(dataset)
+        _, test_rows = check_test_size(s.test_size, len(dataset))
+        check_train_size(s.train_size, test_rows, len(dataset))
+        return read_structures(dataset, column=s.column, language=s.language, max_height=s.max_height,
+                               atoms_column=s.atoms_column, compounds_column=s.compounds_column,
+                               compound_weights=s.compound_weights, compounds_fn=compounds_fn,
+                               skip_unparsable=s.skip_unparsable)
+
+    def _search_split(self, dataset: "Dataset", compounds_fn: Callable | None, progress: bool | None) -> "DatasetDict":
+        from .mcd import search
+
+        s = self.settings
+        result = search(self._structures(dataset, compounds_fn), s, progress=progress)
+        # the guard every search path ends with: no side short without a word
+        check_sides(len(result.test_indices), len(result.train_indices), len(dataset), s.test_size, s.train_size,
+                    s.size_tolerance_share)
+        split = as_split(dataset, result.test_indices, result.train_indices)
+        split.mcd_result = self.result_ = result
+        return split
+
+    def sweep(self, dataset: "Dataset", targets: Sequence[float] | None = None, *,
+              progress: bool | None = None) -> "SplitSweep":
+        """MCD splits of ``dataset`` at each compound divergence of ``targets`` (the settings' own
+        with :class:`~.settings.SweepSettings`); see :func:`~hf_synthsample.splits.sweep.divergence_sweep`."""
+        from .sweep import run_sweep
+
+        s = self.settings
+        if targets is not None or not isinstance(s, SweepSettings):
+            s = SweepSettings(**{**s.get_params(), "targets": targets})
+        self.sweep_ = run_sweep(dataset, s, progress=progress)
+        return self.sweep_
+
+    def reachable_range(self, dataset: "Dataset") -> tuple[float, float]:
+        """``(lowest, highest)`` D_C the minimising and maximising searches find for these settings
+        (the goal aside): the targets a split or sweep can reach, +/- the tolerance."""
+        from .mcd import search_range
+
+        self.range_ = search_range(self._structures(dataset), self.settings)
+        return self.range_
+
+
+def _words(text: Any) -> int:
+    """The default length of the length split: words of the text."""
+    return len(str(text).split())
