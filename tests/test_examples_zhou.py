@@ -399,3 +399,30 @@ def test_an_out_that_is_a_file_is_refused_before_any_work(tmp_path, capsys):
     with pytest.raises(SystemExit):
         zhou.main(["--tiny", "--out", str(tmp_path / "f")])
     assert "--out" in capsys.readouterr().err and (tmp_path / "f").read_text() == "mine"
+
+
+def test_run_gpu_preset_script_writes_a_citable_results_folder(tmp_path, cache_dir):
+    """benchmarks/run_gpu_preset.sh: the preset under `timeout`, its tables, log, machine and command in a dated
+    folder; a run stopped by the timeout says so (exit 124)."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, RESULTS=str(tmp_path / "results"), PYTHON=sys.executable)
+    toy = [*_TOY_MODEL, "--star-lengths", "2", "--star-source", "4", "--star-primitives", "10", "--star-train", "40",
+           "--star-test", "20", "--eval-batch-size", "8", "--cache-dir", cache_dir]
+    script = str(REPO / "benchmarks" / "run_gpu_preset.sh")
+    done = subprocess.run([script, "zhou", *toy], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (folder,) = (tmp_path / "results").iterdir()
+    assert folder.name.startswith("zhou_scan-gpu-")
+    readme = (folder / "README.md").read_text()
+    assert readme.startswith("# `zhou_scan --gpu`: finished") and "examples/zhou_scan.py --gpu --out" in readme
+    assert "Figure 2: SCAN* length generalization" in readme and "preset --gpu with" in readme
+    assert {"results.md", "figure2.json", "runs.json", "log.txt", "machine.txt"} <= {p.name for p in folder.iterdir()}
+    stopped = subprocess.run([script, "zhou", *toy], env=dict(env, GPU_TIMEOUT="1"), capture_output=True, text=True)
+    assert stopped.returncode == 124
+    newest = max((tmp_path / "results").iterdir(), key=lambda p: p.name)
+    assert "STOPPED by the 1-second timeout" in (newest / "README.md").read_text()
+    bad = subprocess.run([script, "oren"], env=env, capture_output=True, text=True)
+    assert bad.returncode == 2 and "unknown example 'oren'" in bad.stderr
