@@ -64,7 +64,9 @@ import os
 import sys
 import time
 
-from harness import Score
+from harness import (ConvergenceStopper, ResultsTable, Score, SignedScore, add_overrides, add_presets,  # noqa: F401
+                     add_run_flags, describe_settings, finish_args, is_main_process, run_jobs, start_run,
+                     write_results)
 
 #: the result files a run writes at the top of --out; a run first removes those of the previous one
 #: (harness.clear_outputs), so tables of two runs never sit side by side
@@ -121,36 +123,28 @@ def _bucket_name(lo: int, hi: int | None) -> str:
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    scale = p.add_mutually_exclusive_group()
-    scale.add_argument("--small", dest="preset", action="store_const", const="small",
-                       help="quick pipeline check on a CPU (the default; NOT the paper's effect)")
-    scale.add_argument("--cpu", dest="preset", action="store_const", const="cpu",
-                       help="CPU reproduction (12 models of 20,000 steps; about 30 min with --jobs 2 on 2 free cores, an estimate: "
-                       "1,900 CPU-s a seed measured at load 10-13; see docs/reproductions.md): "
-                       + ", ".join(f"{k}={v}" for k, v in PRESETS["cpu"].items() if k != "variables"))
-    scale.add_argument("--paper", dest="preset", action="store_const", const="paper",
-                       help="paper-scale settings (GPU): " + ", ".join(f"{k}={v}" for k, v in PRESETS["paper"].items()))
-    scale.add_argument("--tiny", dest="preset", action="store_const", const="tiny", help=argparse.SUPPRESS)
-    p.set_defaults(preset="small")
+    add_presets(p, {
+        "small": "quick pipeline check on a CPU (the default; NOT the paper's effect)",
+        "cpu": "CPU reproduction (12 models of 20,000 steps; about 30 min with --jobs 2 on 2 free cores, an estimate: "
+               "1,900 CPU-s a seed measured at load 10-13; see docs/reproductions.md): "
+               + ", ".join(f"{k}={v}" for k, v in PRESETS["cpu"].items() if k != "variables"),
+        "paper": "paper-scale settings (GPU): " + ", ".join(f"{k}={v}" for k, v in PRESETS["paper"].items()),
+        "tiny": None}, default="small")
     p.add_argument("--base", dest="bases", nargs="+", choices=BASES, default=None,
                    help="base distribution(s), one table row each [small, cpu: dcfg; paper: dcfg t2t]")
-    p.add_argument("--variables", nargs="+", choices=list(VARIABLE_COLUMNS), default=None,
-                   help="salient variables to homogenize on, one column each [all five]")
-    p.add_argument("--num-train", type=int, default=None, help="training rows per data set")
-    p.add_argument("--num-eval", type=int, default=None, help="rows of the mixture evaluation set")
-    p.add_argument("--num-fit", type=int, default=None,
-                   help="rows to measure each model's fit on: its first N training rows and N fresh rows of its "
-                   "own distribution")
-    p.add_argument("--epochs", type=float, default=None, help="training epochs")
-    p.add_argument("--hidden-size", type=int, default=None, help="LSTM hidden units")
-    p.add_argument("--embedding-dim", type=int, default=None, help="character embedding size")
-    p.add_argument("--batch-size", type=int, default=None, help="per-device batch size")
-    p.add_argument("--learning-rate", type=float, default=None, help="Adam(W) learning rate")
-    p.add_argument("--lr-scheduler", choices=SCHEDULERS, default=None,
-                   help="learning-rate schedule [small, paper: linear decay; cpu: constant]")
-    p.add_argument("--eps", type=float, default=None, help="homogenization tolerance eps [cpu: 0.05; others: 0.01]")
-    p.add_argument("--seeds", type=int, default=None,
-                   help="training seeds per cell (mean and sd reported) [tiny, small: 1; cpu, paper: 3]")
+    add_overrides(p, [
+        ("variables", str, "salient variables to homogenize on, one column each [all five]",
+         dict(nargs="+", choices=list(VARIABLE_COLUMNS))),
+        ("num_train", int, "training rows per data set"), ("num_eval", int, "rows of the mixture evaluation set"),
+        ("num_fit", int, "rows to measure each model's fit on: its first N training rows and N fresh rows of its own "
+         "distribution"),
+        ("epochs", float, "training epochs"), ("hidden_size", int, "LSTM hidden units"),
+        ("embedding_dim", int, "character embedding size"), ("batch_size", int, "per-device batch size"),
+        ("learning_rate", float, "Adam(W) learning rate"),
+        ("lr_scheduler", str, "learning-rate schedule [small, paper: linear decay; cpu: constant]",
+         dict(choices=SCHEDULERS)),
+        ("eps", float, "homogenization tolerance eps [cpu: 0.05; others: 0.01]"),
+        ("seeds", int, "training seeds per cell (mean and sd reported) [tiny, small: 1; cpu, paper: 3]")])
     p.add_argument("--seed", type=int, default=0, help="data seed and first training seed [0]")
     conv = p.add_argument_group(
         "train to convergence", "with --patience, every model trains until its accuracy on fresh rows of its own "
@@ -158,39 +152,24 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--patience evaluations, one every --eval-every steps, but not before --min-steps, or to --max-steps steps; "
         "the evaluated checkpoint with the highest such score (the latest among ties) is kept (the mixture is "
         "never looked at). --epochs is then unused.")
-    conv.add_argument("--patience", type=int, default=None,
-                      help="evaluations without improvement before stopping (switches the protocol on; 0: off) "
-                           "[--cpu: 6; other presets: off]")
-    conv.add_argument("--eval-every", type=int, default=None, help="steps between own-distribution evaluations [500]")
-    conv.add_argument("--min-delta", type=float, default=None,
-                      help="smallest gain (pp of held-out accuracy) that counts as an improvement [0.5]")
-    conv.add_argument("--max-steps", type=int, default=None, help="cap on training steps per model [20000]")
-    conv.add_argument("--min-steps", type=int, default=None,
-                      help="no model stops before this many steps, whatever its patience; equal to --max-steps, "
-                           "every model trains the same budget and only the checkpoint is selected "
-                           "[--cpu: = --max-steps (equal budgets); other presets: 0]")
-    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 is fastest on a small shared CPU) [1]")
-    p.add_argument("--jobs", type=int, default=1,
-                   help="models trained at once, one process each (results do not depend on it) [1]")
+    add_overrides(conv, [
+        ("patience", int, "evaluations without improvement before stopping (switches the protocol on; 0: off) "
+         "[--cpu: 6; other presets: off]"),
+        ("eval_every", int, "steps between own-distribution evaluations [500]"),
+        ("min_delta", float, "smallest gain (pp of held-out accuracy) that counts as an improvement [0.5]"),
+        ("max_steps", int, "cap on training steps per model [20000]"),
+        ("min_steps", int, "no model stops before this many steps, whatever its patience; equal to --max-steps, "
+         "every model trains the same budget and only the checkpoint is selected [--cpu: = --max-steps (equal "
+         "budgets); other presets: 0]")])
+    add_run_flags(p, out=os.path.join("runs", "shin_calculator"))
     p.add_argument("--num-proc", type=int, default=None, help="processes generating each data set")
-    p.add_argument("--cache-dir", default=None, help="datasets cache for the generated data [HF default]")
-    p.add_argument("--out", default=os.path.join("runs", "shin_calculator"), help="output folder [runs/shin_calculator]")
     p.add_argument("--resume", action="store_true",
                    help="keep the models a previous run with the same settings finished in --out (its runs.json or "
                    "runs.partial.json) and train only the missing ones; --seeds, --variables and --base may grow")
     a = p.parse_args(argv)
-    from hf_synthsample.validation import check_writable_path
-
-    try:  # a file or an unwritable folder is an error now, not after the first epoch
-        check_writable_path("--out", a.out, folder=True)
-    except ValueError as err:
-        p.error(str(err))
-    from harness import apply_preset
-
-    apply_preset(p, a, PRESETS[a.preset], positive=("num_train", "num_eval", "num_fit", "hidden_size", "embedding_dim",
-                                                    "batch_size", "seeds", "threads", "jobs"))
-    if a.epochs <= 0 or a.learning_rate <= 0 or a.eps <= 0:
-        p.error("--epochs, --learning-rate and --eps must be > 0")
+    finish_args(p, a, PRESETS, positive=("num_train", "num_eval", "num_fit", "hidden_size", "embedding_dim",
+                                         "batch_size", "seeds", "epochs", "eps"),
+                rates=("learning_rate",))
     if a.patience == 0:  # 0: the fixed-epochs protocol, also where the preset trains to convergence (--cpu)
         a.patience = None
     for flag, value, ok, rule in (("--patience", a.patience, a.patience is None or a.patience >= 1, ">= 0 (0: off)"),
@@ -216,6 +195,8 @@ def parse_args(argv=None) -> argparse.Namespace:
             p.error(f"--min-steps ({a.min_steps}) must be <= --max-steps ({a.max_steps})")
         a.min_steps = a.max_steps  # the preset's equal budget follows a lower --max-steps
     return a
+
+
 
 
 def training_config(base: str, variable: str | None) -> str:
@@ -270,90 +251,6 @@ def run_job(job: tuple, a: argparse.Namespace) -> dict[str, float]:
     train_ds, heldout_ds = load_data(config, a)
     eval_ds = load_split("mixture", a, num_examples=a.num_eval, seed=a.seed + EVAL_SEED_OFFSET)
     return train_and_score(train_ds, heldout_ds, eval_ds, a, seed, os.path.join(a.out, "checkpoints", f"{config}-{seed}"))
-
-
-class ConvergenceStopper:
-    """Early stopping on the model's own distribution, as a ``transformers`` ``TrainerCallback``.
-
-    Every ``eval_every`` optimizer steps (and at the last step), ``score()`` (the accuracy in % on
-    held-out rows of the training distribution) is recorded in ``curve`` as ``(step, score)``. Two
-    separate rules:
-
-    * the checkpoint kept is the one with the highest score, the latest among ties (its weights are
-      copied to CPU memory; ``restore()`` loads them back): on a plateau the later, longer-trained
-      checkpoint wins, not the first one to reach it;
-    * stopping: a score above the best so far by more than ``min_delta`` is a gain; after
-      ``patience`` evaluations in a row without one training stops, but never before ``min_steps``
-      (``min_steps`` equal to the Trainer's ``max_steps``, the cap: every model trains the same
-      budget and only the checkpoint is selected).
-
-    ``monitor`` (optional): another score recorded at each evaluation in ``monitor_curve``, for the
-    record only (it never selects or stops; the example passes the mixture, to show what the
-    selection costs or gains).
-
-    Example:
-        >>> import torch
-        >>> m = torch.nn.Linear(1, 1)
-        >>> scores = iter([50.0, 60.0, 60.2, 59.0, 70.0])
-        >>> stop = ConvergenceStopper(m, lambda: next(scores), eval_every=10, patience=2, min_delta=0.5)
-        >>> [stop.evaluate(step) for step in (10, 20, 30, 40)]  # 60.2 and 59.0 are no gain over 60.0
-        [False, False, False, True]
-        >>> stop.best_step, stop.best_score, stop.curve[-1]  # but 60.2 is the best checkpoint
-        (30, 60.2, (40, 59.0))
-    """
-
-    def __init__(self, model, score, *, eval_every: int, patience: int, min_delta: float, min_steps: int = 0,
-                 monitor=None) -> None:
-        self.model, self.score, self.monitor = model, score, monitor
-        self.eval_every, self.patience, self.min_delta, self.min_steps = eval_every, patience, min_delta, min_steps
-        self.curve: list[tuple[int, float]] = []
-        self.monitor_curve: list[tuple[int, float]] = []
-        self.best_score: float | None = None
-        self.best_step: int | None = None
-        self.best_state: dict | None = None
-        self.gain_score: float | None = None  # the last score that counted as a gain (patience's reference)
-        self.stale = 0
-        self.stopped_early = False
-
-    def evaluate(self, step: int, last: bool = False) -> bool:
-        """Score the model at ``step``; returns whether training should stop (patience exhausted
-        at or after ``min_steps``; ``last``: the cap's step, where training ends anyway and
-        ``stopped_early`` stays False)."""
-        value = float(self.score())
-        self.curve.append((step, value))
-        if self.monitor is not None:
-            self.monitor_curve.append((step, float(self.monitor())))
-        if self.best_score is None or value >= self.best_score:
-            self.best_score, self.best_step = value, step
-            self.best_state = {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
-        if self.gain_score is None or value > self.gain_score + self.min_delta:
-            self.gain_score, self.stale = value, 0
-        else:
-            self.stale += 1
-        self.stopped_early = self.stale >= self.patience and step >= self.min_steps and not last
-        return self.stopped_early
-
-    def restore(self) -> None:
-        """Load the best evaluated weights into the model."""
-        if self.best_state is not None:
-            self.model.load_state_dict(self.best_state)
-
-    def as_callback(self):
-        """The ``TrainerCallback`` calling :meth:`evaluate` on the schedule and stopping the Trainer."""
-        from transformers import TrainerCallback
-
-        stopper = self
-
-        class _Callback(TrainerCallback):
-            def on_step_end(self, args, state, control, **kwargs):
-                step = state.global_step
-                last = state.max_steps > 0 and step >= state.max_steps
-                if step % stopper.eval_every == 0 or last:
-                    if stopper.evaluate(step, last=last):
-                        control.should_training_stop = True
-                return control
-
-        return _Callback()
 
 
 def train_and_score(train_ds, heldout_ds, eval_ds, a: argparse.Namespace, seed: int, workdir: str) -> dict[str, float]:
@@ -418,19 +315,9 @@ def to_percent(scores: dict) -> dict[str, float]:
             for k, v in scores.items() if k == "accuracy" or k.startswith("accuracy_")}
 
 
-class SignedScore(Score):
-    """A change in pp: printed with its sign (``+3.84±0.50``), the fit (an accuracy) without."""
-
-    def format(self, float_format: str = "{:.2f}") -> str:
-        text = super().format(float_format)
-        return text if text.startswith("-") else "+" + text
-
-
 def build_tables(results: dict[tuple[str, str | None], list[dict]], a: argparse.Namespace, caption: str):
     """Table 3 (original accuracy and change per homogenized variable, mean ± sd over seeds, each
     model's fit on its training rows beside it), the per-source table and the per-level table."""
-    from harness import ResultsTable
-
     fit_note = (f"fit: the same model's accuracy on {a.num_fit} of its own training rows; a change (pp) is "
                 "the mean over seeds of (homogenized - original) with the same seed, ± its sd.")
     columns = ["train", "Original (%)"] + [f"{VARIABLE_COLUMNS[v]} (pp)" for v in a.variables]
@@ -456,9 +343,7 @@ def build_tables(results: dict[tuple[str, str | None], list[dict]], a: argparse.
         for v in a.variables:
             hom = results[(base, v)]
             deltas = [h["mixture"] - o["mixture"] for h, o in zip(hom, original)]
-            s = Score.of(deltas, fit=[h["fit_train"] for h in hom])
-            row[f"{VARIABLE_COLUMNS[v]} (pp)"] = SignedScore(**{f: getattr(s, f) for f in ("value", "fit", "sd", "values",
-                                                                                          "fit_sd")})
+            row[f"{VARIABLE_COLUMNS[v]} (pp)"] = SignedScore.of_score(Score.of(deltas, fit=[h["fit_train"] for h in hom]))
         table3.add(**row)
         for variable in (None, *a.variables):
             runs = results[(base, variable)]
@@ -474,8 +359,6 @@ def build_tables(results: dict[tuple[str, str | None], list[dict]], a: argparse.
 def plot_table(per_source):
     """The per-source table for the bar plot: mixture and sources, the mixture bar carrying the
     model's fit on its own training rows (drawn as a tick)."""
-    from harness import ResultsTable
-
     t = ResultsTable(per_source.title.split(",")[0] + " (tick: fit on own training rows)",
                      ["train", "mixture", *SOURCES], fit_note="")
     for r in per_source.rows:
@@ -520,15 +403,10 @@ def load_finished(a: argparse.Namespace) -> dict[tuple, dict]:
 
 def main(argv=None) -> int:
     a = parse_args(argv)
-    import torch
+    from hf_synthsample.atomic import write_json_atomic
 
-    from hf_synthsample.atomic import write_json_atomic, write_text_atomic
-    from harness import clear_outputs, describe_settings, is_main_process
-
-    torch.set_num_threads(a.threads)
-    os.makedirs(a.out, exist_ok=True)
     resumed = load_finished(a) if a.resume else {}
-    clear_outputs(a.out, OUTPUTS)
+    start_run(a.out, OUTPUTS, a.threads)
     start = time.time()
     eval_ds = load_split("mixture", a, num_examples=a.num_eval, seed=a.seed + EVAL_SEED_OFFSET)
     configs = [(base, variable) for base in a.bases for variable in (None, *a.variables)]
@@ -560,17 +438,7 @@ def main(argv=None) -> int:
             ) + f", steps {scores['steps']}" + (f" (best {scores['best_step']})" if "best_step" in scores else ""),
                 flush=True)
 
-    if a.jobs == 1:
-        for job in jobs:
-            report(job, run_job(job, a))
-    else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-
-        with ProcessPoolExecutor(a.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = {pool.submit(run_job, job, a): job for job in jobs}
-            for future in as_completed(futures):
-                report(futures[future], future.result())
+    run_jobs(run_job, jobs, a.jobs, on_done=report, spawn_args=(a,))
     results = {(b, v): [done[(b, v, a.seed + k)] for k in range(a.seeds)] for b, v in configs}
     scale = {"paper": "paper-scale settings",
              "cpu": "CPU reproduction (smaller data, model and schedule than the paper, which states none of them)"
@@ -598,17 +466,12 @@ def main(argv=None) -> int:
                     "dominant values), so their columns are one measurement, not several: "
                     + "; ".join(" = ".join(g) for g in same) + ".")
     table3, per_source, per_level = build_tables(results, a, caption)
-    for table, name in ((table3, "table3"), (per_source, "per_source"), (per_level, "per_level")):
-        table.save(a.out, name)
+    write_results(a.out, {"table3": table3, "per_source": per_source, "per_level": per_level}, runs={
+        "settings": {k: v for k, v in vars(a).items()}, "identical_training_sets": same,
+        "runs": [{"config": training_config(b, v), "seed": a.seed + k, **r}
+                 for (b, v), runs in results.items() for k, r in enumerate(runs)]},
+        plots={"per_source": dict(table=plot_table(per_source), ylabel="accuracy (%)")})
     if is_main_process():
-        text = "\n\n".join(t.to_markdown() for t in (table3, per_source, per_level)) + "\n"
-        write_text_atomic(os.path.join(a.out, "results.md"), text)
-        write_json_atomic(os.path.join(a.out, "runs.json"), {
-            "settings": {k: v for k, v in vars(a).items()}, "identical_training_sets": same,
-            "runs": [{"config": training_config(b, v), "seed": a.seed + k, **r}
-                     for (b, v), runs in results.items() for k, r in enumerate(runs)]}, indent=2)
-        plot_table(per_source).bar_plot(os.path.join(a.out, "per_source.png"), ylabel="accuracy (%)")
-        print(text)
         partial = os.path.join(a.out, "runs.partial.json")
         if os.path.exists(partial):  # superseded by runs.json
             os.remove(partial)

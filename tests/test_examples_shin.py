@@ -239,3 +239,18 @@ def test_resume_trains_only_the_missing_models(tmp_path, cache_dir, capsys):
     with pytest.raises(ValueError, match="--resume.*num_train"):
         shin_calculator.main([*common, "--num-train", "300", "--resume"])
     assert json.loads((out / "runs.json").read_text())["runs"] == runs
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["--learning-rate", "nan"], "--learning-rate"), (["--learning-rate", "-0.01"], "--learning-rate"),
+    (["--lr-scheduler", "bogus"], "--lr-scheduler"), (["--eps", "nan"], "--eps"), (["--epochs", "-1"], "--epochs"),
+    (["--threads", "0"], "--threads")])
+def test_bad_options_name_the_flag_before_any_work(tmp_path, capsys, argv, flag):
+    with pytest.raises(SystemExit) as err:
+        shin_calculator.main(["--tiny", *argv, "--out", str(tmp_path / "o")])
+    assert err.value.code == 2 and flag in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+    (tmp_path / "f").write_text("mine")
+    with pytest.raises(SystemExit):  # an --out that is a file
+        shin_calculator.main(["--tiny", "--out", str(tmp_path / "f")])
+    assert "--out" in capsys.readouterr().err and (tmp_path / "f").read_text() == "mine"
