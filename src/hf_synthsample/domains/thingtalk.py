@@ -27,6 +27,9 @@ Example:
 
 from __future__ import annotations
 
+import functools
+from typing import Callable
+
 from ..structure import Node, register_language
 from ..validation import MAX_NESTING, nesting_message
 
@@ -97,6 +100,19 @@ def _cached(cache: dict, key: str, node: Node) -> Node:
     return node
 
 
+def _nested(parse: Callable[[_Parser], Node]) -> Callable[[_Parser], Node]:
+    """A parse method that reads one nesting level deeper (bounded by MAX_NESTING)."""
+
+    @functools.wraps(parse)
+    def method(self: _Parser) -> Node:
+        self.enter()
+        tree = parse(self)
+        self.depth -= 1
+        return tree
+
+    return method
+
+
 class _Parser:
     __slots__ = ("toks", "i", "n", "program", "depth")
 
@@ -114,30 +130,6 @@ class _Parser:
         self.depth += levels
         if self.depth > MAX_NESTING:
             self.error(nesting_message())
-
-    def table(self) -> Node:
-        self.enter()
-        t = self._table()
-        self.depth -= 1
-        return t
-
-    def unary(self) -> Node:
-        self.enter()
-        t = self._unary()
-        self.depth -= 1
-        return t
-
-    def scalar(self) -> Node:
-        self.enter()
-        t = self._scalar()
-        self.depth -= 1
-        return t
-
-    def value(self) -> Node:
-        self.enter()
-        t = self._value()
-        self.depth -= 1
-        return t
 
     # -------------------------------------------------------------- helpers
     def error(self, message: str, index: int | None = None):
@@ -176,7 +168,8 @@ class _Parser:
         self.expect(")")
         return t
 
-    def _table(self) -> Node:
+    @_nested
+    def table(self) -> Node:
         tok = self.toks[self.i]
         if tok == "(":
             t = self.operand()
@@ -202,10 +195,7 @@ class _Parser:
             return _TABLES.get(tok) or _cached(_TABLES, tok, Node(tok, (), "table", "table"))
         if tok == "[":
             self.i += 1
-            params = [self.param()]
-            while self.toks[self.i] == ",":
-                self.i += 1
-                params.append(self.param())
+            params = self.separated(",", self.param)
             self.expect("]")
             self.expect("of")
             return Node("projection", (*params, self.operand()), "", "projection")
@@ -246,23 +236,18 @@ class _Parser:
             second = self.value()
             self.expect("]")
             return Node("slice", (t, first, second), "", "slice")
-        items = [first]
-        while self.toks[self.i] == ",":
-            self.i += 1
-            items.append(self.value())
+        items = self.separated(",", self.value, first)
         self.expect("]")
         return Node("index", (t, *items), "", "index")
 
     # -------------------------------------------------------------- scalar expressions
-    def _scalar(self) -> Node:
+    @_nested
+    def scalar(self) -> Node:
         """``count ( p [filter { F }] )``, ``distance ( a , b )``, ``sum ( p )`` ... or a parameter."""
         tok = self.toks[self.i]
         if tok in SCALAR_FUNCS and self.i + 1 < self.n and self.toks[self.i + 1] == "(":
             self.i += 2
-            args = [self.scalar_arg()]
-            while self.toks[self.i] == ",":
-                self.i += 1
-                args.append(self.scalar_arg())
+            args = self.separated(",", self.scalar_arg)
             self.expect(")")
             return Node(tok, tuple(args), "func", "call")
         return self.param()
@@ -285,20 +270,26 @@ class _Parser:
     # -------------------------------------------------------------- filters
     def filter_(self) -> Node:
         # ThingTalk 1 NN syntax: 'or' binds tighter than 'and' (filters are conjunctions of clauses)
-        parts = [self.or_()]
-        while self.toks[self.i] == "and":
-            self.i += 1
-            parts.append(self.or_())
-        return parts[0] if len(parts) == 1 else Node("and", tuple(parts), "op", "and")
+        return self.chain("and", self.or_)
 
     def or_(self) -> Node:
-        parts = [self.unary()]
-        while self.toks[self.i] == "or":
-            self.i += 1
-            parts.append(self.unary())
-        return parts[0] if len(parts) == 1 else Node("or", tuple(parts), "op", "or")
+        return self.chain("or", self.unary)
 
-    def _unary(self) -> Node:
+    def chain(self, op: str, part: Callable[[], Node]) -> Node:
+        """``part op part op ...``: one ``op`` node over the parts (a lone part as it is)."""
+        parts = self.separated(op, part)
+        return parts[0] if len(parts) == 1 else Node(op, tuple(parts), "op", op)
+
+    def separated(self, sep: str, part: Callable[[], Node], first: Node | None = None) -> list[Node]:
+        """``part sep part sep ...`` (``first``: the first part, already read)."""
+        parts = [part() if first is None else first]
+        while self.toks[self.i] == sep:
+            self.i += 1
+            parts.append(part())
+        return parts
+
+    @_nested
+    def unary(self) -> Node:
         tok = self.toks[self.i]
         if tok == "not":
             self.i += 1
@@ -329,7 +320,8 @@ class _Parser:
         return Node(op, (lhs, rhs), "op", "cmp")
 
     # -------------------------------------------------------------- values
-    def _value(self) -> Node:
+    @_nested
+    def value(self) -> Node:
         start = self.i
         self.value_primary()
         while self.toks[self.i] in ("+", "-"):
@@ -357,10 +349,7 @@ class _Parser:
             return
         if tok == "[":
             self.i += 1
-            self.value()
-            while self.toks[self.i] == ",":
-                self.i += 1
-                self.value()
+            self.separated(",", self.value)
             self.expect("]")
             return
         if tok == "new":
@@ -411,152 +400,102 @@ def parse(program: str) -> Node:
 def _emit(node: Node, out: list, tout: list) -> None:
     """Append the program tokens of ``node`` to ``out`` and its template tokens to ``tout``."""
     rule = node.rule
+    c = node.children
     if rule == "param":
-        c = node.children
         out.append("param:" + c[0].label + ":" + c[1].label if len(c) == 2 else "param:" + c[0].label)
         tout.append("param:property:type")  # an omitted type is still a type: same template
     elif rule == "value" or rule == "bool_filter":
         out.append(node.label)
         tout.append("entity")
     elif rule == "cmp":
-        _emit(node.children[0], out, tout)
-        out.append(node.label)
-        tout.append("op")
-        _emit(node.children[1], out, tout)
+        _emit(c[0], out, tout)
+        _say(out, tout, node.label, "op")
+        _emit(c[1], out, tout)
     elif rule == "table":
-        out.append(node.label)
-        tout.append("@table")
+        _say(out, tout, node.label, "@table")
     elif rule == "filter":
-        _operand(node.children[0], out, tout)
-        out.append("filter")
-        tout.append("filter")
-        _emit(node.children[1], out, tout)
+        _operand(c[0], out, tout)
+        _say(out, tout, "filter")
+        _emit(c[1], out, tout)
     elif rule == "and" or rule == "or":
-        for i, child in enumerate(node.children):
-            if i:
-                out.append(node.label)
-                tout.append("op")
-            _emit(child, out, tout)
+        _emit_list(c, out, tout, node.label, "op")
     elif rule == "projection":
-        out.append("[")
-        tout.append("[")
-        for i, p in enumerate(node.children[:-1]):
-            if i:
-                out.append(",")
-                tout.append(",")
-            _emit(p, out, tout)
-        out.append("]")
-        out.append("of")
-        tout.append("]")
-        tout.append("of")
-        _operand(node.children[-1], out, tout)
+        _say(out, tout, "[")
+        _emit_list(c[:-1], out, tout)
+        _say(out, tout, "]", "]", "of")
+        _operand(c[-1], out, tout)
     elif rule == "program":
-        out.append("now")
-        out.append("=>")
-        tout.append("now")
-        tout.append("=>")
-        _emit(node.children[0], out, tout)
-        out.append("=>")
-        out.append("notify")
-        tout.append("=>")
-        tout.append("notify")
-    elif rule == "index":
-        _operand(node.children[0], out, tout)
-        out.append("[")
-        tout.append("[")
-        for i, v in enumerate(node.children[1:]):
-            if i:
-                out.append(",")
-                tout.append(",")
-            _emit(v, out, tout)
-        out.append("]")
-        tout.append("]")
+        _say(out, tout, "now", "now", "=>")
+        _emit(c[0], out, tout)
+        _say(out, tout, "=>", "=>", "notify")
+    elif rule == "index" or rule == "slice":
+        _operand(c[0], out, tout)
+        _say(out, tout, "[")
+        _emit_list(c[1:], out, tout, "," if rule == "index" else ":")
+        _say(out, tout, "]")
     elif rule == "sort":
-        p, d, t = node.children
-        out.append("sort")
-        tout.append("func")
-        _emit(p, out, tout)
-        out.append(d.label)
-        out.append("of")
-        tout.append("func_mod")
-        tout.append("of")
-        _operand(t, out, tout)
+        _say(out, tout, "sort", "func")
+        _emit(c[0], out, tout)
+        _say(out, tout, c[1].label, "func_mod", "of")
+        _operand(c[2], out, tout)
     elif rule == "compute":
-        out.append("compute")
-        tout.append("compute")
-        _emit(node.children[0], out, tout)
-        out.append("of")
-        tout.append("of")
-        _operand(node.children[1], out, tout)
+        _say(out, tout, "compute")
+        _emit(c[0], out, tout)
+        _say(out, tout, "of")
+        _operand(c[1], out, tout)
     elif rule == "call":
-        out.append(node.label)
-        out.append("(")
-        tout.append("func")
-        tout.append("(")
-        for i, a in enumerate(node.children):
-            if i:
-                out.append(",")
-                tout.append(",")
-            _emit(a, out, tout)
-        out.append(")")
-        tout.append(")")
+        _say(out, tout, node.label, "func", "(")
+        _emit_list(c, out, tout)
+        _say(out, tout, ")")
     elif rule == "not":
-        out.append("not")
-        tout.append("op")
-        _emit(node.children[0], out, tout)
+        _say(out, tout, "not", "op")
+        _emit(c[0], out, tout)
     elif rule == "group":
-        out.append("(")
-        tout.append("(")
-        _emit(node.children[0], out, tout)
-        out.append(")")
-        tout.append(")")
-    elif rule == "slice":
-        t, a, b = node.children
-        _operand(t, out, tout)
-        out.append("[")
-        tout.append("[")
-        _emit(a, out, tout)
-        out.append(":")
-        tout.append(":")
-        _emit(b, out, tout)
-        out.append("]")
-        tout.append("]")
+        _operand(c[0], out, tout)
     elif rule == "aggregate":
-        c = node.children
-        out.append("aggregate")
-        out.append(c[0].label)
-        tout.append("func")
-        tout.append("func")
+        _say(out, tout, "aggregate", "func")
+        _say(out, tout, c[0].label, "func")
         if len(c) == 3:
             _emit(c[1], out, tout)
-        out.append("of")
-        tout.append("of")
+        _say(out, tout, "of")
         _operand(c[-1], out, tout)
     elif rule == "array_filter" or rule == "subquery":
-        _emit(node.children[0], out, tout)
+        _emit(c[0], out, tout)
         if rule == "array_filter":
-            out.append("filter")
-            tout.append("filter")
-        out.append("{")
-        tout.append("{")
-        _emit(node.children[1], out, tout)
-        out.append("}")
-        tout.append("}")
+            _say(out, tout, "filter")
+        _say(out, tout, "{")
+        _emit(c[1], out, tout)
+        _say(out, tout, "}")
     elif rule == "join":
-        _operand(node.children[0], out, tout)
-        out.append("join")
-        tout.append("join")
-        _operand(node.children[1], out, tout)
+        _operand(c[0], out, tout)
+        _say(out, tout, "join")
+        _operand(c[1], out, tout)
     else:
         raise ValueError(f"tree: unknown ThingTalk node rule {rule!r} (label {node.label!r})")
 
 
+def _say(out: list, tout: list, word: str, token: str | None = None, then: str | None = None) -> None:
+    """``word`` into the program and ``token`` (default: the word itself) into the template, then
+    ``then`` into both."""
+    out.append(word)
+    tout.append(word if token is None else token)
+    if then is not None:
+        out.append(then)
+        tout.append(then)
+
+
+def _emit_list(nodes, out: list, tout: list, sep: str = ",", token: str | None = None) -> None:
+    """``nodes`` separated by ``sep`` (``token`` in the template; default: ``sep``)."""
+    for i, child in enumerate(nodes):
+        if i:
+            _say(out, tout, sep, token)
+        _emit(child, out, tout)
+
+
 def _operand(node: Node, out: list, tout: list) -> None:
-    out.append("(")
-    tout.append("(")
+    _say(out, tout, "(")
     _emit(node, out, tout)
-    out.append(")")
-    tout.append(")")
+    _say(out, tout, ")")
 
 
 def render(tree: Node) -> tuple[str, str]:
