@@ -276,3 +276,62 @@ def test_cli_data_dependent_messages_name_cli_options(tmp_path, capsys):
     assert main(["datamap", nan]) == 2
     assert "--nan-policy omit" in capsys.readouterr().err
     assert main(["datamap", nan, "--nan-policy", "drop"]) == 0
+
+
+# ----------------------------------------------------------------------------- degenerate inputs (issue 33)
+def _noise_table(loss0=(2.0, 2.0), correct0=(False, False)) -> pa.Table:
+    return pa.table({"example_id": [0, 1, 0, 1, 0, 1], "epoch": [0, 0, 1, 1, 2, 2],
+                     "loss": [*loss0, 0.5, 1.5, 0.2, 1.4], "correct": [*correct0, True, False, True, False],
+                     "margin_deficit": [3.0, 3.0, 0.0, 2.0, 0.0, 1.5]})
+
+
+def test_a_first_epoch_of_nan_losses_is_refused_by_the_noise_recipe():
+    from hf_synthsample.cartography import flag_noisy, noise_window
+
+    t = _noise_table(loss0=(float("nan"), float("nan")))
+    for call in (lambda: noise_window(t), lambda: flag_noisy(t, count=1)):
+        with pytest.raises(ValueError, match=r"the first complete epoch \(0\) has no finite training loss"):
+            call()
+    inf = _noise_table(loss0=(float("inf"), float("inf")))
+    with pytest.raises(ValueError, match="no finite training loss"):
+        noise_window(inf)
+
+
+def test_a_last_epoch_of_nan_losses_is_refused_by_flag_noisy():
+    from hf_synthsample.cartography import flag_noisy
+
+    t = _noise_table()
+    t = t.set_column(2, "loss", pa.array([2.0, 2.0, 0.5, 1.5, float("nan"), float("nan")]))
+    with pytest.raises(ValueError, match=r"flag_noisy: the last complete epoch \(2\) has no finite training loss"):
+        flag_noisy(t, count=1)
+
+
+def test_duplicate_rows_are_refused_by_fit_curve():
+    from hf_synthsample.cartography import fit_curve, flag_noisy
+
+    t = _noise_table()
+    twice = pa.concat_tables([t, t.slice(2, 1)])  # (example 0, epoch 1) again
+    for call in (lambda: fit_curve(twice), lambda: flag_noisy(twice, count=1)):
+        with pytest.raises(ValueError, match=r"fit_curve: 1 \(example_id, epoch\) pairs are recorded twice \(first: "
+                                             r"example id 0, epoch 1\)"):
+            call()
+    # a partial epoch plus a duplicate must not look complete
+    partial = pa.concat_tables([t.slice(0, 5), t.slice(4, 1)])
+    with pytest.raises(ValueError, match="recorded twice"):
+        fit_curve(partial)
+
+
+@pytest.mark.parametrize("values, match", [
+    ([0.0, float("nan"), 1.0, 0.0, 1.0, 0.0], r"'correct' must hold booleans \(or 0 / 1\), but 1 value\(s\) are not "
+                                              r"\(first: nan at row 1\)"),
+    ([0, 2, 1, 0, 1, 0], r"\(first: 2.0 at row 1\)"),
+])
+def test_a_nan_or_non_boolean_correctness_is_refused_not_a_nan_fit_score(values, match):
+    from hf_synthsample.cartography import fit_curve, flag_noisy
+
+    t = _noise_table().set_column(3, "correct", pa.array(values))
+    for call in (lambda: fit_curve(t), lambda: flag_noisy(t, count=1), lambda: DataMap.from_dynamics(t, "loss")):
+        with pytest.raises(ValueError, match=match):
+            call()
+    with pytest.raises(TypeError, match="'correct' must hold booleans"):
+        fit_curve(_noise_table().set_column(3, "correct", pa.array(["y"] * 6)))

@@ -173,9 +173,9 @@ def test_flags_the_wrong_labels_of_a_trained_run(tmp_path):
 
 def test_wrong_column_types_and_nulls_are_named():
     t = dynamics(LOSS, CORRECT)
-    with pytest.raises(TypeError, match="'example_id' must hold integers"):
+    with pytest.raises(TypeError, match="'example_id' must hold integer or string example ids"):
         fit_curve(t.set_column(t.schema.get_field_index("example_id"), "example_id",
-                               pa.array([str(v) for v in t.column("example_id").to_pylist()])))
+                               pa.array([float(v) for v in t.column("example_id").to_pylist()])))
     with pytest.raises(ValueError, match="'epoch' has 1 missing"):
         fit_curve(t.set_column(t.schema.get_field_index("epoch"), "epoch",
                                pa.array([None] + t.column("epoch").to_pylist()[1:], pa.int64())))

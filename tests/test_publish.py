@@ -256,3 +256,45 @@ def test_curated_cards_hold_no_absolute_local_paths(curated, tmp_path):
     assert "alice-private" not in card and "<local>/pool.parquet" in card and "data_dir='<local>/pools'" in card
     assert read_card_metadata(folder)["hf_synthsample"]["curated"]["c"]["source_config"] == {"data_dir": "<local>/pools"}
     assert provenance.source == secret  # the object itself is not changed
+
+
+# ----------------------------------------------------------------------------- no network (issue 33)
+class UnreachableHubApi(FakeHubApi):
+    """Every call fails as huggingface_hub's HTTP client does without a network."""
+
+    def repo_exists(self, repo_id, repo_type=None, token=None):
+        self.calls.append(("repo_exists", repo_id, repo_type))
+        import importlib
+
+        for name in ("httpx2", "httpx"):
+            try:
+                raise importlib.import_module(name).ConnectError("[Errno -2] Name or service not known")
+            except ImportError:
+                continue
+        raise ConnectionError("[Errno -2] Name or service not known")
+
+
+def test_push_without_a_network_names_the_hub_and_the_repo(curated, tmp_path):
+    _, _, subset, provenance = curated
+    api = UnreachableHubApi(tmp_path)
+    with pytest.raises(ConnectionError, match=r"cannot reach the Hugging Face Hub \(https://.*\) to push dataset repo "
+                                              r"'someone/x': ConnectError.*Nothing was uploaded.*hf upload someone/x"):
+        push_curated(subset, "someone/x", provenance=provenance, token=TOKEN, api=api)
+    assert api.calls == [("repo_exists", "someone/x", "dataset")]  # one try, no retry loop
+
+
+def test_push_in_offline_mode_fails_before_any_call(curated, monkeypatch):
+    _, _, subset, provenance = curated
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
+    with pytest.raises(ConnectionError, match="Hugging Face Hub .* dataset repo 'someone/x': HF_HUB_OFFLINE is set"):
+        push_curated(subset, "someone/x", provenance=provenance, token=TOKEN)
+
+
+@pytest.mark.parametrize("repo_id, where", [("./curated", "a local path"), ("/data/out/curated", "a local path"),
+                                            ("{tmp}", "an existing local path")])
+def test_push_to_a_local_path_says_so(curated, tmp_path, repo_id, where):
+    _, _, subset, provenance = curated
+    api = FakeHubApi(tmp_path)
+    with pytest.raises(ValueError, match=f"repo_id: .* is {where}.*not a Hub repo id.*save_curated"):
+        push_curated(subset, repo_id.format(tmp=tmp_path), provenance=provenance, token=TOKEN, api=api)
+    assert api.calls == []

@@ -137,6 +137,24 @@ def _int_column(table, name: str, where: str) -> np.ndarray:
     return out
 
 
+def _correct_column(table, name: str, where: str) -> np.ndarray:
+    """A correctness column as 0.0 / 1.0: booleans, or numbers that are all 0 or 1 (a NaN or a
+    missing value would give a NaN fitted share or correctness, not an error)."""
+    import pyarrow as pa
+
+    col = table.column(name)
+    if col.null_count:
+        raise ValueError(f"{where}: column {name!r} has {col.null_count} missing values")
+    if not (pa.types.is_boolean(col.type) or pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
+        raise TypeError(f"{where}: column {name!r} must hold booleans (exact match or not), got {col.type}")
+    values = col.to_numpy(zero_copy_only=False).astype(np.float64)
+    bad = ~np.isin(values, (0.0, 1.0))
+    if bad.any():
+        raise ValueError(f"{where}: column {name!r} must hold booleans (or 0 / 1), but {int(bad.sum())} value(s) are "
+                         f"not (first: {float(values[bad][0])!r} at row {int(np.flatnonzero(bad)[0])})")
+    return values
+
+
 def _id_array(table, where: str) -> np.ndarray:
     """The ``example_id`` column: integers >= 0 (``int64``) or strings (``str``), none missing."""
     import pyarrow as pa
@@ -367,9 +385,7 @@ class DataMap:
         name = (lambda code: int(code)) if id_values is None else (lambda code: str(id_values[code]))
         epoch = _int_column(table, "epoch", where)
         values = table.column(measure).to_numpy(zero_copy_only=False).astype(np.float64)  # null -> NaN
-        if table.column(correctness).null_count:
-            raise ValueError(f"{where}: column {correctness!r} has {table.column(correctness).null_count} missing values")
-        correct = table.column(correctness).to_numpy(zero_copy_only=False).astype(np.float64)
+        correct = _correct_column(table, correctness, where)
         if not len(epoch):
             raise ValueError(f"{where}: no rows recorded")
         # one sort of (example_id, epoch) keys gives the examples, the duplicates and (bincount) the

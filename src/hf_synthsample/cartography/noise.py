@@ -89,18 +89,25 @@ def fit_curve(dynamics: Any) -> dict[str, np.ndarray]:
         >>> {k: v.tolist() for k, v in fit_curve(t).items()}
         {'epoch': [0, 1], 'fitted': [0.0, 0.5], 'loss': [2.0, 1.0]}
     """
-    from .datamap import _id_array, _int_column
+    from .datamap import _correct_column, _id_array, _int_column
+    from .ids import id_codes
 
     t = _train_table(dynamics, "fit_curve")
     if not t.num_rows:
         raise ValueError("fit_curve: the dynamics hold no rows")
-    ids = _id_array(t, "fit_curve")
+    values, ids = id_codes(_id_array(t, "fit_curve"))
     epoch = _int_column(t, "epoch", "fit_curve")
-    if t.column("correct").null_count:
-        raise ValueError(f"fit_curve: column 'correct' has {t.column('correct').null_count} missing values")
+    correct = _correct_column(t, "correct", "fit_curve")
     loss = t.column("loss").to_numpy(zero_copy_only=False).astype(np.float64)  # NaN: a row without gold tokens
-    correct = t.column("correct").to_numpy(zero_copy_only=False).astype(np.float64)
     n = len(np.unique(ids))
+    # a pair recorded twice would count twice and make its epoch look complete
+    key = np.sort(ids * (int(epoch.max()) + 1) + epoch)
+    twice = np.flatnonzero(key[1:] == key[:-1])
+    if len(twice):
+        k, span = int(key[twice[0]]), int(epoch.max()) + 1
+        raise ValueError(f"fit_curve: {len(twice)} (example_id, epoch) pairs are recorded twice (first: example id "
+                         f"{(k // span) if values is None else str(values[k // span])!r}, epoch {k % span}); "
+                         f"dynamics hold one row per example and epoch")
     epochs, inverse, rows = np.unique(epoch, return_inverse=True, return_counts=True)
     ok = np.isfinite(loss)
     valued = np.bincount(inverse, weights=ok)
@@ -130,6 +137,11 @@ def noise_window(dynamics: Any, *, loss_drop: float = 0.9) -> tuple[int, int]:
     loss_drop = check_float("loss_drop", loss_drop, min=0.0, max=1.0, min_inclusive=False)
     curve = fit_curve(dynamics)
     loss, epochs = curve["loss"], curve["epoch"]
+    if not np.isfinite(loss[0]):
+        raise ValueError(
+            f"noise_window: the first complete epoch ({int(epochs[0])}) has no finite training loss (every row's loss "
+            f"is NaN or inf: the run diverged, or no row has a gold token), so the fall of the loss cannot be "
+            f"measured; fit_curve(dynamics) shows the loss per epoch")
     first, low = loss[0], np.nanmin(loss)
     # a float tolerance: loss_drop=1 must reach the lowest epoch itself
     threshold = first - loss_drop * (first - low) + 1e-12 * max(1.0, abs(first))
@@ -205,6 +217,9 @@ def flag_noisy(dynamics: Any, *, fraction: float | None = None, count: int | Non
     table = _train_table(dynamics, "flag_noisy")
     lo, hi = noise_window(table, loss_drop=loss_drop)
     curve = fit_curve(table)
+    if not np.isfinite(curve["loss"][-1]):
+        raise ValueError(f"flag_noisy: the last complete epoch ({int(curve['epoch'][-1])}) has no finite training loss "
+                         f"(the run diverged?); its flags and fit figures would be NaN")
     dm = DataMap.from_dynamics(table, "loss", min_epoch=lo, max_epoch=hi, nan_policy="omit")
     k = _flag_count(fraction, count, len(dm))
     ids = dm.ranking(measure, order="hardest-first")[:k]

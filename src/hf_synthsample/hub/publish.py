@@ -23,9 +23,12 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import importlib
 import os
 import re
+import socket
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
@@ -260,7 +263,9 @@ def push_curated(
     merged), so a push that happened in between is never overwritten: the Hub refuses the
     commit and this raises, and pushing again merges with the new head. Everything is checked
     (dataset, config name, repo id, token, license) before anything is uploaded. ``api`` defaults
-    to ``huggingface_hub.HfApi(token=token)``. ``license``: the card's Hub license id (default:
+    to ``huggingface_hub.HfApi(token=token)``. Offline (``HF_HUB_OFFLINE``) or without a network
+    it raises a ``ConnectionError`` naming the Hub and the repo at the first call, with nothing
+    uploaded; a local path given as ``repo_id`` is refused (write folders with :func:`save_curated`). ``license``: the card's Hub license id (default:
     the repo's card keeps the one it has, if any).
 
     Why not ``Dataset.push_to_hub(repo_id, config_name=...)``: for a plain config it does the
@@ -274,12 +279,13 @@ def push_curated(
     Returns:
         The ``CommitInfo`` of the commit.
     """
-    from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
-    from huggingface_hub.utils import HfHubHTTPError, HFValidationError, get_token, validate_repo_id
+    from huggingface_hub import HfApi
+    from huggingface_hub.utils import HFValidationError, get_token, validate_repo_id
 
     parts = _check_inputs(dataset, provenance, config_name)
     _statistics(statistics)  # a bad statistics argument fails before any work
     license = check_license(license)
+    _check_not_a_path(repo_id)
     try:
         validate_repo_id(repo_id)
     except HFValidationError as err:
@@ -291,7 +297,65 @@ def push_curated(
     token = token or get_token()
     if not token:
         raise ValueError("token: no Hugging Face token; pass token=... or log in with `hf auth login`")
-    api = api if api is not None else HfApi(token=token)
+    if api is None:
+        from huggingface_hub.constants import is_offline_mode
+
+        if is_offline_mode():  # fail now, not after building the upload
+            raise ConnectionError(_unreachable(repo_id, "HF_HUB_OFFLINE is set (offline mode)"))
+        api = HfApi(token=token)
+    with _hub_errors(repo_id):
+        return _push(api, parts, repo_id, provenance=provenance, config_name=config_name, statistics=statistics,
+                     plots=plots, token=token, private=private, commit_message=commit_message,
+                     parent_commit=parent_commit, license=license)
+
+
+def _unreachable(repo_id: str, why: str) -> str:
+    from huggingface_hub.constants import ENDPOINT
+
+    return (f"push_curated: cannot reach the Hugging Face Hub ({ENDPOINT}) to push dataset repo {repo_id!r}: {why}. "
+            f"Nothing was uploaded. Write the folder with save_curated(...) and upload it when online: "
+            f"`hf upload {repo_id} <folder> --repo-type dataset`")
+
+
+@contextlib.contextmanager
+def _hub_errors(repo_id: str):
+    """A network failure (no connection, DNS, timeout, offline mode) as one ``ConnectionError``
+    naming the Hub and the repo; the Hub's own answers (HTTP status errors) pass unchanged."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    network: list[type] = [ConnectionError, TimeoutError, socket.gaierror]
+    for module in ("httpx2", "httpx", "requests"):  # whichever HTTP client huggingface_hub uses
+        try:
+            lib = importlib.import_module(module)
+        except ImportError:
+            continue
+        network += [c for c in (getattr(lib, "TransportError", None), getattr(lib, "ConnectionError", None),
+                                getattr(lib, "Timeout", None)) if isinstance(c, type) and issubclass(c, Exception)]
+    try:
+        yield
+    except HfHubHTTPError:
+        raise
+    except tuple(network) as err:
+        raise ConnectionError(_unreachable(repo_id, f"{type(err).__name__}: {err}")) from err
+
+
+def _check_not_a_path(repo_id: Any) -> None:
+    """A local path given as ``repo_id`` gets its own message (the Hub's would be about characters)."""
+    if not isinstance(repo_id, (str, os.PathLike)):
+        raise TypeError(f"repo_id must be a str 'namespace/name', got {type(repo_id).__name__}")
+    text = os.fspath(repo_id)
+    if isinstance(repo_id, os.PathLike) or text.startswith((".", "/", "~", "\\")) or text.count("/") > 1 \
+            or os.path.exists(text):
+        where = "an existing local path" if os.path.exists(text) else "a local path (and no such folder exists)"
+        raise ValueError(f"repo_id: {text!r} is {where}, not a Hub repo id ('namespace/name'). push_curated pushes "
+                         f"to the Hub; to write a local folder use save_curated(dataset, {text!r}, provenance)")
+
+
+def _push(api, parts: dict, repo_id: str, *, provenance: Provenance, config_name: str, statistics: Any, plots,
+          token: str, private, commit_message, parent_commit, license) -> Any:
+    """:func:`push_curated` once every argument is checked: read the repo, build the files, one commit."""
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+    from huggingface_hub.utils import HfHubHTTPError
 
     previous_meta: dict = {}
     previous_body = ""
