@@ -71,14 +71,15 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import logging
 import os
 import sys
 import time
 
-from harness import (ResultsTable, RunBook, Score, add_overrides, add_presets, add_run_flags, cpu_seconds,
-                     describe_settings, finish_args, is_main_process, say, start_run, with_restarts, write_results)
+from cartography_runs import (LR_SCHEDULES, Experiment, Runs, _cuda, _fit_note, read_cogs,  # noqa: F401 (read_*: API)
+                              read_scan)
+from harness import (ResultsTable, add_overrides, add_presets, add_run_flags, cpu_seconds, describe_settings,
+                     finish_args, is_main_process, say, start_run, with_restarts, write_results)
 
 #: the result files a run writes at the top of --out; a run first removes those of the previous one
 #: (harness.clear_outputs), so tables of two runs never sit side by side
@@ -96,17 +97,6 @@ SCAN_CONFIGS = ("length", "addprim_jump", "addprim_turn_left", "template_around_
                 "template_opposite_right", "simple")
 #: the paper's Table 3 combinations (2/3 from the first region, 1/3 from the second)
 COMBINATIONS = ("ambiguous+easy-to-learn", "hard-to-learn+ambiguous", "hard-to-learn+easy-to-learn")
-EVAL_SPLITS = {"cogs": ("dev", "test", "gen"), "scan": ("iid", "ood")}
-#: --lr-schedule -> the Trainer's lr_scheduler_type
-LR_SCHEDULES = {"linear": "linear", "constant": "constant_with_warmup"}
-
-
-def score_columns(data: str) -> tuple[str, ...]:
-    """Exact-match columns of the evaluation splits, then their BLEU columns."""
-    splits = EVAL_SPLITS["scan" if data.startswith("scan:") else "cogs"]
-    return splits + tuple(f"{s} BLEU" for s in splits)
-
-
 #: what every preset shares unless it says otherwise: the --small (CPU, under 10 minutes) settings
 _BASE = {"num_train": 1000, "num_eval": 100, "d_model": 64, "layers": 2, "ffn": 256, "heads": 4, "batch_size": 32,
          "map_epochs": 4, "min_epoch": 1, "steps": 80, "lr": 2e-3, "max_new_tokens": None, "combinations": False,
@@ -143,85 +133,6 @@ PRESETS = {
                   steps=50_000, lr=1e-4, combinations=True, schedules=("exponential", "bins"),
                   curriculum_regions=REGIONS, seeds=[0, 1, 2], fit_size=1000, map_fit_target=50.0),
 }
-# ----------------------------------------------------------------------------- data
-def read_cogs(path: str, num_examples: int = 0, seed: int = 0, *, keep_exposure: bool = False,
-              per_category: int = 0):
-    """A COGS-style TSV (sentence, logical form, category) as a ``Dataset`` with columns
-    ``source``, ``target``, ``category``; a seeded sample of ``num_examples`` rows (0: all).
-
-    ``keep_exposure``: the sample holds every row whose category is not ``in_distribution`` (COGS
-    train's 143 primitives and 12 exposure examples, the only rows with the words the gen set's
-    lexical categories test) and ``num_examples`` minus those of the others. ``per_category``: a
-    stratified sample instead, that many rows of each category (file order kept).
-
-    Example:
-        >>> import tempfile
-        >>> path = os.path.join(tempfile.mkdtemp(), "x.tsv")
-        >>> _ = open(path, "w").write("A frog hopped .\\tfrog ( x _ 1 ) AND hop . agent ( x _ 2 , x _ 1 )\\tin_distribution\\n")
-        >>> read_cogs(path)[0]["category"]
-        'in_distribution'
-    """
-    import random
-
-    from datasets import Dataset
-
-    rows = []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            parts = line.rstrip("\n").split("\t")
-            if len(parts) < 2:
-                raise ValueError(f"{path}:{lineno}: expected source<TAB>target[<TAB>category], got {line[:80]!r}")
-            rows.append((parts[0], parts[1], parts[2] if len(parts) > 2 else ""))
-    if per_category:
-        rng, by_category = random.Random(seed), {}
-        for i, r in enumerate(rows):
-            by_category.setdefault(r[2], []).append(i)
-        picked = sorted(i for _, idx in sorted(by_category.items()) for i in rng.sample(idx, min(per_category, len(idx))))
-        rows = [rows[i] for i in picked]
-    elif num_examples and num_examples < len(rows):
-        kept = [r for r in rows if keep_exposure and r[2] != "in_distribution"]
-        if len(kept) > num_examples:
-            raise ValueError(f"--num-train {num_examples}: the {len(kept)} primitive/exposure rows of {path} do not "
-                             "fit (give more rows, or --no-keep-exposure)")
-        rest = [r for r in rows if not (keep_exposure and r[2] != "in_distribution")]
-        rows = kept + random.Random(seed).sample(rest, num_examples - len(kept))
-    return Dataset.from_dict({"source": [r[0] for r in rows], "target": [r[1] for r in rows],
-                              "category": [r[2] for r in rows]})
-
-
-def read_scan(config: str, *, num_train: int, num_eval: int, seed: int, cache_dir: str | None = None):
-    """An exact SCAN split as ``(train pool, {"iid": ..., "ood": ...})`` with the COGS example's
-    columns (``source``, ``target``, ``category``).
-
-    The pool is a seeded sample of ``num_train`` rows of the split's train set (0: all but the
-    i.i.d. rows); ``iid`` is ``num_eval`` other rows of that train set (never trained on: the
-    in-distribution test SCAN lacks); ``ood`` is ``num_eval`` rows of the split's test set (0: all).
-    """
-    import numpy as np
-
-    import hf_synthsample
-
-    ds = hf_synthsample.load_dataset("scan", config, seed=seed, cache_dir=cache_dir)
-    train, test = ds["train"], ds["test"]
-    order = np.random.default_rng(seed).permutation(train.num_rows)
-    n_iid = min(num_eval or 1000, train.num_rows // 5)
-    pool_rows = order[n_iid:] if not num_train else order[n_iid:n_iid + num_train]
-
-    def shaped(d, rows, category):
-        d = d.select(np.sort(rows))
-        return d.rename_columns({"commands": "source", "actions": "target"}).add_column(
-            "category", [category] * d.num_rows)
-
-    ood_rows = np.arange(test.num_rows) if not num_eval or num_eval >= test.num_rows else np.sort(
-        np.random.default_rng(seed + 1).permutation(test.num_rows)[:num_eval])
-    return shaped(train, pool_rows, "train"), {"iid": shaped(train, order[:n_iid], "iid"),
-                                                "ood": shaped(test, ood_rows, config)}
-
-
-
-
 # ----------------------------------------------------------------------------- settings
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
@@ -361,114 +272,6 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 # ----------------------------------------------------------------------------- experiment
-class Experiment:
-    """The shared pieces of every run: data, tokenizer, model settings, evaluation."""
-
-    def __init__(self, a: argparse.Namespace):
-        from hf_synthsample.cartography import add_example_ids
-        from hf_synthsample.models import build_word_tokenizer
-
-        self.a = a
-        if a.data == "cogs":
-            train = read_cogs(a.train, a.num_train, a.seed, keep_exposure=a.keep_exposure)
-            self.evals = {"dev": read_cogs(a.dev, a.num_eval, a.seed), "test": read_cogs(a.test, a.num_eval, a.seed)}
-            if a.gen:
-                self.evals["gen"] = read_cogs(a.gen, a.num_eval, a.seed, per_category=a.gen_per_category)
-        else:
-            train, self.evals = read_scan(a.data[5:], num_train=a.num_train, num_eval=a.num_eval, seed=a.seed,
-                                          cache_dir=a.cache_dir)
-        # every row carries its example id: subsets are chosen by id (the data map's key), never by position
-        self.train = add_example_ids(train)
-        self.columns = score_columns(a.data)
-        # the vocabulary is the training pool's (as in the paper): dev/test words never seen in
-        # training become <unk> and those rows cannot be matched exactly
-        self.tokenizer = build_word_tokenizer(self.train, columns=["source", "target"])
-        self.max_new_tokens = a.max_new_tokens or 1 + max(
-            len(t.split()) for ds in self.evals.values() for t in ds["target"])
-        self.lengths = [len(t.split()) for t in self.train["target"]]
-
-    def rows(self, dm, example_ids) -> "Dataset":
-        """The pool rows with these example ids (in the given order), matched by ``example_id``."""
-        return self.train.select(dm.positions(self.train, list(example_ids)).tolist())
-
-    def model(self, seed: int):
-        from hf_synthsample.models import build_scratch_model
-
-        a = self.a
-        return build_scratch_model(
-            self.tokenizer, "bart", seed=seed, d_model=a.d_model, encoder_layers=a.layers, decoder_layers=a.layers,
-            encoder_attention_heads=a.heads, decoder_attention_heads=a.heads, encoder_ffn_dim=a.ffn,
-            decoder_ffn_dim=a.ffn, max_position_embeddings=512)
-
-    def fit_sample(self, rows, seed: int):
-        """``fit_size`` rows of ``rows`` (a seeded sample, in row order): seed 0 is the reported fit's, seed 1
-        the stopping rule's (a ``FitTargetCallback``)."""
-        import numpy as np
-
-        n = min(self.a.fit_size, len(rows))
-        return rows.select(np.sort(np.random.default_rng(seed).permutation(len(rows))[:n]))
-
-    def fit_exact_match(self, model, sample) -> float:
-        """Exact match (%) of greedy decodes on training rows (decoded up to their longest target + 1 tokens:
-        a longer output cannot match any of them)."""
-        from hf_synthsample.models import evaluate_seq2seq
-
-        limit = 1 + max(len(t.split()) for t in sample["target"])
-        return float(evaluate_seq2seq(model, self.tokenizer, sample, source_column="source", target_column="target",
-                                      max_new_tokens=limit, batch_size=128)["exact_match"])
-
-    def fit(self, dataset, name: str, *, seed: int, max_steps: int | None = None, epochs: float = 1.0, callbacks=(),
-            model=None, keep_ids: bool = False, **training_args):
-        """Train a fresh model on ``dataset`` (``max_steps`` optimizer steps, or ``epochs``)."""
-        model = model if model is not None else self.model(seed)
-        from hf_synthsample.models import train_seq2seq
-
-        a = self.a
-        training_args.setdefault("warmup_steps", a.warmup_steps)
-        training_args.setdefault("learning_rate", a.lr)
-        drop = [c for c in ("category", "example_id") if c in dataset.column_names and not (keep_ids and c == "example_id")]
-        return train_seq2seq(
-            model, self.tokenizer, dataset.remove_columns(drop), source_column="source",
-            target_column="target", output_dir=os.path.join(a.out, "runs", name), epochs=epochs,
-            max_steps=max_steps or -1, batch_size=a.batch_size, seed=seed, callbacks=callbacks,
-            use_cpu=not _cuda(), disable_tqdm=True, **training_args)
-
-    def evaluate(self, trainer, trained_on=None, *, fit: float | None = None) -> dict[str, float | None]:
-        """Exact match (%) and corpus BLEU of greedy decodes on each evaluation split (``gen*`` are
-        ``None`` when the set is absent), and ``fit``: exact match on ``fit_size`` rows of
-        ``trained_on`` (the run's own training rows), or ``fit`` when the caller already measured it on
-        this model. BLEU is a secondary, graded view."""
-        import numpy as np
-
-        from hf_synthsample.metrics.scores import bleu
-        from hf_synthsample.models import evaluate_seq2seq
-
-        model = trainer.accelerator.unwrap_model(trainer.model)
-        scores: dict[str, float | None] = {c: None for c in self.columns}
-        for split, ds in self.evals.items():
-            r = evaluate_seq2seq(model, self.tokenizer, ds, source_column="source", target_column="target",
-                                 max_new_tokens=self.max_new_tokens, batch_size=128)
-            scores[split] = float(r["exact_match"])
-            # the logical forms are already whitespace-tokenized: no BLEU re-tokenization
-            scores[f"{split} BLEU"] = float(bleu(r["predictions"], ds["target"], tokenize="none")["bleu"])
-            scores[f"{split} distinct outputs"] = len(set(r["predictions"]))
-            if split == "gen" and len(set(ds["category"])) > 1:  # COGS gen: exact match per category
-                ok = np.array([" ".join(p.split()) == " ".join(t.split()) for p, t in zip(r["predictions"], ds["target"])])
-                cats = np.array(ds["category"])
-                scores["gen categories"] = {str(c): float(100.0 * ok[cats == c].mean()) for c in sorted(set(cats))}
-        scores["fit"] = fit
-        if fit is None and trained_on is not None and self.a.fit_size:  # with a fit target: on all rows, the figure it is about
-            rows = trained_on if self.a.fit_target else self.fit_sample(trained_on, 0)
-            scores["fit"] = self.fit_exact_match(model, rows)
-        return scores
-
-
-def _cuda() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
-
-
 def build_datamap(exp: Experiment):
     """Phase 1: the data-map run (the full training pool, ``map_epochs`` epochs, CartographyCallback), held to
     ``--map-fit-target``: a model under it is trained again from another init; ``None`` if none reached it."""
@@ -513,116 +316,6 @@ def subset_ids(exp: Experiment, dm, region: str, fraction: float, tokens, seed: 
             raise
         return dm.select(region, fraction, seed=seed).tolist(), False
 
-
-
-def train_one(exp: Experiment, name: str, seed: int, data) -> dict:
-    """Train and score one model on ``data`` (rows, Trainer keywords): its record (scores, fit, steps trained,
-    fit curve, abandoned inits, seconds)."""
-    rows, fit_kwargs = data
-    a = exp.a
-    t0, c0 = time.perf_counter(), time.process_time()
-
-    def attempt(init_seed: int, last: bool):
-        stopper, kwargs = None, dict(fit_kwargs)
-        if a.fit_target:
-            stopper = _stopper(exp, rows, f"{name} seed {seed}" + (f" (init {init_seed})" if init_seed != seed else ""),
-                               last=last or not a.restart_below)
-            kwargs["callbacks"] = [stopper]
-        trainer = exp.fit(rows, f"{name}-seed{seed}", seed=seed, max_steps=a.steps, model=exp.model(init_seed),
-                          lr_scheduler_type=LR_SCHEDULES[a.lr_schedule], **kwargs)
-        note = stopper and {"init_seed": init_seed, "steps": int(trainer.state.global_step),
-                            "fit_curve": [[p, round(v, 2)] for p, v in stopper.history]}
-        return (trainer, stopper), stopper is None or not stopper.abandoned, note
-
-    (trainer, stopper), init_seed, abandoned, _ = with_restarts(
-        attempt, seed=seed, max_restarts=a.max_restarts if a.restart_below else 0,
-        on_restart=lambda nxt, note: say(
-            f"    {name} seed {seed}: fit {note['fit_curve'][-1][1]:.1f} % at step {note['fit_curve'][-1][0]} "
-            f"(< {a.restart_below:g} %): this init did not learn; restarting from init {nxt}"))
-    # a run stopped at the target has just been scored on all its rows (the stopper's last check)
-    scores = exp.evaluate(trainer, trained_on=rows,
-                          fit=stopper.history[-1][1] if stopper is not None and stopper.reached else None)
-    record = {"run": name, "seed": seed, "rows": len(rows), **scores, "steps": int(trainer.state.global_step)}
-    if "category" in rows.column_names:  # COGS: how many primitive / exposure rows the subset kept
-        record["exposure_rows"] = sum(c != "in_distribution" for c in rows["category"])
-    if stopper is not None:
-        record.update(fit_target_reached=stopper.reached, fit_curve=[[p, round(v, 2)] for p, v in stopper.history],
-                      init_seed=init_seed, abandoned_inits=abandoned)
-    record.update(seconds=round(time.perf_counter() - t0, 1), cpu_seconds=round(time.process_time() - c0, 1))
-    say(f"  {record}")
-    if is_main_process():  # each finished run at once: a run stopped part-way keeps what it trained
-        with open(os.path.join(a.out, "runs.partial.jsonl"), "a", encoding="utf-8") as f:
-            f.write(json.dumps(record) + "\n")
-    return record
-
-
-def _stopper(exp: Experiment, rows, label: str, *, last: bool):
-    """The run's ``FitTargetCallback``: every ``eval_every`` steps the fit on ``fit_size`` of its rows, and once
-    that reaches the target the fit on all of them (the figure the target is about); unless this is the
-    ``last`` attempt, a fit still under ``restart_below`` at ``restart_after`` steps abandons it."""
-    from hf_synthsample.models import FitTargetCallback
-
-    a = exp.a
-    sample = exp.fit_sample(rows, 1)
-    guard = dict(abandon_below=a.restart_below, abandon_after=a.restart_after) if a.restart_below and not last else {}
-    return FitTargetCallback(
-        lambda model: exp.fit_exact_match(model, sample), a.fit_target, a.eval_every, unit="step", **guard,
-        confirm=lambda model: exp.fit_exact_match(model, rows),
-        on_check=lambda step, v: say(f"    {label}: step {step}, fit {v:.1f} % (stops at {a.fit_target:g} %)"))
-
-
-class Runs:
-    """The subset runs the tables ask for (a :class:`harness.RunBook`: one per subset and seed, trained once,
-    ``--jobs`` at a time), and their table cells: mean±sd over the seeds, each model's fit beside it."""
-
-    def __init__(self, exp: Experiment):
-        self.exp = exp
-        self.book = RunBook(lambda name, seed, data: train_one(exp, name, seed, data))
-        self.records = self.book.records
-
-    def train(self, name: str, make_rows, **fit_kwargs) -> dict:
-        """Train one model per seed on ``make_rows(seed)``; returns the table cells (Score per column)."""
-        exp = self.exp
-        per_seed = []
-        for seed in exp.a.seeds:
-            rows = make_rows(seed)  # always called: the tables read what it notes (subset sizes, repairs)
-            per_seed.append(self.book.get(name, seed, lambda s, rows=rows: (rows, fit_kwargs)))
-        if None in per_seed:
-            return {col: None for col in self.columns()}
-        cells, fits = {}, [s["fit"] for s in per_seed]
-        for col in exp.columns:
-            values = [s[col] for s in per_seed]
-            cells[col] = None if None in values else (
-                Score.of(values) if col.endswith("BLEU") or None in fits else Score.of(values, fit=fits))
-        if exp.a.fit_target:
-            cells["steps"] = Score.of([s["steps"] for s in per_seed])
-        return cells
-
-    def columns(self) -> tuple[str, ...]:
-        return self.exp.columns + (("steps",) if self.exp.a.fit_target else ())
-
-    def run_planned(self, jobs: int) -> None:
-        """Train every noted run, ``jobs`` at a time, every subset at the first seed first (a run stopped
-        part-way has whole seeds); the records keep the order the tables asked."""
-        self.book.train_planned(jobs, order=lambda name, seed: self.exp.a.seeds.index(seed))
-
-    def category_table(self, names: list[tuple[str, str]]):
-        """COGS gen exact match (%) per category, one column per run (mean±sd over seeds, with its fit)."""
-        by_run = {label: [r for r in self.records if r["run"] == name and r.get("gen categories")]
-                  for name, label in names}
-        by_run = {k: v for k, v in by_run.items() if v}
-        if not by_run:
-            return None
-        cats = sorted(next(iter(by_run.values()))[0]["gen categories"])
-        table = ResultsTable("COGS gen exact match (%) per category", ["category", *by_run],
-                             fit_note=_fit_note(self.exp))
-        for cat in cats:
-            table.add(category=cat, **{label: Score.of([r["gen categories"][cat] for r in recs])
-                                       for label, recs in by_run.items()})
-        table.add(category="all (sampled gen rows)", **{label: Score.of([r["gen"] for r in recs],
-                                                                         fit=[r["fit"] for r in recs])
-                                                         for label, recs in by_run.items()})
-        return table
 
 
 def subset_tables(exp: Experiment, dm, runs: Runs):
@@ -720,12 +413,6 @@ def table_name(fraction: float) -> str:
     """File name of a fraction's table: ``table2`` (33 %), ``table3`` (50 %), else ``subsets-<pct>``."""
     number = {0.33: 2, 0.5: 3}.get(round(fraction, 2))
     return f"table{number}" if number else f"subsets-{round(fraction * 100)}"
-
-
-def _fit_note(exp: Experiment) -> str:
-    rows = "all of the run's own training rows" if exp.a.fit_target else (
-        f"{exp.a.fit_size} rows sampled from the run's own training rows")
-    return f"fit: exact match on {rows} (the model fitted its data when this is high)." if exp.a.fit_size else ""
 
 
 def data_name(a) -> str:

@@ -51,7 +51,6 @@ fit means more steps: ``--gpu --star-lengths 31 --steps 5000``. Figures: ``docs/
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time

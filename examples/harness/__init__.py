@@ -23,7 +23,8 @@ from .run_folder import OUTPUTS_RECORD, clear_outputs, cpu_seconds, is_main_proc
 from .runs import RunBook, run_jobs, with_restarts
 from .tables import ResultsTable, Score, SignedScore
 
-__all__ = ["ConvergenceStopper", "CurveScorer", "OUTPUTS_RECORD", "ResultsTable", "RunBook", "SCHEDULERS", "Score",
-           "SignedScore", "add_overrides", "add_presets", "add_run_flags", "apply_preset", "clear_outputs",
-           "cpu_seconds", "curve_table", "dev_test_split", "error_profile", "describe_settings", "finish_args", "flag", "is_main_process", "run_jobs", "say",
-           "start_run", "with_restarts", "write_results"]
+__all__ = ["ConvergenceStopper", "CurveScorer", "OUTPUTS_RECORD", "ResultsTable", "RunBook", "SCHEDULERS",
+           "Score", "SignedScore", "add_overrides", "add_presets", "add_run_flags", "apply_preset",
+           "clear_outputs", "cpu_seconds", "curve_table", "describe_settings", "dev_test_split",
+           "error_profile", "finish_args", "flag", "is_main_process", "run_jobs", "say", "start_run",
+           "with_restarts", "write_results"]
