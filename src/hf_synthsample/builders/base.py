@@ -41,7 +41,7 @@ import os
 import random
 import shutil
 import sys
-from typing import Any, ClassVar, Iterator, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Iterator, Mapping, Sequence
 
 import datasets
 import numpy as np
@@ -289,6 +289,8 @@ class SyntheticBuilder(datasets.ArrowBasedBuilder):
     #: Hub card YAML known for the domain: ``language``, ``task_categories`` (a ``license`` only
     #: where the source data's license is known; generated data's license is the user's choice)
     CARD_METADATA: ClassVar[dict[str, Any]] = {}
+    #: column -> ``datasets.Value`` dtype, in column order (read by :meth:`_features`)
+    FEATURES: ClassVar[dict[str, str]] = {}
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("hash", _code_hash(type(self)))
@@ -333,8 +335,9 @@ class SyntheticBuilder(datasets.ArrowBasedBuilder):
         return config, config_id
 
     # ------------------------------------------------------------------ domain hooks
-    def _features(self) -> datasets.Features:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def _features(self) -> datasets.Features:
+        """The columns: :attr:`FEATURES` (a domain with nested columns overrides this)."""
+        return datasets.Features({name: datasets.Value(dtype) for name, dtype in self.FEATURES.items()})
 
     def _draw(self, rng: random.Random) -> dict:  # pragma: no cover - abstract
         """One row of the configured distribution (before homogenization)."""
@@ -455,32 +458,24 @@ class SyntheticBuilder(datasets.ArrowBasedBuilder):
             )
 
 
-def _stats_to_json(stats: Mapping) -> dict:
-    def pairs(h: Mapping) -> list:
-        return [[_encode(v), c] for v, c in h.items()]
-
+def _convert_stats(stats: Mapping, hist: Callable[[Any], Any]) -> dict:
+    """The homogenization statistics with every histogram passed through ``hist``."""
     return {
         "draws": stats["draws"],
         "accepted": stats["accepted"],
-        "before": {v: pairs(h) for v, h in stats["before"].items()},
-        "after": {v: pairs(h) for v, h in stats["after"].items()},
-        "offered": [pairs(h) for h in stats["offered"]],
-        "level_accepted": [pairs(h) for h in stats["level_accepted"]],
+        "before": {v: hist(h) for v, h in stats["before"].items()},
+        "after": {v: hist(h) for v, h in stats["after"].items()},
+        "offered": [hist(h) for h in stats["offered"]],
+        "level_accepted": [hist(h) for h in stats["level_accepted"]],
     }
+
+
+def _stats_to_json(stats: Mapping) -> dict:
+    return _convert_stats(stats, lambda h: [[_encode(v), c] for v, c in h.items()])
 
 
 def _stats_from_json(data: Mapping) -> dict:
-    def hist(pairs: Sequence) -> dict:
-        return {_decode(v): c for v, c in pairs}
-
-    return {
-        "draws": data["draws"],
-        "accepted": data["accepted"],
-        "before": {v: hist(p) for v, p in data["before"].items()},
-        "after": {v: hist(p) for v, p in data["after"].items()},
-        "offered": [hist(p) for p in data["offered"]],
-        "level_accepted": [hist(p) for p in data["level_accepted"]],
-    }
+    return _convert_stats(data, lambda pairs: {_decode(v): c for v, c in pairs})
 
 
 def homogenization_report(dataset: datasets.Dataset) -> HomogenizationReport | None:

@@ -20,8 +20,6 @@ import dataclasses
 import functools
 import random
 
-import datasets
-
 from ..domains import calculator as calc
 from ..validation import check_choice, check_float, check_int
 from .base import SyntheticBuilder, SyntheticConfig, param
@@ -133,19 +131,8 @@ class Calculator(SyntheticBuilder):
     CITATION = SHIN2019_CITATION
     CARD_METADATA = {"task_categories": ["text-classification"]}  # expressions, no natural language
 
-    def _features(self) -> datasets.Features:
-        return datasets.Features(
-            {
-                "expression": datasets.Value("string"),
-                "answer": datasets.Value("int32"),
-                "distribution": datasets.Value("string"),
-                "length": datasets.Value("int32"),
-                "num_ops": datasets.Value("int32"),
-                "num_parens": datasets.Value("int32"),
-                "mean_paren_depth": datasets.Value("float64"),
-                "max_paren_depth": datasets.Value("int32"),
-            }
-        )
+    FEATURES = {"expression": "string", "answer": "int32", "distribution": "string", "length": "int32",
+                "num_ops": "int32", "num_parens": "int32", "mean_paren_depth": "float64", "max_paren_depth": "int32"}
 
     @functools.cached_property
     def _params(self) -> calc.CalculatorParams:

@@ -119,8 +119,7 @@ class Scan(SyntheticBuilder):
     HOMEPAGE = "https://github.com/brendenlake/SCAN"
     CARD_METADATA = {"language": ["en"], "task_categories": ["text-generation"]}  # commands -> actions
 
-    def _features(self) -> datasets.Features:
-        return datasets.Features({"commands": datasets.Value("string"), "actions": datasets.Value("string")})
+    FEATURES = {"commands": "string", "actions": "string"}
 
     def split_plans(self, stats_dir=None) -> dict[str, tuple[list, dict]]:
         cfg = self.config
@@ -258,16 +257,8 @@ class ScanStar(SyntheticBuilder):
     )
     CITATION = _STAR_CITATION
 
-    def _features(self) -> datasets.Features:
-        return datasets.Features(
-            {
-                "commands": datasets.Value("string"),
-                "actions": datasets.Value("string"),
-                "input_length": datasets.Value("int32"),
-                "output_length": datasets.Value("int32"),
-                "unique_primitives": datasets.Value("int32"),
-            }
-        )
+    FEATURES = {"commands": "string", "actions": "string", "input_length": "int32", "output_length": "int32",
+                "unique_primitives": "int32"}
 
     @functools.cached_property
     def _grammar(self) -> sc.StarGrammar:

@@ -232,18 +232,14 @@ class Schema2QA(SyntheticBuilder):
         config.require_annotated()
         return config, config_id
 
+    FEATURES = {"utterance": "string", "program": "string", "template": "string", "domain": "string",
+                "num_clauses": "int32", "program_length": "int32"}
+
     def _features(self) -> datasets.Features:
-        cols = {
-            "utterance": datasets.Value("string"),
-            "program": datasets.Value("string"),
-            "template": datasets.Value("string"),
-            "domain": datasets.Value("string"),
-            "num_clauses": datasets.Value("int32"),
-            "program_length": datasets.Value("int32"),
-        }
-        if self.config.source == "annotated":
-            cols = {"id": datasets.Value("string"), **cols}
-        return datasets.Features(cols)
+        features = super()._features()
+        if self.config.source == "annotated":  # the rows' ids in the annotated files
+            return datasets.Features({"id": datasets.Value("string"), **features})
+        return features
 
     def _draw(self, rng: random.Random) -> dict:
         return s2q.generate(rng, self.config.schema_domain)
