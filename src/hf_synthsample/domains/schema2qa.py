@@ -31,8 +31,8 @@ from typing import Sequence
 
 from ..structure import Node
 from . import thingtalk
-from .schema2qa_clauses import (_INFO, _call, _clause, _clauses, _cmp, _distinct, _Ex, _filter, _index, _num_clauses,
-                               _param, _program, _review_link, _simple_value, _sort, _table, _value)
+from .schema2qa_clauses import (_INFO, _call, _clause, _clauses, _cmp, _counted, _distinct, _Ex, _filter, _index,
+                               _num_clauses, _param, _program, _review_link, _simple_value, _sort, _table, _value)
 from .schema2qa_schema import DOMAINS, VALUES, Prop, Table
 
 __all__ = [
@@ -92,13 +92,7 @@ def _ranked_source(ex: _Ex, table: Table) -> tuple[Node, str, str, str]:
         comp = Node("compute", (_call("distance", _param("geo", "Location"), _value(loc)), src), "", "compute")
         return _sort(_param("distance", "Measure(m)"), "asc", comp), pl, sg, sup
     if (r < 0.45 or not _sortable(table)) and arrays:
-        prop = ex.choice(arrays)
-        arg = _param(prop.name, prop.type)
-        unit = prop.unit or prop.np
-        if prop.cat == "arr_str" and ex.chance(0.2):
-            w = ex.choice(VALUES[prop.values])
-            arg = Node("filter", (arg, _cmp(_param("value", "String"), "=~", _value(f'" {w} "'))), "", "array_filter")
-            unit = f"{w} {unit}"
+        arg, unit = _counted(ex, ex.choice(arrays), 0.2)
         if ex.chance(0.15):  # filter after computing
             comp = Node("compute", (_call("count", arg), _table(table.name)), "", "compute")
             nodes, words = _clauses(ex, table, 1)

@@ -176,18 +176,22 @@ def _clause(ex: _Ex, table: Table, prop: Prop) -> tuple[str, list[Node], str]:
     raise AssertionError(cat)
 
 
+def _counted(ex: _Ex, prop: Prop, p_match: float) -> tuple[Node, str]:
+    """An array property to count and its unit; a string array, with probability ``p_match``,
+    only its elements that match a value."""
+    arg = _param(prop.name, prop.type)
+    unit = prop.unit or prop.np
+    if prop.cat == "arr_str" and ex.chance(p_match):
+        w = ex.choice(VALUES[prop.values])
+        arg = Node("filter", (arg, _cmp(_param("value", "String"), "=~", _value(f'" {w} "'))), "", "array_filter")
+        unit = f"{w} {unit}"
+    return arg, unit
+
+
 def _count_clause(ex: _Ex, prop: Prop) -> tuple[str, list[Node], str]:
     op = ex.choice((">=", "==", "<=", ">="))
     v = _number(ex, (0, 1, 2, 3, 5))
-    p = _param(prop.name, prop.type)
-    unit = prop.unit or prop.np
-    if prop.cat == "arr_str" and ex.chance(0.3):
-        w = ex.choice(VALUES[prop.values])
-        inner = Node("filter", (p, _cmp(_param("value", "String"), "=~", _value(f'" {w} "'))), "", "array_filter")
-        unit = f"{w} {unit}"
-        arg = inner
-    else:
-        arg = p
+    arg, unit = _counted(ex, prop, 0.3)
     word = {">=": ex.choice(("at least", "more than")), "<=": ex.choice(("at most", "fewer than")), "==": "exactly"}[op]
     return prop.name, [_cmp(_call("count", arg), op, _value(v))], ex.choice((f"with {word} {v} {unit}", f"that have {word} {v} {unit}"))
 
