@@ -232,6 +232,9 @@ def test_warm_start_presets():
     for a in (cpu, gpu):
         assert a.init == "minilm-bert2bert" and a.sample_sizes == [2000] and a.repeats == 3 and a.fit_target == 90.0
     assert (cpu.decoder_layers, gpu.decoder_layers) == (1, 6)
+    assert gpu.samplers == ["uniform", "uat"] and cpu.samplers == list(oren.SAMPLERS)
+    assert oren.parse_args(["--gpu", "--samplers", "hybrid"]).samplers == ["hybrid"]
+    assert oren.parse_args(["--cpu", "--synthetic-split"]).samplers == list(oren.SAMPLERS)
     assert oren.parse_args(["--tiny"]).decoder_layers is None
 
 
