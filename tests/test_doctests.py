@@ -56,6 +56,7 @@ MODULES = [
     "hf_synthsample.splits.sweep",
     "hf_synthsample.splits.settings",
     "hf_synthsample.splits.splitter",
+    "hf_synthsample.sampling.settings",
 ]
 
 

@@ -85,7 +85,10 @@ class Provenance:
         description: str = "",
     ) -> "Provenance":
         """Provenance of ``sampler`` applied to ``dataset``: its fingerprint, size, parameters and seed."""
-        params = sampler.get_params() if hasattr(sampler, "get_params") else {}
+        # the settings that ran, as their record (JSON-safe); else the sampler's own get_params
+        settings = getattr(sampler, "settings", None)
+        params = settings.to_record() if hasattr(settings, "to_record") else (
+            sampler.get_params() if hasattr(sampler, "get_params") else {})
         if source_config is None:
             source_config = {"config_name": dataset.info.config_name} if dataset.info.config_name else {}
         return cls(

@@ -1,9 +1,10 @@
 """The sampler interface: a configured object that picks row indices of a ``Dataset``.
 
-Samplers follow scikit-learn conventions: parameters are validated in ``__init__`` and stored
-under their own names (``get_params`` reads them back for provenance records); results of the
-last call are stored with a trailing underscore (e.g. ``report_``). One method does the work,
-:meth:`BaseSampler.indices`; the rest adapt it to ``Dataset.select`` / ``Dataset.filter``.
+Samplers follow scikit-learn conventions: each is configured by one frozen settings dataclass
+(:mod:`~hf_synthsample.sampling.settings`), validated once; ``get_params`` / ``set_params`` read
+and change it, and its fields read as attributes; results of the last call are stored with a
+trailing underscore (e.g. ``report_``). One method does the work, :meth:`BaseSampler.indices`;
+the rest adapt it to ``Dataset.select`` / ``Dataset.filter``.
 
 Example:
     >>> from datasets import Dataset
@@ -19,23 +20,20 @@ Example:
 from __future__ import annotations
 
 import inspect
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..settings import Estimator, Settings
 from ..validation import check_choice, check_int, check_not_empty
+from .settings import MISSING_POLICIES
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
 __all__ = ["BaseSampler", "MISSING_POLICIES", "check_column_values"]
-
-#: what a sampler does with rows whose value it needs is missing (null / NaN): ``"raise"`` (the
-#: default: a ``ValueError`` naming the column, how many rows and the first one) or ``"drop"``
-#: (those rows are never selected; the others are sampled as if they were the whole dataset).
-MISSING_POLICIES = ("raise", "drop")
 
 _KINDS = {
     "numeric": "numbers (int or float)",
@@ -117,8 +115,46 @@ def check_column_values(dataset: "Dataset", column: str, *, kind: str, missing: 
     )
 
 
-class BaseSampler:
-    """Base class: subclasses implement :meth:`_indices` and validate parameters in ``__init__``."""
+class BaseSampler(Estimator):
+    """Base class: subclasses name their settings (``settings_class``), the fields that may be given
+    by position (``positional``), and implement :meth:`_indices`.
+
+    ``Sampler(settings)``, ``Sampler(*positional, **params)`` or both (the params override)."""
+
+    positional: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, *args: Any, **params: Any) -> None:
+        settings = args[0] if args and isinstance(args[0], Settings) else None
+        args = args[1:] if settings is not None else args
+        name = type(self).__name__
+        if len(args) > len(self.positional):
+            raise TypeError(f"{name} takes {len(self.positional)} positional argument(s) "
+                            f"({', '.join(self.positional) or 'none'}), got {len(args)}; give the others by name")
+        for field, value in zip(self.positional, args):
+            if field in params:
+                raise TypeError(f"{name} got multiple values for argument {field!r}")
+            params[field] = value
+        super().__init__(settings, **params)
+
+    def __repr__(self) -> str:  # the changed settings, as their record shows them (a list of columns)
+        record = self.settings.to_record()
+        return f"{type(self).__name__}({', '.join(f'{k}={record[k]!r}' for k in self.settings.changed())})"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "settings_class" in cls.__dict__:  # the constructor's signature is the settings' fields
+            P = inspect.Parameter
+            defaults = cls.settings_class.defaults()
+            params = [P(f, P.KEYWORD_ONLY if f not in cls.positional else P.POSITIONAL_OR_KEYWORD,
+                        default=defaults.get(f, P.empty)) for f in cls.settings_class.specs()]
+            params.sort(key=lambda p: (p.kind, cls.positional.index(p.name) if p.name in cls.positional else 0))
+
+            def __init__(self, *args: Any, **params: Any) -> None:
+                BaseSampler.__init__(self, *args, **params)
+
+            __init__.__signature__ = inspect.Signature([P("self", P.POSITIONAL_OR_KEYWORD), *params])
+            __init__.__doc__ = f"Configured by :class:`{cls.settings_class.__name__}` (a settings object or its fields)."
+            cls.__init__ = __init__
 
     def indices(self, dataset: "Dataset", k: int | None = None) -> np.ndarray:
         """Selected row indices (sorted ascending, no repeats) of a subset of ``k`` rows.
@@ -156,17 +192,3 @@ class BaseSampler:
             return mask[np.asarray(indices, dtype=np.int64)].tolist()
 
         return keep
-
-    # ------------------------------------------------------------------ scikit-learn style
-    def get_params(self) -> dict:
-        """Constructor parameters and their current values (for provenance and ``repr``)."""
-        sig = inspect.signature(type(self).__init__)
-        return {
-            name: getattr(self, name)
-            for name, p in sig.parameters.items()
-            if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-        }
-
-    def __repr__(self) -> str:
-        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({params})"

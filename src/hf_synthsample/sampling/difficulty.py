@@ -31,8 +31,9 @@ import numpy as np
 
 from ..columns import column_array
 from ..extras import install_hint, require
-from ..validation import check_choice, check_float, check_int
+from ..validation import check_int
 from .base import BaseSampler
+from .settings import DifficultySettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -194,29 +195,8 @@ class DifficultySampler(BaseSampler):
         seed: which ``k`` rows of a quantile (when ``k`` is smaller than it) are taken.
     """
 
-    def __init__(self, column: str, quantile: tuple[float, float] | str = (0.0, 0.5), *, missing: str = "raise",
-                 seed: int = 0):
-        from .base import MISSING_POLICIES
-
-        if not isinstance(column, str):
-            raise TypeError(f"column must be a str, got {column!r}")
-        self.column = column
-        if isinstance(quantile, str):
-            if quantile != "mix":
-                raise ValueError(f"quantile: a (lo, hi) pair in [0, 1] or 'mix', got {quantile!r}")
-        else:
-            try:
-                lo, hi = quantile
-            except (TypeError, ValueError):
-                raise ValueError(f"quantile: a (lo, hi) pair in [0, 1] or 'mix', got {quantile!r}") from None
-            lo = check_float("quantile", lo, min=0.0, max=1.0)
-            hi = check_float("quantile", hi, min=0.0, max=1.0)
-            if not lo < hi:
-                raise ValueError(f"quantile: need lo < hi, got {quantile!r}")
-            quantile = (lo, hi)
-        self.quantile = quantile
-        self.missing = check_choice("missing", missing, MISSING_POLICIES)
-        self.seed = check_int("seed", seed, min=0)
+    settings_class = DifficultySettings
+    positional = ("column", "quantile")
 
     def _indices(self, dataset, k):
         from ..validation import check_columns

@@ -41,6 +41,7 @@ from ..columns import column_array
 from ..validation import check_choice, check_float, check_int, check_str_tuple
 from .base import BaseSampler
 from .report import HomogenizationReport, joint_key, sorted_histogram
+from .settings import MODES, HomogenizeSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -56,7 +57,6 @@ __all__ = [
     "HomogenizeSampler",
 ]
 
-MODES = ("joint", "sequential")
 
 
 class StreamHomogenizer:
@@ -496,25 +496,9 @@ class HomogenizeSampler(BaseSampler):
         0.087
     """
 
-    def __init__(
-        self,
-        columns: str | Sequence[str],
-        *,
-        mode: str = "joint",
-        bins: int | Sequence[float] | Mapping[str, Any] | None = None,
-        missing: str = "raise",
-        seed: int = 0,
-    ):
-        from .base import MISSING_POLICIES
-
-        self.columns = check_str_tuple("columns", columns)
-        if not self.columns:
-            raise ValueError("columns: give at least one column to homogenize")
-        self.mode = check_choice("mode", mode, MODES)
-        self.bins = bins
-        self.missing = check_choice("missing", missing, MISSING_POLICIES)
-        self.seed = check_int("seed", seed, min=0)
-        self.report_: HomogenizationReport | None = None
+    settings_class = HomogenizeSettings
+    positional = ("columns",)
+    report_: HomogenizationReport | None = None
 
     def _indices(self, dataset: "Dataset", k: int | None) -> np.ndarray:
         from ..validation import check_columns
@@ -529,8 +513,3 @@ class HomogenizeSampler(BaseSampler):
                                  f"({len(dataset) - len(rows)} left out by missing='drop'); accepted: 0..{len(rows)}")
         indices, self.report_ = homogenize_indices(cols, k, mode=self.mode, seed=self.seed, bins=self.bins)
         return indices if rows is None else rows[indices]
-
-    def get_params(self) -> dict:
-        params = super().get_params()
-        params["columns"] = list(self.columns)
-        return params

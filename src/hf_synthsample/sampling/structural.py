@@ -29,13 +29,14 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from ..columns import column_arrow
-from ..validation import check_choice, check_device, check_float, check_int
+from ..validation import check_float, check_int
 from .base import BaseSampler
+from .settings import CMaxEntSettings, UATSettings, UniformSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -149,21 +150,14 @@ class StructureColumns:
 class _StructuralSampler(BaseSampler):
     """Shared parts: the structure source, the seed, the candidate rows and the size check."""
 
-    def _setup(self, program_column, language, max_height, skip_unparsable, seed, missing="raise", progress=None):
-        from ..progress import show_progress
-        from .base import MISSING_POLICIES
+    order_: np.ndarray | None = None
+    unparsable_: np.ndarray = np.zeros(0, dtype=np.int64)
 
-        self.missing = check_choice("missing", missing, MISSING_POLICIES)
-        show_progress(progress, None)  # checks the type
-        self.progress = progress
-        self.program_column = program_column
-        self.language = language
-        self.max_height = max_height
-        self.skip_unparsable = skip_unparsable
-        self.seed = check_int("seed", seed, min=0)
-        self._source = StructureColumns(program_column, language, max_height, skip_unparsable, progress)
-        self.order_: np.ndarray | None = None
-        self.unparsable_: np.ndarray = np.zeros(0, dtype=np.int64)
+    @property
+    def _source(self) -> StructureColumns:
+        s = self.settings
+        return StructureColumns(s.program_column, s.language, getattr(s, "max_height", 2), s.skip_unparsable,
+                                s.progress)
 
     def _missing_rows(self, dataset, need) -> np.ndarray:
         """Rows with a missing value in one of the ``need`` columns the dataset has (``missing="drop"``);
@@ -208,9 +202,7 @@ class UniformSampler(_StructuralSampler):
         4
     """
 
-    def __init__(self, *, seed: int = 0):
-        self.seed = check_int("seed", seed, min=0)
-        self.order_ = None
+    settings_class = UniformSettings
 
     def _indices(self, dataset, k):
         if k is None:
@@ -267,19 +259,8 @@ class UATSampler(_StructuralSampler):
         3
     """
 
-    def __init__(self, alpha: float = -1.0, *, template_column: str = "template", program_column: str = "program",
-                 language: str = "thingtalk", skip_unparsable: bool = False, missing: str = "raise", seed: int = 0,
-                 progress: bool | None = None):
-        self.alpha = check_float("alpha", alpha, min=-1.0, max=0.0)
-        if not isinstance(template_column, str):
-            raise TypeError(f"template_column must be a str, got {template_column!r}")
-        self.template_column = template_column
-        self._setup(program_column, language, 2, skip_unparsable, seed, missing, progress)
-
-    def get_params(self) -> dict:
-        return {"alpha": self.alpha, "template_column": self.template_column, "program_column": self.program_column,
-                "language": self.language, "skip_unparsable": self.skip_unparsable, "missing": self.missing,
-                "seed": self.seed}
+    settings_class = UATSettings
+    positional = ("alpha",)
 
     def _indices(self, dataset, k):
         if self.template_column in dataset.column_names:
@@ -471,31 +452,8 @@ class CMaxEntSampler(_StructuralSampler):
         True
     """
 
+    settings_class = CMaxEntSettings
     _hybrid = False
-
-    def __init__(self, *, w_atoms: float = 1.0, w_compounds: float = 1.0,
-                 compound_weights: bool | Mapping[str, float] | None = None, max_height: int = 2,
-                 program_column: str = "program", language: str = "thingtalk", skip_unparsable: bool = False,
-                 missing: str = "raise", device: str = "cpu", seed: int = 0, progress: bool | None = None,
-                 distinct: bool = True):
-        self.w_atoms = check_float("w_atoms", w_atoms, min=0.0)
-        if not isinstance(distinct, bool):
-            raise TypeError(f"distinct must be a bool, got {distinct!r}")
-        self.distinct = distinct
-        self.w_compounds = check_float("w_compounds", w_compounds, min=0.0)
-        if not (compound_weights is None or isinstance(compound_weights, (bool, Mapping))):
-            raise TypeError(f"compound_weights must be None, a bool or a mapping compound -> weight, got {compound_weights!r}")
-        self.compound_weights = compound_weights
-        self.device = check_device("device", device)  # before any work, not at the first tensor
-        self._setup(program_column, language, max_height, skip_unparsable, seed, missing, progress)
-
-    def get_params(self) -> dict:
-        params = dict(w_atoms=self.w_atoms, w_compounds=self.w_compounds, distinct=self.distinct, max_height=self.max_height,
-                      program_column=self.program_column, language=self.language,
-                      skip_unparsable=self.skip_unparsable, missing=self.missing, device=self.device, seed=self.seed)
-        cw = self.compound_weights
-        params["compound_weights"] = cw if cw is None or isinstance(cw, bool) else "<mapping>"
-        return params
 
     def _weights(self, dataset, candidates):
         cw = self.compound_weights

@@ -1,0 +1,164 @@
+"""The settings of each sampler, declared once: validated here, read by the samplers (``get_params``,
+``set_params``), provenance records and the CLI.
+
+Example:
+    >>> UATSettings(alpha=-0.5).get_params()["alpha"]
+    -0.5
+    >>> HomogenizeSettings(columns=[])
+    Traceback (most recent call last):
+    ...
+    ValueError: columns: give at least one column to homogenize
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from ..settings import Settings, setting
+from ..validation import check_float
+
+__all__ = ["UniformSettings", "UATSettings", "CMaxEntSettings", "HomogenizeSettings", "DifficultySettings",
+           "MISSING_POLICIES", "MODES", "SAMPLER_SETTINGS"]
+
+#: what a sampler does with rows whose value it needs is missing (null / NaN): ``"raise"`` (the
+#: default: a ``ValueError`` naming the column, how many rows and the first one) or ``"drop"``
+#: (those rows are never selected; the others are sampled as if they were the whole dataset).
+MISSING_POLICIES = ("raise", "drop")
+
+#: homogenization modes: the joint distribution of the columns, or one column after another
+MODES = ("joint", "sequential")
+
+_PROGRESS = "a display option (the CLI follows datasets' progress bars)"
+
+
+def _missing(help_of: str) -> Any:
+    return setting("raise", help=f"rows whose {help_of} is missing (null or NaN): 'raise' (an error naming the "
+                                 "column, the count and the first row) or 'drop' (never selected)",
+                   choices=MISSING_POLICIES)
+
+
+def _progress(name: str, value: Any) -> Any:
+    from ..progress import show_progress
+
+    show_progress(value, None)  # checks the type
+    return value
+
+
+def _language(name: str, value: str) -> str:
+    from ..structure import get_language
+
+    get_language(value)
+    return value
+
+
+def _program_column(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise TypeError(f"{name} must be a non-empty str, got {value!r}")
+    return value
+
+
+def _device(name: str, value: Any) -> str:
+    from ..validation import check_device
+
+    return check_device(name, value)  # before any work, not at the first tensor
+
+
+def _cmaxent_weights(name: str, value: Any) -> Any:
+    if not (value is None or isinstance(value, (bool, Mapping))):
+        raise TypeError(f"{name} must be None, a bool or a mapping compound -> weight, got {value!r}")
+    return value
+
+
+def _quantile(name: str, value: Any) -> Any:
+    if isinstance(value, str):
+        if value != "mix":
+            raise ValueError(f"{name}: a (lo, hi) pair in [0, 1] or 'mix', got {value!r}")
+        return value
+    try:
+        lo, hi = value
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: a (lo, hi) pair in [0, 1] or 'mix', got {value!r}") from None
+    lo, hi = check_float(name, lo, min=0.0, max=1.0), check_float(name, hi, min=0.0, max=1.0)
+    if not lo < hi:
+        raise ValueError(f"{name}: need lo < hi, got {value!r}")
+    return (lo, hi)
+
+
+@dataclass(frozen=True)
+class UniformSettings(Settings):
+    """:class:`~hf_synthsample.sampling.UniformSampler`: ``k`` rows uniformly, without replacement."""
+
+    seed: int = setting(0, help="random seed; same seed, same rows", min=0)
+
+
+@dataclass(frozen=True)
+class _StructureSettings(Settings):
+    """Where the rows' structure comes from (columns, or a parsed program column)."""
+
+    program_column: str = setting("program", help="program column parsed when a structure column is missing",
+                                  check=_program_column)
+    language: str = setting("thingtalk", help="structure language of the programs", check=_language)
+    skip_unparsable: bool = setting(False, help="leave rows whose program does not parse out instead of failing")
+    missing: str = _missing("structure value (template, atoms, compounds)")
+    seed: int = setting(0, help="random seed; same seed, same rows", min=0)
+    progress: bool | None = setting(None, help="progress bars (None: on long work unless datasets' bars are off)",
+                                    kind="any", check=_progress, cli=_PROGRESS)
+
+
+@dataclass(frozen=True)
+class UATSettings(_StructureSettings):
+    """:class:`~hf_synthsample.sampling.UATSampler`: row weights ``p(template)^alpha``."""
+
+    alpha: float = setting(-1.0, help="template weight exponent: 0 uniform over rows, -1 uniform over templates",
+                           min=-1.0, max=0.0)
+    template_column: str = setting("template", help="template column (else computed from the program column)")
+
+
+@dataclass(frozen=True)
+class CMaxEntSettings(_StructureSettings):
+    """:class:`~hf_synthsample.sampling.CMaxEntSampler` and ``HybridSampler``: the greedy of atom and
+    compound entropy."""
+
+    w_atoms: float = setting(1.0, help="weight of the atom entropy", min=0.0)
+    w_compounds: float = setting(1.0, help="weight of the compound entropy", min=0.0)
+    compound_weights: Any = setting(None, help="True: one weight per compound over the pool; a mapping compound -> "
+                                               "weight; None: all 1", kind="any", check=_cmaxent_weights,
+                                    cli="a mapping or the pool variant: set it from Python")
+    max_height: int = setting(2, help="compound height when compounds are computed from programs", min=1)
+    device: str = setting("cpu", help="torch device of the per-step vector work ('cuda' for big pools)",
+                          check=_device)
+    distinct: bool = setting(True, help="each structure (program with values abstracted) at most once")
+
+
+@dataclass(frozen=True)
+class HomogenizeSettings(Settings):
+    """:class:`~hf_synthsample.sampling.HomogenizeSampler`: as uniform as the pool allows over columns."""
+
+    columns: tuple[str, ...] = setting(help="salient column name(s)")
+    mode: str = setting("joint", help="'joint' (the joint distribution) or 'sequential' (one column after "
+                                      "another)", choices=MODES)
+    bins: Any = setting(None, help="bins for numeric columns: a count, edges, or a mapping column -> either",
+                        kind="any", cli="edges or a mapping: set it from Python (the CLI's --bins is a count)")
+    missing: str = _missing("value in a column")
+    seed: int = setting(0, help="random seed; same seed, same rows", min=0)
+
+    def _check(self) -> None:
+        if not self.columns:
+            raise ValueError("columns: give at least one column to homogenize")
+
+
+@dataclass(frozen=True)
+class DifficultySettings(Settings):
+    """:class:`~hf_synthsample.sampling.DifficultySampler`: rows by difficulty quantile."""
+
+    column: str = setting(help="the difficulty column (numeric)")
+    quantile: Any = setting((0.0, 0.5), help="(lo, hi) in [0, 1], lo < hi: rows ranked in [lo N, hi N); or 'mix': "
+                                            "the k // 2 easiest and the rest hardest", kind="any", check=_quantile)
+    missing: str = _missing("difficulty")
+    seed: int = setting(0, help="which k rows of a quantile are taken", min=0)
+
+
+#: the CLI's sampler names -> their settings
+SAMPLER_SETTINGS = {"uniform": UniformSettings, "uat": UATSettings, "cmaxent": CMaxEntSettings,
+                    "hybrid": CMaxEntSettings}
