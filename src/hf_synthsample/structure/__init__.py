@@ -35,39 +35,14 @@ Example:
     ['(b c)', '(a b d)']
 """
 
-from .distributions import atom_divergence, chernoff_coefficient, compound_divergence, divergence, entropy, frequencies
-from .extraction import StructureFunction, abstract_template, atoms, compounds, structure
-from .registry import ADAPTER_MODULES, Language, get_language, languages, parse, register_language
-from .report import diagnostics, plot_template_frequencies, structure_diagnostics, template_counts, template_coverage
-from .tree import ABSTRACT_TOKENS, KINDS, Node, parse_sexpr
-from .weights import COMPOUND_WEIGHTINGS, _example_weights, _occurrence_supers, compound_weights, example_compound_weights
+from . import distributions, extraction, registry, report, tree, weights
+from .distributions import *  # noqa: F403 (each module's __all__ is part of the package's)
+from .extraction import *  # noqa: F403
+from .registry import *  # noqa: F403
+from .report import *  # noqa: F403
+from .tree import *  # noqa: F403
+from .weights import *  # noqa: F403
+from .weights import _example_weights, _occurrence_supers  # noqa: F401 (read by splits._data)
 
-__all__ = [
-    "KINDS",
-    "ABSTRACT_TOKENS",
-    "Node",
-    "Language",
-    "register_language",
-    "languages",
-    "get_language",
-    "parse",
-    "abstract_template",
-    "atoms",
-    "compounds",
-    "structure",
-    "StructureFunction",
-    "COMPOUND_WEIGHTINGS",
-    "example_compound_weights",
-    "compound_weights",
-    "frequencies",
-    "entropy",
-    "chernoff_coefficient",
-    "divergence",
-    "atom_divergence",
-    "compound_divergence",
-    "template_counts",
-    "template_coverage",
-    "plot_template_frequencies",
-    "diagnostics",
-    "structure_diagnostics",
-]
+__all__ = [*tree.__all__, *registry.__all__, *extraction.__all__, *weights.__all__, *distributions.__all__,
+           *report.__all__]

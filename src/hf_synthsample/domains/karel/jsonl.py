@@ -27,8 +27,6 @@ from .world import World
 
 __all__ = ["read_jsonl", "write_jsonl", "task_to_row"]
 
-_GRID_KEYS = ("rows", "cols", "crashed", "hero", "blocked", "markers")
-
 
 def _grid(data, where: str) -> dict:
     try:

@@ -37,7 +37,6 @@ DIRECTIONS: tuple[str, ...] = ("north", "east", "south", "west")
 _DIR_INDEX = {d: i for i, d in enumerate(DIRECTIONS)}
 TENSOR_SHAPE = (16, 18, 18)
 MAX_TENSOR_GRID = 16
-_PLANE = 18 * 18
 _WALL_CH, _FRAME_CH, _MARKER_CH0 = 4, 5, 6
 _MAX_TENSOR_MARKERS = 10
 
