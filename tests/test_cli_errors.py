@@ -104,7 +104,7 @@ CASES = [
     (["split", "{t}/pool.parquet", "--method", "mcd", "--language", "sexpr", "--out", "{t}/sp",
       "--target-divergence", "2"], "--target-divergence must be <= 1.0"),
     (["split", "{t}/pool.parquet", "--method", "random", "--out", "{t}/sp", "--time-limit", "3"],
-     "--time-limit: only used by the mcd and tmcd methods"),
+     "--time-limit does not apply to --method random; it applies to --method mcd, tmcd"),
     (["split", "{t}/pool.parquet", "--method", "mcd", "--out", "{t}/sp", "--language", "nope"], "--language: unknown"),
     (["split", "{t}/pool.parquet", "--method", "length", "--out", "{t}/sp", "--length-column", "program"],
      "--length-column: column 'program' holds string values; it must hold numbers"),

@@ -9,6 +9,9 @@ import pytest
 
 MODULES = [
     "hf_synthsample",
+    "hf_synthsample.settings",
+    "hf_synthsample.cli._common",
+    "hf_synthsample.cli._errors",
     "hf_synthsample.domains.calculator",
     "hf_synthsample.builders.calculator",
     "hf_synthsample.sampling.base",

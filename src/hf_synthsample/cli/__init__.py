@@ -1,32 +1,8 @@
 """The ``hf-synthsample`` command line.
 
-Subcommands (one module of this package each, listed in :data:`COMMANDS`):
-
-* ``quickstart``: the main job on a built-in default: generate Calculator (DCFG), homogenize it on
-  a salient variable, print the before/after histogram with the KL-to-uniform figures, and write
-  a Hub-layout dataset folder.
-* ``generate DOMAIN``: materialize a domain's configs as a Hub-layout folder (every config
-  parameter is an option, e.g. ``--num-examples 100000 --eps 0.02``); ``--engine ray`` generates
-  on Ray Data (a local runtime, or a cluster: ``--ray-address auto``).
-* ``configs [DOMAIN]``: list domains, configs and parameters.
-* ``homogenize SOURCE``: pool-side homogenization of an existing dataset (a Hub-layout folder or
-  Parquet/JSON/CSV files) on some of its columns, written as a Hub-layout folder.
-* ``sample SOURCE``: a structurally diverse subset (uniform, UAT, CMaxEnt, hybrid; Oren et al.
-  2021) of a dataset (Hub-layout folder or Parquet/JSON/CSV file) or of a generated config
-  (``DOMAIN/CONFIG`` with ``--builder-param``), written as a curated Hub-layout folder with its
-  provenance, diversity report and template plot.
-* ``split SOURCE``: a train/test split for compositional generalization (MCD, TMCD, template,
-  length or random) of a dataset or generated config, written as a Hub-layout folder whose card
-  carries the split report (divergences, unseen atoms, leakage, lengths) and the provenance.
-* ``datamap DYNAMICS_DIR``: the data map of training dynamics recorded by ``CartographyCallback``:
-  a text summary, a PNG plot (``--plot``) and a region subset (``--select``, ``--fraction``,
-  ``--out``) of the training dataset (``--dataset``, rows matched by its ``example_id`` column, or
-  by row number with ``--assume-id-order``) or, without one, of the example ids. Options are
-  checked before the dynamics are read.
-* ``curve [SOURCE]``: the compositionality curve of a model (a checkpoint folder, ``--model``, or
-  a scratch one) on a dataset (default ``scan/simple``): splits at the ``--targets`` compound
-  divergences, one model per split trained until it fits, fit and test exact match, Spearman's
-  rho, as a Hub folder with the splits and the table in its card.
+Subcommands: ``quickstart``, ``generate DOMAIN``, ``configs``, ``homogenize``, ``sample``,
+``split``, ``datamap``, ``curve`` (:data:`COMMANDS`); each module's docstring says what its
+subcommand does, and ``hf-synthsample COMMAND --help`` shows it with the options.
 
 Every option is checked before any work (generation, loading, training); an error is one line on
 stderr, ``hf-synthsample COMMAND: error: ...``, naming the option (``--k``, ``--out``) and the path
@@ -37,9 +13,10 @@ reported the same way, never as a traceback. Ctrl-C exits with 130 and ``kill`` 
 with ``--overwrite`` and only when hf-synthsample wrote it (it holds a ``.hf-synthsample`` file).
 
 A subcommand is a module here with ``HELP`` (one line), ``add_arguments(parser)`` and
-``run(args) -> int``, optionally ``PARAMETERS`` (the library's parameter names that differ from
-its options, for error messages) and ``parameter_options(args)``; adding one is that module and
-one line in :data:`COMMANDS`.
+``run(args) -> int``; optionally ``PARAMETERS`` (the library's parameter names that differ from
+its options, for error messages), ``parameter_options(args)``, and, where its options are made
+from settings classes, ``SETTINGS`` (those classes) and ``OWN_OPTIONS`` (its other options, each
+with what it is). Adding one is that module and one line in :data:`COMMANDS`.
 """
 
 from __future__ import annotations

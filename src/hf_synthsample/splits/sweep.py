@@ -87,12 +87,17 @@ class SplitSweep:
     @property
     def reports(self) -> "dict[float, SplitReport]":
         """Target -> :func:`~hf_synthsample.splits.report.split_report` of the split (computed once, on first use)."""
-        from .report import split_report
+        return {t: self._report(t) for t in self.splits}
 
-        for t, split in self.splits.items():
-            if t not in self._reports:
-                self._reports[t] = split_report(split["train"], split["test"], **self.report_kwargs)
-        return {t: self._reports[t] for t in self.splits}
+    def _report(self, t: float, progress: Any = None) -> "SplitReport":
+        """The report of target ``t`` (computed once); one step of a caller's ``progress`` bar."""
+        if t not in self._reports:
+            from .report import split_report
+
+            self._reports[t] = split_report(self.splits[t]["train"], self.splits[t]["test"], **self.report_kwargs)
+        if progress is not None:
+            progress.update(1)
+        return self._reports[t]
 
     @property
     def targets(self) -> list[float]:
@@ -136,7 +141,8 @@ class SplitSweep:
 
     def save(self, folder: str, *, if_exists: str = "error", provenance: Mapping[str, Any] | None = None,
              title: str | None = None, plots: bool = True, license: str | None = None, card_text: str = "",
-             extra_files: Mapping[str, Any] | None = None, metadata: Mapping[str, Any] | None = None) -> str:
+             extra_files: Mapping[str, Any] | None = None, metadata: Mapping[str, Any] | None = None,
+             progress: Any = None) -> str:
         """Write the sweep as one Hub-layout folder (atomically): one config per target (``dc_0.10``,
         ...; ``train`` and ``test`` splits), a card with the table of all splits, each split's
         report (and its plot under ``plots/`` unless ``plots=False``) and the settings; card
@@ -144,6 +150,7 @@ class SplitSweep:
         ``card_text`` (Markdown, placed above the table), ``extra_files`` (as in
         :func:`~hf_synthsample.hub.write_hub_folder`) and ``metadata`` (added under the card's
         ``hf_synthsample`` key) let a caller add its results (e.g. a compositionality curve).
+        ``progress``: a caller's ``tqdm`` bar, advanced by one per split's report and per plot drawn.
 
         Example:
             >>> import tempfile, datasets
@@ -160,6 +167,7 @@ class SplitSweep:
         from ..hub.card import redact_local_paths
         from .report import _jsonable
 
+        reports = {t: self._report(t, progress) for t in self.splits}
         # no local folders in a card (the metadata is redacted by the writer; the body here)
         settings = redact_local_paths({**self.settings, **dict(provenance or {})})
         body = [f"# {title or 'Compound-divergence sweep'}", "",
@@ -170,14 +178,13 @@ class SplitSweep:
                 *([card_text, ""] if card_text else []), self.to_markdown(), "", "## Settings", "", "```yaml",
                 yaml.safe_dump(_jsonable(settings), sort_keys=False, allow_unicode=True).strip(), "```"]
         meta_splits = {}
-        reports = self.reports
         extra = dict(extra_files or {})  # the plots are drawn inside the folder's temp copy by write_hub_folder (nothing in /tmp)
         for t, name in self.config_names.items():
             report = reports[t]
             body += ["", f"## `{name}`: target D_C {t:g}", "", report.to_markdown()]
             if plots:
                 rel = f"plots/{name}.png"
-                extra[rel] = report.plot
+                extra[rel] = report.plot if progress is None else _advancing(report.plot, progress)
                 body += ["", f"![split report of {name}]({rel})"]
             r = self.results[t]
             meta_splits[name] = {"target": t, "compound_divergence": self.compound_divergence[t],
@@ -238,7 +245,8 @@ def divergence_sweep(
         divergence_tolerance: each split's ``D_C`` is within this of its target [0.01].
         time_limit, max_steps: per split; a split stopped by them outside the tolerance is an error.
         text_column: the report's text column (duplicates, lengths) [``column``].
-        progress: a progress bar over the targets (default: ``datasets``' setting).
+        progress: a progress bar over the targets (default: ``datasets``' setting), or a caller's
+            ``tqdm`` bar to advance by one per target.
 
     Returns:
         :class:`SplitSweep`: ``.splits[t]`` a ``DatasetDict(train, test)`` per target (rows in
@@ -283,7 +291,9 @@ def run_sweep(dataset: "Dataset", s: SweepSettings, *, progress: bool | None = N
     # the extremes first: an unreachable target fails before the others are searched
     order = sorted(range(len(targets)), key=lambda i: (i not in (0, len(targets) - 1), i))
     results: dict = {}
-    bar = tqdm(total=len(targets), disable=not progress, desc="divergence sweep", unit=" split")
+    # a caller's bar (one for its whole job: hf-synthsample split --sweep) is advanced, not replaced
+    own = not hasattr(progress, "update")
+    bar = tqdm(total=len(targets), disable=not progress, desc="divergence sweep", unit=" split") if own else progress
     try:
         for i in order:
             t = targets[i]
@@ -304,10 +314,12 @@ def run_sweep(dataset: "Dataset", s: SweepSettings, *, progress: bool | None = N
             bar.update(1)
             bar.set_postfix(target=f"{t:g}", D_C=f"{res.compound_divergence:.4f}")
     finally:
-        bar.close()
+        if own:
+            bar.close()
     report_kwargs = dict(column=s.column, language=s.language, text_column=s.text_column,
                          compound_weights=s.compound_weights, max_height=s.max_height, atoms_column=s.atoms_column,
-                         compounds_column=s.compounds_column)
+                         compounds_column=s.compounds_column, template_column=s.template_column,
+                         length_column=s.length_column)
     splits, reports, dc, da = {}, {}, {}, {}
     for t in targets:
         res = results[t]
@@ -370,3 +382,13 @@ def divergence_range(
                        max_height=max_height, atoms_column=atoms_column, compounds_column=compounds_column,
                        patience=patience, restarts=restarts, size_tolerance=size_tolerance,
                        skip_unparsable=skip_unparsable).reachable_range(dataset)
+
+
+def _advancing(draw: Any, bar: Any) -> Any:
+    """``draw(path)`` (a plot written into the folder's temp copy), then one step of ``bar``."""
+    def drawn(path: str) -> Any:
+        out = draw(path)
+        bar.update(1)
+        return out
+
+    return drawn
