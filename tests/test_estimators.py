@@ -1,0 +1,158 @@
+"""Conformance of every estimator-like object, as scikit-learn's ``check_estimator`` does: params
+round-trip, ``clone``, ``set_params``, bad and unknown values refused naming the field,
+deterministic results, JSON-safe settings records.
+
+To add an estimator, append a :class:`Case` to ``CASES``: a factory for a configured instance, a
+small dataset, how to run it (its result, compared for determinism), a valid change of one
+setting and a bad value of one field.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import datasets
+import numpy as np
+import pytest
+
+from hf_synthsample.settings import Estimator, Settings, clone
+from hf_synthsample.sampling import (CMaxEntSampler, DifficultySampler, HomogenizeSampler, HybridSampler, UATSampler,
+                                     UniformSampler)
+from hf_synthsample.splits import MCDSplitter
+
+
+@dataclass
+class Case:
+    """One estimator under test."""
+
+    make: Callable[[], Estimator]
+    data: Callable[[], datasets.Dataset]
+    run: Callable[[Estimator, datasets.Dataset], Any]  # the result compared across runs
+    change: dict  # a valid set_params
+    bad: tuple[str, Any]  # (field, a value its checks refuse)
+    fitted: tuple[str, ...] = ()  # attributes ending in "_" that run sets
+    id: str = field(default="")
+
+
+def _programs() -> datasets.Dataset:
+    progs = [f"({op} ({f} {a}) {b})" for op in "pq" for f in "fgh" for a in "abcd" for b in "abc"]
+    return datasets.Dataset.from_dict({"program": progs, "template": [p[1] + p[4] for p in progs],
+                                       "length": [len(p) % 5 for p in progs],
+                                       "difficulty": [float((7 * i) % 11) for i in range(len(progs))]})
+
+
+def _indices(k: int) -> Callable:
+    return lambda est, ds: est.indices(ds, k).tolist()
+
+
+def _split(est, ds) -> tuple:
+    split = est.split(ds, progress=False)
+    return tuple(split["train"]["program"]), tuple(split["test"]["program"])
+
+
+CASES = [
+    Case(lambda: MCDSplitter(language="sexpr", compound_weights=False, patience=10, seed=1), _programs, _split,
+         {"test_size": 0.3}, ("max_atom_divergence", 1.5), ("result_",), "mcd"),
+    Case(lambda: MCDSplitter(language="sexpr", compound_weights=False, patience=10, goal=0.45), _programs, _split,
+         {"divergence_tolerance": 0.02}, ("divergence_tolerance", -0.1), ("result_",), "mcd-target"),
+    Case(lambda: MCDSplitter(method="tmcd", language="sexpr", patience=10, max_atom_divergence=0.1), _programs,
+         _split, {"seed": 2}, ("seed", -1), ("result_",), "tmcd"),
+    Case(lambda: MCDSplitter(method="random", seed=3), _programs, _split, {"test_size": 0.5}, ("test_size", 0.0),
+         id="random-split"),
+    Case(lambda: MCDSplitter(method="template", template_column="template", test_size=0.17, seed=1), _programs, _split,
+         {"size_tolerance": 0.2}, ("size_tolerance", 0.9), id="template-split"),
+    Case(lambda: UniformSampler(seed=1), _programs, _indices(10), {"seed": 2}, ("seed", 1.5), ("order_",),
+         "uniform"),
+    Case(lambda: UATSampler(-0.5, seed=1), _programs, _indices(10), {"alpha": -1.0}, ("alpha", 0.5), ("order_",),
+         "uat"),
+    Case(lambda: CMaxEntSampler(language="sexpr", seed=1), _programs, _indices(8), {"w_atoms": 0.5},
+         ("w_compounds", -1.0), ("order_",), "cmaxent"),
+    Case(lambda: HybridSampler(language="sexpr", seed=1), _programs, _indices(8), {"distinct": False},
+         ("device", "tpu"), ("order_",), "hybrid"),
+    Case(lambda: HomogenizeSampler("length", seed=1), _programs, _indices(20), {"mode": "sequential"},
+         ("mode", "greedy"), ("report_",), "homogenize"),
+    Case(lambda: DifficultySampler("difficulty", (0.25, 0.75), seed=1), _programs, _indices(10),
+         {"quantile": "mix"}, ("quantile", (0.8, 0.2)), id="difficulty"),
+]
+
+
+@pytest.fixture(params=CASES, ids=[c.id for c in CASES])
+def case(request) -> Case:
+    return request.param
+
+
+def test_params_round_trip(case):
+    est = case.make()
+    params = est.get_params()
+    assert list(params) == list(est.settings_class.specs())
+    again = type(est)(**params)
+    assert again.get_params() == params and again.settings == est.settings
+    assert type(est)(est.settings).settings == est.settings  # the settings object itself
+
+
+def test_clone_is_unfitted_with_the_same_params(case):
+    est, ds = case.make(), case.data()
+    case.run(est, ds)
+    for name in case.fitted:
+        assert getattr(est, name) is not None
+    copy = clone(est)
+    assert type(copy) is type(est) and copy is not est and copy.get_params() == est.get_params()
+    assert not [k for k in vars(copy) if k.endswith("_")]
+
+
+def test_set_params_then_get_params(case):
+    est = case.make()
+    assert est.set_params(**case.change) is est
+    params = est.get_params()
+    for name, value in case.change.items():
+        assert params[name] == value and getattr(est, name) == value
+
+
+def test_bad_value_refused_naming_the_field(case):
+    name, value = case.bad
+    est = case.make()
+    with pytest.raises((ValueError, TypeError), match=rf"^{name}\b"):
+        type(est)(**{**est.get_params(), name: value})
+    before = est.get_params()
+    with pytest.raises((ValueError, TypeError), match=rf"^{name}\b"):
+        est.set_params(**{name: value})
+    assert est.get_params() == before  # a refused change leaves the settings as they were
+
+
+def test_unknown_param_refused(case):
+    est = case.make()
+    with pytest.raises((ValueError, TypeError), match="no_such_setting"):
+        type(est)(**{**est.get_params(), "no_such_setting": 1})
+    with pytest.raises(ValueError, match="no setting 'no_such_setting'"):
+        est.set_params(no_such_setting=1)
+
+
+def test_deterministic(case):
+    ds = case.data()
+    first, second = case.run(case.make(), ds), case.run(case.make(), ds)
+    assert first == second
+    est = case.make()
+    assert case.run(clone(est), ds) == first
+
+
+def test_settings_record_is_json(case):
+    est = case.make()
+    record = est.settings.to_record()
+    assert isinstance(est.settings, Settings) and json.loads(json.dumps(record)) == record
+    assert set(record) <= set(est.settings_class.specs())
+    assert json.dumps(est.provenance())
+
+
+def test_every_estimator_class_has_a_case():
+    """A new estimator class in these packages needs a case above."""
+    import hf_synthsample.sampling as sampling
+    import hf_synthsample.splits as splits
+
+    classes = {getattr(m, n) for m in (sampling, splits) for n in m.__all__}
+    estimators = {c for c in classes if isinstance(c, type) and issubclass(c, Estimator)
+                  and hasattr(c, "settings_class")}  # not the abstract bases
+    covered = {type(c.make()) for c in CASES}
+    assert estimators <= covered, sorted(c.__name__ for c in estimators - covered)
+    assert np.all([issubclass(c, Estimator) for c in covered])
