@@ -1,15 +1,134 @@
-"""Distributions of atoms and compounds over a dataset, and the measures that compare them:
-entropy, the Chernoff coefficient, atom and compound divergence (Keysers et al. 2020)."""
+"""Distributions of atoms and compounds over a dataset (Keysers et al. 2020): the compound weights
+(per example, and the pool-wide variant), frequencies, and the measures that compare two
+distributions: entropy, the Chernoff coefficient, atom and compound divergence."""
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..validation import check_float
+from ..validation import check_float, check_int
+from .extraction import _occurrences
+from .registry import parse
+from .tree import Node
 
-__all__ = ["frequencies", "entropy", "chernoff_coefficient", "divergence", "atom_divergence", "compound_divergence"]
+__all__ = ["COMPOUND_WEIGHTINGS", "example_compound_weights", "compound_weights", "frequencies", "entropy",
+           "chernoff_coefficient", "divergence", "atom_divergence", "compound_divergence"]
+
+#: the accepted ``compound_weights`` modes of the splits and diagnostics: Keysers et al.'s weight
+#: of each compound *in each example* (the default), or one weight per compound over the pool
+COMPOUND_WEIGHTINGS = ("example", "pool")
+
+
+def _occurrence_supers(programs: list, language: str, max_height: int, counts: Sequence[int] | None,
+                       also: Sequence = ()):
+    """Per program, each compound occurrence as ``(compound, distinct super-compounds holding it)``,
+    and ``P(G'|G)`` over the pool as a function of ``(G, G')``.
+
+    A super-compound of an occurrence (node ``n``, height ``h``) is a compound (node ``a``, height
+    ``h'``) of the same program with ``a`` = ``n`` or an ancestor at distance ``k`` and
+    ``h' >= h + k``, ``(a, h') != (n, h)``. ``P(G'|G)`` is the share of the pool's occurrences of
+    ``G`` that lie inside an occurrence of ``G'`` (each program counted ``counts[i]`` times);
+    the programs ``also`` get their occurrences listed (after ``programs``') but count nowhere.
+    """
+    max_height = check_int("max_height", max_height, min=1)
+    mults = [1] * len(programs)
+    if counts is not None:
+        mults = [check_int("counts", c, min=1) for c in counts]
+        if len(mults) != len(programs):
+            raise ValueError(f"counts: {len(mults)} counts for {len(programs)} programs; give one per program")
+    seen: Counter = Counter()
+    inside: Counter = Counter()
+    per_program = []
+    for program, mult in zip([*programs, *also], [*mults, *[0] * len(also)]):
+        parents: list[int] = []
+        occ = _occurrences(parse(program, language), max_height, parents)
+        by_node = {(n, h): s for n, h, s in occ}
+        rows = []
+        for n, h, s in occ:
+            keys = [(n, hh) for hh in range(h + 1, max_height + 1)]
+            a, k = parents[n], 1
+            while a >= 0 and h + k <= max_height:
+                keys += [(a, hh) for hh in range(h + k, max_height + 1)]
+                a, k = parents[a], k + 1
+            sups = tuple(dict.fromkeys(by_node[key] for key in keys if key in by_node))  # distinct; a tuple is small
+            rows.append((s, sups))
+            seen[s] += mult
+            for sup in sups:
+                inside[s, sup] += mult
+        per_program.append(rows)
+    return per_program, lambda g, sup: inside[g, sup] / seen[g] if seen[g] else 0.0
+
+
+def _example_weights(rows: list, p: Callable) -> dict[str, float]:
+    w: dict[str, float] = {}
+    for s, sups in rows:
+        v = 1.0 - max((p(s, sup) for sup in sups), default=0.0)
+        if v > w.get(s, -1.0):
+            w[s] = v
+    return w
+
+
+def example_compound_weights(
+    programs: Iterable[str | Node], language: str = "thingtalk", max_height: int = 2, counts: Sequence[int] | None = None
+) -> list[dict[str, float]]:
+    """Keysers et al. (2020) compound weights: one mapping compound -> weight **per example**.
+
+    ``w(G, e) = max over the occurrences g of G in e of (1 - max over the super-compounds G' of g
+    in e of P(G'|G))``, with ``P(G'|G)`` the share of the pool's occurrences of ``G`` that lie inside
+    an occurrence of ``G'``. A compound's frequency in a set is the sum of its weights over the set's
+    examples (give these mappings to :func:`frequencies` / :func:`compound_divergence`): a compound
+    that in this example sits inside a super-compound it nearly always comes with counts little
+    *here*, whatever it does elsewhere. ``counts`` gives each program a multiplicity (a pool given
+    as its distinct programs and how often each occurs). :func:`compound_weights` is the pool-wide
+    variant.
+
+    Example:
+        >>> w = example_compound_weights(["(a (b c))", "(x (b c))", "(b c)"], language="sexpr")
+        >>> w[0]["(b c)"], w[0]["(a (b c))"], w[2]["(b c)"]  # (b c) is inside (a (b c)) 1 of its 3 times
+        (0.6666666666666667, 1.0, 1.0)
+    """
+    per_program, p = _occurrence_supers(list(programs), language, max_height, counts)
+    return [_example_weights(rows, p) for rows in per_program]
+
+
+def compound_weights(
+    programs: Iterable[str | Node], language: str = "thingtalk", max_height: int = 2, counts: Sequence[int] | None = None
+) -> dict[str, float]:
+    """Pool-wide compound weights: one weight per compound, the largest of its per-example weights
+    (:func:`example_compound_weights`, Keysers et al. 2020) over the pool.
+
+    This is *not* Keysers et al.'s weighting, which gives a compound its weight in each example;
+    here an example where a compound stands alone lends that weight to every example holding it.
+    A compound that never occurs inside a larger one has weight 1. ``counts`` gives each program
+    a multiplicity.
+
+    Example:
+        >>> w = compound_weights(["(a (b c))", "(a (b c))"], language="sexpr", max_height=2)
+        >>> w["(b c)"], w["(a (b c))"]
+        (0.0, 1.0)
+    """
+    per_program, p = _occurrence_supers(list(programs), language, max_height, counts)
+    weights: dict[str, float] = {}
+    for rows in per_program:
+        for s, v in _example_weights(rows, p).items():
+            if v > weights.get(s, -1.0):
+                weights[s] = v
+    return weights
+
+
+def _weighting(name: str, value: Any) -> str | None:
+    """``"example"``, ``"pool"`` or ``None`` (unweighted) from a ``compound_weights``-like argument."""
+    if value is True:
+        return "example"
+    if value is False or value is None:
+        return None
+    if isinstance(value, str) and value in COMPOUND_WEIGHTINGS:
+        return value
+    raise ValueError(f"{name}: accepted values: True or 'example' (Keysers et al.'s per-example weights), 'pool' "
+                     f"(one weight per compound over the pool), False (unweighted); got {value!r}")
+
 
 
 def frequencies(items: Iterable[Iterable[str] | Mapping[str, float]] | Iterable[str],
@@ -94,7 +213,6 @@ def compound_divergence(
     compound (the pool-wide :func:`compound_weights`).
 
     Example:
-        >>> from hf_synthsample.structure import example_compound_weights
         >>> w = example_compound_weights(["(g (f x))", "(h (f x))"], language="sexpr")
         >>> round(compound_divergence(w[:1], w[1:]), 4)  # only (f x) is shared, with weight 1/2 on both sides
         0.6667

@@ -8,10 +8,10 @@ from typing import Any, Iterable, Mapping
 
 from ..atomic import save_figure_atomic
 from ..validation import check_int
-from .distributions import atom_divergence, compound_divergence, entropy, frequencies
+from .distributions import (_example_weights, _occurrence_supers, _weighting, atom_divergence, compound_divergence,
+                            compound_weights, entropy, frequencies)
 from .extraction import _atoms_and_compounds
 from .registry import get_language, parse
-from .weights import _example_weights, _occurrence_supers, _weighting, compound_weights
 
 __all__ = ["template_counts", "template_coverage", "plot_template_frequencies", "diagnostics", "structure_diagnostics"]
 
