@@ -76,9 +76,9 @@ import os
 import sys
 import time
 
-from cartography_runs import (LR_SCHEDULES, Experiment, Runs, _cuda, _fit_note, read_cogs,  # noqa: F401 (read_*: API)
-                              read_scan)
-from harness import (ResultsTable, add_overrides, add_presets, add_run_flags, cpu_seconds, describe_settings,
+from cartography_runs import (LR_SCHEDULES, Experiment, Runs, _caption, _cuda, _fit_note, _layout,  # noqa: F401
+                              _map_note, data_name, read_cogs, read_scan, table_name)
+from harness import (ResultsTable, add_overrides, add_presets, add_run_flags, cpu_seconds,
                      finish_args, is_main_process, say, start_run, with_restarts, write_results)
 
 #: the result files a run writes at the top of --out; a run first removes those of the previous one
@@ -389,63 +389,6 @@ def curricula_table(exp: Experiment, dm, full_row: dict, runs: Runs):
             cells = runs.train(f"curriculum-{schedule}-{region}", make, train_sampling_strategy="sequential")
             table.add(curriculum=names[schedule], order=first[region], **cells)
     return table
-
-
-def _map_note(exp: Experiment) -> str:
-    """The data-map model's training and fit, stated with every table (a map ranks what its model learnt)."""
-    a = exp.a
-    fit = "" if exp.map_fit is None else f"; its fit (exact match on {a.fit_size} of its rows) {exp.map_fit:.1f} %"
-    if exp.map_fit is not None and a.map_fit_target:
-        fit += f" (target {a.map_fit_target:g} %" + (f"; init {exp.map_init} after {len(exp.map_abandoned)} restart(s)"
-                                                    if exp.map_abandoned else "") + ")"
-    elif exp.map_fit is not None and exp.map_fit < 10:
-        fit += " (no --map-fit-target: a map of a model that learnt almost nothing, not a ranking of the data)"
-    return f"data-map model: {a.map_epochs} epochs, {exp.map_steps} steps{fit}"
-
-
-def _layout(fraction: float) -> str:
-    """The paper's table for a fraction: Table 2 holds the 33 % subsets, Table 3 the 50 % ones."""
-    number = {0.33: 2, 0.5: 3}.get(round(fraction, 2))
-    return f"Table {number} layout: " if number else ""
-
-
-def table_name(fraction: float) -> str:
-    """File name of a fraction's table: ``table2`` (33 %), ``table3`` (50 %), else ``subsets-<pct>``."""
-    number = {0.33: 2, 0.5: 3}.get(round(fraction, 2))
-    return f"table{number}" if number else f"subsets-{round(fraction * 100)}"
-
-
-def data_name(a) -> str:
-    return "COGS" if a.data == "cogs" else f"SCAN {a.data[5:]}"
-
-
-def _caption(exp: Experiment, dm) -> str:
-    a = exp.a
-    sizes = ", ".join(f"{k} {len(v)}" for k, v in exp.evals.items())
-    gen = ("" if "gen" in exp.evals or a.data != "cogs" else
-           " No generalization set given (--gen, or gen.tsv in --data-dir).")
-    splits = ("" if a.data == "cogs" else
-              " iid: held-out rows of the SCAN train split (never trained on); ood: the split's test set.")
-    scale = {"paper": "the paper's model and budget", "cpu": "CPU scale (small model, sampled rows)",
-             "gpu": "GPU scale: the paper's model size, one H100 in under 8 minutes (sampled rows, fewer steps)",
-             "cpu_scan": "CPU scale (small model, few steps)"}.get(
-        a.preset, "a pipeline check: NOT the paper's numbers")
-    restart = (f"; a run under {a.restart_below:g} % fit at step {a.restart_after} restarted from another init, "
-               f"at most {a.max_restarts} times (runs.json: abandoned_inits)" if a.restart_below else "")
-    schedule = (f"every run trained until its exact match on all its own rows reaches {a.fit_target:g} % "
-                f"(checked every {a.eval_every} steps on {a.fit_size} of them, on all once those reach it; at most "
-                f"{a.steps} steps; 'steps': the steps each took{restart}), batches "
-                if a.fit_target else f"every run {a.steps} steps ")
-    if "gen" in exp.evals and a.gen_per_category:
-        sizes += f" ({a.gen_per_category} of each of its {len(set(exp.evals['gen']['category']))} categories)"
-    pool = (" (the 155 primitive and exposure rows of COGS train always in the sample)"
-            if a.keep_exposure and a.data == "cogs" else "")
-    return (f"{data_name(a)}, {len(exp.train)} training rows{pool}; evaluation rows: {sizes}; {schedule}of "
-            f"{a.batch_size} per device, lr {a.lr:g} ({a.warmup_steps} warm-up steps, then {a.lr_schedule}; the map "
-            f"run: {a.map_lr:g}, linear), BART d_model {a.d_model}, "
-            f"{a.layers}+{a.layers} layers; mean±sd over seeds {list(a.seeds)} (model init and the random subset); "
-            f"data map from seed {a.seed}, epochs {dm.epochs[0]}..{dm.epochs[-1]} of {a.map_epochs}.{splits}{gen} "
-            f"{describe_settings(a.preset.replace('_', '-'), a.overrides)}: {scale}. {_map_note(exp)}.")
 
 
 def main(argv=None) -> int:

@@ -244,7 +244,7 @@ def test_resume_trains_only_the_missing_models(tmp_path, cache_dir, capsys):
 @pytest.mark.parametrize("argv, flag", [
     (["--learning-rate", "nan"], "--learning-rate"), (["--learning-rate", "-0.01"], "--learning-rate"),
     (["--lr-scheduler", "bogus"], "--lr-scheduler"), (["--eps", "nan"], "--eps"), (["--epochs", "-1"], "--epochs"),
-    (["--threads", "0"], "--threads")])
+    (["--threads", "0"], "--threads"), (["--seed", "-1"], "--seed")])
 def test_bad_options_name_the_flag_before_any_work(tmp_path, capsys, argv, flag):
     with pytest.raises(SystemExit) as err:
         shin_calculator.main(["--tiny", *argv, "--out", str(tmp_path / "o")])
