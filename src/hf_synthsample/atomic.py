@@ -167,14 +167,13 @@ def _create_temp_file(folder: str, prefix: str, suffix: str) -> str:
     raise FileExistsError(f"no free temp name in {folder}")  # pragma: no cover
 
 
-def _name_the_target(err: OSError, target: str | os.PathLike, tmp: str | os.PathLike) -> OSError:
-    """``err`` naming ``target`` (what the user asked to write) instead of an internal temp path."""
+def _raise_naming_the_target(err: OSError, target: str | os.PathLike, tmp: str | os.PathLike) -> None:
+    """Raise ``err`` naming ``target`` (what the user asked to write) instead of an internal temp path."""
     filename = os.fspath(err.filename) if err.filename is not None else None
     tmp = os.fspath(tmp)
     if filename is None or not (filename == tmp or filename.startswith(tmp + os.sep)):
-        return err
-    new = type(err)(err.errno, f"{err.strerror} (while writing {os.fspath(target)})", os.fspath(target))
-    return new
+        raise err
+    raise type(err)(err.errno, f"{err.strerror} (while writing {os.fspath(target)})", os.fspath(target)) from err
 
 
 def _pid_alive(pid: int | None) -> bool:
@@ -232,10 +231,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[str]:
         yield tmp
         os.replace(tmp, path)
     except OSError as err:
-        named = _name_the_target(err, path, tmp)
-        if named is err:
-            raise
-        raise named from err
+        _raise_naming_the_target(err, path, tmp)
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
@@ -334,10 +330,7 @@ def atomic_folder(target: str | os.PathLike, *, mark: bool = True, keeps_old: bo
         _swap_into_place(tmp, target)
     except OSError as err:
         shutil.rmtree(tmp, ignore_errors=True)
-        named = _name_the_target(err, target, tmp)
-        if named is err:
-            raise
-        raise named from err
+        _raise_naming_the_target(err, target, tmp)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
