@@ -135,6 +135,12 @@ def _mix(seed, i):  # pragma: no cover (compiled)
     return z ^ (z >> np.uint64(31))
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _markers(lw, uniform_counts, table, cap):  # pragma: no cover (compiled)
+    """The marker count of a cell from the low word ``lw``: uniform 1..9 (capped) or by ``table``."""
+    return min(1 + ((lw * 9) >> 32), cap) if uniform_counts else table[lw & 255]
+
+
 @numba.njit(cache=True, nogil=True)
 def uniform_batch(seed, k, lo_size, side, wa, wb, ma, mb, uniform_counts, table, cap):  # pragma: no cover
     """``io._uniform_numpy`` in loops: the same grids from the same words (same integer and float ops),
@@ -175,20 +181,12 @@ def uniform_batch(seed, k, lo_size, side, wa, wb, ma, mb, uniform_counts, table,
                 else:
                     B[i] = 0
                     if u < t2:
-                        lw = np.int64(word & low)
-                        if uniform_counts:
-                            M[i] = min(1 + ((lw * 9) >> 32), cap)
-                        else:
-                            M[i] = table[lw & 255]
+                        M[i] = _markers(np.int64(word & low), uniform_counts, table, cap)
         hero = base + (((np.int64(_mix(seed, o + 4) >> sh32) * nr) >> 32) + 1) * W + ((np.int64(_mix(seed, o + 5) >> sh32) * nc) >> 32) + 1
         B[hero] = 0
         word = _mix(seed, o + 7)
         if np.int64(word >> sh32) * 2.0**-32 < mr:
-            lw = np.int64(word & low)
-            if uniform_counts:
-                M[hero] = min(1 + ((lw * 9) >> 32), cap)
-            else:
-                M[hero] = table[lw & 255]
+            M[hero] = _markers(np.int64(word & low), uniform_counts, table, cap)
         else:
             M[hero] = 0
         rows[j] = nr
