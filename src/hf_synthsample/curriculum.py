@@ -23,13 +23,8 @@ no subclassing::
   ``unlock_fraction * num_steps / num_bins`` steps one more bin is unlocked, and each step takes
   a random batch among the unlocked ones.
 
-For the data-map curricula, ``DataMap.ranking(region)`` gives example ids easy-to-hard
-(``"easy-to-learn"``), hard-to-easy (``"hard-to-learn"``) or ambiguous-first, and
-``DataMap.ranking(measure, order="easiest-first")`` easy-to-hard by any recorded measure
-(``"loss"``, ``"aum"``, ...: the direction of each is declared in ``measures.MEASURE_INFO``, so
-"easiest" is the lowest loss and the highest margin); ``DataMap.positions(train, ids)`` turns them
-into the rows of ``train`` (by its ``example_id`` column: a shuffled or filtered ``train`` still
-gets the right rows); :func:`curriculum_order` does both.
+The data-map rankings (``DataMap.ranking``: by region, or by a measure in its declared direction)
+become rows of a training set, shuffled or filtered, with :func:`curriculum_order`.
 
 Example:
     >>> class FirstHalf(GrowingPoolSchedule):

@@ -449,6 +449,8 @@ def _write_folder(folder: Path, parts, metadata: Mapping, body: str | Callable[[
         text = body(rows) if callable(body) else body
         (tmp / "README.md").write_text(render_card(meta, text))
     return folder
+
+
 def to_hub_folder(
     domain: str,
     folder: str | os.PathLike,
