@@ -18,7 +18,7 @@ from hf_synthsample.hub import read_card_metadata
 from hf_synthsample.settings import Settings, add_arguments, applies, setting, settings_from_args
 
 #: subcommands whose options are not (yet) made from a settings class: no such class exists for them
-NOT_FROM_SETTINGS = {"quickstart", "generate", "configs", "homogenize", "datamap", "sample"}
+NOT_FROM_SETTINGS = {"quickstart", "generate", "configs", "homogenize", "datamap"}
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -105,6 +105,31 @@ def test_a_parsed_value_is_checked_by_the_settings_naming_the_flag(draw_class):
     help_text = parser.format_help()
     assert "goal [the highest]\n" in help_text or "[the highest]" in help_text and "[default: max]" not in help_text
     assert applies(draw_class(method="b"), "depth") and not applies(draw_class(), "depth")
+
+
+# ------------------------------------------------------------------ sample
+
+@pytest.mark.parametrize("extra, words", [
+    (["--sampler", "uniform", "--alpha", "-0.5"], "--alpha does not apply to --sampler uniform; it applies to --sampler uat"),
+    (["--sampler", "cmaxent", "--template-column", "t"], "--template-column does not apply to --sampler cmaxent"),
+    (["--sampler", "uat", "--alpha", "0.5"], "--alpha must be <= 0.0, got 0.5"),
+    (["--sampler", "uat", "--param", "alpha=0.5"], "--param alpha must be <= 0.0, got 0.5"),
+    (["--sampler", "uat", "--alpha", "-1", "--param", "alpha=-0.5"], "--param alpha: given twice (also as --alpha)"),
+    (["--sampler", "cmaxent", "--w-atoms", "-1", "--language", "sexpr"], "--w-atoms must be >= 0.0"),
+])
+def test_sample_options_are_the_samplers_settings(pool, tmp_path, capsys, extra, words):
+    err = _err(["sample", pool, "-k", "3", "--out", str(tmp_path / "s"), *extra], capsys)
+    assert words in err and not (tmp_path / "s").exists()
+
+
+def test_sample_records_the_settings_that_ran(pool, tmp_path, capsys):
+    out = tmp_path / "s"
+    assert main(["sample", pool, "-k", "6", "--out", str(out), "--sampler", "cmaxent", "--language", "sexpr",
+                 "--w-atoms", "0.5", "--no-distinct", "--seed", "4"]) == 0, capsys.readouterr().err
+    params = read_card_metadata(out)["hf_synthsample"]["curated"]["cmaxent"]["sampler_params"]
+    from hf_synthsample.sampling.settings import CMaxEntSettings
+
+    assert params == CMaxEntSettings(language="sexpr", w_atoms=0.5, distinct=False, seed=4).to_record()
 
 
 # ------------------------------------------------------------------ split: the drift bugs

@@ -9,6 +9,9 @@ import argparse
 import inspect
 import re
 
+from ..sampling.settings import SAMPLER_SETTINGS
+from ..settings import add_arguments as add_settings
+from ..settings import flag_of
 from ._common import add_shared, check_license, check_output_folder, key_values
 
 HELP = "structurally diverse subset (uniform, UAT, CMaxEnt, hybrid) as a curated folder"
@@ -17,7 +20,13 @@ PARAMETERS = {"folder": "--out", "config_name": "--name", "dataset": "source", "
 #: ``--sampler`` name -> class name in :mod:`hf_synthsample.sampling`
 SAMPLERS = {"uniform": "UniformSampler", "uat": "UATSampler", "cmaxent": "CMaxEntSampler", "hybrid": "HybridSampler"}
 
-#: sampler parameters the diversity report of ``sample`` also reads
+#: the settings classes the options are made from (one per sampler), and the options that are not their fields
+SETTINGS = tuple(dict.fromkeys(SAMPLER_SETTINGS.values()))
+OWN_OPTIONS = {"sampler": "which sampler (and so which settings class)", "k": "rows to select (an argument of "
+               "sample(), not a setting)", "out": "the output folder", "param": "sampler settings as NAME=VALUE "
+               "(the options' older spelling)"}
+
+#: sampler settings the diversity report of ``sample`` also reads (a uniform sample's report too)
 _REPORT_PARAMETERS = ("program_column", "language")
 
 
@@ -28,9 +37,14 @@ def add_arguments(sm: argparse.ArgumentParser) -> None:
     sm.add_argument("-k", "--k", type=int, required=True, help="rows to select")
     sm.add_argument("--out", required=True, help="output folder (Hub layout; other configs in it are kept)")
     sm.add_argument("--param", nargs="+", default=[], metavar="NAME=VALUE",
-                    help="sampler parameters, e.g. alpha=-0.5 w_atoms=0 device=cuda language=sexpr")
-    add_shared(sm, "builder_param", "config", "split", "seed", "name", "overwrite", "license",
-               split="split to sample", seed="sampler seed", name="the sampler name",
+                    help="sampler settings, e.g. alpha=-0.5 w_atoms=0 device=cuda language=sexpr")
+    for cls in SETTINGS:  # each field once (the samplers share the structure and seed fields)
+        new = [n for n in cls.specs() if n not in {a.dest for a in sm._actions}]
+        takers = [name for name, c in SAMPLER_SETTINGS.items() if set(new) <= set(c.specs())]
+        add_settings(sm.add_argument_group(f"settings of --sampler {', '.join(takers)}"), cls,
+                     exclude=tuple(n for n in cls.specs() if n not in new))
+    add_shared(sm, "builder_param", "config", "split", "name", "overwrite", "license",
+               split="split to sample", name="the sampler name",
                overwrite="replace config --name if the output folder has it")
 
 
@@ -41,9 +55,38 @@ def _sampler_class(args: argparse.Namespace):
 
 
 def parameter_options(args: argparse.Namespace) -> dict[str, str]:
-    """The sampler's parameters, given as ``--param NAME=VALUE`` (for the error translator)."""
-    return {name: f"--param {name}=" for name in inspect.signature(_sampler_class(args).__init__).parameters
-            if name not in ("self", "seed", "args", "kwargs")}
+    """The settings given as ``--param NAME=VALUE``, named so in messages (the others are their options)."""
+    try:
+        return {name: f"--param {name}=" for name in key_values("--param", args.param)}
+    except ValueError:
+        return {}
+
+
+def _settings_values(args: argparse.Namespace) -> tuple[dict, dict]:
+    """The chosen sampler's settings from its options and ``--param``, and the report-only ones (a
+    uniform sample's report reads a language); anything the sampler does not take is refused."""
+    fields = SAMPLER_SETTINGS[args.sampler].specs()
+    options = {n: getattr(args, n) for cls in SETTINGS for n in cls.specs() if hasattr(args, n)}
+    params = key_values("--param", args.param)
+    for name in sorted(set(options) & set(params)):
+        raise ValueError(f"--param {name}: given twice (also as {flag_of(name, fields.get(name) or _spec(name))})")
+    values = {**options, **params}
+    report_only = {n: values.pop(n) for n in _REPORT_PARAMETERS if n in values and n not in fields}
+    accepted = sorted({*fields, *_REPORT_PARAMETERS})
+    for name in sorted(set(values) - set(fields)):
+        if name in params:
+            raise ValueError(f"--param: {args.sampler} has no parameter {name}; accepted: {accepted}")
+        where = ", ".join(k for k, c in SAMPLER_SETTINGS.items() if name in c.specs())
+        raise ValueError(f"{flag_of(name, _spec(name))} does not apply to --sampler {args.sampler}; "
+                         f"it applies to --sampler {where}")
+    for name, value in values.items():  # an option's text as its field parses it (lists as tuples)
+        if isinstance(value, list):
+            values[name] = tuple(value)
+    return values, report_only
+
+
+def _spec(name: str):
+    return next(cls.specs()[name] for cls in SETTINGS if name in cls.specs())
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,21 +97,13 @@ def run(args: argparse.Namespace) -> int:
     from ..validation import check_int, check_writable_path
     from ._source import SPLIT_ROWS, folder_configs, resolve_source, rows_to_generate
 
-    cls = _sampler_class(args)
-    params = key_values("--param", args.param)
-    own = sorted(p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "seed"))
-    # a sampler that reads no structure (uniform) still takes these, for its diversity report
-    report_only = {p: params.pop(p) for p in _REPORT_PARAMETERS if p not in own and p in params}
-    accepted = sorted({*own, *_REPORT_PARAMETERS})
-    unknown = sorted(set(params) - set(accepted))
-    if unknown:
-        raise ValueError(f"--param: {args.sampler} has no parameter {', '.join(unknown)}; accepted: {accepted}")
+    values, report_only = _settings_values(args)
     check_int("--k", args.k, min=1)
     if "language" in report_only:
         from ..structure import get_language
 
         get_language(report_only["language"])
-    sampler = cls(**params, seed=args.seed)  # validates the values before any loading
+    sampler = _sampler_class(args)(**values)  # its settings validate the values before any loading
     check_license(args)
     split_names(args.split, "--split")  # a slice that does not parse fails before the output is looked at
     name = check_config_name(args.name or args.sampler, "--name")
