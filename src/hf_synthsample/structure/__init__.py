@@ -35,12 +35,11 @@ Example:
     ['(b c)', '(a b d)']
 """
 
-from . import distributions, extraction, registry, report, tree
+from . import distributions, extraction, report, tree
 from .distributions import *  # noqa: F403 (each module's __all__ is part of the package's)
 from .distributions import _example_weights, _occurrence_supers  # noqa: F401 (read by splits._data)
 from .extraction import *  # noqa: F403
-from .registry import *  # noqa: F403
 from .report import *  # noqa: F403
 from .tree import *  # noqa: F403
 
-__all__ = [*tree.__all__, *registry.__all__, *extraction.__all__, *distributions.__all__, *report.__all__]
+__all__ = [*tree.__all__, *extraction.__all__, *distributions.__all__, *report.__all__]

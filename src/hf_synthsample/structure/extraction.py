@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from ..validation import check_choice, check_int
-from .registry import get_language, parse
-from .tree import Node
+from .tree import Node, get_language, parse
 
 __all__ = ["abstract_template", "atoms", "compounds", "structure", "StructureFunction"]
 

@@ -11,7 +11,7 @@ from ..validation import check_int
 from .distributions import (_example_weights, _occurrence_supers, _weighting, atom_divergence, compound_divergence,
                             compound_weights, entropy, frequencies)
 from .extraction import _atoms_and_compounds
-from .registry import get_language, parse
+from .tree import get_language, parse
 
 __all__ = ["template_counts", "template_coverage", "plot_template_frequencies", "diagnostics", "structure_diagnostics"]
 
