@@ -53,6 +53,7 @@ MODULES = [
     "hf_synthsample.splits.report",
     "hf_synthsample.validation",
     "hf_synthsample.split_spec",
+    "hf_synthsample.splits.spec",
     "hf_synthsample.extras",
     "hf_synthsample.builders.base",
 

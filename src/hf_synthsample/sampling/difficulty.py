@@ -183,16 +183,11 @@ def difficulty_bins(values: Sequence[float], num_bins: int) -> np.ndarray:
 class DifficultySampler(BaseSampler):
     """Rows by difficulty quantile of a numeric column, or the ``"mix"`` of easiest and hardest.
 
-    Args:
-        column: the difficulty column (e.g. ``input_length``, or a prototype difficulty column).
-        quantile: ``(lo, hi)`` with ``0 <= lo < hi <= 1``: the rows whose difficulty rank falls in
-            ``[lo * N, hi * N)`` (adjacent quantiles partition the data); or ``"mix"``: ``k // 2``
-            easiest plus ``k - k // 2`` hardest rows.
-        missing: rows whose difficulty is missing (null or NaN): ``"raise"`` (default, a ``ValueError``
-            naming the column, the count and the first row) or ``"drop"`` (never selected; the
-            quantiles are taken over the other rows). The column must be numeric (int or float):
-            a string or bool column is a ``TypeError``, never an alphabetical ranking.
-        seed: which ``k`` rows of a quantile (when ``k`` is smaller than it) are taken.
+    Settings: :class:`~hf_synthsample.sampling.settings.DifficultySettings`. ``quantile=(lo, hi)``:
+    the rows whose difficulty rank falls in ``[lo * N, hi * N)`` (adjacent quantiles partition the
+    data); ``"mix"``: ``k // 2`` easiest plus ``k - k // 2`` hardest rows. The column must be
+    numeric: a string or bool column is a ``TypeError``, never an alphabetical ranking; with
+    ``missing="drop"`` the quantiles are taken over the rows that have a difficulty.
     """
 
     settings_class = DifficultySettings

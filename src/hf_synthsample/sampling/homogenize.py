@@ -474,15 +474,10 @@ def _usable_rows(dataset: "Dataset", columns: Sequence[str], kind: str, missing:
 class HomogenizeSampler(BaseSampler):
     """Pool-side homogenization of a ``Dataset`` on one or several of its columns.
 
-    Args:
-        columns: salient column name(s).
-        mode: ``"joint"`` or ``"sequential"`` (see the module docstring).
-        bins: bins for numeric columns (see :func:`homogenize_indices`).
-        missing: rows with a missing value (null or NaN) in a column: ``"raise"`` (default, a
-            ``ValueError`` naming the column, the count and the first row) or ``"drop"`` (they are
-            never selected; ``k=None`` and the report count only the other rows). A missing value is
-            never a level of its own.
-        seed: random seed; same seed, same indices.
+    Settings: :class:`~hf_synthsample.sampling.settings.HomogenizeSettings` (``columns``, ``mode``:
+    see the module docstring; ``bins``: see :func:`homogenize_indices`). With ``missing="drop"``
+    rows with a missing value are never selected, and ``k=None`` and the report count only the
+    others; a missing value is never a level of its own.
 
     After :meth:`indices`, ``report_`` holds the :class:`HomogenizationReport`.
 

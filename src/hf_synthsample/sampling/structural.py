@@ -423,27 +423,13 @@ class CMaxEntSampler(_StructuralSampler):
     candidate, picked at most once (one of its rows, by seed); ``distinct=False`` lets a structure
     be picked again for each of its rows.
 
-    Args:
-        w_atoms, w_compounds: objective weights (>= 0).
-        distinct: each structure (program with values abstracted) at most once; ``k`` larger than
-            the number of distinct structures is then an error.
-        compound_weights: ``True`` for the pool-wide variant of Keysers et al.'s weights (one weight
-            per compound over the pool, :func:`hf_synthsample.structure.compound_weights`; needs the
-            program column; CMaxEnt's entropies count each compound once per example, so the
-            per-example weighting of the MCD splits does not apply), or a
-            mapping compound -> weight, or ``None`` (all 1).
-        max_height: compound height when compounds are computed from programs.
-        program_column, language: where atoms / compounds come from when those columns are absent.
-        skip_unparsable: leave rows whose program does not parse out instead of failing.
-        missing: ``"raise"`` (default) or ``"drop"``: rows whose ``atoms`` / ``compounds`` (or,
-            for the hybrid, ``template``) value is null or holds a null item.
-        device: torch device of the per-step vector work (``"cuda"`` for big pools).
-        seed: tie-break order.
-        progress: progress bars over the parsing of programs and the ``k`` greedy steps.
-            ``None`` (default) shows them on long work (10,000 programs, 1,000 steps) unless
-            ``datasets`` progress bars are off (``datasets.disable_progress_bars()`` or
-            ``HF_DATASETS_DISABLE_PROGRESS_BARS=1``); ``True`` / ``False`` force them on / off
-            (:mod:`hf_synthsample.progress`).
+    Settings: :class:`~hf_synthsample.sampling.settings.CMaxEntSettings`. ``distinct`` (default):
+    ``k`` larger than the number of distinct structures is an error. ``compound_weights=True`` is
+    the pool-wide variant of Keysers et al.'s weights (:func:`hf_synthsample.structure.compound_weights`;
+    CMaxEnt's entropies count each compound once per example, so the per-example weighting of the
+    MCD splits does not apply). ``missing`` covers ``atoms`` / ``compounds`` (and, for the hybrid,
+    ``template``). ``progress``: bars over the parsing and the ``k`` steps, by default on long
+    work (10,000 programs, 1,000 steps) unless ``datasets``' bars are off (:mod:`hf_synthsample.progress`).
 
     Example:
         >>> from datasets import Dataset

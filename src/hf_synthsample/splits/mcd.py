@@ -322,23 +322,11 @@ def search(st: Structures, settings: SplitSettings, *, goal: Goal | None = None,
 
 
 def mcd_search(
-    structures: Structures,
-    *,
-    test_size: float = 0.25,
-    max_atom_divergence: float = 0.02,
-    seed: int = 0,
-    target_divergence: float | None = None,
-    minimize: bool = False,
-    divergence_tolerance: float = 0.01,
-    stop_at_divergence: float | None = None,
-    time_limit: float | None = None,
-    max_steps: int | None = None,
-    patience: int = 100,
-    batch_size: int = 64,
-    size_tolerance: float = 0.0,
-    restarts: int = 0,
-    train_size: float | None = None,
-    progress: bool | None = None,
+    structures: Structures, *, test_size: float = 0.25, max_atom_divergence: float = 0.02, seed: int = 0,
+    target_divergence: float | None = None, minimize: bool = False, divergence_tolerance: float = 0.01,
+    stop_at_divergence: float | None = None, time_limit: float | None = None, max_steps: int | None = None,
+    patience: int = 100, batch_size: int = 64, size_tolerance: float = 0.0, restarts: int = 0,
+    train_size: float | None = None, progress: bool | None = None,
 ) -> MCDResult:
     """The search on prepared :class:`~hf_synthsample.splits._data.Structures` (see :func:`mcd_split`).
 
@@ -358,16 +346,9 @@ def mcd_search(
 
 
 def reachable_range(
-    structures: Structures,
-    *,
-    test_size: float = 0.25,
-    train_size: float | None = None,
-    max_atom_divergence: float = 0.02,
-    seed: int = 0,
-    patience: int = 100,
-    batch_size: int = 64,
-    size_tolerance: float = 0.0,
-    restarts: int = 0,
+    structures: Structures, *, test_size: float = 0.25, train_size: float | None = None,
+    max_atom_divergence: float = 0.02, seed: int = 0, patience: int = 100, batch_size: int = 64,
+    size_tolerance: float = 0.0, restarts: int = 0,
 ) -> tuple[float, float]:
     """``(lowest, highest)`` compound divergence found by the minimising and maximising searches on
     prepared structures: the range a ``target_divergence`` error names (see
@@ -378,41 +359,28 @@ def reachable_range(
 
 
 def mcd_split(
-    dataset: "Dataset",
-    column: str = "program",
-    language: str | None = "thingtalk",
-    *,
-    test_size: float = 0.25,
-    max_atom_divergence: float = 0.02,
-    seed: int = 0,
-    compound_weights: bool | str | Mapping[str, float] | None = None,
-    max_height: int = 2,
-    atoms_column: str | None = None,
-    compounds_column: str | None = None,
-    target_divergence: float | None = None,
-    minimize: bool = False,
-    divergence_tolerance: float = 0.01,
-    time_limit: float | None = None,
-    max_steps: int | None = None,
-    patience: int = 100,
-    batch_size: int = 64,
-    size_tolerance: float = 0.0,
-    restarts: int = 0,
-    train_size: float | None = None,
-    skip_unparsable: bool = False,
-    progress: bool | None = None,
-    return_result: bool = False,
-    _compounds_fn: Callable | None = None,
+    dataset: "Dataset", column: str = "program", language: str | None = "thingtalk", *, test_size: float = 0.25,
+    max_atom_divergence: float = 0.02, seed: int = 0,
+    compound_weights: bool | str | Mapping[str, float] | None = None, max_height: int = 2,
+    atoms_column: str | None = None, compounds_column: str | None = None, target_divergence: float | None = None,
+    minimize: bool = False, divergence_tolerance: float = 0.01, time_limit: float | None = None,
+    max_steps: int | None = None, patience: int = 100, batch_size: int = 64, size_tolerance: float = 0.0,
+    restarts: int = 0, train_size: float | None = None, skip_unparsable: bool = False, progress: bool | None = None,
+    return_result: bool = False, _compounds_fn: Callable | None = None,
 ) -> "DatasetDict | tuple[DatasetDict, MCDResult]":
     """A maximum-compound-divergence train/test split of ``dataset``'s rows (Keysers et al. 2020):
     ``MCDSplitter(SplitSettings(...)).split(dataset)`` (:class:`~hf_synthsample.splits.splitter.MCDSplitter`).
 
     Args:
         dataset: the rows to split (any ``Dataset``; shuffled, filtered or selected is fine).
-        column: the program column, parsed with ``language`` (``hf_synthsample.structure.languages()``).
-        test_size: share of rows in test, in (0, 1).
-        max_atom_divergence: bound on the atom divergence ``1 - C_0.5``; every test atom is also in train.
-        seed: the random start and the candidate draws; same seed, same split.
+        column, language, test_size, train_size, max_atom_divergence, seed, max_height, atoms_column,
+            compounds_column, time_limit, max_steps, patience, batch_size, size_tolerance, restarts,
+            skip_unparsable: the fields of :class:`~hf_synthsample.splits.settings.SplitSettings`
+            (their help says what each does). ``train_size`` below ``1 - test_size`` leaves the
+            other rows out, as in Keysers et al.'s released MCD splits: the search partitions,
+            then leaves out the train rows whose compounds tie train to test (SCAN, test 25 %:
+            D_C 0.53 as a partition, 0.63 with train 50 %). ``patience``: rounds of 32 swap steps
+            and 16 hold-out tries without a gain.
         compound_weights: ``"example"`` or ``True``: Keysers et al.'s weights, each compound weighted
             in each row (``w(G, e) = max over G's occurrences g in e of 1 - max over g's super-compounds
             G' in e of P(G'|G)``, ``P`` over the rows); ``"pool"``: one weight per compound (its largest
@@ -420,30 +388,15 @@ def mcd_split(
             weight (1 for the others; a mapping naming no compound of the rows, or weighing every
             one 0, is a ``ValueError``). Default (``None``): ``"example"`` for the language's
             compounds, unweighted for ``compounds_column``.
-        atoms_column, compounds_column: list-of-string columns to use instead of parsing ``column``.
-        target_divergence: a compound divergence to reach, from either side: the split's ``D_C``
-            is within ``divergence_tolerance`` of it, or an :class:`UnreachableDivergence`
-            (a ``ValueError``) names the reachable range. The range is found by the minimising
-            and maximising searches (``minimize=True`` and the default), so it depends on the
-            data, sizes, atom bound, seed and ``restarts`` (:func:`~hf_synthsample.splits.sweep.divergence_sweep`
-            runs 2 restarts by default, this function 0: give both the same ``restarts`` and they name
-            the same range, :func:`~hf_synthsample.splits.sweep.divergence_range`'s).
-        minimize: lower ``D_C`` instead of raising it (the easiest split under the constraints).
-        divergence_tolerance: how far from ``target_divergence`` the split may be [0.01]; the
-            search stops once within a quarter of it.
-        time_limit, max_steps, patience: when to stop (patience: rounds of 32 swap steps and 16
-            hold-out tries in a row without a gain). A target search stopped by a time or step
-            limit returns the split it has (``mcd_result.stop_reason`` says so).
-        batch_size: candidates scored per move.
-        size_tolerance: the test size may be off by this share of the rows (rows of one structure move together).
-        restarts: further searches from other random starts (seeded from ``seed``) while the
-            last one stopped for lack of an improving move; the most divergent split is kept.
-        train_size: share of rows in train; ``None`` (default): all rows not in test, a partition.
-            Below ``1 - test_size`` the other rows are left out, as in Keysers et al.'s released
-            MCD splits (scikit-learn's ``train_test_split`` convention): the search first
-            partitions, then leaves out the train rows whose compounds tie train to test
-            (SCAN, test 25 %: D_C 0.53 as a partition, 0.63 with train 50 %).
-        skip_unparsable: rows whose program does not parse go to train instead of raising.
+        target_divergence, minimize: the goal (a :class:`~hf_synthsample.splits.settings.Goal`;
+            default: the highest D_C). With a target the split's ``D_C`` is within
+            ``divergence_tolerance`` of it (the search stops within a quarter of it), or an
+            :class:`UnreachableDivergence` (a ``ValueError``) names the reachable range, that of the
+            minimising and maximising searches: it depends on the data, sizes, atom bound, seed and
+            ``restarts`` (:func:`~hf_synthsample.splits.sweep.divergence_sweep` runs 2 by default,
+            this function 0; with the same ``restarts`` both name
+            :func:`~hf_synthsample.splits.sweep.divergence_range`'s). A search stopped by a time or
+            step limit returns the split it has (``mcd_result.stop_reason`` says so).
         return_result: also return the :class:`MCDResult` (it is always at ``split.mcd_result`` too).
 
     Returns:
@@ -464,13 +417,8 @@ def mcd_split(
 
 
 def tmcd_split(
-    dataset: "Dataset",
-    column: str = "program",
-    language: str | None = "thingtalk",
-    *,
-    compounds_fn: Callable | None = None,
-    compound_weights: bool | str | Mapping[str, float] = False,
-    **kwargs: Any,
+    dataset: "Dataset", column: str = "program", language: str | None = "thingtalk", *,
+    compounds_fn: Callable | None = None, compound_weights: bool | str | Mapping[str, float] = False, **kwargs: Any,
 ) -> "DatasetDict | tuple[DatasetDict, MCDResult]":
     """A TMCD split (Shaw et al. 2021): atoms are the target program's atoms, compounds the
     parent-child pairs of its tree (:func:`~hf_synthsample.splits._data.parent_child_compounds`)

@@ -201,29 +201,13 @@ class SplitSweep:
 
 
 def divergence_sweep(
-    dataset: "Dataset",
-    targets: Sequence[float],
-    *,
-    column: str = "program",
-    language: str | None = "thingtalk",
-    test_size: float = 0.25,
-    train_size: float | None = None,
-    max_atom_divergence: float = 0.02,
-    seed: int = 0,
-    compound_weights: bool | str | Mapping[str, float] | None = None,
-    max_height: int = 2,
-    atoms_column: str | None = None,
-    compounds_column: str | None = None,
-    divergence_tolerance: float = 0.01,
-    time_limit: float | None = None,
-    max_steps: int | None = None,
-    patience: int = 100,
-    batch_size: int = 64,
-    size_tolerance: float = 0.0,
-    restarts: int = SWEEP_RESTARTS,
-    skip_unparsable: bool = False,
-    text_column: str | None = None,
-    progress: bool | None = None,
+    dataset: "Dataset", targets: Sequence[float], *, column: str = "program", language: str | None = "thingtalk",
+    test_size: float = 0.25, train_size: float | None = None, max_atom_divergence: float = 0.02, seed: int = 0,
+    compound_weights: bool | str | Mapping[str, float] | None = None, max_height: int = 2,
+    atoms_column: str | None = None, compounds_column: str | None = None, divergence_tolerance: float = 0.01,
+    time_limit: float | None = None, max_steps: int | None = None, patience: int = 100, batch_size: int = 64,
+    size_tolerance: float = 0.0, restarts: int = SWEEP_RESTARTS, skip_unparsable: bool = False,
+    text_column: str | None = None, progress: bool | None = None,
 ) -> SplitSweep:
     """Train/test splits of ``dataset`` at each compound divergence of ``targets``:
     ``MCDSplitter(SweepSettings(...)).sweep(dataset)`` (:class:`~hf_synthsample.splits.splitter.MCDSplitter`).
@@ -341,22 +325,11 @@ def run_sweep(dataset: "Dataset", s: SweepSettings, *, progress: bool | None = N
 
 
 def divergence_range(
-    dataset: "Dataset",
-    *,
-    column: str = "program",
-    language: str | None = "thingtalk",
-    test_size: float = 0.25,
-    train_size: float | None = None,
-    max_atom_divergence: float = 0.02,
-    seed: int = 0,
-    compound_weights: bool | str | Mapping[str, float] | None = None,
-    max_height: int = 2,
-    atoms_column: str | None = None,
-    compounds_column: str | None = None,
-    patience: int = 100,
-    restarts: int = 0,
-    size_tolerance: float = 0.0,
-    skip_unparsable: bool = False,
+    dataset: "Dataset", *, column: str = "program", language: str | None = "thingtalk", test_size: float = 0.25,
+    train_size: float | None = None, max_atom_divergence: float = 0.02, seed: int = 0,
+    compound_weights: bool | str | Mapping[str, float] | None = None, max_height: int = 2,
+    atoms_column: str | None = None, compounds_column: str | None = None, patience: int = 100, restarts: int = 0,
+    size_tolerance: float = 0.0, skip_unparsable: bool = False,
 ) -> tuple[float, float]:
     """``(lowest, highest)`` compound divergence the minimising and maximising searches find for
     these settings: the targets :func:`divergence_sweep` can reach (+/- its tolerance), and the
