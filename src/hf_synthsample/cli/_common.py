@@ -40,6 +40,13 @@ def add_shared(parser: Any, *names: str, defaults: dict[str, Any] | None = None,
         parser.add_argument(flag, **kwargs)
 
 
+def require(parser: argparse.ArgumentParser, *dests: str) -> None:
+    """Make the options ``dests`` required: settings fields with a library default the command asks for."""
+    for action in parser._actions:
+        if action.dest in dests:
+            action.required = True
+
+
 def parse_value(text: str) -> Any:
     """``3`` -> 3, ``0.5`` -> 0.5, ``None`` -> None, anything else stays a string.
 

@@ -5,22 +5,26 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import add_shared, check_license, check_output_folder
+from ..sampling.settings import HomogenizeSettings
+from ..settings import add_arguments as add_settings
+from ._common import add_shared, check_license, check_output_folder, require
 
 HELP = "pool-side homogenization of an existing dataset"
 PARAMETERS = {"folder": "--out", "config_name": "--name", "column": "--columns", "dataset": "source", "k": "--size"}
+#: the settings class the options are made from, and the options that are not its fields
+SETTINGS = (HomogenizeSettings,)
+OWN_OPTIONS = {"out": "the output folder", "size": "rows to select (an argument of sample(), not a setting)",
+               "bins": "HomogenizeSettings.bins as a count (edges and mappings are set from Python)"}
 
 
 def add_arguments(h: argparse.ArgumentParser) -> None:
     h.add_argument("source", help="a Hub-layout folder, or Parquet/JSON/CSV file(s)")
-    h.add_argument("--columns", nargs="+", required=True, help="salient column(s)")
     h.add_argument("--out", required=True, help="output folder (Hub layout)")
     h.add_argument("--size", type=int, default=None, help="subset size (default: largest uniform subset)")
-    h.add_argument("--mode", default="joint", choices=["joint", "sequential"])
     h.add_argument("--bins", type=int, default=None, help="equal-width bins for numeric columns")
-    h.add_argument("--missing", default="raise", choices=["raise", "drop"],
-                   help="rows with a missing value (null/NaN) in a column: an error, or left out [raise]")
-    add_shared(h, "config", "split", "seed", "name", "overwrite", "license", defaults={"name": "homogenized"},
+    add_settings(h, HomogenizeSettings)
+    require(h, "columns")
+    add_shared(h, "config", "split", "name", "overwrite", "license", defaults={"name": "homogenized"},
                split="split to homogenize", name="homogenized")
 
 
@@ -31,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from ..hub.card import portable_path
     from ..hub.folder import check_config_name
     from ..sampling.homogenize import HomogenizeSampler
+    from ..settings import settings_from_args
     from ..split_spec import source_split
     from ..validation import check_int
     from ._source import load_source
@@ -40,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     check_license(args)
     if args.size is not None:
         check_int("--size", args.size, min=1)
-    sampler = HomogenizeSampler(args.columns, mode=args.mode, bins=args.bins, missing=args.missing, seed=args.seed)
+    sampler = HomogenizeSampler(settings_from_args(HomogenizeSettings, args, bins=args.bins))
     check_output_folder("--out", args.out, overwrite=args.overwrite)
     ds = load_source(args.source, args.config, args.split)
     subset = sampler.sample(ds, args.size)

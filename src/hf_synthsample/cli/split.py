@@ -16,7 +16,7 @@ import time
 from ..settings import add_arguments as add_settings
 from ..settings import applies, settings_from_args
 from ..splits.settings import SplitSettings, SweepSettings
-from ._common import add_shared, check_license, check_output_folder
+from ._common import add_shared, check_license, check_output_folder, require
 from ._source import resolve_source
 
 HELP = "compositional train/test split (MCD, TMCD, template, length, random) as a Hub folder"
@@ -40,9 +40,7 @@ def add_arguments(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--no-compound-weights", action="store_true", help="the same as --compound-weights none")
     add_shared(sp, "builder_param", "config", "split", "name", "overwrite", "license",
                split="split of the source to split", name="the method")
-    for action in sp._actions:  # the method has a default in the settings, but the command asks for one
-        if action.dest == "method":
-            action.required = True
+    require(sp, "method")  # the settings default to mcd; the command asks for a method
 
 
 def settings_of(args: argparse.Namespace):
