@@ -212,3 +212,35 @@ def test_with_restarts_stops_at_the_first_init_that_learns():
     assert said == [1007, 2007]
     # no init learns: the last attempt's result, ok False (the caller reports or stops)
     assert with_restarts(lambda init, last: (init, False, {}), seed=0, max_restarts=1) == (1000, 1000, [{}], False)
+
+
+def test_finish_args_checks_every_shared_option_before_any_work(tmp_path, capsys):
+    import argparse
+
+    from harness import SCHEDULERS, add_overrides, add_presets, add_run_flags, finish_args
+
+    def parse(*argv, out=str(tmp_path / "o")):
+        p = argparse.ArgumentParser()
+        add_presets(p, {"small": "default", "tiny": None}, default="small")
+        add_overrides(p, [("lr", float, None), ("dropout", float, None), ("scheduler", str, None),
+                          ("fit_target", float, None), ("steps", int, None)])
+        add_run_flags(p, out=out)
+        preset = dict(lr=1e-3, dropout=0.1, scheduler="linear", fit_target=90.0, steps=10)
+        return finish_args(p, p.parse_args(list(argv)), {"small": preset, "tiny": preset}, positive=("steps",),
+                           rates=("lr",), below_one=("dropout",), percents=("fit_target",),
+                           choices={"scheduler": SCHEDULERS})
+
+    assert parse("--tiny", "--lr", "0.01").overrides == {"lr": 0.01}
+    for argv, flag in ((["--lr", "nan"], "--lr"), (["--lr", "-1"], "--lr"), (["--lr", "inf"], "--lr"),
+                       (["--dropout", "1"], "--dropout"), (["--dropout", "nan"], "--dropout"),
+                       (["--scheduler", "bogus"], "--scheduler"), (["--fit-target", "101"], "--fit-target"),
+                       (["--steps", "0"], "--steps"), (["--jobs", "0"], "--jobs"), (["--threads", "-1"], "--threads")):
+        with pytest.raises(SystemExit):
+            parse(*argv)
+        assert flag in capsys.readouterr().err, argv
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(SystemExit):
+        parse(out=str(tmp_path / "file"))
+    err = capsys.readouterr().err
+    assert "--out" in err and "is a file" in err
+    assert not (tmp_path / "o").exists()  # nothing written by the checks

@@ -16,7 +16,7 @@ Example:
     '1.0±1.4 (fit 98.5)'
 """
 
-from .checkpoints import ConvergenceStopper, CurveScorer, curve_table, dev_test_split, error_profile
+from .checkpoints import ConvergenceStopper, CurveScorer, curve_table, dev_test_split, error_profile, subsample
 from .options import (SCHEDULERS, add_overrides, add_presets, add_run_flags, apply_preset, describe_settings,
                       finish_args, flag)
 from .run_folder import OUTPUTS_RECORD, clear_outputs, cpu_seconds, is_main_process, say, start_run, write_results
@@ -27,4 +27,4 @@ __all__ = ["ConvergenceStopper", "CurveScorer", "OUTPUTS_RECORD", "ResultsTable"
            "Score", "SignedScore", "add_overrides", "add_presets", "add_run_flags", "apply_preset",
            "clear_outputs", "cpu_seconds", "curve_table", "describe_settings", "dev_test_split",
            "error_profile", "finish_args", "flag", "is_main_process", "run_jobs", "say", "start_run",
-           "with_restarts", "write_results"]
+           "subsample", "with_restarts", "write_results"]

@@ -4,7 +4,7 @@ distribution), never by the test set.
 
 * :class:`CurveScorer` (seq2seq, exact match): a learning curve on test and fit rows every N steps,
   and with a dev set the best-dev checkpoint (the reference protocol of Zhou et al.'s SCAN runs);
-* :func:`dev_test_split`: the dev set such a choice reads, cut from the test rows (the reference's
+* :func:`subsample`: a seeded subset of rows; :func:`dev_test_split`: the dev set such a choice reads, cut from the test rows (the reference's
   protocol where a data set has none); :func:`curve_table`: the curve as a results table;
   :func:`error_profile`: what kind of wrong the wrong outputs are;
 * :class:`ConvergenceStopper` (any score): stop once the score stops improving, keep the best
@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 from typing import Any, Sequence
 
-__all__ = ["ConvergenceStopper", "CurveScorer", "curve_table", "dev_test_split", "error_profile"]
+__all__ = ["ConvergenceStopper", "CurveScorer", "curve_table", "dev_test_split", "error_profile", "subsample"]
 
 
 class CurveScorer:
@@ -185,6 +185,16 @@ class ConvergenceStopper:
                 return control
 
         return _Callback()
+
+
+def subsample(ds, size: int, seed: int):
+    """A seeded random ``size``-row subset of ``ds`` (``0`` or ``size >= len``: all rows, in order)."""
+    import numpy as np
+
+    if not size or size >= ds.num_rows:
+        return ds
+    index = np.sort(np.random.default_rng(seed).permutation(ds.num_rows)[:size])
+    return ds.select(index)
 
 
 def dev_test_split(test, fraction: float, seed: int):
