@@ -27,7 +27,7 @@ import sys
 from typing import Sequence
 
 from ._errors import as_options as _as_options
-from ._errors import generator_parameters, option_table, os_message, terminate_cleanly
+from ._errors import option_table, os_message, terminate_cleanly
 from ._errors import typed as _typed
 from ._errors import user_path as _user_path
 
@@ -83,14 +83,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
                 check_int("--seed", args.seed, min=0, max=2**32 - 1)
             return module.run(args)
-    except (ValueError, TypeError) as err:
+    except (ValueError, TypeError, OSError) as err:  # OSError: FileExistsError of the checks too; never a traceback
         table = option_table(parser, args, module)
-        return fail(_as_options(str(err), table, generator_parameters(args), _typed(parser, args)))
-    except OSError as err:  # FileExistsError of the checks included; never a traceback
-        table = option_table(parser, args, module)
-        if err.filename is None:
-            return fail(_as_options(_user_path(str(err)), table, generator_parameters(args), _typed(parser, args)))
-        return fail(os_message(err, args, table))
+        if isinstance(err, OSError) and err.filename is not None:
+            return fail(os_message(err, args, table))
+        generator = [k[len("param_"):] for k in vars(args) if k.startswith("param_")]  # renamed wherever named
+        return fail(_as_options(_user_path(str(err)), table, generator, _typed(parser, args)))
     except KeyboardInterrupt:
         print(f"hf-synthsample {args.command}: interrupted; nothing half-written was left", file=sys.stderr)
         return 130

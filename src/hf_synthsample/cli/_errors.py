@@ -19,11 +19,10 @@ PATH_OPTIONS = ("out", "source", "dataset", "dynamics", "plot", "cache_dir")
 def subparser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
     """The (sub-)sub-parser that parsed ``args`` (``generate calculator`` included)."""
     for name in ("command", "domain"):
-        value = getattr(args, name, None)
-        actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-        if value is None or not actions or value not in actions[0].choices:
+        subs = [a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs or getattr(args, name, None) not in subs[0]:
             break
-        parser = actions[0].choices[value]
+        parser = subs[0][getattr(args, name)]
     return parser
 
 
@@ -57,11 +56,6 @@ def typed(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str
     message's ``column 'program'`` is the column, not the option."""
     return {a.dest: getattr(args, a.dest) for a in subparser(parser, args)._actions
             if a.option_strings and a.choices and isinstance(getattr(args, a.dest, None), str)}
-
-
-def generator_parameters(args: argparse.Namespace) -> list[str]:
-    """``generate DOMAIN``'s config parameters: renamed to their options wherever a message names them."""
-    return [k[len("param_"):] for k in vars(args) if k.startswith("param_")]
 
 
 #: words that are also parameters: renamed only where a check names them (``column: ...``,
