@@ -7,6 +7,9 @@
 #   benchmarks/run_gpu_preset.sh karel           # Shin et al. Karel Table 1 at 10,000 programs
 #   benchmarks/run_gpu_preset.sh cogs            # cartography on COGS gen with the paper's model size
 #   benchmarks/run_gpu_preset.sh cogs --seeds 1 --data-seed 1    # any flag of the example overrides the preset
+#   RESULTS=$OUT benchmarks/run_gpu_preset.sh karel              # on a lent machine: the folder that comes back
+#
+# Copy the dated folder to benchmarks/results/gpu/ and commit it; docs/reproductions.md cites its README.md.
 #
 # Each preset is sized to finish in under 8 minutes on one H100 (the estimate is in the example's
 # docstring). Environment: GPU_TIMEOUT (seconds before the run is stopped, default 540: the preset

@@ -133,6 +133,8 @@ PRESETS = {
                   steps=50_000, lr=1e-4, combinations=True, schedules=("exponential", "bins"),
                   curriculum_regions=REGIONS, seeds=[0, 1, 2], fit_size=1000, map_fit_target=50.0),
 }
+
+
 # ----------------------------------------------------------------------------- settings
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],

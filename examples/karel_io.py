@@ -259,9 +259,9 @@ def build_data(a: argparse.Namespace):
     return train, tests
 
 
-
 # ------------------------------------------------------------------------------------------------
-# Training and scoring: karel_runs.py (a scratch T5 or LSTM, trained to its fit target; execution scores)
+# Tables (each model: karel_runs.train_model, a scratch T5 or LSTM trained to its fit target, scored by
+# execution with karel_runs.score)
 # ------------------------------------------------------------------------------------------------
 def _diff(x: float | None, y: float | None) -> float | None:
     return None if x is None or y is None else x - y

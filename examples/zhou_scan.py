@@ -165,9 +165,9 @@ def star_length_split(L: int, *, source: int, num_primitives: int, train_size: i
     return ds["train"], ds["test"]
 
 
-
 # ------------------------------------------------------------------------------------------------
-# Training and evaluation: zhou_runs.py (a scratch T5 or BART, dev-chosen checkpoint, fit and errors)
+# Scores over seeds and captions (each run: zhou_runs.train_one, a scratch T5 or BART, the checkpoint
+# chosen on a dev set, exact match, fit and error profile)
 # ------------------------------------------------------------------------------------------------
 def score(book: RunBook, args, key: tuple, make_data) -> Score | None:
     """Exact match over the seeds (mean ± sd), the fit on training rows beside it (``None`` while planning)."""
