@@ -13,6 +13,14 @@ epoch end), and prints the median wall times and ratios, and the recorded table'
 (example, epoch) row (memory is proportional to examples x epochs). Sizes:
 ``--num-examples`` rows, ``--epochs``, ``--batch-size``, ``--d-model``, ``--layers``; ``--threads``
 torch threads (1 is fastest on a small shared CPU); ``--device cuda`` on a GPU machine.
+
+Host syncs: for each callback variant, one more short run (``--sync-steps`` training steps)
+under ``torch.profiler`` counts what the callback's per-step hooks do that would stop the host
+until the device catches up: the ``aten::item`` / ``aten::_local_scalar_dense`` /
+``aten::nonzero`` ops inside them, and their calls of ``Tensor.item`` / ``.tolist`` / ``.cpu`` /
+``.numpy`` / ``bool()`` / ``int()`` / ``float()`` and ``.to`` another device; on CUDA also the
+runtime's synchronizing calls and copies. Counted on the CPU too, where they cost nothing, so a CPU machine shows that
+none is left (``--repeats 0`` prints only this count).
 """
 
 from __future__ import annotations
@@ -53,6 +61,76 @@ def _clock(stamps: dict, key: str, event: str):
     return type(f"Clock_{key}", (TrainerCallback,), {event: note})()
 
 
+#: profiler events that make the host wait for the device
+_SYNC_OPS = ("aten::item", "aten::_local_scalar_dense", "aten::nonzero", "aten::is_nonzero",
+             "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaMemcpy", "cudaMemcpyAsync", "cudaEventSynchronize")
+#: Tensor methods that read values on the host (on a GPU: a device -> host copy and a sync)
+_HOST_READS = ("item", "tolist", "cpu", "numpy", "__bool__", "__int__", "__float__", "to")
+
+
+def _count_host_syncs(run, cb, out: str, device: str) -> tuple[int, dict[str, int]]:
+    """``(steps, counts)``: host syncs made inside ``cb``'s per-step model hooks during ``run(cb, out)``."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    reads = dict.fromkeys(_HOST_READS, 0)
+    inside = [False]
+    originals = {m: getattr(torch.Tensor, m) for m in _HOST_READS}
+
+    def counted(method):
+        original = originals[method]
+
+        def wrapper(self, *args, **kwargs):
+            result = original(self, *args, **kwargs)
+            # .to counts only a move between devices (a dtype cast stays where it is)
+            if inside[0] and (method != "to" or (isinstance(result, torch.Tensor) and result.device != self.device)):
+                reads[method] += 1
+            return result
+
+        return wrapper
+
+    def hooked(fn):
+        def wrapper(*args, **kwargs):
+            inside[0] = True
+            try:
+                with record_function("cartography_hook"):
+                    return fn(*args, **kwargs)
+            finally:
+                inside[0] = False
+
+        return wrapper
+
+    steps = [0]
+    post = cb._post_hook
+
+    def post_hook(module, args, kwargs, output):
+        if module.training:
+            steps[0] += 1
+        return post(module, args, kwargs, output)
+
+    cb._pre_hook, cb._post_hook = hooked(cb._pre_hook), hooked(post_hook)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    for m in _HOST_READS:
+        setattr(torch.Tensor, m, counted(m))
+    try:
+        with profile(activities=activities) as prof:
+            run(cb, out)
+    finally:
+        for m, original in originals.items():
+            setattr(torch.Tensor, m, original)
+    ops = dict.fromkeys(_SYNC_OPS, 0)
+    for event in prof.events():
+        if event.name in ops:
+            parent = event.cpu_parent
+            while parent is not None and parent.name != "cartography_hook":
+                parent = parent.cpu_parent
+            if parent is not None:
+                ops[event.name] += 1
+    counts = {k: v for k, v in ops.items() if v or k.startswith("aten::")}
+    counts.update({f"Tensor.{k}": v for k, v in reads.items()})
+    return max(steps[0], 1), counts
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", default=os.path.join(HERE, "..", "..", "shared", "data", "cogs", "train.tsv"),
@@ -66,7 +144,11 @@ def main(argv=None) -> int:
     p.add_argument("--bleu-examples", type=int, default=128, help="examples decoded per epoch for BLEU [128]")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads [1]")
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="[cpu]")
+    p.add_argument("--sync-steps", type=int, default=8, help="training steps of the host-sync count per variant "
+                   "(0: no count) [8]")
     a = p.parse_args(argv)
+    if a.repeats < 0 or a.sync_steps < 0:
+        p.error("--repeats and --sync-steps must be >= 0")
 
     import torch
     from cartography_cogs import read_cogs
@@ -104,13 +186,21 @@ def main(argv=None) -> int:
     inside: dict[str, list[float]] = {k: [] for k in variants}
     cpu: dict[str, list[float]] = {k: [] for k in variants}
     row_bytes: dict[str, tuple[int, int]] = {}
+    def train(cb, out, ds=None, epochs=None, callbacks=()):
+        model = build_scratch_model(
+            tok, "bart", seed=0, d_model=a.d_model, encoder_layers=a.layers, decoder_layers=a.layers,
+            encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=4 * a.d_model,
+            decoder_ffn_dim=4 * a.d_model, max_position_embeddings=256)
+        data = ds if ds is not None else (with_ids if cb else plain)
+        train_seq2seq(model, tok, data, source_column="source", target_column="target",
+                      output_dir=out, epochs=epochs or a.epochs, batch_size=a.batch_size,
+                      learning_rate=1e-3, seed=0, callbacks=list(callbacks), warmup_steps=0,
+                      remove_unused_columns=cb is None, use_cpu=a.device == "cpu", disable_tqdm=True,
+                      data_collator=CartographyCollator(seq2seq_collator(tok, model)) if cb else None)
+
     with tempfile.TemporaryDirectory() as tmp:
-        for rep in range(a.repeats + 1):  # repeat 0 warms up (imports, allocator) and is not counted
+        for rep in range(a.repeats + 1 if a.repeats else 0):  # repeat 0 warms up (imports, allocator) and is not counted
             for name, make_cb in variants.items():
-                model = build_scratch_model(
-                    tok, "bart", seed=0, d_model=a.d_model, encoder_layers=a.layers, decoder_layers=a.layers,
-                    encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=4 * a.d_model,
-                    decoder_ffn_dim=4 * a.d_model, max_position_embeddings=256)
                 cb = make_cb() if make_cb else None
                 spent = [0.0]
                 if cb is not None:  # time spent inside the callback's own code, in the same run
@@ -121,11 +211,7 @@ def main(argv=None) -> int:
                 stamps: dict = {}
                 clocks = [_clock(stamps, "start", "on_train_begin"), *([cb] if cb else []),
                           _clock(stamps, "end", "on_train_end")]
-                train_seq2seq(model, tok, with_ids if cb else plain, source_column="source", target_column="target",
-                              output_dir=os.path.join(tmp, f"{name}-{rep}"), epochs=a.epochs, batch_size=a.batch_size,
-                              learning_rate=1e-3, seed=0, callbacks=clocks, warmup_steps=0,
-                              remove_unused_columns=cb is None, use_cpu=a.device == "cpu", disable_tqdm=True,
-                              data_collator=CartographyCollator(seq2seq_collator(tok, model)) if cb else None)
+                train(cb, os.path.join(tmp, f"{name}-{rep}"), callbacks=clocks)
                 if cb is not None:  # the in-memory dynamics: one row per (example, epoch)
                     table = cb._train
                     row_bytes[name] = (len(table["example_id"]), sum(v.nbytes for v in table.values()))
@@ -134,6 +220,13 @@ def main(argv=None) -> int:
                     times[name].append(t1 - t0)
                     inside[name].append(spent[0])
                     cpu[name].append(c1 - c0)
+        syncs = {}
+        if a.sync_steps:
+            rows = with_ids.select(range(min(len(with_ids), a.sync_steps * a.batch_size)))
+            for name, make_cb in variants.items():
+                if make_cb is not None:
+                    syncs[name] = _count_host_syncs(lambda cb, out: train(cb, out, rows, epochs=1, callbacks=[cb]),
+                                                    make_cb(), os.path.join(tmp, f"sync-{name}"), a.device)
 
     ds, vocab = plain, tok
     steps = a.epochs * -(-len(ds) // a.batch_size)
@@ -142,6 +235,11 @@ def main(argv=None) -> int:
           f"{a.threads} thread(s), {a.repeats} interleaved runs per variant")
     print("  (ratios to the baseline; 'min' is the least disturbed run, 'cpu' the process CPU time, which a busy "
           "machine disturbs less than wall time; 'inside' is the share of wall time spent in the callback's own code)")
+    for name, (steps, counts) in syncs.items():
+        per_step = ", ".join(f"{k} {v / steps:g}" for k, v in counts.items())
+        print(f"  {name:18} host syncs per training step in the callback's hooks ({steps} steps profiled): {per_step}")
+    if not a.repeats:
+        return 0
     base_min, base_med, base_cpu = min(times["baseline"]), statistics.median(times["baseline"]), min(cpu["baseline"])
     for name, ts in times.items():
         share = statistics.median(i / t for i, t in zip(inside[name], ts))

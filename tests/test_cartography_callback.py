@@ -359,7 +359,7 @@ def test_resume_without_saved_dynamics_fails_at_train_start(tmp_path):
 
 
 # ----------------------------------------------------------------------------- eval pass, BLEU
-@pytest.mark.parametrize("task,factory", [("seq2seq", bart), ("causal_lm", gpt2)])
+@pytest.mark.parametrize("task,factory", [("seq2seq", bart), ("seq2seq", t5), ("causal_lm", gpt2)])
 def test_eval_pass_bleu_and_exact_match(tmp_path, task, factory):
     import sacrebleu
     from datasets import Dataset

@@ -50,7 +50,7 @@ from ..logging import get_logger
 from ..validation import check_choice, check_int, check_str_tuple, check_writable_path
 from ..hub.provenance import dataset_fingerprint
 from .ids import check_id_column, id_codes
-from .measures import IGNORE_INDEX, MEASURES, STEP_MEASURES, TASKS, infer_task, sequence_measures
+from .measures import MEASURES, STEP_MEASURES, TASKS, infer_task, sequence_measures
 from .fused_head import has_token_log_probs, token_log_prob_measures
 from .store import (
     _EVAL_SCHEMA,
@@ -500,7 +500,9 @@ class TrainingDynamicsCallback(TrainerCallback):
 
     def on_epoch_end(self, args, state, control, model=None, **kwargs):
         if self.eval_pass:
-            self._run_eval_pass(args, state, model if model is not None else self._model)
+            from .eval_pass import run_eval_pass
+
+            self._pending_eval.append(run_eval_pass(self, args, state, model if model is not None else self._model))
         self._sync()
         self._write(self._final_dir(args))
 
@@ -516,110 +518,6 @@ class TrainingDynamicsCallback(TrainerCallback):
         for h in self._handles:
             h.remove()
         self._handles = []
-
-    # -- the optional dropout-free pass
-    def _eval_ids(self) -> np.ndarray:
-        ids = np.sort(self._row_codes) if self._row_codes is not None else np.arange(len(self._dataset))
-        if self.eval_examples is not None and self.eval_examples < len(ids):
-            rng = np.random.default_rng(self.seed)
-            ids = np.sort(rng.choice(ids, size=self.eval_examples, replace=False))
-        return ids
-
-    def _run_eval_pass(self, args, state, model) -> None:
-        import torch
-
-        rank, world = self._process()
-        all_ids = self._eval_ids()
-        # rows of the (possibly column-reduced) training dataset holding those ids
-        if self._row_codes is not None:
-            col = self._row_codes
-            pos = np.empty(int(col.max()) + 1, dtype=np.int64)
-            pos[col] = np.arange(len(col))
-            rows = pos[all_ids]
-        else:
-            rows = all_ids
-        rows = rows[rank::world]
-        bs = self.eval_batch_size or args.per_device_eval_batch_size
-        device = next(model.parameters()).device
-        was_training = model.training
-        model.eval()
-        parts = []
-        try:
-            with torch.no_grad():
-                for start in range(0, len(rows), bs):
-                    chunk = rows[start:start + bs]
-                    features = _rows(self._dataset, chunk)
-                    batch = self._collate(features)
-                    ids = self._coded(batch.pop(ID_KEY))
-                    batch = {k: v.to(device) if hasattr(v, "to") else v for k, v in batch.items()}
-                    out = model(**batch)
-                    m = sequence_measures(_logits_of(out, self.measures), batch["labels"], task=self._task,
-                                          measures=self._step_measures)
-                    n = len(chunk)
-                    part = {
-                        "example_id": ids.numpy(), "epoch": np.full(n, self._epoch), "step": np.full(n, state.global_step),
-                        "order": np.arange(start, start + n), "rank": np.full(n, rank),
-                        **{k: m[k].cpu().numpy() if k in m else np.full(n, np.nan) for k in STEP_MEASURES},
-                        "correct": m["correct"].cpu().numpy(), "num_tokens": m["num_tokens"].cpu().numpy(),
-                        "bleu": np.full(n, np.nan), "exact_match": np.zeros(n, dtype=bool),
-                    }
-                    if "bleu" in self.measures:
-                        part["bleu"], part["exact_match"] = self._decode_scores(model, batch)
-                    parts.append(part)
-        finally:
-            model.train(was_training)
-        self._pending_eval.append(_concat(parts, _EVAL_SCHEMA))
-
-    def _decode_scores(self, model, batch) -> tuple[np.ndarray, np.ndarray]:
-        import sacrebleu
-        import torch
-
-        labels = batch["labels"]
-        # each example's own decode limit (its gold length + 5 unless max_new_tokens is given), so the
-        # score does not depend on what else is in the batch
-        limits = [self.max_new_tokens or int(n) + 5 for n in (labels != IGNORE_INDEX).sum(dim=1).tolist()]
-        max_new = max(limits)
-        cfg = model.generation_config if hasattr(model, "generation_config") else model.config
-        eos = getattr(cfg, "eos_token_id", None)
-        eos = set(eos) if isinstance(eos, (list, tuple)) else {eos}
-        special = {t for t in (getattr(cfg, "pad_token_id", None), getattr(cfg, "bos_token_id", None),
-                               getattr(cfg, "decoder_start_token_id", None), *eos) if isinstance(t, int)}
-        greedy = {"max_new_tokens": max_new, "do_sample": False, "num_beams": 1}
-        if self._task == "seq2seq":
-            gen_inputs = {k: batch[k] for k in ("input_ids", "attention_mask") if k in batch}
-            # drop the decoder start token
-            continuations = [g[1:] for g in model.generate(**gen_inputs, **greedy).tolist()]
-        else:  # decoder-only: the prompt is what the labels mask; decode one example at a time
-            continuations = []
-            pad = getattr(cfg, "pad_token_id", None)
-            for ids, lab in zip(batch["input_ids"], labels):
-                gold_pos = (lab != IGNORE_INDEX).nonzero()
-                start = int(gold_pos[0]) if len(gold_pos) else int(lab.shape[0])
-                prompt = ids[:start][None]
-                out = model.generate(prompt, attention_mask=torch.ones_like(prompt),
-                                     pad_token_id=pad if pad is not None else next(iter(eos)),
-                                     **{**greedy, "max_new_tokens": limits[len(continuations)]})
-                continuations.append(out[0, start:].tolist())
-        bleu, exact = [], []
-        for cont, gold_ids, limit in zip(continuations, labels.tolist(), limits):
-            hyp = []
-            for t in cont[:limit]:  # up to the first EOS, without special tokens
-                if t in eos:
-                    break
-                if t not in special:
-                    hyp.append(t)
-            gold = [t for t in gold_ids if t != IGNORE_INDEX and t not in special]
-            hyp_text, gold_text = self._detok(hyp), self._detok(gold)
-            # sacrebleu: the decode is the hypothesis, the gold is the (single) reference
-            bleu.append(sacrebleu.sentence_bleu(hyp_text, [gold_text]).score / 100.0)
-            exact.append(hyp == gold)
-        return np.asarray(bleu, dtype=np.float32), np.asarray(exact, dtype=bool)
-
-    def _detok(self, ids: list[int]) -> str:
-        tok = self._tokenizer
-        if tok is not None and hasattr(tok, "decode"):
-            return tok.decode(ids, skip_special_tokens=True)
-        return " ".join(map(str, ids))
 
 
 def _base_model(model):
@@ -662,13 +560,3 @@ def _merge(table: dict, new: dict, schema: dict) -> dict:
     old = {k: v[:cut] for k, v in table.items()}
     recent = {k: v[cut:] for k, v in table.items()}
     return _concat([old, _dedup(_concat([recent, new], schema))], schema)
-
-
-def _rows(dataset, positions) -> list[dict]:
-    """Rows at ``positions`` as feature dicts; one batched read for a ``datasets.Dataset``."""
-    if hasattr(dataset, "column_names"):
-        cols = dataset[[int(p) for p in positions]]
-        keys = list(cols)
-        return [dict(zip(keys, values)) for values in zip(*(cols[k] for k in keys))]
-    return [dataset[int(p)] for p in positions]
-

@@ -196,8 +196,8 @@ def _position_values(logits: "torch.Tensor", gold: "torch.Tensor", want: frozens
     One float32 ``log_softmax`` per chunk of positions, bounded in size for large vocabularies
     (``log_softmax`` is faster than ``logit - logsumexp`` on CPU). The margin reads the two largest
     log-probabilities (a log-softmax shifts each position's logits by one constant, so margins
-    are the logits' own); the same top-2 gives ``hit`` except on exact ties at the maximum,
-    which fall back to ``argmax`` (greedy decoding picks the first maximum).
+    are the logits' own); ``hit`` is the index of the first maximum (as greedy decoding picks).
+    Nothing here reads a tensor's value on the host: no per-step device sync.
     """
     import torch
 
@@ -211,18 +211,20 @@ def _position_values(logits: "torch.Tensor", gold: "torch.Tensor", want: frozens
         gs = g[start:start + rows, None]
         lg = ls.gather(-1, gs).squeeze(-1)
         out["logp"].append(lg)
+        # greedy decoding picks the first maximum: max's index (the first on ties) tells a hit
+        # exactly, with no data-dependent branch (a branch on a tensor's value would sync host and
+        # device at every step)
+        top, first = ls.max(dim=-1)
+        out["hit"].append(first == gs[:, 0])
         if want & {"aum", "min_margin", "margin_deficit"} and ls.shape[-1] > 1:
-            top = ls.topk(2, dim=-1).values
-            at_max = lg >= top[:, 0]
-            tied = at_max & (top[:, 1] >= top[:, 0])
-            # the largest other value: the runner-up when gold is (one of) the maximum, else the maximum
-            out["margin"].append(lg - torch.where(at_max, top[:, 1], top[:, 0]))
-            hit = at_max & ~tied
-            if bool(tied.any()):
-                hit[tied] = ls[tied].argmax(dim=-1) == gs[tied, 0]
-            out["hit"].append(hit)
-        else:
-            out["hit"].append(ls.argmax(dim=-1) == gs[:, 0])
+            # the largest other value: the runner-up when gold is the first maximum, else the maximum
+            # (a gold tied with an earlier maximum gets margin 0). The runner-up is the maximum with
+            # the first maximum masked, in place and restored: topk(2) costs ~7x a max on CPU
+            at = first[:, None]
+            ls.scatter_(-1, at, float("-inf"))
+            runner_up = ls.amax(dim=-1)
+            ls.scatter_(-1, at, top[:, None])
+            out["margin"].append(lg - torch.where(first == gs[:, 0], runner_up, top))
         if "el2n" in want:
             # ||p - e_y||^2 = sum_{k != y} p_k^2 + (sum_{k != y} p_k)^2 with p_y zeroed: no
             # cancellation (sum_k p_k^2 - 2 p_y + 1, or 1 - p_y, is 0 in float32 when p_y ~ 1)
@@ -230,7 +232,7 @@ def _position_values(logits: "torch.Tensor", gold: "torch.Tensor", want: frozens
             p.scatter_(-1, gs, 0.0)
             rest = torch.linalg.vector_norm(p, dim=-1)
             out["el2n"].append(torch.sqrt(rest * rest + p.sum(dim=-1) ** 2))
-    return {k: torch.cat(v).reshape(shape) for k, v in out.items() if v}
+    return {k: (v[0] if len(v) == 1 else torch.cat(v)).reshape(shape) for k, v in out.items() if v}
 
 
 def sequence_measures(logits: "torch.Tensor", labels: "torch.Tensor", *, task: str = "seq2seq",
