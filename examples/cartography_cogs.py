@@ -34,16 +34,15 @@ steps, lr 1e-4), all rows, the 50 % combinations and both curricula over the thr
 phases apart with ``--fractions``, ``--no-curricula``, ``--schedules``). The map epochs and window
 (``--map-epochs``, ``--min-epoch``) are our choices: the paper inspects the loss and maps.
 
-``--cpu``: the Table 2 layout on COGS gen at CPU scale: a 4,000-row seeded sample of COGS train
-that always holds its 155 primitive and exposure rows (``--keep-exposure``), a data map (inv_ppl,
-30 epochs at lr 3e-3, linear: the map model fits 100 % of its rows), then the full pool, the 33 %
-hard-to-learn and a random 33 % subset (1,320 rows), 3 seeds, scored on 40 rows of each of gen's
-21 categories and 100 dev / test rows. Every subset run trains until it fits 90 % of *all* its
-rows (``--fit-target``, checked every 250 steps on 200 of them, on all once those reach it; at
-most 5,000 steps; the tables give the steps); a run under 10 % at step 1,500 restarts from another
-init (``--restart-below``/``--restart-after``, ``--max-restarts`` 2; ``runs.json`` keeps every
-abandoned attempt). BART d_model 64, 2+2 layers, ffn 256, constant lr 1.5e-3 after 100 warm-up
-steps; ``--jobs 2`` trains two models at once. ``categories.*``: gen exact match per category.
+``--cpu``: the Table 2 layout on COGS gen at CPU scale: a 4,000-row sample of COGS train that
+always holds its 155 primitive and exposure rows (``--keep-exposure``), a 30-epoch map (the map
+model fits 100 % of its rows), then the full pool, the 33 % hard-to-learn and a random 33 % subset,
+3 seeds, scored on 40 rows of each of gen's 21 categories (``categories.*``) and 100 dev / test
+rows; BART d_model 64, 2+2 layers, constant lr 1.5e-3 (the map: 3e-3, linear). Every run trains
+until it fits 90 % of *all* its rows (``--fit-target``, checked every 250 steps on 200 of them,
+then on all; at most 5,000 steps; the tables give the steps); a run under 10 % at step 1,500
+restarts from another init (``--restart-below``, ``--restart-after``, ``--max-restarts``;
+``runs.json`` keeps every attempt).
 
 ``--gpu``: the ``--cpu`` layout with the paper's model size (d_model 512, ffn 512, 4 heads, 2+2
 layers), batch 64, lr 5e-4 (constant after 100 warm-up steps; the map linear), a 20-epoch map
@@ -77,7 +76,7 @@ import sys
 import time
 
 from cartography_runs import (LR_SCHEDULES, Experiment, Runs, _caption, _cuda, _fit_note, _layout,  # noqa: F401
-                              _map_note, data_name, read_cogs, read_scan, table_name)
+                              _map_note, data_name, read_cogs, read_scan, subset_ids, table_name)
 from harness import (ResultsTable, add_overrides, add_presets, add_run_flags, cpu_seconds,
                      finish_args, is_main_process, say, start_run, with_restarts, write_results)
 
@@ -309,17 +308,6 @@ def build_datamap(exp: Experiment):
                                  source="eval" if a.measure == "bleu" else "train")
 
 
-def subset_ids(exp: Experiment, dm, region: str, fraction: float, tokens, seed: int) -> tuple[list[int], bool]:
-    """Example ids of a subset, OOV-repaired when the sample allows it (returns ids, repaired)."""
-    try:
-        return dm.select(region, fraction, tokens=tokens, seed=seed).tolist(), True
-    except ValueError as err:
-        if "cannot cover" not in str(err):
-            raise
-        return dm.select(region, fraction, seed=seed).tolist(), False
-
-
-
 def subset_tables(exp: Experiment, dm, runs: Runs):
     """Phase 2: one table per fraction (regions, combinations, random, 100 %)."""
     from hf_synthsample.cartography import example_tokens
@@ -394,12 +382,7 @@ def curricula_table(exp: Experiment, dm, full_row: dict, runs: Runs):
 
 
 def main(argv=None) -> int:
-    a = parse_args(argv)
-    for split in ("train", "dev", "test", "gen") if a.data == "cogs" else ():
-        path = getattr(a, split)
-        if path is not None and not os.path.exists(path):
-            print(f"error: COGS {split} file not found: {path} (give its path with --{split})", file=sys.stderr)
-            return 2
+    a = parse_args(argv)  # the COGS files exist: parse_args checked them
     start_run(a.out, OUTPUTS, a.threads)
     # sacrebleu warns that COGS logical forms end in a tokenized '.': they are meant to
     logging.getLogger("sacrebleu").setLevel(logging.ERROR)

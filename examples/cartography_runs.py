@@ -20,7 +20,8 @@ import time
 
 from harness import ResultsTable, RunBook, Score, describe_settings, is_main_process, say, with_restarts
 
-__all__ = ["EVAL_SPLITS", "Experiment", "LR_SCHEDULES", "Runs", "read_cogs", "read_scan", "score_columns", "train_one"]
+__all__ = ["EVAL_SPLITS", "Experiment", "LR_SCHEDULES", "Runs", "read_cogs", "read_scan", "score_columns",
+           "subset_ids", "train_one"]
 
 EVAL_SPLITS = {"cogs": ("dev", "test", "gen"), "scan": ("iid", "ood")}
 #: --lr-schedule -> the Trainer's lr_scheduler_type
@@ -218,6 +219,17 @@ def _cuda() -> bool:
     import torch
 
     return torch.cuda.is_available()
+
+
+def subset_ids(exp: Experiment, dm, region: str, fraction: float, tokens, seed: int) -> tuple[list[int], bool]:
+    """Example ids of a subset, OOV-repaired when the sample allows it (returns ids, repaired)."""
+    try:
+        return dm.select(region, fraction, tokens=tokens, seed=seed).tolist(), True
+    except ValueError as err:
+        if "cannot cover" not in str(err):
+            raise
+        return dm.select(region, fraction, seed=seed).tolist(), False
+
 
 
 def train_one(exp: Experiment, name: str, seed: int, data) -> dict:
