@@ -17,8 +17,13 @@ from hf_synthsample.cli._common import SHARED
 from hf_synthsample.hub import read_card_metadata
 from hf_synthsample.settings import Settings, add_arguments, applies, setting, settings_from_args
 
-#: subcommands whose options are not (yet) made from a settings class: no such class exists for them
-NOT_FROM_SETTINGS = {"quickstart", "generate", "configs", "datamap"}
+#: subcommands whose options are not made from a settings class, and why
+NOT_FROM_SETTINGS = {
+    "quickstart": "a fixed demo: its few options are the generate/homogenize ones it passes on",
+    "generate": "its config options are made from each domain's builder config class (as before)",
+    "configs": "a listing: one positional argument",
+    "datamap": "no settings class of the data map exists yet (its options are checked before the dynamics are read)",
+}
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -42,7 +47,7 @@ def test_every_subcommand_is_a_module_of_the_registry(parsers):
         assert module.HELP and callable(module.add_arguments) and callable(module.run)
 
 
-@pytest.mark.parametrize("command", sorted(set(cli.COMMANDS) - NOT_FROM_SETTINGS))
+@pytest.mark.parametrize("command", sorted(set(cli.COMMANDS) - set(NOT_FROM_SETTINGS)))
 def test_every_option_maps_to_a_field_and_every_field_to_an_option(parsers, command):
     module = cli._module(command)
     assert module.SETTINGS, f"{command} names no settings class"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import os
 from typing import Any, Sequence
 
@@ -129,3 +130,18 @@ def check_output_file(option: str, path: str, *, overwrite: bool, magic: bytes, 
         if f.read(len(magic)) != magic:
             raise FileExistsError(f"{option}: {path} is not a {kind} file, so it is never replaced: choose another "
                                   "path, or delete it yourself if you no longer need it")
+
+
+@contextlib.contextmanager
+def quiet_datasets_bars():
+    """``datasets``' own bars off inside the block (one "Creating parquet" bar per config and side
+    would bury the job's bar), restored after."""
+    from datasets.utils.logging import disable_progress_bar, enable_progress_bar, is_progress_bar_enabled
+
+    was_on = is_progress_bar_enabled()
+    disable_progress_bar()
+    try:
+        yield was_on
+    finally:
+        if was_on:
+            enable_progress_bar()

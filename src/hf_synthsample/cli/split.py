@@ -1,7 +1,8 @@
 """``hf-synthsample split SOURCE``: a train/test split for compositional generalization (MCD, TMCD,
 template, length or random) of a dataset or generated config, written as a Hub-layout folder whose
 card carries the split report (divergences, unseen atoms, leakage, lengths) and the provenance.
-``--sweep D_C,D_C,...``: MCD splits at each target, one config each (the structure read once).
+``--sweep D_C,D_C,...``: MCD splits at each target, one config each (the structure read once), with
+one progress bar for the job (``datasets``' per-write bars off inside it) and its true elapsed time.
 
 The split's options are the fields of :class:`~hf_synthsample.splits.settings.SplitSettings`
 (``--sweep`` the targets of :class:`~hf_synthsample.splits.settings.SweepSettings`); an option
@@ -16,7 +17,7 @@ import time
 from ..settings import add_arguments as add_settings
 from ..settings import applies, settings_from_args
 from ..splits.settings import SplitSettings, SweepSettings
-from ._common import add_shared, check_license, check_output_folder, require
+from ._common import add_shared, check_license, check_output_folder, quiet_datasets_bars, require
 from ._source import resolve_source
 
 HELP = "compositional train/test split (MCD, TMCD, template, length, random) as a Hub folder"
@@ -100,9 +101,7 @@ def run(args: argparse.Namespace) -> int:
     provenance = {"source": source, "source_config": args.config, "source_split": args.split,
                   "builder_params": builder_params, **record(settings)}
     if isinstance(settings, SweepSettings):
-        from ._sweep import run_sweep
-
-        return run_sweep(args, ds, settings, provenance, started)
+        return _run_sweep(args, ds, settings, provenance, started)
     return _run_split(args, ds, settings, provenance)
 
 
@@ -124,8 +123,34 @@ def _run_split(args: argparse.Namespace, ds, settings: SplitSettings, provenance
                           compound_weights=s.weights_in_effect if s.search else None, max_height=s.max_height)
     print(report.to_markdown())
     name = args.name or s.method
-    out = save_split(split, args.out, report, config_name=name, provenance=provenance,
-                     title=f"{s.method} split of `{args.source}`", if_exists="overwrite" if args.overwrite else "error",
-                     license=args.license)
+    with quiet_datasets_bars():  # no "Creating parquet" bar per side
+        out = save_split(split, args.out, report, config_name=name, provenance=provenance, license=args.license,
+                         title=f"{s.method} split of `{args.source}`",
+                         if_exists="overwrite" if args.overwrite else "error")
     print(f"\nWrote {out}/ (config {name!r}: train {len(split['train']):,}, test {len(split['test']):,})")
+    return 0
+
+
+def _run_sweep(args: argparse.Namespace, ds, settings, provenance: dict, started: float) -> int:
+    """Search, report and write the sweep of ``settings`` (a :class:`SweepSettings`) of ``ds``: one
+    bar over its searches, reports and plots; the elapsed time from the command's start."""
+    from tqdm.auto import tqdm
+
+    from ..hub.card import portable_path
+    from ..splits import MCDSplitter
+    from ..splits.mcd import UnreachableDivergence
+
+    steps = 3 * len(settings.targets)  # a search, a report and a plot per target
+    with quiet_datasets_bars() as shown, tqdm(total=steps, desc="split --sweep", unit=" step", disable=not shown) as bar:
+        try:
+            sweep = MCDSplitter(settings).sweep(ds, progress=bar)
+        except UnreachableDivergence as err:
+            raise err.named("--sweep") from err
+        bar.set_postfix_str("reports and plots")
+        out = sweep.save(args.out, provenance=provenance, progress=bar,
+                         title=f"Compound-divergence sweep of `{portable_path(args.source)}`",
+                         if_exists="overwrite" if args.overwrite else "error", license=args.license)
+    print(sweep.to_markdown())
+    names = ", ".join(sweep.config_names.values())
+    print(f"\nWrote {out}/ ({len(sweep)} configs: {names}; {time.perf_counter() - started:.1f}s)")
     return 0
