@@ -7,7 +7,7 @@ import math
 from typing import Any, Mapping, Sequence
 
 from .builders import get_builder_class
-from .split_spec import check_split, normalize_split, split_names
+from .splits.spec import check_split, normalize_split, split_names
 from .validation import check_int, check_str_tuple
 
 __all__ = ["load_dataset", "load_dataset_builder", "resolve_config", "check_split_selection"]
