@@ -75,7 +75,7 @@ def test_every_option_maps_to_a_field_and_every_field_to_an_option(parsers, comm
 def test_the_shared_options_are_declared_once(parsers):
     for command, parser in parsers.items():
         for dest, action in _options(parser).items():
-            if dest in SHARED and not (command == "split" and dest == "seed"):
+            if dest in SHARED:
                 assert action.option_strings[0] == SHARED[dest][0]
 
 

@@ -37,8 +37,8 @@ def option_table(parser: argparse.ArgumentParser, args: argparse.Namespace, modu
     for action in subparser(parser, args)._actions:  # argparse keeps its actions there; no public accessor
         dest = action.dest[len("param_"):] if action.dest.startswith("param_") else action.dest
         if action.option_strings:
-            long = [o for o in action.option_strings if o.startswith("--")]
-            table[dest] = (long or action.option_strings)[-1]
+            long = [o for o in action.option_strings if o.startswith("--")]  # --k of -k; --x of --x/--no-x
+            table[dest] = (long or action.option_strings)[0]
         elif dest not in ("help", "command", "domain") and dest != argparse.SUPPRESS:
             table[dest] = action.metavar if isinstance(action.metavar, str) else dest
     table.pop("help", None)

@@ -24,8 +24,7 @@ HELP = "compositional train/test split (MCD, TMCD, template, length, random) as 
 #: the settings classes the options are made from, and the options that are not their fields
 SETTINGS = (SplitSettings, SweepSettings)
 OWN_OPTIONS = {"out": "the output folder", "no_compound_weights": "an alias of --compound-weights none"}
-PARAMETERS = {"folder": "--out", "config_name": "--name", "dataset": "source", "length": "--length-column",
-              "targets": "--sweep", "goal": "--target-divergence"}
+PARAMETERS = {"folder": "--out", "config_name": "--name", "dataset": "source", "length": "--length-column"}
 
 
 def add_arguments(sp: argparse.ArgumentParser) -> None:
