@@ -112,6 +112,10 @@ def test_splitter_is_the_functions():
         list(length_split(lengths, "n", size_tolerance=0.2)["test"]["n"])
     with pytest.raises(ValueError, match="language: the mcd method needs the structure language"):
         MCDSplitter().split(ds)
+    with pytest.raises(ValueError, match=r"restarts: not used by the random method, only by mcd, tmcd"):
+        MCDSplitter(method="random", restarts=2).split(ds)  # never silently ignored
+    with pytest.raises(ValueError, match=r"goal: not used by the template method"):
+        MCDSplitter(method="template", language="sexpr", goal="min").split(ds)
 
 
 # ------------------------------------------------------------------ issue 33

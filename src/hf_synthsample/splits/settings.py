@@ -264,7 +264,14 @@ class SplitSettings(Settings):
         return "example" if w is True else w
 
     def require_structure(self) -> None:
-        """``ValueError`` unless the method can read the rows' structure (a language, or columns)."""
+        """``ValueError`` unless the method can read the rows' structure (a language, or columns), or
+        when a setting is changed from its default where the method does not use it (never ignored)."""
+        defaults = self.defaults()
+        for name, spec in self.specs().items():
+            allowed = (spec.applies_when or {}).get("method", METHODS)
+            if self.method not in allowed and getattr(self, name) != defaults.get(name):
+                raise ValueError(f"{name}: not used by the {self.method} method, only by {', '.join(allowed)}; "
+                                 f"leave it at its default ({defaults.get(name)!r})")
         if self.search and self.language is None and not (self.atoms_column and self.compounds_column):
             raise ValueError(f"language: the {self.method} method needs the structure language of the program column "
                              "(see hf_synthsample.structure.languages()), or atoms_column and compounds_column")
