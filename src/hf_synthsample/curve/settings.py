@@ -102,7 +102,8 @@ class CurveSettings(Settings):
     heads: int = setting(4, min=1, help="scratch model attention heads (must divide --d-model)")
     dropout: float = setting(0.1, min=0.0, max=1.0, max_inclusive=False, help="scratch model dropout")
     # speed only
-    jobs: int = setting(1, min=1, help="models trained at once, each in its own process (speed only)")
+    jobs: int = setting(1, min=1, help="models trained at once, each in its own forked process (speed only; for "
+                                         "CPUs: on a GPU keep 1)")
     threads: int = setting(1, min=1, help="torch CPU threads per process (speed only)")
 
     def _check(self) -> None:
