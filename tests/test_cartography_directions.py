@@ -174,17 +174,17 @@ def test_subset_and_curricula_follow_the_direction():
 
 def _captured_plot(monkeypatch, dm, tmp_path, **kw):
     """Draw ``dm.plot`` and keep the figure for inspection (it is still saved)."""
-    import hf_synthsample.cartography.datamap as datamap_module
+    import hf_synthsample.cartography.plot as plot_module
 
     kept = {}
-    real = datamap_module.save_figure_atomic
+    real = plot_module.save_figure_atomic
 
     def keep(fig, path, **k):
         kept["fig"] = fig
         kept["labels"] = [(a.get_xlabel(), a.get_ylabel()) for a in fig.axes]
         return real(fig, path, **k)
 
-    monkeypatch.setattr(datamap_module, "save_figure_atomic", keep)
+    monkeypatch.setattr(plot_module, "save_figure_atomic", keep)
     path = dm.plot(tmp_path / "map.png", **kw)
     assert os.path.getsize(path) > 0
     return kept

@@ -16,6 +16,8 @@ MODULES = [
     "hf_synthsample.cartography.noise",
     "hf_synthsample.cartography.track",
     "hf_synthsample.cartography.callback",
+    "hf_synthsample.cartography.collator",
+    "hf_synthsample.cartography.dynamics_table",
     "hf_synthsample.hub.provenance",
 ]
 

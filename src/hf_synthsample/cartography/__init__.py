@@ -31,8 +31,8 @@ from .._lazy import attach
 _LAZY = {
     "TrainingDynamicsCallback": ".callback",
     "CartographyCallback": ".callback",
-    "CartographyCollator": ".callback",
-    "add_example_ids": ".callback",
+    "CartographyCollator": ".collator",
+    "add_example_ids": ".collator",
     "track_dynamics": ".track",
     "load_dynamics": ".store",
     "DataMap": ".datamap",
@@ -67,7 +67,8 @@ _LAZY = {
 __all__ = list(_LAZY)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .callback import CartographyCallback, CartographyCollator, TrainingDynamicsCallback, add_example_ids
+    from .callback import CartographyCallback, TrainingDynamicsCallback
+    from .collator import CartographyCollator, add_example_ids
     from .store import load_dynamics
     from .track import track_dynamics
     from .curricula import BinnedCurriculum, CurriculumSchedule, ExponentialPacing, curriculum_order

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from transformers import TrainerCallback
@@ -51,6 +51,7 @@ from ..validation import check_choice, check_int, check_str_tuple, check_writabl
 from ..hub.provenance import dataset_fingerprint
 from .ids import check_id_column, id_codes
 from .measures import MEASURES, STEP_MEASURES, TASKS, infer_task, sequence_measures
+from .collator import ID_KEY, CartographyCollator, add_example_ids
 from .fused_head import has_token_log_probs, token_log_prob_measures
 from .store import (
     _EVAL_SCHEMA,
@@ -82,76 +83,6 @@ __all__ = [
     "EVAL_DYNAMICS_FILE",
     "META_FILE",
 ]
-
-ID_KEY = "cartography_ids"
-
-
-def add_example_ids(dataset, id_column: str = "example_id"):
-    """``dataset`` with a column ``id_column`` holding the row numbers 0..n-1.
-
-    Example:
-        >>> from datasets import Dataset
-        >>> add_example_ids(Dataset.from_dict({"x": [5, 6]}))[:]["example_id"]
-        [0, 1]
-    """
-    if id_column in dataset.column_names:
-        raise ValueError(f"id_column: the dataset already has a column {id_column!r}; pick another name")
-    return dataset.add_column(id_column, np.arange(len(dataset), dtype=np.int64))
-
-
-class CartographyCollator:
-    """Wraps a data collator so each batch carries the example ids (as ``batch["cartography_ids"]``).
-
-    Args:
-        collator: the collator to wrap (default: ``transformers.default_data_collator``).
-        id_column: the feature holding the example id (see :func:`add_example_ids`).
-        drop_columns: features to drop before the wrapped collator sees them (e.g. raw text
-            columns kept because of ``remove_unused_columns=False``).
-
-    Features without ``id_column`` (an evaluation set) are collated unchanged.
-
-    Example:
-        >>> import torch
-        >>> batch = CartographyCollator()([{"input_ids": [1, 2], "labels": [3, 4], "example_id": 7}])
-        >>> batch["cartography_ids"].tolist(), sorted(batch)
-        ([7], ['cartography_ids', 'input_ids', 'labels'])
-    """
-
-    def __init__(self, collator: Callable | None = None, *, id_column: str = "example_id",
-                 drop_columns: Sequence[str] = ()):
-        if collator is None:
-            from transformers import default_data_collator
-
-            collator = default_data_collator
-        if not callable(collator):
-            raise TypeError(f"collator must be callable, got {type(collator).__name__}")
-        self.collator = collator
-        self.id_column = id_column
-        self.drop_columns = tuple(drop_columns)
-
-    def __call__(self, features: list[dict]) -> dict:
-        import torch
-
-        drop = set(self.drop_columns) | {self.id_column}
-        has_ids = [self.id_column in f for f in features]
-        if any(has_ids) and not all(has_ids):
-            raise ValueError(f"id_column {self.id_column!r} is missing from some features of the batch")
-        ids = [f[self.id_column] for f in features] if all(has_ids) and features else None
-        batch = self.collator([{k: v for k, v in f.items() if k not in drop} for f in features])
-        if ids is not None:
-            # integer ids as a tensor (moved to the device with the batch); string ids as they are,
-            # coded by the callback (a tensor cannot hold them)
-            batch[ID_KEY] = list(ids) if any(isinstance(i, str) for i in ids) else torch.tensor(
-                [int(i) for i in ids], dtype=torch.long)
-        return batch
-
-    def __getattr__(self, name: str):
-        # what a Trainer reads off its collator (e.g. ``tokenizer``, saved with checkpoints when there
-        # is no processing_class) comes from the wrapped one; own names never recurse (unpickling)
-        if name.startswith("__") or name in ("collator", "id_column", "drop_columns"):
-            raise AttributeError(name)
-        return getattr(self.collator, name)
-
 
 # ----------------------------------------------------------------------------- callback
 class TrainingDynamicsCallback(TrainerCallback):

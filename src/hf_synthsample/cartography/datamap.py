@@ -49,16 +49,16 @@ from __future__ import annotations
 
 import math
 import os
-from collections import Counter
-from typing import TYPE_CHECKING, Any, Hashable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Hashable, Iterable, Sequence
 
 import numpy as np
 
-from ..atomic import save_figure_atomic
-from ..logging import get_logger
 from ..validation import check_choice, check_float, check_int
-from .ids import id_codes
-from .measures import MAP_MEASURES, MEASURE_INFO, MeasureInfo
+from .dynamics_table import NAN_POLICIES  # noqa: F401 - its home before the split
+from .ids import as_ids as _as_ids
+from .measures import MEASURE_INFO, MeasureInfo
+# data-map ids -> dataset rows (cli/datamap.py reads _dataset_rows from here)
+from .rows import _API_NAMES, _dataset_rows, _hover_texts, _subset, example_tokens  # noqa: F401
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -74,8 +74,6 @@ MAP_REGIONS = ("ambiguous", "hard-to-learn", "easy-to-learn", "other")
 #: highest-first for the others (loss, el2n, margin_deficit, forgetting, variability), as
 #: ``measures.MEASURE_INFO`` declares; "easiest-first" is the reverse
 ORDERS = ("hardest-first", "easiest-first", "lowest-first", "highest-first")
-#: per-(example, epoch) columns summarised by their mean over the epoch window
-_MEAN_COLUMNS = MAP_MEASURES
 
 
 def parse_regions(regions: str | Sequence[str]) -> tuple[str, ...]:
@@ -90,158 +88,6 @@ def parse_regions(regions: str | Sequence[str]) -> tuple[str, ...]:
         raise ValueError(f"region names a region twice: {list(regions)}")
     return tuple(regions)
 
-
-def example_tokens(dataset: "Dataset", columns: Sequence[str]) -> list[frozenset]:
-    """Per row, the set of ``(column, token)`` pairs of ``columns`` (token lists or whitespace-split text).
-
-    Token-id lists drop -100 (masked positions). Tokens are tagged by column so input and output
-    vocabularies are covered separately.
-
-    Example:
-        >>> from datasets import Dataset
-        >>> sorted(example_tokens(Dataset.from_dict({"src": ["a b"], "labels": [[5, -100]]}), ["src", "labels"])[0])
-        [('labels', 5), ('src', 'a'), ('src', 'b')]
-    """
-    from ..columns import column_arrow
-    from ..validation import check_columns
-
-    check_columns(dataset, list(columns), name="oov_columns")
-    out: list[set] = [set() for _ in range(len(dataset))]
-    for col in columns:
-        values = column_arrow(dataset, col).to_pylist()
-        for i, v in enumerate(values):
-            if v is None:
-                continue
-            toks = v.split() if isinstance(v, str) else [t for t in v if t != -100]
-            out[i].update((col, t) for t in toks)
-    return [frozenset(s) for s in out]
-
-
-NAN_POLICIES = ("raise", "omit", "drop")
-
-logger = get_logger(__name__)
-
-
-def _int_column(table, name: str, where: str) -> np.ndarray:
-    """An integer column without missing values (ids and epochs must not be silently truncated)."""
-    import pyarrow as pa
-
-    col = table.column(name)
-    if not pa.types.is_integer(col.type):
-        raise TypeError(f"{where}: column {name!r} must hold integers, got {col.type}")
-    if col.null_count:
-        raise ValueError(f"{where}: column {name!r} has {col.null_count} missing values")
-    out = col.to_numpy().astype(np.int64)
-    if len(out) and out.min() < 0:
-        raise ValueError(f"{where}: column {name!r} holds negative values (first: {int(out[out < 0][0])})")
-    return out
-
-
-def _correct_column(table, name: str, where: str) -> np.ndarray:
-    """A correctness column as 0.0 / 1.0: booleans, or numbers that are all 0 or 1 (a NaN or a
-    missing value would give a NaN fitted share or correctness, not an error)."""
-    import pyarrow as pa
-
-    col = table.column(name)
-    if col.null_count:
-        raise ValueError(f"{where}: column {name!r} has {col.null_count} missing values")
-    if not (pa.types.is_boolean(col.type) or pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
-        raise TypeError(f"{where}: column {name!r} must hold booleans (exact match or not), got {col.type}")
-    values = col.to_numpy(zero_copy_only=False).astype(np.float64)
-    bad = ~np.isin(values, (0.0, 1.0))
-    if bad.any():
-        raise ValueError(f"{where}: column {name!r} must hold booleans (or 0 / 1), but {int(bad.sum())} value(s) are "
-                         f"not (first: {float(values[bad][0])!r} at row {int(np.flatnonzero(bad)[0])})")
-    return values
-
-
-def _id_array(table, where: str) -> np.ndarray:
-    """The ``example_id`` column: integers >= 0 (``int64``) or strings (``str``), none missing."""
-    import pyarrow as pa
-
-    col = table.column("example_id")
-    if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
-        if col.null_count:
-            raise ValueError(f"{where}: column 'example_id' has {col.null_count} missing values")
-        return np.asarray(col.to_pylist(), dtype=str)
-    if not pa.types.is_integer(col.type):
-        raise TypeError(f"{where}: column 'example_id' must hold integer or string example ids, got {col.type}")
-    return _int_column(table, "example_id", where)
-
-
-def _as_ids(ids: Any) -> np.ndarray:
-    """Example ids as ``int64`` (integers) or ``str`` (strings)."""
-    arr = np.asarray(ids)
-    return arr.astype(str) if arr.dtype.kind in "USO" and len(arr) else arr.astype(np.int64)
-
-
-def _check_meta(meta: dict, source: str, recorded: np.ndarray, examples: np.ndarray, where: str) -> None:
-    """``cartography.json`` must describe the table it comes with."""
-    from .store import DYNAMICS_FILE, EVAL_DYNAMICS_FILE, META_FILE
-
-    data_file = DYNAMICS_FILE if source == "train" else EVAL_DYNAMICS_FILE
-    listed = meta.get("epochs" if source == "train" else "eval_epochs")
-    if listed is not None and sorted(int(e) for e in listed) != recorded.tolist():
-        raise ValueError(
-            f"{where}: {META_FILE} lists epochs {sorted(listed)} but {data_file} holds epochs {recorded.tolist()}; "
-            f"the folder mixes files of different runs or a file is damaged"
-        )
-    num = meta.get("num_examples")
-    if source == "train" and num is not None and int(num) != len(examples):
-        raise ValueError(
-            f"{where}: {META_FILE} lists {int(num)} examples but {data_file} holds {len(examples)} distinct example ids"
-            + (f"; {int(num) - len(examples)} examples were never recorded (training stopped within the first "
-               f"epoch?)" if int(num) > len(examples) else "")
-        )
-
-
-def _check_map_measure(measure: Any, available: Sequence[str], source: str, where: str) -> None:
-    """``measure`` must be a per-epoch measure these dynamics hold (the message says what is)."""
-    if not isinstance(measure, str):
-        raise TypeError(f"measure must be a str, one of {list(MAP_MEASURES)}, got {measure!r}")
-    if measure in available:
-        return
-    info = MEASURE_INFO.get(measure)
-    if info is not None and info.kind not in ("step", "decode"):
-        raise ValueError(
-            f"measure {measure!r} cannot be a data map's confidence axis: it is "
-            + ("counted from the correctness history" if info.kind == "counted" else "an axis of the map itself")
-            + f". Build the map on one of {list(available) or list(MAP_MEASURES)} and rank by it: "
-              f"dm.ranking({measure!r})"
-        )
-    if not available:
-        raise ValueError(f"{where} ({source} pass): no per-epoch measure a data map can be built on "
-                         f"(one of {list(MAP_MEASURES)}) is recorded")
-    if info is not None:
-        hint = (" (bleu is in the eval pass: source='eval')" if measure == "bleu" and source == "train" else
-                f"; record it with TrainingDynamicsCallback(measures=(..., {measure!r}))")
-        raise ValueError(f"measure {measure!r} is not recorded in {where} ({source} pass); recorded: "
-                         f"{list(available)}{hint}")
-    raise ValueError(f"measure must be one of {list(MAP_MEASURES)} (recorded here: {list(available)}), got {measure!r}")
-
-
-def _check_complete(ids: np.ndarray, epoch: np.ndarray, examples: np.ndarray, recorded: np.ndarray,
-                    per_epoch: dict[int, int], min_epoch: int, max_epoch: int, where: str,
-                    name: Any = int) -> None:
-    """Every example must have a value at every epoch of the window (rows are unique per pair)."""
-    problems = []
-    for e in range(min_epoch, max_epoch + 1):
-        n = int(per_epoch.get(e, 0))
-        if n == len(examples):
-            continue
-        if n == 0:
-            problems.append(f"epoch {e} was never recorded")
-            continue
-        missing = np.setdiff1d(examples, ids[epoch == e], assume_unique=True)
-        problems.append(f"epoch {e} lacks {len(missing)} of {len(examples)} examples (first: example id {name(missing[0])!r})")
-    if problems:
-        full = [int(e) for e in recorded if per_epoch[e] == len(examples)]
-        raise ValueError(
-            f"{where}: the epoch window {min_epoch}..{max_epoch} is incomplete: " + "; ".join(problems)
-            + ". A data map needs every example at every epoch of its window (a partial last epoch or a resume "
-              f"that lost steps leaves gaps); choose min_epoch / max_epoch among the epochs recorded for every "
-              f"example: {full}"
-        )
 
 
 def fraction_size(fraction: float, n: int) -> int:
@@ -350,113 +196,10 @@ class DataMap:
                 under ``nan_policy="raise"``, metadata (``cartography.json``) listing epochs or an
                 example count the data does not hold, a damaged file (named).
         """
-        import pyarrow as pa
+        from .dynamics_table import map_arrays
 
-        check_choice("source", source, ("train", "eval"))
-        check_choice("nan_policy", nan_policy, NAN_POLICIES)
-        where = "dynamics"
-        meta = None
-        if isinstance(dynamics, (str, os.PathLike)):
-            from .store import load_dynamics
-
-            where = f"dynamics {os.fspath(dynamics)!r}"
-            dynamics = load_dynamics(dynamics)
-        if isinstance(dynamics, dict) and "train" in dynamics:
-            meta = dynamics.get("meta")
-            table = dynamics["train"] if source == "train" else dynamics.get("eval")
-            if table is None:
-                raise ValueError("source='eval' but the dynamics hold no eval pass (use eval_pass=True when training)")
-        else:
-            table = dynamics
-        if not isinstance(table, pa.Table):
-            table = pa.Table.from_pandas(table, preserve_index=False)
-        # a column present but empty is a measure that was not recorded (e.g. bleu in a file without decodes)
-        available = [c for c in _MEAN_COLUMNS if c in table.column_names
-                     and table.column(c).null_count < table.num_rows
-                     and not np.isnan(table.column(c).to_numpy(zero_copy_only=False).astype(np.float64)).all()]
-        _check_map_measure(measure, available, source, where)
-        for col in ("example_id", "epoch"):
-            if col not in table.column_names:
-                raise ValueError(f"{where}: no column {col!r}; columns: {table.column_names}")
-        if correctness is None:
-            correctness = "exact_match" if "exact_match" in table.column_names and measure == "bleu" else "correct"
-        check_choice("correctness", correctness, [c for c in ("correct", "exact_match") if c in table.column_names])
-        id_values, ids = id_codes(_id_array(table, where))  # string ids: their ranks, decoded at the end
-        name = (lambda code: int(code)) if id_values is None else (lambda code: str(id_values[code]))
-        epoch = _int_column(table, "epoch", where)
-        values = table.column(measure).to_numpy(zero_copy_only=False).astype(np.float64)  # null -> NaN
-        correct = _correct_column(table, correctness, where)
-        if not len(epoch):
-            raise ValueError(f"{where}: no rows recorded")
-        # one sort of (example_id, epoch) keys gives the examples, the duplicates and (bincount) the
-        # rows per epoch: np.unique on each would sort four times
-        lo, hi = int(epoch.min()), int(epoch.max())
-        span = hi - lo + 1
-        per_epoch = np.bincount(epoch - lo, minlength=span)
-        recorded = np.flatnonzero(per_epoch) + lo
-        key = np.sort(ids * span + (epoch - lo))
-        twice = np.flatnonzero(key[1:] == key[:-1])
-        if len(twice):
-            k = int(key[twice[0]])
-            raise ValueError(f"{where}: {len(twice)} (example_id, epoch) pairs are recorded twice (first: example id "
-                             f"{name(k // span)!r}, epoch {k % span + lo}); dynamics hold one row per example and epoch")
-        key_ids = key // span
-        examples = key_ids[np.r_[True, key_ids[1:] != key_ids[:-1]]]  # every example, whatever the epoch
-        if isinstance(meta, dict):
-            _check_meta(meta, source, recorded, examples, where)
-        if min_epoch is None:
-            min_epoch = lo
-        if max_epoch is None:
-            max_epoch = hi
-        check_int("min_epoch", min_epoch, min=lo, max=hi)
-        check_int("max_epoch", max_epoch, min=min_epoch, max=hi)
-        _check_complete(ids, epoch, examples, recorded, {int(e): int(per_epoch[e - lo]) for e in recorded},
-                        min_epoch, max_epoch, where, name)
-        window = (epoch >= min_epoch) & (epoch <= max_epoch)
-        ids, epoch, values, correct = ids[window], epoch[window], values[window], correct[window]
-        rows = np.flatnonzero(window)  # the table rows still in play (for the other measures' summaries)
-        bad = ~np.isfinite(values)
-        if bad.any():
-            first = int(np.flatnonzero(bad)[0])
-            what = (f"{int(bad.sum())} value(s) of {measure!r} in epochs {min_epoch}..{max_epoch} are NaN or missing "
-                    f"({len(np.unique(ids[bad]))} example(s); first: example id {name(ids[first])!r}, "
-                    f"epoch {int(epoch[first])})")
-            if nan_policy == "raise":
-                raise ValueError(
-                    f"{where}: {what}. Pass nan_policy='omit' to average each example over its other epochs, or "
-                    f"nan_policy='drop' to leave those examples out of the map"
-                )
-            if nan_policy == "drop":
-                keep_rows = ~np.isin(ids, ids[bad])
-                ids, epoch, values, correct = ids[keep_rows], epoch[keep_rows], values[keep_rows], correct[keep_rows]
-                rows = rows[keep_rows]
-                logger.warning(f"DataMap: {what}; nan_policy='drop' leaves those examples out")
-            else:
-                logger.warning(f"DataMap: {what}; nan_policy='omit' averages over the other epochs")
-        uniq, inverse, counts = np.unique(ids, return_inverse=True, return_counts=True)
-        ok = np.isfinite(values)
-        n_ok = np.bincount(inverse, weights=ok, minlength=len(uniq))
-        v0 = np.where(ok, values, 0.0)
-        mean = np.bincount(inverse, weights=v0, minlength=len(uniq)) / np.maximum(n_ok, 1)
-        # population std (ddof 0), from deviations about the mean rather than E[x^2]-E[x]^2
-        dev = np.where(ok, values - mean[inverse], 0.0)
-        var = np.bincount(inverse, weights=dev * dev, minlength=len(uniq)) / np.maximum(n_ok, 1)
-        corr = np.bincount(inverse, weights=correct, minlength=len(uniq)) / counts
-        keep = n_ok > 0
-        if not keep.all():
-            logger.warning(f"DataMap: {int((~keep).sum())} examples have no value of {measure!r} left; left out")
-        if not keep.any():
-            raise ValueError(f"{where}: no example has a value of {measure!r} in epochs {min_epoch}..{max_epoch}")
-        epochs = [int(e) for e in recorded if min_epoch <= e <= max_epoch]
-        scores, never = _window_scores(table, rows, ids, epoch, correct, uniq, inverse)
-        # the confidence axis is oriented by the measure's declared direction: higher = easier
-        confidence = MEASURE_INFO[measure].confidence_sign * mean[keep]
-        kept = uniq[keep] if id_values is None else id_values[uniq[keep]]
-        fingerprints = (meta or {}).get("dataset_fingerprints") or ()
-        return cls(kept, confidence, np.sqrt(var[keep]), corr[keep], measure=measure, epochs=epochs,
-                   source=source, num_examples=len(examples),
-                   scores={k: v[keep] for k, v in scores.items()}, never_learned=never[keep],
-                   dataset_fingerprints=fingerprints)
+        return cls(**map_arrays(dynamics, measure, min_epoch=min_epoch, max_epoch=max_epoch, source=source,
+                                correctness=correctness, nan_policy=nan_policy))
 
     # ------------------------------------------------------------------ rankings and subsets
     @property
@@ -639,50 +382,9 @@ class DataMap:
         return np.sort(selected)
 
     def _oov_repair(self, selected: np.ndarray, ranking: np.ndarray, tokens: Sequence[Iterable[Hashable]]) -> np.ndarray:
-        if isinstance(tokens, Mapping):
-            absent = [i for i in self.example_ids.tolist() if i not in tokens]
-            if absent:
-                raise ValueError(f"tokens: no tokens for {len(absent)} example ids of the map (first: {absent[0]})")
-        elif self.example_ids.dtype.kind not in "iu":
-            raise TypeError("tokens: the example ids are strings; pass a mapping from example id to tokens")
-        elif len(tokens) <= int(self.example_ids.max()):
-            raise ValueError(
-                f"tokens: need the tokens of every example id up to {int(self.example_ids.max())}, got {len(tokens)} rows"
-            )
-        toks = {i: frozenset(tokens[i]) for i in self.example_ids.tolist()}
-        vocab = set().union(*toks.values()) if toks else set()
-        count: Counter = Counter()
-        for i in selected.tolist():
-            count.update(toks[i])
-        missing = vocab - count.keys()
-        in_sel = set(selected.tolist())
-        added: list[int] = []
-        for i in ranking.tolist():
-            if not missing:
-                break
-            if i in in_sel:
-                continue
-            new = toks[i] & missing
-            if new:
-                added.append(i)
-                missing -= toks[i]
-                count.update(toks[i])
-        to_drop = len(added)
-        dropped: set[int] = set()
-        for i in selected[::-1].tolist():
-            if to_drop == 0:
-                break
-            if all(count[t] > 1 for t in toks[i]):
-                count.subtract(toks[i])
-                dropped.add(i)
-                to_drop -= 1
-        if to_drop:
-            raise ValueError(
-                f"OOV repair: {len(selected)} examples cannot cover the {len(vocab)} tokens of the full vocabulary; "
-                f"use a larger fraction"
-            )
-        keep = [i for i in selected.tolist() if i not in dropped]
-        return _as_ids(keep + added) if keep or added else selected[:0]
+        from .rows import oov_repair
+
+        return oov_repair(self, selected, ranking, tokens)
 
     def positions(self, dataset: "Dataset", ids: Sequence[int] | None = None, *, id_column: str = "example_id",
                   assume_id_order: bool = False) -> np.ndarray:
@@ -749,41 +451,9 @@ class DataMap:
             ...     os.path.basename(DataMap.from_dynamics(t, "loss").plot(os.path.join(d, "map.png")))
             'map.png'
         """
-        import matplotlib
+        from .plot import plot_datamap
 
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
-        from matplotlib.colors import BoundaryNorm
-
-        cutoffs = self.region_cutoffs(fraction)
-        idx = np.arange(len(self))
-        if sample_fraction is not None:
-            k = self.subset_size(sample_fraction)
-            idx = np.sort(np.random.default_rng(seed).choice(idx, size=k, replace=False))
-        fig, ax = plt.subplots(figsize=(6.5, 5), dpi=120)
-        # correctness in 10 bins over [0, 1], as the seed paper plots it; 1.0 is in the last bin
-        cmap = plt.get_cmap("coolwarm", 10)
-        norm = BoundaryNorm(np.linspace(0.0, 1.0, 11), cmap.N)
-        sc = ax.scatter(self.variability[idx], self.confidence[idx], c=self.correctness[idx], cmap=cmap, norm=norm,
-                        s=6, alpha=0.7)
-        fig.colorbar(sc, ax=ax, ticks=np.linspace(0.0, 1.0, 6), label="correctness (fraction of epochs correct)")
-        # the region boundaries, in the HTML map's colours; each label sits on its region's side
-        box = dict(facecolor="white", alpha=0.7, edgecolor="none", pad=1)
-        style = dict(fontsize="small", bbox=box, transform=None)
-        for name, colour, va in (("hard-to-learn", "#d7191c", "top"), ("easy-to-learn", "#2c7bb6", "bottom")):
-            y = cutoffs[name][1]
-            ax.axhline(y, color=colour, ls="--", lw=1)
-            style["transform"] = ax.get_yaxis_transform()
-            ax.text(0.99, y, f"{name} ({fraction:.0%}) {'↓' if va == 'top' else '↑'}", color=colour, ha="right",
-                    va=va, **style)
-        x = cutoffs["ambiguous"][1]
-        ax.axvline(x, color="#7b3294", ls="--", lw=1)
-        style["transform"] = ax.get_xaxis_transform()
-        ax.text(x, 0.98, f" ambiguous ({fraction:.0%}) →", color="#7b3294", ha="left", va="top", **style)
-        ax.set_xlabel("variability (std of the measure over the epochs)")
-        ax.set_ylabel(self.confidence_label)
-        ax.set_title(title or f"Data map ({self.measure}): {len(idx)} examples, epochs {self.epochs[0]}-{self.epochs[-1]}")
-        return save_figure_atomic(fig, path)
+        return plot_datamap(self, path, sample_fraction=sample_fraction, seed=seed, title=title, fraction=fraction)
 
     def to_html(self, path: str | os.PathLike, *, dataset: "Dataset | None" = None,
                 text_columns: Sequence[str] | None = None, id_column: str = "example_id",
@@ -847,150 +517,3 @@ class DataMap:
 
     def __str__(self) -> str:
         return self.summary()
-
-
-# ----------------------------------------------------------------------------- data-map ids -> dataset rows
-# how messages name the options: Python parameters, or the CLI's --options
-_API_NAMES = {"dataset": "dataset", "id_column": "id_column", "assume_id_order": "assume_id_order=True"}
-
-
-def _dataset_rows(dm: DataMap, dataset: "Dataset", ids: Sequence[int] | None, *, id_column: str,
-                  assume_id_order: bool, names: Mapping[str, str]) -> np.ndarray:
-    """Row numbers of ``ids`` (default: all of ``dm``'s) in ``dataset``; see :meth:`DataMap.positions`."""
-    from ..columns import column_arrow
-    from ..hub.provenance import dataset_fingerprint
-
-    ids = dm.example_ids if ids is None else _as_ids(ids)
-    ds_name = names["dataset"]
-    columns = getattr(dataset, "column_names", None)
-    if columns is None or not hasattr(dataset, "select"):
-        raise TypeError(f"{ds_name} must be a datasets.Dataset, got {type(dataset).__name__}")
-    if not isinstance(id_column, str) or not id_column:
-        raise TypeError(f"{names['id_column']} must be a non-empty str, got {id_column!r}")
-    strings = dm.example_ids.dtype.kind == "U"
-    if id_column in columns:
-        col = column_arrow(dataset, id_column)
-        import pyarrow as pa
-
-        is_str = pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
-        if not (is_str if strings else pa.types.is_integer(col.type)):
-            raise TypeError(f"{ds_name}: column {id_column!r} must hold {'string' if strings else 'integer'} example "
-                            f"ids, as the data map does, got {col.type}")
-        if col.null_count:
-            raise ValueError(f"{ds_name}: column {id_column!r} has {col.null_count} missing example ids")
-        col = np.asarray(col.to_pylist(), dtype=str) if strings else col.to_numpy().astype(np.int64)
-        order = np.argsort(col, kind="stable")
-        sorted_col = col[order]
-        repeated = sorted_col[1:][sorted_col[1:] == sorted_col[:-1]]
-        if len(repeated):
-            raise ValueError(f"{ds_name}: column {id_column!r} repeats example ids (first: {repeated[0].item()!r}); "
-                             f"each row must be one example of the dynamics")
-        where = np.searchsorted(sorted_col, dm.example_ids).clip(max=max(len(col) - 1, 0))
-        found = (sorted_col[where] == dm.example_ids) if len(col) else np.zeros(len(dm), dtype=bool)
-        if not found.all():
-            absent = dm.example_ids[~found]
-            raise ValueError(
-                f"{ds_name}: {len(absent)} of the data map's {len(dm)} example ids are not in its {id_column!r} "
-                f"column (first: {absent[0].item()!r}); it is not (all of) the dataset the dynamics were recorded on"
-            )
-        pos = np.searchsorted(sorted_col, ids)
-        if len(ids) and (pos.max() >= len(col) or (sorted_col[pos.clip(max=len(col) - 1)] != ids).any()):
-            raise ValueError(f"{ds_name}: some of the requested example ids are not in its {id_column!r} column")
-        return order[pos]
-    if not assume_id_order:
-        raise ValueError(
-            f"{ds_name} has no {id_column!r} column, so its rows cannot be matched to the data map's example ids "
-            f"(a shuffled or filtered dataset would give the wrong rows). Keep the column add_example_ids() added, "
-            f"or, if row i is example id i (the very dataset the dynamics were recorded on, same order), pass "
-            f"{names['assume_id_order']}"
-        )
-    if strings:
-        raise ValueError(f"{ds_name} has no {id_column!r} column, and the data map's example ids are strings, not "
-                         f"row numbers: keep the id column the dynamics were recorded with")
-    fingerprint = dataset_fingerprint(dataset)
-    if dm.dataset_fingerprints and fingerprint not in dm.dataset_fingerprints:
-        raise ValueError(
-            f"{ds_name} (fingerprint {fingerprint}) is not the training set the dynamics were recorded on "
-            f"(fingerprint {' / '.join(dm.dataset_fingerprints)}): another copy of the data (shuffled, filtered, "
-            f"loaded again) can have the same row count but other rows in each position, so "
-            f"{names['assume_id_order']} cannot hold. Take the rows from the training set itself, or keep its "
-            f"{id_column!r} column and match by id"
-        )
-    if len(dataset) != dm.num_examples:
-        raise ValueError(
-            f"{ds_name} has {len(dataset)} rows but the dynamics hold {dm.num_examples} examples, so its rows "
-            f"cannot be in example-id order; {names['assume_id_order']} needs the dataset the dynamics were "
-            f"recorded on"
-        )
-    if len(dm) and int(dm.example_ids.max()) >= len(dataset):
-        raise ValueError(
-            f"{ds_name} has {len(dataset)} rows but the data map has example id {int(dm.example_ids.max())}; "
-            f"the ids are not row numbers, so {names['assume_id_order']} cannot hold: add a {id_column!r} column"
-        )
-    if len(ids) and (ids.min() < 0 or ids.max() >= len(dataset)):
-        raise ValueError(f"{ds_name}: example ids out of its {len(dataset)} rows")
-    return ids.copy()
-
-
-def _hover_texts(dm: DataMap, dataset: Any, text_columns: Sequence[str] | None, id_column: str,
-                 assume_id_order: bool, max_text: int) -> dict[str, list[str]]:
-    """The text columns of the rows holding the map's example ids (found by :meth:`DataMap.positions`),
-    cut after ``max_text`` characters."""
-    from ..columns import column_arrow
-    from ..validation import check_columns
-
-    names = list(getattr(dataset, "column_names", None) or [])
-    if text_columns is None:
-        features = getattr(dataset, "features", {}) or {}
-        text_columns = [c for c in names if c != id_column
-                        and getattr(features.get(c), "dtype", None) in ("string", "large_string")]
-    text_columns = list(text_columns)
-    check_columns(dataset, text_columns, name="text_columns")
-    rows = dm.positions(dataset, id_column=id_column, assume_id_order=assume_id_order)
-    out = {}
-    for c in text_columns:
-        values = column_arrow(dataset, c).take(rows).to_pylist()
-        out[c] = ["" if v is None else (s if len(s := str(v)) <= max_text else s[:max_text] + "…") for v in values]
-    return out
-
-
-def _subset(dm: DataMap, dataset: "Dataset", region, fraction: float, *, oov_columns, id_column: str,
-            assume_id_order: bool, names: Mapping[str, str], **kwargs) -> "Dataset":
-    """:meth:`DataMap.subset`, with messages naming ``names``' options."""
-    rows, _ = _subset_rows(dm, dataset, region, fraction, oov_columns=oov_columns, id_column=id_column,
-                           assume_id_order=assume_id_order, names=names, **kwargs)
-    return dataset.select(rows)
-
-
-def _subset_rows(dm: DataMap, dataset: "Dataset", region, fraction: float, *, oov_columns, id_column: str,
-                 assume_id_order: bool, names: Mapping[str, str], **kwargs) -> tuple[np.ndarray, np.ndarray]:
-    """``(rows, ids)``: the rows of ``dataset`` holding the subset's example ids, both in id order."""
-    rows = _dataset_rows(dm, dataset, None, id_column=id_column, assume_id_order=assume_id_order, names=names)
-    tokens = None
-    if oov_columns:
-        per_row = example_tokens(dataset.select(rows), oov_columns)
-        tokens = dict(zip(dm.example_ids.tolist(), per_row))
-    ids = dm.select(region, fraction, tokens=tokens, **kwargs)
-    return rows[np.searchsorted(dm.example_ids, ids)], ids
-
-
-def _window_scores(table, rows, ids, epoch, correct, uniq, inverse) -> tuple[dict, np.ndarray]:
-    """Per example (``uniq`` order): the window mean of each recorded measure (NaN values skipped),
-    forgetting events from the correctness history, and the never-learned flag."""
-    from .measures import forgetting_events
-
-    scores: dict[str, np.ndarray] = {}
-    for col in _MEAN_COLUMNS:
-        if col not in table.column_names:
-            continue
-        v = table.column(col).to_numpy(zero_copy_only=False).astype(np.float64)[rows]
-        ok = ~np.isnan(v)
-        if not ok.any():  # a column of a measure that was not recorded (older files read back as NaN)
-            continue
-        total = np.bincount(inverse, weights=np.where(ok, v, 0.0), minlength=len(uniq))
-        n = np.bincount(inverse, weights=ok, minlength=len(uniq))
-        scores[col] = np.where(n > 0, total / np.maximum(n, 1), np.nan)
-    fid, events, never = forgetting_events(ids, epoch, correct > 0.5)
-    assert np.array_equal(fid, uniq)
-    scores["forgetting"] = events.astype(np.float64)
-    return scores, never

@@ -15,13 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from .collator import ID_KEY
 from .decode import greedy_continuations
 from .measures import IGNORE_INDEX, STEP_MEASURES, sequence_measures
 from .store import _EVAL_SCHEMA, _concat
 
 __all__ = ["run_eval_pass"]
-
-ID_KEY = "cartography_ids"
 
 
 def _eval_ids(cb) -> np.ndarray:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_id_column", "check_id_values", "id_codes"]
+__all__ = ["check_id_column", "check_id_values", "id_codes", "as_ids"]
 
 
 def check_id_values(col: Any, name: str, where: str) -> np.ndarray:
@@ -81,3 +81,14 @@ def id_codes(ids: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
         return None, ids.astype(np.int64)
     values, codes = np.unique(ids, return_inverse=True)
     return values, codes.astype(np.int64)
+
+
+def as_ids(ids: Any) -> np.ndarray:
+    """Example ids as an ``int64`` array (integers) or a ``str`` array (strings).
+
+    Example:
+        >>> as_ids([3, 1]).dtype.kind, as_ids(["b", "a"]).dtype.kind
+        ('i', 'U')
+    """
+    arr = np.asarray(ids)
+    return arr.astype(str) if arr.dtype.kind in "USO" and len(arr) else arr.astype(np.int64)

@@ -89,7 +89,7 @@ def fit_curve(dynamics: Any) -> dict[str, np.ndarray]:
         >>> {k: v.tolist() for k, v in fit_curve(t).items()}
         {'epoch': [0, 1], 'fitted': [0.0, 0.5], 'loss': [2.0, 1.0]}
     """
-    from .datamap import _correct_column, _id_array, _int_column
+    from .dynamics_table import _correct_column, _id_array, _int_column
     from .ids import id_codes
 
     t = _train_table(dynamics, "fit_curve")

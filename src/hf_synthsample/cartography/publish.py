@@ -76,7 +76,8 @@ def save_datamap_subset(
     from ..hub.folder import write_hub_folder
     from ..hub.provenance import Provenance
     from ..hub.publish import _curated_card
-    from .datamap import _API_NAMES, _subset_rows, parse_regions
+    from .datamap import parse_regions
+    from .rows import _API_NAMES, _subset_rows
 
     names = dict(_API_NAMES if names is None else names)
     regions = parse_regions(region)
