@@ -18,7 +18,7 @@ from typing import Any, Mapping
 from ..settings import Settings, setting
 from ..validation import check_float
 
-__all__ = ["UniformSettings", "UATSettings", "CMaxEntSettings", "HomogenizeSettings", "DifficultySettings",
+__all__ = ["StructureSource", "UniformSettings", "UATSettings", "CMaxEntSettings", "HomogenizeSettings", "DifficultySettings",
            "MISSING_POLICIES", "MODES", "SAMPLER_SETTINGS"]
 
 #: what a sampler does with rows whose value it needs is missing (null / NaN): ``"raise"`` (the
@@ -93,17 +93,26 @@ class UniformSettings(Settings):
 
 
 @dataclass(frozen=True)
-class _StructureSettings(Settings):
-    """Where the rows' structure comes from (columns, or a parsed program column)."""
+class StructureSource(Settings):
+    """Where the rows' structure comes from: existing ``template`` / ``atoms`` / ``compounds``
+    columns, or a program column parsed with a language (``hf_synthsample.structure.languages()``)."""
 
     program_column: str = setting("program", help="program column parsed when a structure column is missing",
                                   check=_program_column)
     language: str = setting("thingtalk", help="structure language of the programs", check=_language)
+    max_height: int = setting(2, help="compound height when compounds are computed from programs", min=1)
     skip_unparsable: bool = setting(False, help="leave rows whose program does not parse out instead of failing")
+    progress: bool | None = setting(None, help="progress bars while parsing (None: on for 10,000 programs or more "
+                                               "unless datasets' bars are off)", kind="any", check=_progress,
+                                    cli=_PROGRESS)
+
+
+@dataclass(frozen=True)
+class _StructureSettings(StructureSource):
+    """A structural sampler's: the structure source, missing values and the seed."""
+
     missing: str = _missing("structure value (template, atoms, compounds)")
     seed: int = setting(0, help="random seed; same seed, same rows", min=0)
-    progress: bool | None = setting(None, help="progress bars (None: on long work unless datasets' bars are off)",
-                                    kind="any", check=_progress, cli=_PROGRESS)
 
 
 @dataclass(frozen=True)
@@ -125,7 +134,6 @@ class CMaxEntSettings(_StructureSettings):
     compound_weights: Any = setting(None, help="True: one weight per compound over the pool; a mapping compound -> "
                                                "weight; None: all 1", kind="any", check=_cmaxent_weights,
                                     cli="a mapping or the pool variant: set it from Python")
-    max_height: int = setting(2, help="compound height when compounds are computed from programs", min=1)
     device: str = setting("cpu", help="torch device of the per-step vector work ('cuda' for big pools)",
                           check=_device)
     distinct: bool = setting(True, help="each structure (program with values abstracted) at most once")

@@ -29,14 +29,15 @@ Example:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from ..columns import column_arrow
-from ..validation import check_float, check_int
+from ..validation import check_float
 from .base import BaseSampler
-from .settings import CMaxEntSettings, UATSettings, UniformSettings
+from .settings import CMaxEntSettings, StructureSource, UATSettings, UniformSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -51,32 +52,10 @@ __all__ = [
 ]
 
 
-class StructureColumns:
-    """Where the structure of each row comes from: existing columns or a parsed program column.
-
-    Args:
-        program_column: the program column parsed when a structure column is missing.
-        language: the structure language of the programs (``hf_synthsample.structure.languages()``).
-        max_height: compound height when compounds are computed here.
-        skip_unparsable: leave rows whose program does not parse out of the sample instead of failing.
-        progress: a bar while parsing (``None``: on for 10,000 programs or more unless ``datasets``
-            progress bars are off; see :mod:`hf_synthsample.progress`).
-    """
-
-    def __init__(self, program_column: str = "program", language: str = "thingtalk", max_height: int = 2,
-                 skip_unparsable: bool = False, progress: bool | None = None):
-        from ..structure import get_language
-
-        if not isinstance(program_column, str) or not program_column:
-            raise TypeError(f"program_column must be a non-empty str, got {program_column!r}")
-        get_language(language)
-        self.program_column = program_column
-        self.language = language
-        self.max_height = check_int("max_height", max_height, min=1)
-        if not isinstance(skip_unparsable, bool):
-            raise TypeError(f"skip_unparsable must be a bool, got {skip_unparsable!r}")
-        self.skip_unparsable = skip_unparsable
-        self.progress = progress
+@dataclass(frozen=True)
+class StructureColumns(StructureSource):
+    """Where the structure of each row comes from, and its reading: existing columns or a parsed
+    program column (the fields: :class:`~hf_synthsample.sampling.settings.StructureSource`)."""
 
     def read(self, dataset: "Dataset", need: Sequence[str]) -> tuple[dict[str, list], np.ndarray]:
         """The ``need`` columns as lists, and the indices of rows left out (unparsable)."""
@@ -155,9 +134,7 @@ class _StructuralSampler(BaseSampler):
 
     @property
     def _source(self) -> StructureColumns:
-        s = self.settings
-        return StructureColumns(s.program_column, s.language, getattr(s, "max_height", 2), s.skip_unparsable,
-                                s.progress)
+        return StructureColumns(**{name: getattr(self.settings, name) for name in StructureSource.specs()})
 
     def _missing_rows(self, dataset, need) -> np.ndarray:
         """Rows with a missing value in one of the ``need`` columns the dataset has (``missing="drop"``);
