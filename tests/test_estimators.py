@@ -103,11 +103,14 @@ def test_clone_is_unfitted_with_the_same_params(case):
 
 
 def test_set_params_then_get_params(case):
-    est = case.make()
+    est, ds = case.make(), case.data()
+    case.run(est, ds)
     assert est.set_params(**case.change) is est
     params = est.get_params()
     for name, value in case.change.items():
         assert params[name] == value and getattr(est, name) == value
+    # the changed settings are the ones that run (nothing kept from the first run)
+    assert case.run(est, ds) == case.run(type(est)(**params), ds)
 
 
 def test_bad_value_refused_naming_the_field(case):
