@@ -26,9 +26,11 @@ How it sees each training step without subclassing the Trainer:
   checkpoint already covers, so nothing is lost or counted twice.
 
 Stored as Parquet (``dynamics.parquet``; ``eval_dynamics.parquet`` for the optional dropout-free
-end-of-epoch pass) with ``cartography.json`` (measures, task, epochs) in ``output_dir``
-(default ``<TrainingArguments.output_dir>/cartography``). Epochs are the Trainer's 0-based
-epoch indices.
+end-of-epoch pass) with ``cartography.json`` (measures, task, epochs, the id type, and the
+training set's row count ``num_examples`` and ``dataset_fingerprints``, which a data map checks
+before it takes rows by position) in ``output_dir`` (default
+``<TrainingArguments.output_dir>/cartography``). Epochs are the Trainer's 0-based epoch indices.
+Example ids are the dataset's own (integers >= 0 or strings), written unchanged.
 
 Example (see README "Dataset cartography" for a full run):
     >>> from hf_synthsample.cartography import CartographyCallback, CartographyCollator
