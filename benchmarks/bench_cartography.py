@@ -142,6 +142,9 @@ def main(argv=None) -> int:
     p.add_argument("--layers", type=int, default=2, help="[2]")
     p.add_argument("--repeats", type=int, default=3, help="runs of each variant, interleaved [3]")
     p.add_argument("--bleu-examples", type=int, default=128, help="examples decoded per epoch for BLEU [128]")
+    p.add_argument("--eval-batch-size", type=int, default=None,
+                   help="batch of the BLEU pass's forward and greedy decodes [the callback's default: "
+                        "per_device_eval_batch_size, 8]")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads [1]")
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="[cpu]")
     p.add_argument("--sync-steps", type=int, default=8, help="training steps of the host-sync count per variant "
@@ -180,7 +183,8 @@ def main(argv=None) -> int:
         "all dynamics": lambda: TrainingDynamicsCallback(
             measures=("inv_ppl", "chia", "aum", "forgetting", "el2n", "loss")),
         "inv_ppl+chia+bleu": lambda: CartographyCallback(measures=("inv_ppl", "chia", "bleu"),
-                                                         eval_examples=a.bleu_examples),
+                                                         eval_examples=a.bleu_examples,
+                                                         eval_batch_size=a.eval_batch_size),
     }
     times: dict[str, list[float]] = {k: [] for k in variants}
     inside: dict[str, list[float]] = {k: [] for k in variants}
