@@ -226,12 +226,12 @@ def test_trainer_folder_removed_only_while_empty(tmp_path):
 
 
 def test_warm_start_presets():
-    """--cpu-warm: the MiniLM BERT2BERT with a 1-layer decoder, trained to fit, k = 2K, 3 seeds; --gpu: the
+    """--cpu-warm: the MiniLM BERT2BERT with a 2-layer decoder, trained to fit, k = 2K, 3 seeds; --gpu: the
     6-layer decoder (the larger warm start)."""
     cpu, gpu = oren.parse_args(["--cpu-warm"]), oren.parse_args(["--gpu"])
     for a in (cpu, gpu):
         assert a.init == "minilm-bert2bert" and a.sample_sizes == [2000] and a.repeats == 3 and a.fit_target == 90.0
-    assert (cpu.decoder_layers, gpu.decoder_layers) == (1, 6)
+    assert (cpu.decoder_layers, gpu.decoder_layers) == (2, 6)
     assert gpu.samplers == ["uniform", "uat"] and cpu.samplers == list(oren.SAMPLERS)
     assert oren.parse_args(["--gpu", "--samplers", "hybrid"]).samplers == ["hybrid"]
     assert oren.parse_args(["--cpu", "--synthetic-split"]).samplers == list(oren.SAMPLERS)

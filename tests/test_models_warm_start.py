@@ -102,10 +102,17 @@ def test_minilm_weights_are_the_checkpoints_and_seeded(no_network):
         for part in (model.encoder, model.decoder):
             assert torch.equal(part.get_input_embeddings().weight[tok.convert_tokens_to_ids(piece)],
                                bert.get_input_embeddings().weight[ref.convert_tokens_to_ids(piece)])
-    # an added word starts as the mean of the pieces it was cut into
-    pieces = ref("I_JUMP", add_special_tokens=False)["input_ids"]
-    assert torch.allclose(model.encoder.get_input_embeddings().weight[tok.convert_tokens_to_ids("I_JUMP")],
-                          bert.get_input_embeddings().weight[pieces].mean(0))
+    # an added word starts as the mean of the pieces it was cut into, plus seeded noise of the embeddings'
+    # scale (the same in the encoder and the decoder), so I_JUMP and I_WALK start apart
+    emb, dec_emb = model.encoder.get_input_embeddings().weight, model.decoder.get_input_embeddings().weight
+    jump, walk = tok.convert_tokens_to_ids("I_JUMP"), tok.convert_tokens_to_ids("I_WALK")
+    mean = bert.get_input_embeddings().weight[ref("I_JUMP", add_special_tokens=False)["input_ids"]].mean(0)
+    scale = bert.get_input_embeddings().weight.std()
+    assert 0.5 * scale < (emb[jump] - mean).std() < 2 * scale and torch.equal(emb[jump], dec_emb[jump])
+    assert (emb[jump] - emb[walk]).norm() > (mean - bert.get_input_embeddings().weight[
+        ref("I_WALK", add_special_tokens=False)["input_ids"]].mean(0)).norm()
+    same, _ = adapted(seed=0)
+    assert torch.equal(same.encoder.get_input_embeddings().weight, emb)
 
 
 def test_minilm_trains_fits_and_saves(tmp_path, no_network):

@@ -5,7 +5,8 @@ task, yet every decoding step pays a softmax over all of it, and a formal langua
 cut into many pieces. :func:`adapt_vocabulary` returns a tokenizer that keeps only the pieces a
 corpus uses (plus every single character, so any other text still tokenizes) and has the given
 whole words added, and for each new id the old ids whose embeddings it starts from (its own
-row, or the pieces an added word used to be cut into: their mean, a common initialisation).
+row, or the pieces an added word used to be cut into: their mean, a common initialisation, plus
+noise, see :func:`gather_embeddings`).
 """
 
 from __future__ import annotations
@@ -33,11 +34,11 @@ def _remap_post_processor(node: Any, new_id: dict[int, int]) -> Any:
 
 def adapt_vocabulary(
     tokenizer: Any, texts: Iterable[str] | None, new_tokens: Sequence[str] = ()
-) -> tuple[Any, list[list[int]]]:
-    """``(new tokenizer, sources)``: ``tokenizer`` with ``new_tokens`` added as whole words and only
+) -> tuple[Any, list[list[int]], int]:
+    """``(new tokenizer, sources, first_new)``: ``tokenizer`` with ``new_tokens`` added as whole words and only
     the pieces ``texts`` use kept (plus special tokens and single characters; ``None``: every piece
     kept); ``sources[j]``: the
-    old ids whose embeddings new id ``j`` starts from (mean).
+    old ids whose embeddings new id ``j`` starts from (mean); ids from ``first_new`` on are the added words.
 
     Only WordPiece fast tokenizers (BERT family) are supported; others raise ``ValueError``.
     """
@@ -84,12 +85,18 @@ def adapt_vocabulary(
                                   model_max_length=tokenizer.model_max_length, **names)
     unk = tokenizer.unk_token_id
     sources = [[old] for old in kept] + [[i for i in pieces[t] if i != unk] or [unk] for t in added]
-    return new, sources
+    return new, sources, len(kept)
 
 
-def gather_embeddings(module: Any, sources: list[list[int]]) -> None:
+def gather_embeddings(module: Any, sources: list[list[int]], first_new: int, seed: int) -> None:
     """Replace ``module``'s input embeddings (and an output layer tied to them, with its bias) by rows
-    built from ``sources`` (the mean of the listed old rows), in place; sets ``config.vocab_size``."""
+    built from ``sources`` (the mean of the listed old rows), in place; sets ``config.vocab_size``.
+
+    The rows from ``first_new`` on (added words) get Gaussian noise of the embedding matrix's own
+    standard deviation, seeded by ``seed`` (the same for the encoder and the decoder): words that share
+    their pieces (``param:a:String``, ``param:b:String``) would otherwise start as near-equal rows, and
+    a tied output layer cannot tell near-equal rows apart (measured: a 1-layer-decoder MiniLM
+    BERT2BERT fitted 48 annotated rows at 0-10 % after 15 epochs without it, 38 % with it)."""
     import torch
 
     def build(weight: "torch.Tensor") -> "torch.Tensor":
@@ -98,7 +105,10 @@ def gather_embeddings(module: Any, sources: list[list[int]]) -> None:
     with torch.no_grad():
         old_in = module.get_input_embeddings()
         new_in = torch.nn.Embedding(len(sources), old_in.weight.shape[1], padding_idx=old_in.padding_idx)
-        new_in.weight.copy_(build(old_in.weight))
+        rows = build(old_in.weight)
+        noise = torch.randn(len(sources) - first_new, rows.shape[1], generator=torch.Generator().manual_seed(seed))
+        rows[first_new:] += noise * old_in.weight.std()
+        new_in.weight.copy_(rows)
         if old_in.padding_idx is not None and old_in.padding_idx < len(sources):
             new_in.padding_idx = [j for j, ids in enumerate(sources) if ids == [old_in.padding_idx]][0]
         module.set_input_embeddings(new_in)

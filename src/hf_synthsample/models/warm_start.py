@@ -126,7 +126,8 @@ def warm_start_seq2seq(
             :func:`train_seq2seq` refuses longer rows.
         new_tokens: whole words added to the tokenizer (e.g. a formal language's keywords, which
             the word pieces would cut into many), each embedding starting as the mean of the pieces
-            it was cut into. WordPiece (BERT-family) tokenizers only.
+            it was cut into plus seeded noise of the embeddings' own scale (so words sharing pieces
+            start apart). WordPiece (BERT-family) tokenizers only.
         keep_vocabulary: texts (e.g. the training rows, sources and targets): only the word pieces
             they use are kept, plus special tokens and every single character (so other text still
             tokenizes, in pieces). A smaller softmax and embedding: much faster on a CPU, same
@@ -196,7 +197,7 @@ def warm_start_seq2seq(
             raise TypeError("new_tokens / keep_vocabulary must be lists of strings, got a single str (wrap it in a list)")
         from ._vocab import adapt_vocabulary
 
-        tokenizer, sources = adapt_vocabulary(tokenizer, keep_vocabulary, list(new_tokens))
+        tokenizer, sources, first_new = adapt_vocabulary(tokenizer, keep_vocabulary, list(new_tokens))
 
     dec_config = AutoConfig.from_pretrained(folder, **local)
     dec_config.is_decoder, dec_config.add_cross_attention = True, True
@@ -221,8 +222,8 @@ def warm_start_seq2seq(
         # which would overwrite new embedding layers made before
         from ._vocab import gather_embeddings
 
-        gather_embeddings(model.encoder, sources)
-        gather_embeddings(model.decoder, sources)
+        gather_embeddings(model.encoder, sources, first_new, seed)
+        gather_embeddings(model.decoder, sources, first_new, seed)
     if sources is not None:  # the ids moved
         start = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
         end = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
