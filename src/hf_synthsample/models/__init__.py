@@ -1,5 +1,7 @@
 """Models for synthetic tasks: tokenizers from a dataset's vocabulary, the field's small seq2seq
-Transformer, training / generation / exact-match helpers, and the Calculator character LSTM.
+Transformer, a pre-trained encoder-decoder warm-started from a local encoder checkpoint
+(``warm_start_seq2seq``, BERT2BERT), training / generation / exact-match helpers, and the Calculator
+character LSTM.
 
 Everything is a stock ``transformers`` object (``PreTrainedTokenizerFast``, ``T5Config``,
 ``Seq2SeqTrainer``, ``PreTrainedModel``), so ``save_pretrained`` / ``from_pretrained``,
