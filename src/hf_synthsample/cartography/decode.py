@@ -1,9 +1,9 @@
 """Batched greedy decoding on the device, for the ``bleu`` measure's end-of-epoch pass.
 
-:func:`greedy_continuations` decodes a batch with no host-device sync until its one copy of the
-tokens to the host: an encoder-decoder runs its own loop (the encoder once, then one cached
-decoder step per token for a fixed number of steps, each example's limit applied afterwards:
-``generate`` checks on the host after every token whether all are done). A model whose
+:func:`greedy_continuations` decodes a batch with one host read every 8 tokens (whether every
+example has ended) and one copy of the tokens to the host: an encoder-decoder runs its own loop
+(the encoder once, then one cached decoder step per token; each example's limit is applied by
+the caller), where ``generate`` reads the device after every token. A model whose
 generation config changes greedy decoding (forced tokens, a minimum length, repetition rules...)
 and decoder-only models use ``generate``, so the decodes are always those ``generate`` gives.
 
@@ -27,6 +27,9 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = ["greedy_continuations"]
+
+#: tokens decoded between two host reads of "has every example ended?"
+_CHECK_EVERY = 8
 
 # generation-config fields that make generate() differ from a plain argmax loop, with their no-op
 # values (None, unset, is a no-op too)
@@ -61,8 +64,9 @@ def greedy_continuations(model: Any, batch: dict, max_new_tokens: int) -> list[l
     """The greedy continuation of each example of ``batch`` (``input_ids``, ``attention_mask``),
     ``max_new_tokens`` tokens each (the decoder start token left out), as lists of token ids.
 
-    Nothing is read on the host before the final copy: an encoder-decoder decodes a fixed number
-    of steps (tokens after an example's EOS are not looked at by the caller)."""
+    An encoder-decoder reads the device only every few tokens (to stop once every example has
+    ended) and at the final copy; an example that ended goes on decoding until the batch stops,
+    and the caller reads up to its first EOS."""
     import torch
 
     inputs = {k: batch[k] for k in ("input_ids", "attention_mask") if k in batch}
@@ -76,11 +80,21 @@ def greedy_continuations(model: Any, batch: dict, max_new_tokens: int) -> list[l
         token = torch.full((n, 1), int(cfg.decoder_start_token_id), dtype=torch.long, device=inputs["input_ids"].device)
         out = torch.empty((n, max_new_tokens), dtype=torch.long, device=token.device)
         cache_kw = _cache_keyword(model)
+        eos = cfg.eos_token_id if isinstance(cfg.eos_token_id, (list, tuple)) else [cfg.eos_token_id]
+        eos = torch.tensor([e for e in eos if e is not None], dtype=torch.long, device=token.device)
+        done = torch.zeros(n, dtype=torch.bool, device=token.device)
         past = None
+        steps = max_new_tokens
         for t in range(max_new_tokens):
             step = model(encoder_outputs=encoder_outputs, attention_mask=inputs.get("attention_mask"),
                          decoder_input_ids=token, use_cache=True, return_dict=True, **{cache_kw: past})
             token = step.logits[:, -1, :].argmax(dim=-1, keepdim=True)
             out[:, t] = token[:, 0]
             past = getattr(step, cache_kw)
-    return out.tolist()  # the one device -> host copy
+            done |= torch.isin(token[:, 0], eos)
+            # stop once every example has ended: read on the host every _CHECK_EVERY tokens, not
+            # after each (each read waits for the device)
+            if (t + 1) % _CHECK_EVERY == 0 and t + 1 < max_new_tokens and bool(done.all()):
+                steps = t + 1
+                break
+    return out[:, :steps].tolist()  # the one device -> host copy of the tokens
