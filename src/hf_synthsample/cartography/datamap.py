@@ -54,9 +54,9 @@ from typing import TYPE_CHECKING, Any, Hashable, Iterable, Sequence
 import numpy as np
 
 from ..validation import check_choice, check_float, check_int
-from .dynamics_table import NAN_POLICIES  # noqa: F401 - its home before the split
 from .ids import as_ids as _as_ids
 from .measures import MEASURE_INFO, MeasureInfo
+from .settings import NAN_POLICIES, DataMapSettings  # noqa: F401 - NAN_POLICIES: its home before the split
 # data-map ids -> dataset rows (cli/datamap.py reads _dataset_rows from here)
 from .rows import _API_NAMES, _dataset_rows, _hover_texts, _subset, example_tokens  # noqa: F401
 
@@ -110,7 +110,7 @@ class DataMap:
     measure whose high end is hard, such as ``loss``); :attr:`confidence_label` says what it holds.
     """
 
-    def __init__(self, example_ids, confidence, variability, correctness, *, measure: str,
+    def __init__(self, example_ids, confidence, variability, correctness, *, measure: str | MeasureInfo,
                  epochs: Sequence[int], source: str = "train", num_examples: int | None = None,
                  scores: dict | None = None, never_learned: Any = None, dataset_fingerprints: Sequence[str] = ()):
         #: ascending; integers, or strings when the training set's ids were strings
@@ -121,7 +121,10 @@ class DataMap:
         n = len(self.example_ids)
         if not (len(self.confidence) == len(self.variability) == len(self.correctness) == n):
             raise ValueError("example_ids, confidence, variability and correctness must have the same length")
-        self.measure = measure
+        #: the declaration of the map's measure (its direction, label, range), resolved here once and
+        #: read by the plot, summary and HTML map; ``None`` for a name the library does not know (a map built by hand)
+        self.measure_info: MeasureInfo | None = measure if isinstance(measure, MeasureInfo) else MEASURE_INFO.get(measure)
+        self.measure = measure.name if isinstance(measure, MeasureInfo) else measure
         self.epochs = tuple(int(e) for e in epochs)
         self.source = source
         # examples the dynamics hold (NaN policies may leave some out of the map): the row count a
@@ -145,12 +148,6 @@ class DataMap:
         return f"DataMap({len(self)} examples, measure={self.measure!r}, source={self.source!r}, epochs={list(self.epochs)})"
 
     @property
-    def measure_info(self) -> MeasureInfo | None:
-        """The declaration of the map's measure (its direction, label, range); ``None`` for a name
-        the library does not know (a map built by hand)."""
-        return MEASURE_INFO.get(self.measure)
-
-    @property
     def confidence_label(self) -> str:
         """What the confidence axis holds, e.g. ``"confidence = −mean loss (higher = easier)"``."""
         info = self.measure_info
@@ -161,7 +158,7 @@ class DataMap:
     def from_dynamics(
         cls,
         dynamics: Any,
-        measure: str = "inv_ppl",
+        measure: str | MeasureInfo = "inv_ppl",
         *,
         min_epoch: int | None = None,
         max_epoch: int | None = None,
@@ -179,7 +176,8 @@ class DataMap:
                 (``measures.MAP_MEASURES``: ``"inv_ppl"``, ``"chia"``, ``"aum"``, ``"min_margin"``,
                 ``"margin_deficit"``, ``"el2n"``, ``"loss"``; ``"bleu"`` in the eval pass). The
                 confidence is its window mean, negated for a "higher = harder" measure (``loss``,
-                ``el2n``, ``margin_deficit``) so that higher confidence is always easier.
+                ``el2n``, ``margin_deficit``) so that higher confidence is always easier. A name, or
+                its :class:`~hf_synthsample.cartography.MeasureInfo`.
             min_epoch / max_epoch: the epoch window, inclusive (default: all recorded epochs).
             source: ``"train"`` (the training forward pass) or ``"eval"`` (the dropout-free pass).
             correctness: the boolean column counted as correct (default ``exact_match`` when the
@@ -189,6 +187,9 @@ class DataMap:
                 confidence and variability (an example with no value left is left out);
                 ``"drop"`` leaves every example with a NaN out of the map. Both log how many.
 
+        The arguments are the fields of :class:`~hf_synthsample.cartography.settings.DataMapSettings`
+        (validated there first: a bad value is an error naming the argument).
+
         Raises:
             ValueError: before any computation, for dynamics that cannot give a faithful map: an
                 epoch of the window some examples lack (a partial last epoch, a resume that lost
@@ -196,10 +197,11 @@ class DataMap:
                 under ``nan_policy="raise"``, metadata (``cartography.json``) listing epochs or an
                 example count the data does not hold, a damaged file (named).
         """
-        from .dynamics_table import map_arrays
+        from .dynamics_table import settings_arrays
 
-        return cls(**map_arrays(dynamics, measure, min_epoch=min_epoch, max_epoch=max_epoch, source=source,
-                                correctness=correctness, nan_policy=nan_policy))
+        return cls(**settings_arrays(dynamics, DataMapSettings(
+            measure=measure, min_epoch=min_epoch, max_epoch=max_epoch, source=source, correctness=correctness,
+            nan_policy=nan_policy)))
 
     # ------------------------------------------------------------------ rankings and subsets
     @property
@@ -221,12 +223,12 @@ class DataMap:
             return np.where(self.never_learned, np.inf, self.scores[measure])
         return self.scores[measure]
 
-    def ranking(self, region: str, *, seed: int = 0, order: str | None = None) -> np.ndarray:
+    def ranking(self, region: str | MeasureInfo, *, seed: int = 0, order: str | None = None) -> np.ndarray:
         """Example ids in rank order for ``region`` (most typical of the region first), or by a measure.
 
         ``region`` may also name a recorded measure (:attr:`rankable`: ``"aum"``, ``"el2n"``,
         ``"loss"``, ``"forgetting"``, ``"inv_ppl"``, ... or ``"confidence"``/``"variability"``/
-        ``"correctness"``); then ``order`` is ``"hardest-first"`` (default: the end
+        ``"correctness"``, or a :class:`~hf_synthsample.cartography.MeasureInfo`); then ``order`` is ``"hardest-first"`` (default: the end
         ``measures.MEASURE_INFO`` declares hard first, so lowest ``aum`` but highest ``loss``),
         ``"easiest-first"``, ``"lowest-first"`` or ``"highest-first"``. Ties (equal to 10
         decimals) go to the smaller id; examples without a value (NaN) come last.
@@ -242,14 +244,17 @@ class DataMap:
             ([9, 4], [9, 4])
         """
         ids = self.example_ids
-        if region not in REGIONS and isinstance(region, str):
+        if isinstance(region, MeasureInfo) or (region not in REGIONS and isinstance(region, str)):
+            # a measure's name is resolved to its declaration here, once; the direction is read off it
+            info = region if isinstance(region, MeasureInfo) else MEASURE_INFO.get(region)
+            name = region if info is None else info.name
             order = check_choice("order", "hardest-first" if order is None else order, ORDERS)
-            key = self._key(region)
+            key = self._key(name)
             if order in ("hardest-first", "easiest-first"):
-                if region not in MEASURE_INFO:
-                    raise ValueError(f"order={order!r} needs a measure with a declared direction; {region!r} has "
+                if info is None:
+                    raise ValueError(f"order={order!r} needs a measure with a declared direction; {name!r} has "
                                      f"none (a score added by hand): pass order='lowest-first' or 'highest-first'")
-                low_is_hard = MEASURE_INFO[region].hard_end == "low"
+                low_is_hard = info.hard_end == "low"
                 order = "lowest-first" if low_is_hard == (order == "hardest-first") else "highest-first"
             if order == "highest-first":
                 key = -key

@@ -22,11 +22,10 @@ import numpy as np
 from ..logging import get_logger
 from ..validation import check_choice, check_int
 from .ids import id_codes
-from .measures import MAP_MEASURES, MEASURE_INFO
+from .measures import MAP_MEASURES, MeasureInfo
+from .settings import NAN_POLICIES, DataMapSettings
 
-__all__ = ["map_arrays", "NAN_POLICIES"]
-
-NAN_POLICIES = ("raise", "omit", "drop")
+__all__ = ["map_arrays", "settings_arrays", "NAN_POLICIES"]
 #: per-(example, epoch) columns summarised by their mean over the epoch window
 _MEAN_COLUMNS = MAP_MEASURES
 
@@ -100,29 +99,18 @@ def _check_meta(meta: dict, source: str, recorded: np.ndarray, examples: np.ndar
         )
 
 
-def _check_map_measure(measure: Any, available: Sequence[str], source: str, where: str) -> None:
-    """``measure`` must be a per-epoch measure these dynamics hold (the message says what is)."""
-    if not isinstance(measure, str):
-        raise TypeError(f"measure must be a str, one of {list(MAP_MEASURES)}, got {measure!r}")
-    if measure in available:
+def _check_map_measure(info: MeasureInfo, available: Sequence[str], source: str, where: str) -> None:
+    """The map's measure (a map measure: :class:`DataMapSettings` checked that) must be one these
+    dynamics hold (the message says what is)."""
+    if info.name in available:
         return
-    info = MEASURE_INFO.get(measure)
-    if info is not None and info.kind not in ("step", "decode"):
-        raise ValueError(
-            f"measure {measure!r} cannot be a data map's confidence axis: it is "
-            + ("counted from the correctness history" if info.kind == "counted" else "an axis of the map itself")
-            + f". Build the map on one of {list(available) or list(MAP_MEASURES)} and rank by it: "
-              f"dm.ranking({measure!r})"
-        )
     if not available:
         raise ValueError(f"{where} ({source} pass): no per-epoch measure a data map can be built on "
                          f"(one of {list(MAP_MEASURES)}) is recorded")
-    if info is not None:
-        hint = (" (bleu is in the eval pass: source='eval')" if measure == "bleu" and source == "train" else
-                f"; record it with TrainingDynamicsCallback(measures=(..., {measure!r}))")
-        raise ValueError(f"measure {measure!r} is not recorded in {where} ({source} pass); recorded: "
-                         f"{list(available)}{hint}")
-    raise ValueError(f"measure must be one of {list(MAP_MEASURES)} (recorded here: {list(available)}), got {measure!r}")
+    hint = (" (bleu is in the eval pass: source='eval')" if info.name == "bleu" and source == "train" else
+            f"; record it with TrainingDynamicsCallback(measures=(..., {info.name!r}))")
+    raise ValueError(f"measure {info.name!r} is not recorded in {where} ({source} pass); recorded: "
+                     f"{list(available)}{hint}")
 
 
 def _check_complete(ids: np.ndarray, epoch: np.ndarray, examples: np.ndarray, recorded: np.ndarray,
@@ -153,11 +141,17 @@ def map_arrays(dynamics: Any, measure: str = "inv_ppl", *, min_epoch: int | None
                source: str = "train", correctness: str | None = None, nan_policy: str = "raise") -> dict:
     """The keyword arguments of :class:`~hf_synthsample.cartography.DataMap` for ``dynamics``: see
     :meth:`DataMap.from_dynamics <hf_synthsample.cartography.DataMap.from_dynamics>` for the
-    arguments and the checks."""
+    arguments and the checks (the arguments are the fields of :class:`DataMapSettings`)."""
+    return settings_arrays(dynamics, DataMapSettings(measure=measure, min_epoch=min_epoch, max_epoch=max_epoch,
+                                                     source=source, correctness=correctness, nan_policy=nan_policy))
+
+
+def settings_arrays(dynamics: Any, settings: DataMapSettings) -> dict:
+    """:func:`map_arrays` with validated ``settings``; the map's measure travels as its ``MeasureInfo``."""
     import pyarrow as pa
 
-    check_choice("source", source, ("train", "eval"))
-    check_choice("nan_policy", nan_policy, NAN_POLICIES)
+    info, source, nan_policy = settings.measure_info, settings.source, settings.nan_policy
+    measure, min_epoch, max_epoch, correctness = info.name, settings.min_epoch, settings.max_epoch, settings.correctness
     where = "dynamics"
     meta = None
     if isinstance(dynamics, (str, os.PathLike)):
@@ -178,7 +172,7 @@ def map_arrays(dynamics: Any, measure: str = "inv_ppl", *, min_epoch: int | None
     available = [c for c in _MEAN_COLUMNS if c in table.column_names
                  and table.column(c).null_count < table.num_rows
                  and not np.isnan(table.column(c).to_numpy(zero_copy_only=False).astype(np.float64)).all()]
-    _check_map_measure(measure, available, source, where)
+    _check_map_measure(info, available, source, where)
     for col in ("example_id", "epoch"):
         if col not in table.column_names:
             raise ValueError(f"{where}: no column {col!r}; columns: {table.column_names}")
@@ -254,11 +248,11 @@ def map_arrays(dynamics: Any, measure: str = "inv_ppl", *, min_epoch: int | None
     epochs = [int(e) for e in recorded if min_epoch <= e <= max_epoch]
     scores, never = _window_scores(table, rows, ids, epoch, correct, uniq, inverse)
     # the confidence axis is oriented by the measure's declared direction: higher = easier
-    confidence = MEASURE_INFO[measure].confidence_sign * mean[keep]
+    confidence = info.confidence_sign * mean[keep]
     kept = uniq[keep] if id_values is None else id_values[uniq[keep]]
     fingerprints = (meta or {}).get("dataset_fingerprints") or ()
     return dict(example_ids=kept, confidence=confidence, variability=np.sqrt(var[keep]), correctness=corr[keep],
-                measure=measure, epochs=epochs, source=source, num_examples=len(examples),
+                measure=info, epochs=epochs, source=source, num_examples=len(examples),
                 scores={k: v[keep] for k, v in scores.items()}, never_learned=never[keep],
                 dataset_fingerprints=fingerprints)
 

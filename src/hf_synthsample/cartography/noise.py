@@ -46,9 +46,11 @@ from typing import Any
 
 import numpy as np
 
-from ..validation import check_choice, check_float, check_int
+from ..settings import Estimator
+from ..validation import check_float, check_int
+from .settings import NoiseSettings
 
-__all__ = ["fit_curve", "noise_window", "flag_noisy", "NoiseFlags", "add_canaries", "canary_recall", "lexical_noise_scores",
+__all__ = ["fit_curve", "noise_window", "flag_noisy", "NoiseFlags", "NoiseFlagger", "add_canaries", "canary_recall", "lexical_noise_scores",
            "flag_noisy_lexical"]
 
 
@@ -196,7 +198,8 @@ def flag_noisy(dynamics: Any, *, fraction: float | None = None, count: int | Non
     in each of the last ``patience`` epochs; False means the model was still learning (on 1,000
     SCAN rows the flags improved while it did; on 300 rows they did not: docs/benchmarks.md).
     Rows without a value of ``measure`` in the window (no gold token) are left out. Give exactly
-    one of ``fraction`` / ``count``.
+    one of ``fraction`` / ``count``. The arguments are the fields of
+    :class:`~hf_synthsample.cartography.settings.NoiseSettings`; :class:`NoiseFlagger` takes them too.
 
     Example:
         >>> import pyarrow as pa
@@ -206,30 +209,45 @@ def flag_noisy(dynamics: Any, *, fraction: float | None = None, count: int | Non
         >>> f.example_ids.tolist(), f.window, f.fitted, f.plateaued
         ([1], (1, 1), 0.5, False)
     """
-    from .datamap import DataMap
-    from .measures import HARD_END
+    return NoiseFlagger(fraction=fraction, count=count, measure=measure, loss_drop=loss_drop, min_gain=min_gain,
+                        patience=patience).flag(dynamics)
 
-    _check_fraction_or_count("flag_noisy", fraction, count, "examples")
-    check_float("loss_drop", loss_drop, min=0.0, max=1.0, min_inclusive=False)
-    check_choice("measure", measure, [m for m in HARD_END if m != "confidence"])
-    min_gain = check_float("min_gain", min_gain, min=0.0)
-    patience = check_int("patience", patience, min=1)
-    table = _train_table(dynamics, "flag_noisy")
-    lo, hi = noise_window(table, loss_drop=loss_drop)
-    curve = fit_curve(table)
-    if not np.isfinite(curve["loss"][-1]):
-        raise ValueError(f"flag_noisy: the last complete epoch ({int(curve['epoch'][-1])}) has no finite training loss "
-                         f"(the run diverged?); its flags and fit figures would be NaN")
-    dm = DataMap.from_dynamics(table, "loss", min_epoch=lo, max_epoch=hi, nan_policy="omit")
-    k = _flag_count(fraction, count, len(dm))
-    ids = dm.ranking(measure, order="hardest-first")[:k]
-    loss = curve["loss"]
-    tail = loss[-(patience + 1):]
-    gains = (tail[:-1] - tail[1:]) / np.maximum(np.abs(tail[:-1]), 1e-12)
-    plateaued = len(tail) == patience + 1 and bool(np.all(gains < min_gain))
-    return NoiseFlags(example_ids=ids, measure=measure, window=(lo, hi),
-                      fitted=float(curve["fitted"][-1]),
-                      first_loss=float(loss[0]), last_loss=float(loss[-1]), plateaued=plateaued)
+
+class NoiseFlagger(Estimator):
+    """:func:`flag_noisy` as an estimator, configured by
+    :class:`~hf_synthsample.cartography.settings.NoiseSettings`; ``flags_``: the last :class:`NoiseFlags`.
+
+    Example:
+        >>> import pyarrow as pa
+        >>> t = pa.table({"example_id": [0, 1, 0, 1], "epoch": [0, 0, 1, 1], "loss": [2.0, 2.0, 0.1, 1.9],
+        ...               "correct": [False, False, True, False]})
+        >>> NoiseFlagger(count=1, measure="loss").flag(t).example_ids.tolist()
+        [1]
+    """
+
+    settings_class = NoiseSettings
+
+    def flag(self, dynamics: Any) -> NoiseFlags:
+        """The flags of ``dynamics`` (a dynamics folder, ``load_dynamics`` dict or table); also in ``flags_``."""
+        from .datamap import DataMap
+
+        s = self.settings
+        table = _train_table(dynamics, "flag_noisy")
+        lo, hi = noise_window(table, loss_drop=s.loss_drop)
+        curve = fit_curve(table)
+        if not np.isfinite(curve["loss"][-1]):
+            raise ValueError(f"flag_noisy: the last complete epoch ({int(curve['epoch'][-1])}) has no finite training "
+                             f"loss (the run diverged?); its flags and fit figures would be NaN")
+        dm = DataMap.from_dynamics(table, "loss", min_epoch=lo, max_epoch=hi, nan_policy="omit")
+        k = _flag_count(s.fraction, s.count, len(dm))
+        ids = dm.ranking(s.measure_info, order="hardest-first")[:k]  # the measure's declared hard end first
+        loss = curve["loss"]
+        tail = loss[-(s.patience + 1):]
+        gains = (tail[:-1] - tail[1:]) / np.maximum(np.abs(tail[:-1]), 1e-12)
+        plateaued = len(tail) == s.patience + 1 and bool(np.all(gains < s.min_gain))
+        self.flags_ = NoiseFlags(example_ids=ids, measure=s.measure, window=(lo, hi), fitted=float(curve["fitted"][-1]),
+                                 first_loss=float(loss[0]), last_loss=float(loss[-1]), plateaued=plateaued)
+        return self.flags_
 
 
 def add_canaries(dataset: Any, column: str, *, count: int, seed: int = 0, id_column: str = "example_id"):

@@ -1,0 +1,146 @@
+"""The settings of the cartography jobs, declared once: a data map's (:class:`DataMapSettings`),
+the noise flags' (:class:`NoiseSettings`) and the dynamics callback's (:class:`DynamicsSettings`).
+Each is validated at construction (a bad value is an error naming the field); the public
+functions (``DataMap.from_dynamics``, ``flag_noisy``, ``TrainingDynamicsCallback``) build them
+from their arguments, and the ``datamap`` command's options are made from :class:`DataMapSettings`.
+
+A measure travels as its :class:`~hf_synthsample.cartography.measures.MeasureInfo`: the settings
+hold its name (JSON-safe for records) and hand the declaration on (``.measure_info``).
+
+Example:
+    >>> DataMapSettings(measure="loss").measure_info.confidence_sign
+    -1.0
+    >>> DataMapSettings(min_epoch=2, max_epoch=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: min_epoch (2) must be <= max_epoch (1)
+    >>> NoiseSettings(count=5, patience=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: patience must be >= 1, got 0
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from ..settings import Settings, setting
+from .measures import MAP_MEASURES, MEASURE_INFO, MEASURES, TASKS, MeasureInfo
+
+__all__ = ["DataMapSettings", "NoiseSettings", "DynamicsSettings", "NAN_POLICIES"]
+
+NAN_POLICIES = ("raise", "omit", "drop")
+
+
+def _map_measure(name: str, value: Any) -> str:
+    """A measure a data map's confidence axis can be built on (a name or its ``MeasureInfo``) -> its name."""
+    if isinstance(value, MeasureInfo):
+        value = value.name
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, one of {list(MAP_MEASURES)}, got {value!r}")
+    info = MEASURE_INFO.get(value)
+    if info is None:
+        raise ValueError(f"{name} must be one of {list(MAP_MEASURES)}, got {value!r}")
+    if info.kind not in ("step", "decode"):
+        raise ValueError(
+            f"{name} {value!r} cannot be a data map's confidence axis: it is "
+            + ("counted from the correctness history" if info.kind == "counted" else "an axis of the map itself")
+            + f". Build the map on one of {list(MAP_MEASURES)} and rank by it: dm.ranking({value!r})")
+    return value
+
+
+def _harder(kind: tuple[str, ...]) -> str:
+    return ", ".join(m.name for m in MEASURE_INFO.values() if m.kind in kind and m.hard_end == "high")
+
+
+@dataclass(frozen=True)
+class DataMapSettings(Settings):
+    """:meth:`DataMap.from_dynamics <hf_synthsample.cartography.DataMap.from_dynamics>`: the measure
+    and epoch window a map is computed over (checked against the dynamics when they are read)."""
+
+    measure: str = setting("inv_ppl", check=_map_measure, kind="any",
+                           help="the measure the confidence axis is built on, one the dynamics recorded (bleu: with "
+                                "--source eval); confidence is its mean, negated for a higher = harder measure ("
+                                + _harder(("step", "decode")) + "), so hard-to-learn is always the hard end [inv_ppl]")
+    source: str = setting("train", help="training or dropout-free pass [train]", choices=("train", "eval"))
+    min_epoch: int | None = setting(None, help="first epoch of the window (0-based) [first recorded]", min=0)
+    max_epoch: int | None = setting(None, help="convergence epoch, inclusive [last recorded]", min=0)
+    correctness: str | None = setting(None, choices=("correct", "exact_match"),
+                                      help="the boolean column counted as correct [exact_match for bleu when "
+                                           "recorded, else correct]")
+    nan_policy: str = setting("raise", choices=NAN_POLICIES,
+                              help="NaN values of the measure: raise, omit those epochs, or drop those examples [raise]")
+
+    @property
+    def measure_info(self) -> MeasureInfo:
+        """The declaration of :attr:`measure` (its direction, label, range)."""
+        return MEASURE_INFO[self.measure]
+
+    def _check(self) -> None:
+        if self.min_epoch is not None and self.max_epoch is not None and self.min_epoch > self.max_epoch:
+            raise ValueError(f"min_epoch ({self.min_epoch}) must be <= max_epoch ({self.max_epoch})")
+
+
+@dataclass(frozen=True)
+class NoiseSettings(Settings):
+    """:func:`~hf_synthsample.cartography.flag_noisy`: how many rows to flag, by which measure, over
+    which window, and when the loss counts as plateaued."""
+
+    fraction: float | None = setting(None, help="share of the rows to flag, in (0, 1] (or give count)",
+                                     min=0.0, max=1.0, min_inclusive=False)
+    count: int | None = setting(None, help="how many rows to flag (or give fraction)", min=1)
+    measure: str = setting("margin_deficit", choices=tuple(n for n in MEASURE_INFO if n != "confidence"),
+                           help="what ranks the rows, hard end first: inv_ppl for a model that memorises some wrong "
+                                "rows late, margin_deficit for short targets, min_margin for long ones")
+    loss_drop: float = setting(0.9, help="the window starts at the first epoch whose mean loss has made this share "
+                                         "of its fall", min=0.0, max=1.0, min_inclusive=False)
+    min_gain: float = setting(0.02, help="plateaued: the loss fell by less than this (relative) per epoch", min=0.0)
+    patience: int = setting(3, help="plateaued: over this many last epochs", min=1)
+
+    @property
+    def measure_info(self) -> MeasureInfo:
+        """The declaration of :attr:`measure`: the end it ranks first."""
+        return MEASURE_INFO[self.measure]
+
+    def _check(self) -> None:
+        if (self.fraction is None) == (self.count is None):
+            raise ValueError("flag_noisy: give exactly one of fraction= (in (0, 1]) or count= (1..number of examples)")
+
+
+def _non_empty_str(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise TypeError(f"{name} must be a non-empty str, got {value!r}")
+    return value
+
+
+def _folder(name: str, value: Any) -> Any:
+    from ..validation import check_writable_path
+
+    return check_writable_path(name, value, folder=True)
+
+
+@dataclass(frozen=True)
+class DynamicsSettings(Settings):
+    """:class:`~hf_synthsample.cartography.TrainingDynamicsCallback` and ``track_dynamics``: what is
+    recorded and where (see the callback's docstring for each argument)."""
+
+    measures: tuple[str, ...] = setting(("inv_ppl", "chia"), choices=MEASURES, kind="strs",
+                                        help="measures to record (correct and the gold token count always are)")
+    output_dir: Any = setting(None, kind="any", none=True, check=_folder,
+                              help="where the final dynamics go [<args.output_dir>/cartography]")
+    task: str = setting("auto", choices=("auto", *TASKS), help="the task layout, or auto (from the model class)")
+    id_column: str = setting("example_id", kind="any", check=_non_empty_str, help="the example-id column")
+    eval_pass: Any = setting(False, kind="any", check=lambda name, v: bool(v),
+                             help="also a dropout-free pass at each epoch end (implied by bleu)")
+    eval_examples: int | None = setting(None, min=1, help="examples of that pass, drawn with seed [all]")
+    eval_batch_size: int | None = setting(None, min=1, help="batch size of that pass [per_device_eval_batch_size]")
+    max_new_tokens: int | None = setting(None, min=1, help="decode length limit [gold length + 5]")
+    seed: int = setting(0, help="seed of the eval_examples draw")
+    resume_from: Any = setting(None, kind="any", none=True, check=lambda name, v: os.fspath(v),
+                               help="a checkpoint folder whose dynamics to reload on resume")
+
+    def _check(self) -> None:
+        if not self.measures:
+            raise ValueError(f"measures must name at least one of {list(MEASURES)}")
