@@ -335,3 +335,11 @@ def test_a_nan_or_non_boolean_correctness_is_refused_not_a_nan_fit_score(values,
             call()
     with pytest.raises(TypeError, match="'correct' must hold booleans"):
         fit_curve(_noise_table().set_column(3, "correct", pa.array(["y"] * 6)))
+
+
+def test_a_missing_dynamics_folder_is_named(tmp_path):
+    with pytest.raises(ValueError, match=r"dynamics: no folder '.*/nope'"):
+        DataMap.from_dynamics(tmp_path / "nope")
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(ValueError, match="is a file, not a dynamics folder"):
+        DataMap.from_dynamics(tmp_path / "f")

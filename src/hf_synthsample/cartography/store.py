@@ -131,6 +131,9 @@ def load_dynamics(folder: str | os.PathLike) -> dict:
     """
     folder = os.fspath(folder)
     meta_path = os.path.join(folder, META_FILE)
+    if not os.path.isdir(folder):
+        raise ValueError(f"dynamics: no folder {folder!r}" if not os.path.exists(folder) else
+                         f"dynamics: {folder!r} is a file, not a dynamics folder (the folder CartographyCallback wrote)")
     if not os.path.exists(meta_path):
         raise ValueError(f"dynamics: {folder!r} is not a dynamics folder (no {META_FILE})")
     meta = read_meta(meta_path)
