@@ -22,7 +22,6 @@ NOT_FROM_SETTINGS = {
     "quickstart": "a fixed demo: its few options are the generate/homogenize ones it passes on",
     "generate": "its config options are made from each domain's builder config class (as before)",
     "configs": "a listing: one positional argument",
-    "datamap": "no settings class of the data map exists yet (its options are checked before the dynamics are read)",
 }
 
 

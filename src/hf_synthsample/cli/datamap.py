@@ -2,16 +2,28 @@
 ``CartographyCallback``: a text summary, a PNG plot (``--plot``) and a region subset
 (``--select``, ``--fraction``, ``--out``) of the training dataset (``--dataset``, rows matched by
 its ``example_id`` column, or by row number with ``--assume-id-order``) or, without one, of the
-example ids. Options are checked before the dynamics are read."""
+example ids. Options are checked before the dynamics are read.
+
+The map's options are the fields of :class:`~hf_synthsample.cartography.settings.DataMapSettings`."""
 
 from __future__ import annotations
 
 import argparse
 import os
 
+from ..cartography.settings import DataMapSettings
+from ..settings import add_arguments as add_settings
+from ..settings import settings_from_args
 from ._common import add_shared, check_license, check_output_file, check_output_folder
 
 HELP = "data map, plot and region subsets from recorded training dynamics"
+#: the settings class the map's options are made from, and the options that are not its fields
+SETTINGS = (DataMapSettings,)
+OWN_OPTIONS = {"plot": "the PNG written", "plot_fraction": "how much of the map the PNG draws",
+               "select": "the region(s) of the subset written", "fraction": "the size of the regions and the subset",
+               "proportions": "the shares of combined regions in the subset", "out": "the output folder",
+               "dataset": "the training dataset the subset is cut from", "id_column": "the id column of --dataset",
+               "assume_id_order": "how rows of --dataset are matched", "oov_columns": "OOV repair of the subset"}
 
 # the library's parameter names in its checks' messages -> this command's options
 _OPTIONS = {"min_epoch": "--min-epoch", "max_epoch": "--max-epoch", "nan_policy": "--nan-policy",
@@ -21,21 +33,15 @@ PARAMETERS = {**_OPTIONS, "regions": "--select", "folder": "--out", "path": "--p
 
 
 def add_arguments(m: argparse.ArgumentParser) -> None:
-    from ..cartography.measures import MAP_MEASURES, MEASURE_INFO
+    from ..cartography.measures import MAP_MEASURES
 
     m.add_argument("dynamics", help="a dynamics folder written by CartographyCallback")
-    m.add_argument("--measure", default="inv_ppl", choices=MAP_MEASURES,
-                   help="the measure the confidence axis is built on, one the dynamics recorded (bleu: with "
-                        "--source eval); confidence is its mean, negated for a higher = harder measure ("
-                        + ", ".join(n for n in MAP_MEASURES if MEASURE_INFO[n].hard_end == "high")
-                        + "), so hard-to-learn is always the hard end [inv_ppl]")
-    m.add_argument("--source", default="train", choices=["train", "eval"], help="training or dropout-free pass [train]")
-    m.add_argument("--min-epoch", type=int, default=None, help="first epoch of the window (0-based) [first recorded]")
-    m.add_argument("--max-epoch", type=int, default=None, help="convergence epoch, inclusive [last recorded]")
+    add_settings(m, DataMapSettings)
+    for action in m._actions:  # argparse lists the map measures (the field also takes a MeasureInfo)
+        if action.dest == "measure":
+            action.choices = MAP_MEASURES
     m.add_argument("--plot", default=None, help="write the data map as this PNG")
     m.add_argument("--plot-fraction", type=float, default=None, help="plot a seeded sample of this fraction, in (0, 1]")
-    m.add_argument("--nan-policy", default="raise", choices=["raise", "omit", "drop"],
-                   help="NaN values of the measure: raise, omit those epochs, or drop those examples [raise]")
     m.add_argument("--select", default=None,
                    help="region(s): hard-to-learn, easy-to-learn, ambiguous, random, or a combination a+b")
     m.add_argument("--fraction", type=float, default=0.33, help="subset size as a fraction of the examples [0.33]")
@@ -59,14 +65,16 @@ def _named(err: Exception) -> Exception:
     return type(err)(as_options(str(err), _OPTIONS))
 
 
-def _check(args: argparse.Namespace) -> tuple[list[str] | None, str]:
-    """Every option, before the dynamics are read; returns the regions of ``--select`` and the split written."""
+def _check(args: argparse.Namespace) -> tuple[list[str] | None, str, DataMapSettings]:
+    """Every option, before the dynamics are read; returns the regions of ``--select``, the split
+    written and the map's settings."""
     import math
 
     from ..cartography import parse_regions
     from ..split_spec import source_split
-    from ..validation import check_float, check_int
+    from ..validation import check_float
 
+    settings = settings_from_args(DataMapSettings, args)  # errors name the flag
     try:
         regions = parse_regions(args.select) if args.select is not None else None
     except ValueError as err:
@@ -76,11 +84,6 @@ def _check(args: argparse.Namespace) -> tuple[list[str] | None, str]:
         check_float("--plot-fraction", args.plot_fraction, min=0.0, max=1.0, min_inclusive=False)
         if not args.plot:
             raise ValueError("--plot-fraction needs --plot (the PNG the sample is drawn into)")
-    for opt, value in (("--min-epoch", args.min_epoch), ("--max-epoch", args.max_epoch)):
-        if value is not None:
-            check_int(opt, value, min=0)
-    if args.min_epoch is not None and args.max_epoch is not None and args.min_epoch > args.max_epoch:
-        raise ValueError(f"--min-epoch ({args.min_epoch}) must be <= --max-epoch ({args.max_epoch})")
     if args.proportions is not None:
         if not regions:
             raise ValueError("--proportions needs --select (the regions the shares are of)")
@@ -111,7 +114,7 @@ def _check(args: argparse.Namespace) -> tuple[list[str] | None, str]:
         raise ValueError(f"dynamics: {args.dynamics!r} is not a folder (give the dynamics folder written by "
                          "CartographyCallback)" if os.path.exists(args.dynamics) else
                          f"dynamics: no folder {args.dynamics!r}")
-    return regions, out_split
+    return regions, out_split, settings
 
 
 def run(args: argparse.Namespace) -> int:
@@ -120,11 +123,10 @@ def run(args: argparse.Namespace) -> int:
     from ..validation import check_columns
     from ._source import load_source
 
-    regions, out_split = _check(args)
+    regions, out_split, settings = _check(args)
     names = {"dataset": "--dataset", "id_column": "--id-column", "assume_id_order": "--assume-id-order"}
     try:
-        dm = DataMap.from_dynamics(args.dynamics, args.measure, min_epoch=args.min_epoch, max_epoch=args.max_epoch,
-                                   source=args.source, nan_policy=args.nan_policy)
+        dm = DataMap.from_dynamics(args.dynamics, **settings.get_params())
     except (ValueError, TypeError) as err:
         raise _named(err) from None
     ds = None
