@@ -49,10 +49,10 @@ import numpy as np
 from transformers import TrainerCallback
 from ..logging import get_logger
 
-from ..validation import check_choice, check_int, check_str_tuple, check_writable_path
+from ..validation import check_writable_path
 from ..hub.provenance import dataset_fingerprint
 from .ids import check_id_column, id_codes
-from .measures import MEASURES, STEP_MEASURES, TASKS, infer_task, sequence_measures
+from .measures import MEASURES, STEP_MEASURES, infer_task, sequence_measures
 from .collator import ID_KEY, CartographyCollator, add_example_ids
 from .fused_head import has_token_log_probs, token_log_prob_measures
 from .store import (
@@ -140,20 +140,16 @@ class TrainingDynamicsCallback(TrainerCallback):
         seed: int = 0,
         resume_from: str | os.PathLike | None = None,
     ):
-        self.measures = check_str_tuple("measures", measures, MEASURES)
-        if not self.measures:
-            raise ValueError(f"measures must name at least one of {list(MEASURES)}")
-        self.task = check_choice("task", task, ("auto", *TASKS))
-        if not isinstance(id_column, str) or not id_column:
-            raise TypeError(f"id_column must be a non-empty str, got {id_column!r}")
-        self.id_column = id_column
-        self.output_dir = None if output_dir is None else check_writable_path("output_dir", output_dir, folder=True)
-        self.eval_pass = bool(eval_pass) or "bleu" in self.measures
-        self.eval_examples = None if eval_examples is None else check_int("eval_examples", eval_examples, min=1)
-        self.eval_batch_size = None if eval_batch_size is None else check_int("eval_batch_size", eval_batch_size, min=1)
-        self.max_new_tokens = None if max_new_tokens is None else check_int("max_new_tokens", max_new_tokens, min=1)
-        self.seed = check_int("seed", seed)
-        self.resume_from = None if resume_from is None else os.fspath(resume_from)
+        from .settings import DynamicsSettings
+
+        # validated once, by the settings' fields (a bad value names its argument)
+        self.settings = DynamicsSettings(measures=measures, output_dir=output_dir, task=task, id_column=id_column,
+                                         eval_pass=eval_pass, eval_examples=eval_examples,
+                                         eval_batch_size=eval_batch_size, max_new_tokens=max_new_tokens, seed=seed,
+                                         resume_from=resume_from)
+        for name, value in self.settings.get_params().items():
+            setattr(self, name, value)
+        self.eval_pass = self.eval_pass or "bleu" in self.measures
         # fingerprints of other copies of the training set that are row for row the same examples
         # (track_dynamics adds the trainer's dataset before and after it numbered the rows)
         self._known_fingerprints: list[str] = []
