@@ -17,6 +17,7 @@ import datasets
 import numpy as np
 import pytest
 
+from hf_synthsample.cartography import NoiseFlagger
 from hf_synthsample.settings import Estimator, Settings, clone
 from hf_synthsample.sampling import (CMaxEntSampler, DifficultySampler, HomogenizeSampler, HybridSampler, UATSampler,
                                      UniformSampler)
@@ -52,6 +53,16 @@ def _split(est, ds) -> tuple:
     return tuple(split["train"]["program"]), tuple(split["test"]["program"])
 
 
+def _dynamics():
+    """Training dynamics of 12 rows over 4 epochs: the loss falls, rows 3 and 8 stay hard."""
+    import pyarrow as pa
+
+    rows = [{"example_id": i, "epoch": e, "loss": (2.0 if i in (3, 8) else 1.0) / (e + 1) + 0.01 * i,
+             "margin_deficit": (3.0 if i in (3, 8) else 0.5) / (e + 1) + 0.02 * ((5 * i) % 7),
+             "correct": e > 1 and i not in (3, 8)} for e in range(4) for i in range(12)]
+    return pa.Table.from_pylist(rows)
+
+
 CASES = [
     Case(lambda: MCDSplitter(language="sexpr", compound_weights=False, patience=10, seed=1), _programs, _split,
          {"test_size": 0.3}, ("max_atom_divergence", 1.5), ("result_",), "mcd"),
@@ -75,6 +86,8 @@ CASES = [
          ("mode", "greedy"), ("report_",), "homogenize"),
     Case(lambda: DifficultySampler("difficulty", (0.25, 0.75), seed=1), _programs, _indices(10),
          {"quantile": "mix"}, ("quantile", (0.8, 0.2)), id="difficulty"),
+    Case(lambda: NoiseFlagger(count=3), _dynamics, lambda est, t: est.flag(t).example_ids.tolist(),
+         {"measure": "loss"}, ("loss_drop", 0.0), ("flags_",), "noise-flags"),
 ]
 
 
@@ -150,10 +163,11 @@ def test_settings_record_is_json(case):
 
 def test_every_estimator_class_has_a_case():
     """A new estimator class in these packages needs a case above."""
+    import hf_synthsample.cartography as cartography
     import hf_synthsample.sampling as sampling
     import hf_synthsample.splits as splits
 
-    classes = {getattr(m, n) for m in (sampling, splits) for n in m.__all__}
+    classes = [getattr(m, n) for m in (sampling, splits, cartography) for n in m.__all__]
     estimators = {c for c in classes if isinstance(c, type) and issubclass(c, Estimator)
                   and hasattr(c, "settings_class")}  # not the abstract bases
     covered = {type(c.make()) for c in CASES}

@@ -173,8 +173,9 @@ def curriculum_order(datamap, region: str, dataset, *, schedule: str = "exponent
 
     ``region="easy-to-learn"`` is easy-to-hard, ``"hard-to-learn"`` hard-to-easy. ``region`` may
     also name a recorded measure, ranked by ``order`` (``"easiest-first"`` for easy-to-hard,
-    ``"hardest-first"`` by default; each measure's direction is declared in
-    ``measures.MEASURE_INFO``, so ``"loss"`` easiest-first starts from the lowest losses).
+    ``"hardest-first"`` by default; the name, or its ``MeasureInfo``, is resolved once by
+    ``DataMap.ranking`` and its declared direction read off it, so ``"loss"`` easiest-first starts
+    from the lowest losses).
     ``schedule`` is ``"exponential"`` or ``"bins"`` (which needs ``lengths``, one per row of
     ``dataset``). The ranked example ids are mapped to the rows of ``dataset`` by its
     ``id_column`` (see :meth:`DataMap.positions`; without that column only with

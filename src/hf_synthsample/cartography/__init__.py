@@ -47,6 +47,10 @@ _LAZY = {
     "noise_window": ".noise",
     "flag_noisy": ".noise",
     "NoiseFlags": ".noise",
+    "NoiseFlagger": ".noise",
+    "DataMapSettings": ".settings",
+    "NoiseSettings": ".settings",
+    "DynamicsSettings": ".settings",
     "add_canaries": ".noise",
     "canary_recall": ".noise",
     "lexical_noise_scores": ".noise",
@@ -76,7 +80,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .publish import save_datamap_subset
     from .measures import (HARD_END, MAP_MEASURES, MEASURE_INFO, MEASURES, MeasureInfo, forgetting_events,
                            infer_task, measure_info, sequence_measures)
-    from .noise import (NoiseFlags, add_canaries, canary_recall, fit_curve, flag_noisy, flag_noisy_lexical,
+    from .settings import DataMapSettings, DynamicsSettings, NoiseSettings
+    from .noise import (NoiseFlagger, NoiseFlags, add_canaries, canary_recall, fit_curve, flag_noisy, flag_noisy_lexical,
                         lexical_noise_scores, noise_window)
 
 
