@@ -18,6 +18,7 @@ MODULES = [
     "hf_synthsample.cartography.callback",
     "hf_synthsample.cartography.collator",
     "hf_synthsample.cartography.dynamics_table",
+    "hf_synthsample.cartography.settings",
     "hf_synthsample.hub.provenance",
 ]
 

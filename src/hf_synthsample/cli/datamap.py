@@ -37,6 +37,7 @@ def add_arguments(m: argparse.ArgumentParser) -> None:
 
     m.add_argument("dynamics", help="a dynamics folder written by CartographyCallback")
     add_settings(m, DataMapSettings)
+    m.set_defaults(**DataMapSettings.defaults())  # every value at hand: the error translator reads the typed ones
     for action in m._actions:  # argparse lists the map measures (the field also takes a MeasureInfo)
         if action.dest == "measure":
             action.choices = MAP_MEASURES
