@@ -63,10 +63,15 @@ Presets (individual flags override them):
   (``decoded_batch``: an unseen program word would come back lower-cased, in pieces). k = 2K,
   lr 3e-4 (constant), each stage trained to fit 90 % of its rows as ``--cpu`` (pre-training at
   most 12 epochs, fine-tuning at most 25), checked every epoch, 3 seeds. This asks whether the
-  paper's effect needs pre-training (``--cpu`` reverses it with a scratch LSTM).
-* ``--gpu`` (one GPU, < 8 min on an H100 by estimate; not yet run): ``--cpu-warm`` with the larger
-  warm start, all 6 MiniLM layers in the decoder (``--decoder-layers 6``), batch 64 (the loop is
-  bound by per-step CPU work, so fewer, larger steps), Uniform and UAT only, 4 threads.
+  paper's effect needs pre-training (``--cpu`` reverses it with a scratch LSTM). **Cost, measured:**
+  110-150 CPU-s an epoch over the 2K sample (one thread), pre-training fit 2 -> 13 % in 2 epochs
+  (Uniform, seed 0), so about 20 epochs (40 CPU-min) a run and 8 CPU-h for the 12: beyond a CPU
+  hour; on a CPU run one seed (``--repeats 1 --samplers uniform uat``), else ``--gpu``.
+* ``--gpu`` (one GPU; estimated < 8 min on an H100 with ``--jobs 3``, not yet run): ``--cpu-warm``
+  with the larger warm start, all 6 MiniLM layers in the decoder (``--decoder-layers 6``), batch 64
+  (the loop is bound by per-step CPU work, so fewer, larger steps), Uniform and UAT only, 4
+  threads. ``--jobs 3`` trains three models side by side on the one GPU (the parent process never
+  touches CUDA, so the forked workers can).
 * ``--tiny`` (seconds; the test suite): pool 300, ``k`` = 40, an LSTM of width 32 (at most 2 epochs a stage),
   fine-tuning on the first 32 annotated train rows, evaluation on the first 16 rows of each test split.
 
@@ -126,7 +131,7 @@ PRESETS = {
                      layers=2, ffn=256, heads=4, batch_size=32, learning_rate=3e-4, max_eval=0, max_train=0,
                      repeats=3, init="minilm-bert2bert", anonymize=True, threads=1, arch="lstm", hidden_size=128,
                      dropout=0.0, check_every=1, fit_target=90.0, decoder_layers=2),
-    # the larger warm start on one GPU (< 8 min on an H100, estimated: the loop is bound by the CPU's
+    # the larger warm start on one GPU (< 8 min on an H100 with --jobs 3, estimated: the loop is bound by the CPU's
     # per-step work, so batch 64 halves the steps): every MiniLM layer in the decoder too
     "gpu": dict(pool_size=20_000, sample_sizes=[2_000], pretrain_epochs=12, finetune_epochs=25, d_model=64,
                 layers=2, ffn=256, heads=4, batch_size=64, learning_rate=3e-4, max_eval=0, max_train=0,
@@ -242,9 +247,9 @@ def parse_args(argv):
     preset.add_argument("--paper", dest="preset", action="store_const", const="paper", help="paper-scale preset (GPU)")
     preset.add_argument("--tiny", dest="preset", action="store_const", const="tiny", help="seconds (tests)")
     preset.add_argument("--cpu-warm", dest="preset", action="store_const", const="cpu-warm",
-                        help="the MiniLM BERT2BERT warm start (2-layer decoder), k = 2K, 3 repeats, CPU (~1 h, --jobs 2)")
+                        help="the MiniLM BERT2BERT warm start (2-layer decoder), k = 2K, 3 repeats, CPU (hours: see below)")
     preset.add_argument("--gpu", dest="preset", action="store_const", const="gpu",
-                        help="the larger warm start (6-layer decoder), k = 2K, 3 repeats, one GPU (< 8 min)")
+                        help="the larger warm start (6-layer decoder), k = 2K, 3 repeats, one GPU (< 8 min with --jobs 3, estimated)")
     p.set_defaults(preset="small")
     p.add_argument("--data-dir", default=default_data_dir(), help="annotated Schema2QA folder (<domain>.tsv) [../shared/data/schema2qa]")
     p.add_argument("--out", default=os.path.join("runs", "oren_schema2qa"), help="output folder [runs/oren_schema2qa]")
