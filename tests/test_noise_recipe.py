@@ -117,7 +117,7 @@ def test_bad_dynamics_are_named():
         fit_curve([1, 2, 3])
     with pytest.raises(ValueError, match="no rows"):
         fit_curve(t.slice(0, 0))
-    with pytest.raises(ValueError, match="not a dynamics folder"):
+    with pytest.raises(ValueError, match="dynamics: no folder"):
         fit_curve("/nonexistent/folder")
 
 
