@@ -119,6 +119,10 @@ def test_bad_dynamics_are_named():
         fit_curve(t.slice(0, 0))
     with pytest.raises(ValueError, match="dynamics: no folder"):
         fit_curve("/nonexistent/folder")
+    inf = dynamics(LOSS, CORRECT).to_pandas()
+    inf.loc[len(inf) - 1, "loss"] = float("inf")   # one diverged row in a later epoch: not skipped in silence
+    with pytest.raises(ValueError, match="1 rows have an infinite loss"):
+        fit_curve(inf)
 
 
 def test_docstring_examples():

@@ -110,8 +110,14 @@ def fit_curve(dynamics: Any) -> dict[str, np.ndarray]:
         raise ValueError(f"fit_curve: {len(twice)} (example_id, epoch) pairs are recorded twice (first: example id "
                          f"{(k // span) if values is None else str(values[k // span])!r}, epoch {k % span}); "
                          f"dynamics hold one row per example and epoch")
+    inf = np.flatnonzero(np.isinf(loss))  # NaN is a row without gold tokens; inf is a diverged step, not a value
+    if len(inf):
+        first = int(ids[inf[0]])
+        raise ValueError(f"fit_curve: {len(inf)} rows have an infinite loss (first: example id "
+                         f"{first if values is None else str(values[first])!r}, epoch {int(epoch[inf[0]])}); "
+                         "training diverged there, so no mean loss can be read (lower the learning rate)")
     epochs, inverse, rows = np.unique(epoch, return_inverse=True, return_counts=True)
-    ok = np.isfinite(loss)
+    ok = ~np.isnan(loss)
     valued = np.bincount(inverse, weights=ok)
     with np.errstate(invalid="ignore", divide="ignore"):  # an epoch of rows without gold tokens: NaN
         mean_loss = np.where(valued > 0, np.bincount(inverse, weights=np.where(ok, loss, 0.0)) / valued, np.nan)
