@@ -374,5 +374,5 @@ def test_an_out_that_is_a_file_and_jobs_on_a_gpu_are_refused(tmp_path, capsys, m
     assert "--out" in capsys.readouterr().err and (tmp_path / "f").read_text() == "mine"
     monkeypatch.setattr(cartography_cogs, "_cuda", lambda: True)  # forked workers cannot use CUDA again
     with pytest.raises(SystemExit):
-        cartography_cogs.parse_args(["--tiny", "--jobs", "2", "--out", str(tmp_path / "o")])
+        cartography_cogs.parse_args(["--tiny", "--data", "scan:simple", "--jobs", "2", "--out", str(tmp_path / "o")])
     assert "--jobs 2" in capsys.readouterr().err
