@@ -56,11 +56,16 @@ MODULES = [
     "hf_synthsample.splits.spec",
     "hf_synthsample.extras",
     "hf_synthsample.builders.base",
-
     "hf_synthsample.splits.sweep",
     "hf_synthsample.splits.settings",
     "hf_synthsample.splits.splitter",
     "hf_synthsample.sampling.settings",
+    # cartography and hub modules added with issue 33
+    "hf_synthsample.cartography.ids", "hf_synthsample.cartography.summary", "hf_synthsample.cartography.publish",
+    "hf_synthsample.cartography.decode", "hf_synthsample.cartography.noise", "hf_synthsample.cartography.track",
+    "hf_synthsample.cartography.callback", "hf_synthsample.cartography.collator",
+    "hf_synthsample.cartography.dynamics_table", "hf_synthsample.cartography.settings", "hf_synthsample.hub.provenance",
+    "hf_synthsample.models.warm_start",
 ]
 
 
