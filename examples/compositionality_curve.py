@@ -58,16 +58,17 @@ PRESETS: dict[str, dict[str, Any]] = {
     "small": dict(pool_size=2_000, targets=[0.1, 0.3, 0.5], train_share=0.5, test_share=0.25,
                   max_atom_divergence=0.02, steps=30, batch_size=32, learning_rate=5e-3, warmup_steps=0,
                   d_model=16, layers=1, ffn=32, heads=2, dropout=0.0, sanity_size=20, test_rows=40,
-                  search_seconds=10.0, scheduler="constant_with_warmup", fit_target=95.0, check_every=10),
+                  search_seconds=10.0, scheduler="constant_with_warmup", fit_target=95.0, check_every=10,
+                  settle_steps=10),
     # 2 cores with --jobs 2 (docs/compositionality-curve.md)
     "cpu": dict(pool_size=0, targets=[0.0, 0.12, 0.24, 0.36, 0.48, 0.6], train_share=0.5, test_share=0.25,
                 max_atom_divergence=0.02, steps=3_000, batch_size=64, learning_rate=1e-3, warmup_steps=100,
                 d_model=64, layers=3, ffn=128, heads=4, dropout=0.1, sanity_size=300, test_rows=1_000,
-                search_seconds=600.0, scheduler="linear", fit_target=95.0, check_every=250),
+                search_seconds=600.0, scheduler="linear", fit_target=95.0, check_every=250, settle_steps=1_000),
     "paper": dict(pool_size=0, targets=[0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6], train_share=0.5, test_share=0.25,
                   max_atom_divergence=0.02, steps=10_000, batch_size=128, learning_rate=5e-4, warmup_steps=1_000,
                   d_model=256, layers=3, ffn=512, heads=4, dropout=0.1, sanity_size=1_000, test_rows=0,
-                  search_seconds=600.0, scheduler="linear", fit_target=99.0, check_every=500),
+                  search_seconds=600.0, scheduler="linear", fit_target=99.0, check_every=500, settle_steps=2_000),
 }
 
 #: the issue's target: Spearman's rho between D_C and test exact match at or below this
@@ -130,7 +131,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                        ("search_seconds", float), ("steps", int), ("batch_size", int), ("learning_rate", float),
                        ("warmup_steps", int), ("d_model", int), ("layers", int), ("ffn", int), ("heads", int),
                        ("dropout", float), ("sanity_size", int), ("test_rows", int), ("fit_target", float),
-                       ("check_every", int)]:
+                       ("check_every", int), ("settle_steps", int)]:
         p.add_argument("--" + name.replace("_", "-"), type=kind, default=None, help=f"override the preset's {name}")
     args = p.parse_args(argv)
     args.overrides = {}

@@ -88,7 +88,47 @@ def test_confirm_runs_only_at_the_target_and_its_value_decides():
     assert len(calls) == 2 and cb.reached and model.trained == 3
 
 
+def _run_steps(cb, max_steps, lr_of_schedule=lambda step: 1.0):
+    """Drive ``cb`` as the Trainer does: after each optimizer step the scheduler sets the lr, then
+    ``on_step_end``; returns the lr each step used."""
+    model, control = _Model(), _control()
+    optimizer = SimpleNamespace(param_groups=[{"lr": lr_of_schedule(0)}])
+    used = []
+    for step in range(1, max_steps + 1):
+        used.append(optimizer.param_groups[0]["lr"])
+        optimizer.param_groups[0]["lr"] = lr_of_schedule(step)  # the scheduler's step
+        cb.on_step_end(None, SimpleNamespace(global_step=step, max_steps=max_steps), control, model=model,
+                       optimizer=optimizer)
+        if control.should_training_stop:
+            return used, control
+    return used, control
+
+
+def test_settle_trains_on_with_the_lr_decayed_to_zero_then_checks_once_more():
+    scores = iter([40.0, 95.0, 97.0])
+    cb = FitTargetCallback(lambda m: next(scores), 90.0, 2, unit="step", settle=4)
+    used, control = _run_steps(cb, 20, lambda step: 0.5)
+    # reached at step 4; steps 5-8 at 0.5 * (1, 3/4, 2/4, 1/4); the last check at step 8 is the fit
+    assert cb.reached and cb.settled_at == 4 and control.should_training_stop
+    assert used == [0.5, 0.5, 0.5, 0.5, 0.5, 0.375, 0.25, 0.125]
+    assert cb.history == [(2, 40.0), (4, 95.0), (8, 97.0)]
+
+
+def test_settle_keeps_its_steps_at_the_end_of_the_budget():
+    cb = FitTargetCallback(lambda m: 50.0, 90.0, 4, unit="step", settle=3)
+    used, control = _run_steps(cb, 10)
+    # never reached: the last check is at max_steps - settle = 7, and training stops there
+    assert cb.history == [(4, 50.0), (7, 50.0)] and len(used) == 7
+    assert not cb.reached and cb.settled_at is None and control.should_training_stop
+    late = iter([50.0, 91.0, 92.0])
+    cb = FitTargetCallback(lambda m: next(late), 90.0, 4, unit="step", settle=3)
+    used, control = _run_steps(cb, 10)
+    assert cb.history == [(4, 50.0), (7, 91.0), (10, 92.0)] and cb.settled_at == 7 and len(used) == 10
+
+
 @pytest.mark.parametrize("kwargs, err, match", [
+    (dict(score=len, target=90.0, every=1, settle=-1), ValueError, "settle"),
+    (dict(score=len, target=90.0, every=1, settle=5), ValueError, "settle counts steps"),
     (dict(score=len, target=90.0, every=1, confirm=3), TypeError, "confirm must be None or a callable"),
     (dict(score=len, target=90.0, every=1, abandon_below=5.0), ValueError, "abandon_below and abandon_after go together"),
     (dict(score=len, target=90.0, every=1, abandon_below=95.0, abandon_after=3), ValueError, "abandon_below"),
@@ -101,3 +141,29 @@ def test_confirm_runs_only_at_the_target_and_its_value_decides():
 def test_bad_arguments(kwargs, err, match):
     with pytest.raises(err, match=match):
         FitTargetCallback(**kwargs)
+
+
+def test_settle_with_the_stock_trainer(tmp_path):
+    """The real Trainer: the scheduler sets the lr before ``on_step_end``, the settle phase overrides it."""
+    from datasets import Dataset
+    from transformers import TrainerCallback
+
+    from hf_synthsample.models import build_scratch_model, build_word_tokenizer, train_seq2seq
+
+    rows = Dataset.from_dict({"src": ["a b", "b a", "a a", "b b"] * 4, "tgt": ["x y", "y x", "x x", "y y"] * 4})
+    tokenizer = build_word_tokenizer(list(rows["src"]) + list(rows["tgt"]))
+    model = build_scratch_model(tokenizer, "bart", seed=0, d_model=16, encoder_layers=1, decoder_layers=1,
+                                encoder_ffn_dim=16, decoder_ffn_dim=16, encoder_attention_heads=2,
+                                decoder_attention_heads=2)
+    lrs = []
+
+    class Record(TrainerCallback):
+        def on_step_begin(self, args, state, control, optimizer=None, **kwargs):
+            lrs.append(optimizer.param_groups[0]["lr"])
+
+    cb = FitTargetCallback(lambda m: 100.0, 90.0, 2, unit="step", settle=4)
+    trainer = train_seq2seq(model, tokenizer, rows, source_column="src", target_column="tgt",
+                            output_dir=str(tmp_path), max_steps=50, batch_size=4, learning_rate=1e-3, seed=0,
+                            lr_scheduler_type="constant", callbacks=[Record(), cb], disable_tqdm=True)
+    assert trainer.state.global_step == 6 and cb.settled_at == 2 and cb.history == [(2, 100.0), (6, 100.0)]
+    assert lrs == pytest.approx([1e-3, 1e-3, 1e-3, 7.5e-4, 5e-4, 2.5e-4])

@@ -121,10 +121,11 @@ def train_split(split: "DatasetDict", factory: ModelFactory, settings: CurveSett
     def on_check(step: int, value: float) -> None:
         logger.info("%s: step %d, fit %.1f %% (target %g)", name, step, value, s.fit_target)
 
-    stop = FitTargetCallback(fit_score, s.fit_target, s.check_every, unit="step", on_check=on_check)
+    stop = FitTargetCallback(fit_score, s.fit_target, s.check_every, unit="step", on_check=on_check,
+                             settle=s.settle_steps)
     start = time.perf_counter()
     trainer = train_seq2seq(model, tokenizer, split["train"], source_column=s.source, target_column=s.target_column,
-                            output_dir=output_dir, max_steps=s.max_steps, batch_size=s.batch_size,
+                            output_dir=output_dir, max_steps=s.max_steps + s.settle_steps, batch_size=s.batch_size,
                             learning_rate=s.learning_rate, seed=seed, lr_scheduler_type=s.scheduler,
                             warmup_steps=s.warmup_steps, callbacks=[stop], disable_tqdm=True)
     train_s = time.perf_counter() - start
@@ -134,6 +135,7 @@ def train_split(split: "DatasetDict", factory: ModelFactory, settings: CurveSett
     result = evaluate_seq2seq(model, tokenizer, scored, **decode)
     return {"test_exact_match": float(result["exact_match"]), "num_test_scored": int(scored.num_rows),
             "fit": float(stop.history[-1][1]), "num_fit": int(fit_rows.num_rows), "fit_reached": bool(stop.reached),
-            "steps": int(trainer.state.global_step), "fit_history": [[int(a), float(b)] for a, b in stop.history],
+            "steps": int(trainer.state.global_step),
+            "fit_step": stop.history[-1][0] if stop.settled_at is None else int(stop.settled_at), "fit_history": [[int(a), float(b)] for a, b in stop.history],
             "errors": error_kinds(result["predictions"], [str(t) for t in scored[s.target_column]]),
             "train_seconds": round(train_s, 1), "eval_seconds": round(time.perf_counter() - start - train_s, 1)}

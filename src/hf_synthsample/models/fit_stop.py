@@ -16,6 +16,8 @@ Example:
     >>> sure = FitTargetCallback(lambda model: 95.0, 90.0, 1, confirm=lambda model: 88.0)
     >>> sure.confirm is not None
     True
+    >>> FitTargetCallback(lambda model: 95.0, 90.0, 250, unit="step", settle=1000).settle
+    1000
 """
 
 from __future__ import annotations
@@ -49,11 +51,19 @@ class FitTargetCallback(TrainerCallback):
     value is the check's (recorded, and what must reach the target). The usual pair is a cheap score
     on a sample of the rows and ``confirm`` on all of them: the run stops when *all* its rows are
     fitted, at the cost of one full pass only near the end.
+
+    ``settle`` (``unit="step"`` only; 0 = off): the last ``settle`` of the Trainer's ``max_steps`` are
+    kept for it. Once the target is reached, training goes on for ``settle`` more steps with the learning rate decayed linearly from its value then to 0, and stops
+    with one last check (``settled_at`` is the step it started). A first check at the target is taken
+    with the learning rate still high, at a point that differs from run to run; the settle phase
+    compares every run at rest, as a schedule decayed to 0 at a fixed budget would, while still
+    training each run until it has learnt its own rows.
     """
 
     def __init__(self, score: Callable[[Any], float], target: float, every: int, *, unit: str = "epoch",
                  on_check: Callable[[int, float], None] | None = None, abandon_below: float | None = None,
-                 abandon_after: int | None = None, confirm: Callable[[Any], float] | None = None):
+                 abandon_after: int | None = None, confirm: Callable[[Any], float] | None = None,
+                 settle: int = 0):
         if not callable(score):
             raise TypeError(f"score must be a callable model -> percentage, got {type(score).__name__}")
         if confirm is not None and not callable(confirm):
@@ -70,6 +80,11 @@ class FitTargetCallback(TrainerCallback):
         self.abandon_below = None if abandon_below is None else check_float(
             "abandon_below", abandon_below, min=0.0, max=self.target)
         self.abandon_after = None if abandon_after is None else check_int("abandon_after", abandon_after, min=1)
+        self.settle = check_int("settle", settle, min=0)
+        if self.settle and unit != "step":
+            raise ValueError(f"settle counts steps: it needs unit='step', got unit={unit!r}")
+        self.settled_at: int | None = None
+        self._settle_lr: list[float] = []
         self.history: list[tuple[int, float]] = []
         self.reached = False
         self.abandoned = False
@@ -82,9 +97,14 @@ class FitTargetCallback(TrainerCallback):
         self.history.append((position, value))
         if self.on_check is not None:
             self.on_check(position, value)
-        if value >= self.target:
+        if self.settled_at is not None:  # the settle phase's last check: recorded, then stop
+            control.should_training_stop = position >= self.settled_at + self.settle
+        elif value >= self.target:
             self.reached = True
-            control.should_training_stop = True
+            if self.settle:
+                self.settled_at = position
+            else:
+                control.should_training_stop = True
         elif self.abandon_after is not None and position >= self.abandon_after and value < self.abandon_below:
             self.abandoned = True
             control.should_training_stop = True
@@ -96,8 +116,28 @@ class FitTargetCallback(TrainerCallback):
             return self._check(epoch, model, control)
         return control
 
-    def on_step_end(self, args, state, control, model=None, **kwargs):
+    def on_step_end(self, args, state, control, model=None, optimizer=None, **kwargs):
         step = state.global_step
-        if self.unit == "step" and (step % self.every == 0 or step >= state.max_steps):
-            return self._check(step, model, control)
+        if self.settled_at is not None:
+            done = step - self.settled_at
+            if done >= self.settle or step >= state.max_steps:
+                return self._check(step, model, control)
+            self._decay(optimizer, 1.0 - done / self.settle)
+            return control
+        # with a settle phase, its steps are kept at the end of the Trainer's max_steps: the target
+        # must be reached by max_steps - settle (a run that has not is stopped there, not fitted)
+        last = state.max_steps - self.settle
+        if self.unit == "step" and (step % self.every == 0 or step >= last):
+            control = self._check(step, model, control)
+            if self.settled_at is None and self.settle and step >= last:
+                control.should_training_stop = True
+            elif self.settled_at is not None:
+                self._settle_lr = [group["lr"] for group in optimizer.param_groups]
+                self._decay(optimizer, 1.0)
         return control
+
+    def _decay(self, optimizer, share: float) -> None:
+        # The Trainer's scheduler sets each group's lr before this callback runs; the settle phase
+        # overrides it for the next step (linear from the lr at the settle's start down to 0).
+        for group, start in zip(optimizer.param_groups, self._settle_lr):
+            group["lr"] = start * share
