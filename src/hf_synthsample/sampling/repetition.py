@@ -2,70 +2,92 @@
 
 The first ``hold`` (20 %) of the optimizer steps draw their batches from an initial pool only;
 the pool then grows linearly, in ranking order, until it holds every example at ``full_at``
-(80 %) of the steps. Two initial pools:
+(80 %) of the steps. Two initial pools (``repeat``):
 
-* example repetition: a random 20 % of the examples (:meth:`RepetitionCurriculum.example_repetition`);
-* primitive repetition: the examples whose primitives all lie in a random 20 % of the
-  primitives (:meth:`RepetitionCurriculum.primitive_repetition`).
+* example repetition (``"examples"``): a random 20 % of the examples;
+* primitive repetition (``"primitives"``): the examples whose primitives all lie in a random
+  20 % of the primitives.
 
-The mechanism of :mod:`hf_synthsample.curriculum`, shared with the cartography curricula (a ranking of rows + a pool size per step, batches
-drawn uniformly without replacement from the pool; ``indices`` / ``batches`` / ``sampler``), so a
+The settings are :class:`~hf_synthsample.sampling.settings.RepetitionSettings`; :meth:`~RepetitionCurriculum.fit`
+draws the initial pool and the ranking (``ranking_``). The mechanism is that of
+:mod:`hf_synthsample.curriculum`, shared with the cartography curricula (a ranking of rows + a pool size per step,
+batches drawn uniformly without replacement from the pool; ``indices`` / ``batches`` / ``sampler``), so a
 stock ``transformers.Trainer`` follows it without subclassing::
 
-    cur = RepetitionCurriculum.example_repetition(len(train), batch_size=32, seed=0)
+    cur = RepetitionCurriculum(batch_size=32, seed=0).fit(train)     # or .example_repetition(len(train), ...)
     trainer = Trainer(..., train_dataset=train.select(cur.indices(num_steps=1000)),
                       args=TrainingArguments(..., train_sampling_strategy="sequential",
                                              per_device_train_batch_size=32, num_train_epochs=1))
 
 Example:
-    >>> cur = RepetitionCurriculum.example_repetition(100, batch_size=4, seed=0)
+    >>> cur = RepetitionCurriculum(batch_size=4, seed=0).fit(100)   # = RepetitionCurriculum.example_repetition(100, ...)
     >>> cur.pool_sizes(10).tolist()
     [20, 20, 20, 33, 47, 60, 73, 87, 100, 100]
-    >>> first = set(cur.ranking[:20].tolist())
+    >>> first = set(cur.ranking_[:20].tolist())
     >>> set(cur.batches(10)[:2].reshape(-1).tolist()) <= first
     True
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from ..curriculum import GrowingPoolSchedule
-from ..validation import check_float, check_int
+from ..settings import Estimator
+from ..validation import check_int
+from .settings import RepetitionSettings
 
 __all__ = ["RepetitionCurriculum"]
 
 
-class RepetitionCurriculum(GrowingPoolSchedule):
-    """Batches over ``ranking`` whose first ``initial_size`` rows are the repeated initial pool.
+class RepetitionCurriculum(Estimator, GrowingPoolSchedule):
+    """Batches over a ranking whose first ``initial_size_`` rows are the repeated initial pool.
 
-    Args:
-        ranking: row indices; the first ``initial_size`` are the initial pool, the rest join in
-            this order.
-        batch_size: examples per optimizer step.
-        initial_size: size of the initial pool (``>= batch_size`` is enforced at each step).
-        hold: fraction of the steps trained on the initial pool only.
-        full_at: fraction of the steps after which the pool holds everything.
-        seed: batch draws.
+    Configured by :class:`~hf_synthsample.sampling.settings.RepetitionSettings`; :meth:`fit` sets
+    ``ranking_`` (the initial pool first, the rest in the order they join), ``initial_size_`` and,
+    for primitive repetition, ``chosen_primitives_``. ``ranking`` / ``initial_size`` read them.
+
+    Example:
+        >>> prims = [["jump"], ["walk"], ["jump", "walk"], ["look"]]
+        >>> cur = RepetitionCurriculum(batch_size=1, repeat="primitives", fraction=0.5, seed=0).fit(prims)
+        >>> cur.chosen_primitives_, cur.initial_size_, cur.hold
+        (['look', 'walk'], 2, 0.2)
     """
 
-    def __init__(self, ranking: Sequence[int], *, batch_size: int, initial_size: int, hold: float = 0.2,
-                 full_at: float = 0.8, seed: int = 0):
-        super().__init__(ranking, batch_size=batch_size, seed=seed)
-        self.initial_size = check_int("initial_size", initial_size, min=0, max=len(ranking))
-        self.hold = check_float("hold", hold, min=0.0, max=1.0)
-        self.full_at = check_float("full_at", full_at, min=self.hold, max=1.0)
+    settings_class = RepetitionSettings
+
+    def fit(self, rows: Any) -> "RepetitionCurriculum":
+        """Draw the initial pool and the ranking; returns ``self``.
+
+        ``rows``: for ``repeat="examples"`` the number of rows (or the rows: a dataset, a list);
+        for ``"primitives"``, per row its primitives (e.g. the ``atoms`` column, or SCAN's command words).
+        """
+        s = self.settings
+        rng = np.random.default_rng(s.seed)
+        self.chosen_primitives_ = None
+        if s.repeat == "examples":
+            n = check_int("rows", rows if isinstance(rows, (int, np.integer)) else len(rows), min=1)
+            ranking, initial = rng.permutation(n), int(round(s.fraction * n))
+        else:
+            vocab = sorted({p for row in rows for p in row})
+            if not vocab:
+                raise ValueError("primitives: no row has any primitive")
+            chosen = set(rng.choice(vocab, size=int(round(s.fraction * len(vocab))), replace=False).tolist())
+            inside = np.array([set(row) <= chosen for row in rows], dtype=bool)
+            perm = rng.permutation(len(inside))
+            ranking, initial = np.concatenate([perm[inside[perm]], perm[~inside[perm]]]), int(inside.sum())
+            self.chosen_primitives_ = sorted(chosen)
+        check_int("batch_size", s.batch_size, max=len(ranking))
+        self.ranking_, self.initial_size_ = ranking.astype(np.int64), initial
+        return self
 
     @classmethod
     def example_repetition(cls, num_rows: int, *, batch_size: int, fraction: float = 0.2, seed: int = 0,
                            **kwargs) -> "RepetitionCurriculum":
-        """Initial pool: a random ``fraction`` of the rows."""
-        num_rows = check_int("num_rows", num_rows, min=1)
-        fraction = check_float("fraction", fraction, min=0.0, max=1.0)
-        ranking = np.random.default_rng(seed).permutation(num_rows)
-        return cls(ranking, batch_size=batch_size, initial_size=int(round(fraction * num_rows)), seed=seed, **kwargs)
+        """Initial pool: a random ``fraction`` of the rows (``kwargs``: ``hold``, ``full_at``)."""
+        return cls(batch_size=batch_size, fraction=fraction, seed=seed, **kwargs).fit(num_rows)
 
     @classmethod
     def primitive_repetition(cls, primitives: Sequence[Sequence[str]], *, batch_size: int, fraction: float = 0.2,
@@ -75,22 +97,23 @@ class RepetitionCurriculum(GrowingPoolSchedule):
         ``primitives``: per row, its primitives (e.g. the ``atoms`` column, or SCAN's
         command words). ``chosen_primitives_`` keeps the drawn primitives.
         """
-        fraction = check_float("fraction", fraction, min=0.0, max=1.0)
-        vocab = sorted({p for row in primitives for p in row})
-        if not vocab:
-            raise ValueError("primitives: no row has any primitive")
-        rng = np.random.default_rng(seed)
-        chosen = set(rng.choice(vocab, size=int(round(fraction * len(vocab))), replace=False).tolist())
-        inside = np.array([set(row) <= chosen for row in primitives], dtype=bool)
-        perm = rng.permutation(len(inside))
-        ranking = np.concatenate([perm[inside[perm]], perm[~inside[perm]]])
-        out = cls(ranking, batch_size=batch_size, initial_size=int(inside.sum()), seed=seed, **kwargs)
-        out.chosen_primitives_ = sorted(chosen)
-        return out
+        return cls(batch_size=batch_size, repeat="primitives", fraction=fraction, seed=seed, **kwargs).fit(primitives)
+
+    @property
+    def ranking(self) -> np.ndarray:
+        """``ranking_`` (what the schedule draws batches from)."""
+        return self.ranking_
+
+    @property
+    def initial_size(self) -> int:
+        """``initial_size_``."""
+        return self.initial_size_
 
     def pool_sizes(self, num_steps: int) -> np.ndarray:
         """Pool size at each step (never below ``batch_size``)."""
         num_steps = check_int("num_steps", num_steps, min=1)
+        if "ranking_" not in vars(self):  # batches, indices and sampler all start here
+            raise ValueError(f"{type(self).__name__} is not fitted: call fit(rows) first")
         n = len(self.ranking)
         frac = np.arange(num_steps) / num_steps
         span = max(self.full_at - self.hold, 1e-12)

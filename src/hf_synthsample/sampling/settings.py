@@ -19,7 +19,7 @@ from ..settings import Settings, setting
 from ..validation import check_float
 
 __all__ = ["StructureSource", "UniformSettings", "UATSettings", "CMaxEntSettings", "HomogenizeSettings", "DifficultySettings",
-           "MISSING_POLICIES", "MODES", "SAMPLER_SETTINGS"]
+           "RepetitionSettings", "MISSING_POLICIES", "MODES", "SAMPLER_SETTINGS"]
 
 #: what a sampler does with rows whose value it needs is missing (null / NaN): ``"raise"`` (the
 #: default: a ``ValueError`` naming the column, how many rows and the first one) or ``"drop"``
@@ -165,6 +165,27 @@ class DifficultySettings(Settings):
                                             "the k // 2 easiest and the rest hardest", kind="any", check=_quantile)
     missing: str = _missing("difficulty")
     seed: int = setting(0, help="which k rows of a quantile are taken", min=0)
+
+
+@dataclass(frozen=True)
+class RepetitionSettings(Settings):
+    """:class:`~hf_synthsample.sampling.RepetitionCurriculum`: which rows are repeated first, and when
+    the pool of rows grows (the shares of the optimizer steps)."""
+
+    batch_size: int = setting(help="examples per optimizer step", min=1)
+    repeat: str = setting("examples", choices=("examples", "primitives"),
+                          help="the initial pool: a random fraction of the examples, or the examples whose "
+                               "primitives all lie in a random fraction of the primitives")
+    fraction: float = setting(0.2, help="share of the examples (or primitives) drawn for the initial pool",
+                              min=0.0, max=1.0)
+    hold: float = setting(0.2, help="share of the steps trained on the initial pool only", min=0.0, max=1.0)
+    full_at: float = setting(0.8, help="share of the steps after which the pool holds every example (>= hold)",
+                             min=0.0, max=1.0)
+    seed: int = setting(0, help="random seed of the initial pool and the batch draws; same seed, same order", min=0)
+
+    def _check(self) -> None:
+        if self.full_at < self.hold:
+            raise ValueError(f"full_at must be >= hold ({self.hold}), got {self.full_at}")
 
 
 #: the CLI's sampler names -> their settings
