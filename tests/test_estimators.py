@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from hf_synthsample.cartography import NoiseFlagger
+from hf_synthsample.cartography.noise import LexicalNoiseFlagger
 from hf_synthsample.settings import Estimator, Settings, clone
 from hf_synthsample.sampling import (CMaxEntSampler, DifficultySampler, HomogenizeSampler, HybridSampler,
                                      RepetitionCurriculum, UATSampler, UniformSampler)
@@ -93,6 +94,8 @@ CASES = [
          ("repeat", "atoms"), ("ranking_", "chosen_primitives_"), "repetition-primitives"),
     Case(lambda: NoiseFlagger(count=3), _dynamics, lambda est, t: est.flag(t).example_ids.tolist(),
          {"measure": "loss"}, ("loss_drop", 0.0), ("flags_",), "noise-flags"),
+    Case(lambda: LexicalNoiseFlagger(fraction=0.2), _programs, lambda est, ds: est.flag(ds["program"], ds["template"]).tolist(),
+         {"iterations": 3}, ("smoothing", 0.0), ("scores_", "flags_"), "lexical-noise-flags"),
 ]
 
 

@@ -48,10 +48,10 @@ import numpy as np
 
 from ..settings import Estimator
 from ..validation import check_float, check_int
-from .settings import NoiseSettings
+from .settings import LexicalNoiseSettings, LexicalSettings, NoiseSettings
 
 __all__ = ["fit_curve", "noise_window", "flag_noisy", "NoiseFlags", "NoiseFlagger", "add_canaries", "canary_recall", "lexical_noise_scores",
-           "flag_noisy_lexical"]
+           "flag_noisy_lexical", "LexicalNoiseFlagger"]
 
 
 def _train_table(dynamics: Any, where: str):
@@ -173,16 +173,6 @@ class NoiseFlags:
     last_loss: float
     #: whether the loss had stopped falling by the end (see :func:`flag_noisy`)
     plateaued: bool
-
-
-def _check_fraction_or_count(where: str, fraction: float | None, count: int | None, unit: str) -> None:
-    """Exactly one of ``fraction`` / ``count``, each in range: checked before any work."""
-    if (fraction is None) == (count is None):
-        raise ValueError(f"{where}: give exactly one of fraction= (in (0, 1]) or count= (1..number of {unit})")
-    if fraction is not None:
-        check_float("fraction", fraction, min=0.0, max=1.0, min_inclusive=False)
-    else:
-        check_int("count", count, min=1)
 
 
 def _flag_count(fraction: float | None, count: int | None, n: int) -> int:
@@ -416,8 +406,8 @@ def lexical_noise_scores(sources: Any, targets: Any, *, iterations: int = 10,
         >>> s["forward"][[0, 12]].round(2).tolist()     # log p(JUMP | jump), log p(JUMP | walk twice)
         [-0.33, -1.02]
     """
-    iterations = check_int("iterations", iterations, min=1)
-    smoothing = check_float("smoothing", smoothing, min=0.0, min_inclusive=False)
+    settings = LexicalSettings(iterations=iterations, smoothing=smoothing)
+    iterations, smoothing = settings.iterations, settings.smoothing
     src, tgt = _token_rows(sources, "sources"), _token_rows(targets, "targets")
     if len(src) != len(tgt):
         raise ValueError(f"sources and targets must have the same number of rows, got {len(src)} and {len(tgt)}")
@@ -448,6 +438,8 @@ def flag_noisy_lexical(sources: Any, targets: Any, *, fraction: float | None = N
     """Row positions of the rows most likely mislabelled by :func:`lexical_noise_scores`, hardest
     first (ties broken by the better direction's rank, then by position). Give exactly one of
     ``fraction`` (the hardest ``round(fraction * rows)``, at least 1, as :func:`flag_noisy`) / ``count``.
+    The arguments are the fields of :class:`~hf_synthsample.cartography.settings.LexicalNoiseSettings`;
+    :class:`LexicalNoiseFlagger` takes them too.
 
     Needs no training, so it works where a model's training dynamics do not: on 300 SCAN rows, where a
     model memorises the wrong rows as fast as the clean ones (docs/training-dynamics.md).
@@ -458,9 +450,32 @@ def flag_noisy_lexical(sources: Any, targets: Any, *, fraction: float | None = N
         >>> flag_noisy_lexical(src, tgt, count=1).tolist(), flag_noisy_lexical(src, tgt, fraction=0.1).tolist()
         ([12], [12])
     """
-    _check_fraction_or_count("flag_noisy_lexical", fraction, count, "rows")
-    s = lexical_noise_scores(sources, targets, iterations=iterations, smoothing=smoothing)
-    n = len(s["score"])
-    k = _flag_count(fraction, count, n)
-    order = np.lexsort((np.arange(n), -s["other"], -s["score"]))
-    return order[:k].astype(np.int64)
+    return LexicalNoiseFlagger(fraction=fraction, count=count, iterations=iterations,
+                               smoothing=smoothing).flag(sources, targets)
+
+
+class LexicalNoiseFlagger(Estimator):
+    """:func:`flag_noisy_lexical` as an estimator, configured by
+    :class:`~hf_synthsample.cartography.settings.LexicalNoiseSettings`; ``scores_``: the last
+    :func:`lexical_noise_scores`, ``flags_``: the flagged row positions, hardest first.
+
+    Example:
+        >>> flagger = LexicalNoiseFlagger(count=1)
+        >>> flagger.flag(["jump", "walk", "jump", "walk twice"], ["JUMP", "WALK", "JUMP", "JUMP"]).tolist()
+        [3]
+        >>> flagger.set_params(iterations=0)
+        Traceback (most recent call last):
+        ...
+        ValueError: iterations must be >= 1, got 0
+    """
+
+    settings_class = LexicalNoiseSettings
+
+    def flag(self, sources: Any, targets: Any) -> np.ndarray:
+        """Positions of the flagged rows of ``sources`` / ``targets`` (as :func:`lexical_noise_scores` reads them)."""
+        s = self.settings
+        self.scores_ = lexical_noise_scores(sources, targets, iterations=s.iterations, smoothing=s.smoothing)
+        n = len(self.scores_["score"])
+        order = np.lexsort((np.arange(n), -self.scores_["other"], -self.scores_["score"]))
+        self.flags_ = order[:_flag_count(s.fraction, s.count, n)].astype(np.int64)
+        return self.flags_

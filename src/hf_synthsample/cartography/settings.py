@@ -1,5 +1,6 @@
 """The settings of the cartography jobs, declared once: a data map's (:class:`DataMapSettings`),
-the noise flags' (:class:`NoiseSettings`) and the dynamics callback's (:class:`DynamicsSettings`).
+the noise flags' (:class:`NoiseSettings`; without training: :class:`LexicalNoiseSettings`) and the
+dynamics callback's (:class:`DynamicsSettings`).
 Each is validated at construction (a bad value is an error naming the field); the public
 functions (``DataMap.from_dynamics``, ``flag_noisy``, ``TrainingDynamicsCallback``) build them
 from their arguments, and the ``datamap`` command's options are made from :class:`DataMapSettings`.
@@ -29,7 +30,8 @@ from typing import Any
 from ..settings import Settings, setting
 from .measures import MAP_MEASURES, MEASURE_INFO, MEASURES, TASKS, MeasureInfo
 
-__all__ = ["DataMapSettings", "NoiseSettings", "DynamicsSettings", "NAN_POLICIES"]
+__all__ = ["DataMapSettings", "NoiseSettings", "LexicalSettings", "LexicalNoiseSettings", "DynamicsSettings",
+           "NAN_POLICIES"]
 
 NAN_POLICIES = ("raise", "omit", "drop")
 
@@ -83,14 +85,27 @@ class DataMapSettings(Settings):
             raise ValueError(f"min_epoch ({self.min_epoch}) must be <= max_epoch ({self.max_epoch})")
 
 
+def _fraction() -> Any:
+    return setting(None, help="share of the rows to flag, in (0, 1] (or give count)", min=0.0, max=1.0,
+                   min_inclusive=False)
+
+
+def _count() -> Any:
+    return setting(None, help="how many rows to flag (or give fraction)", min=1)
+
+
+def _one_of(job: str, unit: str, settings: Any) -> None:
+    if (settings.fraction is None) == (settings.count is None):
+        raise ValueError(f"{job}: give exactly one of fraction= (in (0, 1]) or count= (1..number of {unit})")
+
+
 @dataclass(frozen=True)
 class NoiseSettings(Settings):
     """:func:`~hf_synthsample.cartography.flag_noisy`: how many rows to flag, by which measure, over
     which window, and when the loss counts as plateaued."""
 
-    fraction: float | None = setting(None, help="share of the rows to flag, in (0, 1] (or give count)",
-                                     min=0.0, max=1.0, min_inclusive=False)
-    count: int | None = setting(None, help="how many rows to flag (or give fraction)", min=1)
+    fraction: float | None = _fraction()
+    count: int | None = _count()
     measure: str = setting("margin_deficit", choices=tuple(n for n in MEASURE_INFO if n != "confidence"),
                            help="what ranks the rows, hard end first: inv_ppl for a model that memorises some wrong "
                                 "rows late, margin_deficit for short targets, min_margin for long ones")
@@ -105,8 +120,28 @@ class NoiseSettings(Settings):
         return MEASURE_INFO[self.measure]
 
     def _check(self) -> None:
-        if (self.fraction is None) == (self.count is None):
-            raise ValueError("flag_noisy: give exactly one of fraction= (in (0, 1]) or count= (1..number of examples)")
+        _one_of("flag_noisy", "examples", self)
+
+
+@dataclass(frozen=True)
+class LexicalSettings(Settings):
+    """:func:`~hf_synthsample.cartography.lexical_noise_scores`: the word-to-word tables (IBM Model 1) fitted by EM."""
+
+    iterations: int = setting(10, help="EM steps of each translation table", min=1)
+    smoothing: float = setting(1e-3, help="added to every word pair's count at each EM step", min=0.0,
+                               min_inclusive=False)
+
+
+@dataclass(frozen=True)
+class LexicalNoiseSettings(LexicalSettings):
+    """:class:`~hf_synthsample.cartography.LexicalNoiseFlagger` and ``flag_noisy_lexical``: the
+    tables, and how many rows to flag."""
+
+    fraction: float | None = _fraction()
+    count: int | None = _count()
+
+    def _check(self) -> None:
+        _one_of("flag_noisy_lexical", "rows", self)
 
 
 def _non_empty_str(name: str, value: Any) -> str:
