@@ -28,7 +28,6 @@ MODULES = [
     "hf_synthsample.hub.publish",
     "hf_synthsample.metrics.scores",
     "hf_synthsample.curriculum",
-    "hf_synthsample.cartography.curricula",
     "hf_synthsample.cartography.datamap",
     "hf_synthsample.logging",
     "hf_synthsample.sampling.repetition",

@@ -29,60 +29,34 @@ from typing import TYPE_CHECKING
 from .._lazy import attach
 
 _LAZY = {
-    "TrainingDynamicsCallback": ".callback",
-    "CartographyCallback": ".callback",
-    "CartographyCollator": ".collator",
-    "add_example_ids": ".collator",
-    "track_dynamics": ".track",
-    "load_dynamics": ".store",
-    "DataMap": ".datamap",
-    "REGIONS": ".datamap",
-    "example_tokens": ".datamap",
-    "parse_regions": ".datamap",
-    "ExponentialPacing": ".curricula",
-    "BinnedCurriculum": ".curricula",
-    "CurriculumSchedule": ".curricula",
-    "curriculum_order": ".curricula",
-    "fit_curve": ".noise",
-    "noise_window": ".noise",
-    "flag_noisy": ".noise",
-    "NoiseFlags": ".noise",
-    "NoiseFlagger": ".noise",
-    "DataMapSettings": ".settings",
-    "NoiseSettings": ".settings",
-    "DynamicsSettings": ".settings",
-    "add_canaries": ".noise",
-    "canary_recall": ".noise",
-    "lexical_noise_scores": ".noise",
-    "flag_noisy_lexical": ".noise",
-    "infer_task": ".measures",
-    "sequence_measures": ".measures",
-    "forgetting_events": ".measures",
-    "MEASURES": ".measures",
-    "MAP_MEASURES": ".measures",
-    "HARD_END": ".measures",
-    "MEASURE_INFO": ".measures",
-    "MeasureInfo": ".measures",
-    "measure_info": ".measures",
-    "MAP_REGIONS": ".datamap",
-    "save_datamap_subset": ".publish",
+    ".callback": ("TrainingDynamicsCallback", "CartographyCallback"),
+    ".collator": ("CartographyCollator", "add_example_ids"),
+    ".track": ("track_dynamics",),
+    ".store": ("load_dynamics",),
+    ".datamap": ("DataMap", "REGIONS", "example_tokens", "parse_regions", "MAP_REGIONS"),
+    "..curriculum": ("ExponentialPacing", "BinnedCurriculum", "CurriculumSchedule", "curriculum_order"),
+    ".noise": ("fit_curve", "noise_window", "flag_noisy", "NoiseFlags", "NoiseFlagger", "add_canaries",
+        "canary_recall", "lexical_noise_scores", "flag_noisy_lexical", "LexicalNoiseFlagger"),
+    ".settings": ("DataMapSettings", "NoiseSettings", "DynamicsSettings", "LexicalSettings", "LexicalNoiseSettings"),
+    ".measures": ("infer_task", "sequence_measures", "forgetting_events", "MEASURES", "MAP_MEASURES", "HARD_END",
+        "MEASURE_INFO", "MeasureInfo", "measure_info"),
+    ".publish": ("save_datamap_subset",),
 }
-
-__all__ = list(_LAZY)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .callback import CartographyCallback, TrainingDynamicsCallback
     from .collator import CartographyCollator, add_example_ids
     from .store import load_dynamics
     from .track import track_dynamics
-    from .curricula import BinnedCurriculum, CurriculumSchedule, ExponentialPacing, curriculum_order
+    from ..curriculum import BinnedCurriculum, CurriculumSchedule, ExponentialPacing, curriculum_order
     from .datamap import MAP_REGIONS, REGIONS, DataMap, example_tokens, parse_regions
     from .publish import save_datamap_subset
     from .measures import (HARD_END, MAP_MEASURES, MEASURE_INFO, MEASURES, MeasureInfo, forgetting_events,
                            infer_task, measure_info, sequence_measures)
-    from .settings import DataMapSettings, DynamicsSettings, NoiseSettings
-    from .noise import (NoiseFlagger, NoiseFlags, add_canaries, canary_recall, fit_curve, flag_noisy, flag_noisy_lexical,
+    from .settings import DataMapSettings, DynamicsSettings, LexicalNoiseSettings, LexicalSettings, NoiseSettings
+    from .noise import (LexicalNoiseFlagger, NoiseFlagger, NoiseFlags, add_canaries, canary_recall, fit_curve, flag_noisy, flag_noisy_lexical,
                         lexical_noise_scores, noise_window)
 
 
 __getattr__, __dir__ = attach(__name__, _LAZY)
+__all__ = __dir__()

@@ -23,23 +23,12 @@ from typing import TYPE_CHECKING
 from .._lazy import attach
 
 _LAZY = {
-    "write_hub_folder": ".folder",
-    "check_config_name": ".folder",
-    "make_card": ".card",
-    "render_card": ".card",
-    "load_card": ".card",
-    "read_card_metadata": ".card",
-    "check_license": ".card",
-    "size_category": ".card",
-    "materialize": ".materialization",
-    "salient_statistics_markdown": ".materialization",
-    "Provenance": ".provenance",
-    "dataset_fingerprint": ".provenance",
-    "save_curated": ".publish",
-    "push_curated": ".publish",
+    ".folder": ("write_hub_folder", "check_config_name"),
+    ".card": ("make_card", "render_card", "load_card", "read_card_metadata", "check_license", "size_category"),
+    ".materialization": ("materialize", "salient_statistics_markdown"),
+    ".provenance": ("Provenance", "dataset_fingerprint"),
+    ".publish": ("save_curated", "push_curated"),
 }
-
-__all__ = list(_LAZY)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .card import check_license, load_card, make_card, read_card_metadata, render_card, size_category
@@ -49,3 +38,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from .publish import push_curated, save_curated
 
 __getattr__, __dir__ = attach(__name__, _LAZY)
+__all__ = __dir__()
