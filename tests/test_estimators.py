@@ -21,7 +21,7 @@ from hf_synthsample.cartography import NoiseFlagger
 from hf_synthsample.cartography.noise import LexicalNoiseFlagger
 from hf_synthsample.settings import Estimator, Settings, clone
 from hf_synthsample.sampling import (CMaxEntSampler, DifficultySampler, HomogenizeSampler, HybridSampler,
-                                     RepetitionCurriculum, UATSampler, UniformSampler)
+                                     RepetitionCurriculum, StreamHomogenizeSampler, UATSampler, UniformSampler)
 from hf_synthsample.splits import MCDSplitter
 
 
@@ -85,6 +85,9 @@ CASES = [
          ("device", "tpu"), ("order_",), "hybrid"),
     Case(lambda: HomogenizeSampler("length", seed=1), _programs, _indices(20), {"mode": "sequential"},
          ("mode", "greedy"), ("report_",), "homogenize"),
+    Case(lambda: StreamHomogenizeSampler(variables=("length", "template"), eps=0.1, pilot=20, seed=1), _programs,
+         lambda est, ds: est.sample(lambda rng: ds[rng.randrange(len(ds))], 15), {"mode": "sequential"}, ("eps", 0.0),
+         ("report_",), "homogenize-stream"),
     Case(lambda: DifficultySampler("difficulty", (0.25, 0.75), seed=1), _programs, _indices(10),
          {"quantile": "mix"}, ("quantile", (0.8, 0.2)), id="difficulty"),
     Case(lambda: RepetitionCurriculum(batch_size=4, seed=1), _programs, lambda est, ds: est.fit(ds).indices(12).tolist(),

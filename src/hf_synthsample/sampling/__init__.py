@@ -1,7 +1,7 @@
 """Samplers that select rows of a ``Dataset`` (usable with ``select`` / ``filter``) and their reports."""
 
 from .base import BaseSampler
-from .homogenize import HomogenizeSampler, homogenize_indices, homogenize_stream
+from .homogenize import HomogenizeSampler, StreamHomogenizeSampler, homogenize_indices, homogenize_stream
 from .report import HomogenizationReport, kl_to_uniform
 from .difficulty import ComplexityFunction, DifficultySampler, prototype_difficulty
 from .diversity import DiversityReport, diversity_report
@@ -13,6 +13,7 @@ __all__ = [
     "HomogenizeSampler",
     "homogenize_indices",
     "homogenize_stream",
+    "StreamHomogenizeSampler",
     "HomogenizationReport",
     "kl_to_uniform",
     "UniformSampler",

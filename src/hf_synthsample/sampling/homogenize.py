@@ -38,10 +38,11 @@ from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, Sequence
 import numpy as np
 
 from ..columns import column_array
-from ..validation import check_choice, check_float, check_int, check_str_tuple
+from ..settings import Estimator
+from ..validation import check_choice, check_float, check_int
 from .base import BaseSampler
 from .report import HomogenizationReport, joint_key, sorted_histogram
-from .settings import MODES, HomogenizeSettings
+from .settings import MODES, HomogenizeSettings, StreamHomogenizeSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -52,6 +53,7 @@ __all__ = [
     "HomogenizerChain",
     "pilot_counts",
     "homogenize_stream",
+    "StreamHomogenizeSampler",
     "homogenize_indices",
     "water_fill",
     "HomogenizeSampler",
@@ -111,11 +113,8 @@ class HomogenizerChain:
         mode: str = "joint",
         initial_counts: Sequence[Mapping[Hashable, int]] | None = None,
     ):
-        self.variables = check_str_tuple("variables", variables)
-        if not self.variables:
-            raise ValueError("variables: give at least one salient variable to homogenize")
-        self.mode = check_choice("mode", mode, MODES)
-        self.eps = check_float("eps", eps, min=0, min_inclusive=False)
+        s = StreamHomogenizeSettings(variables=variables, eps=eps, mode=mode)
+        self.variables, self.mode, self.eps = s.variables, s.mode, s.eps
         self._keys = _level_keys(self.variables, self.mode)
         initial_counts = list(initial_counts or [None] * len(self._keys))
         if len(initial_counts) != len(self._keys):
@@ -234,29 +233,50 @@ def homogenize_stream(
     Args:
         draw: the original sampler; returns a row (a mapping holding the salient values).
         n: number of rows to return.
-        variables: salient variable name(s), keys of the rows.
-        eps: tolerance > 0; expected draws per accepted row is ``1 / sum_v min(P(v), eps)``.
-        mode: ``"joint"`` or ``"sequential"`` for several variables.
+        variables, eps, mode, pilot: the fields of
+            :class:`~hf_synthsample.sampling.settings.StreamHomogenizeSettings`
+            (:class:`StreamHomogenizeSampler` takes them too).
         rng: the random source (draws and acceptance decisions both use it).
-        pilot: draws used to initialise the running estimate (0 = the paper's algorithm).
         initial_counts: explicit starting histograms per level (overrides ``pilot``).
 
     Returns:
         The accepted rows and a :class:`HomogenizationReport`.
     """
-    variables = check_str_tuple("variables", variables)
-    n = check_int("n", n, min=0)
-    mode = check_choice("mode", mode, MODES)
-    eps = check_float("eps", eps, min=0, min_inclusive=False)
-    if initial_counts is None and pilot:
-        initial_counts = pilot_counts(draw, rng, pilot, variables, mode, eps)
-    chain = HomogenizerChain(variables, eps, mode, initial_counts)
-    rows = []
-    while len(rows) < n:
-        row = draw(rng)
-        if chain.offer(row, rng):
-            rows.append(row)
-    return rows, report_from_stats(merge_stats([chain.stats()]), variables, mode, eps)
+    sampler = StreamHomogenizeSampler(variables=variables, eps=eps, mode=mode, pilot=pilot)
+    return sampler.sample(draw, n, rng=rng, initial_counts=initial_counts), sampler.report_
+
+
+class StreamHomogenizeSampler(Estimator):
+    """Generator-side homogenization as an estimator, configured by
+    :class:`~hf_synthsample.sampling.settings.StreamHomogenizeSettings`; ``report_``: the last
+    :class:`HomogenizationReport`.
+
+    Example:
+        >>> sampler = StreamHomogenizeSampler(variables="v", eps=0.1, pilot=1000, seed=0)
+        >>> rows = sampler.sample(lambda r: {"v": 0 if r.random() < 0.9 else 1}, 2000)
+        >>> round(sum(r["v"] for r in rows) / len(rows), 1), sampler.report_.accepted
+        (0.5, 2000)
+    """
+
+    settings_class = StreamHomogenizeSettings
+
+    def sample(self, draw: Callable[[random.Random], Mapping], n: int, *, rng: random.Random | None = None,
+               initial_counts: Sequence[Mapping] | None = None) -> list:
+        """``n`` rows of ``draw(rng)`` (``rng``: ``random.Random(seed)`` if not given; ``initial_counts``:
+        starting histograms per level, overriding ``pilot``)."""
+        s = self.settings
+        n = check_int("n", n, min=0)
+        rng = random.Random(s.seed) if rng is None else rng
+        if initial_counts is None and s.pilot:
+            initial_counts = pilot_counts(draw, rng, s.pilot, s.variables, s.mode, s.eps)
+        chain = HomogenizerChain(s.variables, s.eps, s.mode, initial_counts)
+        rows = []
+        while len(rows) < n:
+            row = draw(rng)
+            if chain.offer(row, rng):
+                rows.append(row)
+        self.report_ = report_from_stats(merge_stats([chain.stats()]), s.variables, s.mode, s.eps)
+        return rows
 
 
 # ------------------------------------------------------------------------------------------

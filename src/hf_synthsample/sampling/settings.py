@@ -19,7 +19,7 @@ from ..settings import Settings, setting
 from ..validation import check_float
 
 __all__ = ["StructureSource", "UniformSettings", "UATSettings", "CMaxEntSettings", "HomogenizeSettings", "DifficultySettings",
-           "RepetitionSettings", "MISSING_POLICIES", "MODES", "SAMPLER_SETTINGS"]
+           "StreamHomogenizeSettings", "DiversitySettings", "RepetitionSettings", "MISSING_POLICIES", "MODES", "SAMPLER_SETTINGS"]
 
 #: what a sampler does with rows whose value it needs is missing (null / NaN): ``"raise"`` (the
 #: default: a ``ValueError`` naming the column, how many rows and the first one) or ``"drop"``
@@ -154,6 +154,25 @@ class HomogenizeSettings(Settings):
     def _check(self) -> None:
         if not self.columns:
             raise ValueError("columns: give at least one column to homogenize")
+
+
+@dataclass(frozen=True)
+class StreamHomogenizeSettings(Settings):
+    """:class:`~hf_synthsample.sampling.StreamHomogenizeSampler` and ``homogenize_stream``: rejection
+    sampling of a generator's rows (generator-side homogenization)."""
+
+    variables: tuple[str, ...] = setting(help="salient variable name(s): keys of the drawn rows")
+    eps: float = setting(0.01, help="tolerance: values rarer than eps are always kept, commoner ones thinned to "
+                                    "about eps each; expected draws per row 1 / sum_v min(P(v), eps)",
+                         min=0.0, min_inclusive=False)
+    mode: str = setting("joint", help="'joint' (the tuple of values) or 'sequential' (nested rejection samplers, "
+                                      "one per variable)", choices=MODES)
+    pilot: int = setting(0, help="draws that start the running estimate (0: the paper's algorithm)", min=0)
+    seed: int = setting(0, help="seed of the random source (draws and acceptances) when none is given", min=0)
+
+    def _check(self) -> None:
+        if not self.variables:
+            raise ValueError("variables: give at least one salient variable to homogenize")
 
 
 @dataclass(frozen=True)
