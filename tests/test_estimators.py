@@ -20,7 +20,7 @@ import pytest
 from hf_synthsample.cartography import NoiseFlagger
 from hf_synthsample.cartography.noise import LexicalNoiseFlagger
 from hf_synthsample.settings import Estimator, Settings, clone
-from hf_synthsample.sampling import (CMaxEntSampler, DifficultySampler, HomogenizeSampler, HybridSampler,
+from hf_synthsample.sampling import (CMaxEntSampler, DifficultySampler, DiversityReporter, HomogenizeSampler, HybridSampler,
                                      RepetitionCurriculum, StreamHomogenizeSampler, UATSampler, UniformSampler)
 from hf_synthsample.splits import MCDSplitter
 
@@ -88,6 +88,9 @@ CASES = [
     Case(lambda: StreamHomogenizeSampler(variables=("length", "template"), eps=0.1, pilot=20, seed=1), _programs,
          lambda est, ds: est.sample(lambda rng: ds[rng.randrange(len(ds))], 15), {"mode": "sequential"}, ("eps", 0.0),
          ("report_",), "homogenize-stream"),
+    Case(lambda: DiversityReporter(program_column="program", language="sexpr"), _programs,
+         lambda est, ds: est.report(ds.select(range(10)), ds).to_dict(), {"max_height": 1}, ("compound_weights", True),
+         ("report_",), "diversity"),
     Case(lambda: DifficultySampler("difficulty", (0.25, 0.75), seed=1), _programs, _indices(10),
          {"quantile": "mix"}, ("quantile", (0.8, 0.2)), id="difficulty"),
     Case(lambda: RepetitionCurriculum(batch_size=4, seed=1), _programs, lambda est, ds: est.fit(ds).indices(12).tolist(),

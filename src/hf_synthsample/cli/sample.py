@@ -6,7 +6,6 @@ its provenance, diversity report and template plot."""
 from __future__ import annotations
 
 import argparse
-import inspect
 import re
 
 from ..sampling.settings import SAMPLER_SETTINGS
@@ -92,18 +91,16 @@ def _spec(name: str):
 def run(args: argparse.Namespace) -> int:
     from ..hub import Provenance, save_curated
     from ..hub.folder import check_config_name
-    from ..sampling import diversity_report
+    from ..sampling import DiversityReporter
     from ..split_spec import split_names
     from ..validation import check_int, check_writable_path
     from ._source import SPLIT_ROWS, folder_configs, resolve_source, rows_to_generate
 
     values, report_only = _settings_values(args)
     check_int("--k", args.k, min=1)
-    if "language" in report_only:
-        from ..structure import get_language
-
-        get_language(report_only["language"])
     sampler = _sampler_class(args)(**values)  # its settings validate the values before any loading
+    report_params = {p: getattr(sampler, p) for p in _REPORT_PARAMETERS if hasattr(sampler, p)} | report_only
+    reporter = DiversityReporter(**report_params)  # and the report's settings (a uniform sample's language)
     check_license(args)
     split_names(args.split, "--split")  # a slice that does not parse fails before the output is looked at
     name = check_config_name(args.name or args.sampler, "--name")
@@ -122,20 +119,19 @@ def run(args: argparse.Namespace) -> int:
     ds, source, builder_params = resolve_source(args)
     source_config = builder_params if source.startswith("hf_synthsample:") else {"config": args.config,
                                                                                   "split": args.split}
-    report_params = {p: getattr(sampler, p) for p in _REPORT_PARAMETERS if hasattr(sampler, p)} | report_only
-    column = report_params.get("program_column", "program")
+    column = reporter.program_column
     if column not in ds.column_names:  # the report reads it: say so before sampling
         raise ValueError(f"--param program_column: the diversity report reads the program column {column!r}, which the "
                          f"dataset does not have (its columns: {ds.column_names}); give it with "
                          "--param program_column=NAME")
     subset = sampler.sample(ds, args.k)
     try:
-        report = diversity_report(subset, name=name, **report_params)
+        report = reporter.report(subset, name=name)
     except ValueError as err:
         if "language" in report_params:
             raise
         raise ValueError(f"--param language: the diversity report parses {column!r} as "
-                         f"{inspect.signature(diversity_report).parameters['language'].default!r} by default, and "
+                         f"{reporter.language!r} by default, and "
                          f"{re.sub(r' Pass skip_unparsable=True[^.]*[.]', '', str(err))} Give the pool's structure "
                          "language, e.g. --param language=sexpr") from None
     print(report.to_markdown())

@@ -4,7 +4,7 @@ from .base import BaseSampler
 from .homogenize import HomogenizeSampler, StreamHomogenizeSampler, homogenize_indices, homogenize_stream
 from .report import HomogenizationReport, kl_to_uniform
 from .difficulty import ComplexityFunction, DifficultySampler, prototype_difficulty
-from .diversity import DiversityReport, diversity_report
+from .diversity import DiversityReport, DiversityReporter, diversity_report
 from .repetition import RepetitionCurriculum
 from .structural import CMaxEntSampler, HybridSampler, UATSampler, UniformSampler
 
@@ -22,6 +22,7 @@ __all__ = [
     "HybridSampler",
     "DiversityReport",
     "diversity_report",
+    "DiversityReporter",
     "ComplexityFunction",
     "DifficultySampler",
     "prototype_difficulty",

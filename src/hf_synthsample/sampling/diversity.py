@@ -19,12 +19,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
+from ..settings import Estimator
+from .settings import DiversitySettings, StructureSource
 from .structural import StructureColumns
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-__all__ = ["DiversityReport", "diversity_report", "compare_subsets"]
+__all__ = ["DiversityReport", "DiversityReporter", "diversity_report", "compare_subsets"]
 
 
 @dataclass
@@ -84,25 +86,45 @@ def diversity_report(
     skip_unparsable: bool = False,
 ) -> DiversityReport:
     """Diversity figures of ``dataset``; with ``reference`` also template coverage of the
-    reference's templates and the atom / compound divergences ``D_A`` (C_0.5), ``D_C`` (C_0.1)."""
-    from .. import structure as st
+    reference's templates and the atom / compound divergences ``D_A`` (C_0.5), ``D_C`` (C_0.1).
+    The keyword arguments but ``name`` are the fields of
+    :class:`~hf_synthsample.sampling.settings.DiversitySettings`; :class:`DiversityReporter` takes them too."""
+    return DiversityReporter(compound_weights=compound_weights, program_column=program_column, language=language,
+                             max_height=max_height, skip_unparsable=skip_unparsable).report(dataset, reference,
+                                                                                            name=name)
 
-    source = StructureColumns(program_column, language, max_height, skip_unparsable)
-    t, a, c = _structure(dataset, source)
-    rep = DiversityReport(
-        name=name,
-        num_rows=len(t),
-        num_templates=len(set(t)),
-        atom_entropy=st.entropy(st.frequencies(a)),
-        compound_entropy=st.entropy(st.frequencies(c, compound_weights)),
-        template_counts=st.template_counts(t),
-    )
-    if reference is not None:
-        rt, ra, rc = _structure(reference, source)
-        rep.template_coverage = st.template_coverage(t, rt)[0]
-        rep.atom_divergence = st.atom_divergence(a, ra)
-        rep.compound_divergence = st.compound_divergence(c, rc, compound_weights)
-    return rep
+
+class DiversityReporter(Estimator):
+    """:func:`diversity_report` as an estimator, configured by
+    :class:`~hf_synthsample.sampling.settings.DiversitySettings`; ``report_``: the last :class:`DiversityReport`.
+
+    Example:
+        >>> from datasets import Dataset
+        >>> ds = Dataset.from_dict({"program": ["(f a)", "(f b)", "(g a)"]})
+        >>> DiversityReporter(language="sexpr").report(ds, name="all").num_templates
+        3
+    """
+
+    settings_class = DiversitySettings
+
+    def report(self, dataset: "Dataset", reference: "Dataset | None" = None, *, name: str = "subset") -> DiversityReport:
+        """The figures of ``dataset`` (named ``name`` in tables), and with ``reference`` its coverage and divergences."""
+        from .. import structure as st
+
+        weights = self.compound_weights
+        source = StructureColumns(**{field: getattr(self, field) for field in StructureSource.specs()})
+        t, a, c = _structure(dataset, source)
+        rep = DiversityReport(name=name, num_rows=len(t), num_templates=len(set(t)),
+                              atom_entropy=st.entropy(st.frequencies(a)),
+                              compound_entropy=st.entropy(st.frequencies(c, weights)),
+                              template_counts=st.template_counts(t))
+        if reference is not None:
+            rt, ra, rc = _structure(reference, source)
+            rep.template_coverage = st.template_coverage(t, rt)[0]
+            rep.atom_divergence = st.atom_divergence(a, ra)
+            rep.compound_divergence = st.compound_divergence(c, rc, weights)
+        self.report_ = rep
+        return rep
 
 
 def compare_subsets(reports: list[DiversityReport]) -> str:

@@ -156,6 +156,22 @@ class HomogenizeSettings(Settings):
             raise ValueError("columns: give at least one column to homogenize")
 
 
+def _weights_mapping(name: str, value: Any) -> Any:
+    if not (value is None or isinstance(value, Mapping)):
+        raise TypeError(f"{name} must be None or a mapping compound -> weight, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class DiversitySettings(StructureSource):
+    """:class:`~hf_synthsample.sampling.DiversityReporter` and ``diversity_report``: where the rows'
+    structure comes from, and the compounds' weights."""
+
+    compound_weights: Any = setting(None, help="a mapping compound -> weight of the compound entropy and D_C; None: "
+                                               "all 1", kind="any", check=_weights_mapping,
+                                    cli="a mapping: set it from Python")
+
+
 @dataclass(frozen=True)
 class StreamHomogenizeSettings(Settings):
     """:class:`~hf_synthsample.sampling.StreamHomogenizeSampler` and ``homogenize_stream``: rejection
