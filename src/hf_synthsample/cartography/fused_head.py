@@ -26,7 +26,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from .measures import IGNORE_INDEX, STEP_MEASURES
+from .measures import IGNORE_INDEX, STEP_MEASURES, _per_example
 
 __all__ = ["LOG_PROB_MEASURES", "has_token_log_probs", "token_log_prob_measures", "accepts_fused_lm_head",
            "logit_only_measures"]
@@ -125,20 +125,5 @@ def token_log_prob_measures(output: Any, labels, *, task: str, measures=LOG_PROB
                 f"log_probs {tuple(log_probs.shape)} / is_top1 {tuple(is_top1.shape)} do not align with the shifted "
                 f"labels {tuple(gold.shape)} (prompt-learning adapters and pre-shifted labels are not supported)"
             )
-        mask = gold != IGNORE_INDEX
-        maskf = mask.float()
-        logp = log_probs.detach().float() * maskf  # float32 whatever the head's dtype
-        n = maskf.sum(dim=1)
-        denom = n.clamp(min=1)
-        mean_logp = logp.sum(dim=1) / denom
-        out = {
-            "inv_ppl": torch.exp(mean_logp),
-            "chia": (logp.exp() * maskf).sum(dim=1) / denom,
-            "loss": -mean_logp,
-        }
-        empty = n == 0
-        nan = torch.full_like(out["chia"], float("nan"))
-        out = {k: torch.where(empty, nan, v) for k, v in out.items()}
-        out["correct"] = (is_top1.detach().bool() | ~mask).all(dim=1) & (n > 0)
-        out["num_tokens"] = n.to(torch.int32)
-        return out
+        # float32 whatever the head's dtype
+        return _per_example(log_probs.detach().float(), is_top1.detach().bool(), gold != IGNORE_INDEX)

@@ -282,29 +282,37 @@ def sequence_measures(logits: "torch.Tensor", labels: "torch.Tensor", *, task: s
         mask = labels != IGNORE_INDEX
         safe = labels.masked_fill(~mask, 0).long()
         pos = _position_values(logits, safe, want)
-        logp, hit = pos["logp"], pos["hit"]
-        maskf = mask.float()
-        n = maskf.sum(dim=1)
-        denom = n.clamp(min=1)
-        logp = logp * maskf
-        mean_logp = logp.sum(dim=1) / denom
-        out = {
-            "inv_ppl": torch.exp(mean_logp),
-            "chia": (logp.exp() * maskf).sum(dim=1) / denom,
-            "loss": -mean_logp,
-        }
-        if "margin" in pos:
-            out["aum"] = (pos["margin"] * maskf).sum(dim=1) / denom
-            out["min_margin"] = pos["margin"].masked_fill(~mask, float("inf")).amin(dim=1)
-            out["margin_deficit"] = ((-pos["margin"]).clamp(min=0) * maskf).sum(dim=1)
-        if "el2n" in pos:
-            out["el2n"] = (pos["el2n"] * maskf).sum(dim=1) / denom
-        empty = n == 0
-        nan = torch.full_like(out["chia"], float("nan"))
-        out = {k: torch.where(empty, nan, v) for k, v in out.items()}
-        out["correct"] = (hit | ~mask).all(dim=1) & (n > 0)
-        out["num_tokens"] = n.to(torch.int32)
-        return out
+        return _per_example(pos["logp"], pos["hit"], mask, pos.get("margin"), pos.get("el2n"))
+
+
+def _per_example(logp, hit, mask, margin=None, el2n=None) -> dict:
+    """The per-example values from per-token gold log-probabilities ``logp``, argmax hits ``hit``
+    (and margins, EL2N) at the gold positions ``mask`` ([batch, length] each): what
+    :func:`sequence_measures` and the fused-head path (:mod:`.fused_head`) both return."""
+    import torch
+
+    maskf = mask.float()
+    n = maskf.sum(dim=1)
+    denom = n.clamp(min=1)
+    logp = logp * maskf
+    mean_logp = logp.sum(dim=1) / denom
+    out = {
+        "inv_ppl": torch.exp(mean_logp),
+        "chia": (logp.exp() * maskf).sum(dim=1) / denom,
+        "loss": -mean_logp,
+    }
+    if margin is not None:
+        out["aum"] = (margin * maskf).sum(dim=1) / denom
+        out["min_margin"] = margin.masked_fill(~mask, float("inf")).amin(dim=1)
+        out["margin_deficit"] = ((-margin).clamp(min=0) * maskf).sum(dim=1)
+    if el2n is not None:
+        out["el2n"] = (el2n * maskf).sum(dim=1) / denom
+    empty = n == 0
+    nan = torch.full_like(out["chia"], float("nan"))
+    out = {k: torch.where(empty, nan, v) for k, v in out.items()}
+    out["correct"] = (hit | ~mask).all(dim=1) & (n > 0)
+    out["num_tokens"] = n.to(torch.int32)
+    return out
 
 
 def forgetting_events(example_ids, epochs, correct) -> tuple:

@@ -24,65 +24,66 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["datamap_summary", "datamap_markdown"]
 
 _REGIONS = ("hard-to-learn", "ambiguous", "easy-to-learn")
+_AXES = ("confidence", "variability", "correctness")
 
 
-def _region_rows(dm: "DataMap", fraction: float) -> list[tuple[str, int, np.ndarray]]:
-    """Per region: its name, size and the positions (in ``dm.example_ids``) of its examples."""
+def _facts(dm: "DataMap", fraction: float) -> tuple[str, str, list[str], int, list[tuple[str, list[float]]]]:
+    """What both renderings say: the measure's pass (and direction), the epochs, the names of the
+    region columns, the regions' size, and per region its name and the means of those columns
+    (the axes, and the raw measure where the map has it)."""
+    info = dm.measure_info
+    about = f"{dm.source} pass" + (f"; {info.direction}" if info is not None else "")
+    epochs = f"{dm.epochs[0]}..{dm.epochs[-1]} ({len(dm.epochs)} recorded)"
+    raw = dm.scores.get(dm.measure)
+    columns = [*_AXES, *([f"mean {dm.measure}"] if raw is not None else [])]
     k = dm.subset_size(fraction)
-    return [(r, k, np.searchsorted(dm.example_ids, dm.ranking(r)[:k])) for r in _REGIONS]
+    regions = []
+    for region in _REGIONS:
+        pos = np.searchsorted(dm.example_ids, dm.ranking(region)[:k])
+        means = [getattr(dm, a)[pos].mean() for a in _AXES]
+        regions.append((region, means + ([np.nanmean(raw[pos])] if raw is not None else [])))
+    return about, epochs, columns, k, regions
 
 
 def datamap_summary(dm: "DataMap", fraction: float = 0.33) -> str:
     """Plain text: sizes, the axes' ranges and each region of ``fraction`` (its real size)."""
-    info = dm.measure_info
-    raw = dm.scores.get(dm.measure)
+    about, epochs, columns, k, regions = _facts(dm, fraction)
     lines = [
-        f"Data map: {len(dm):,} examples, measure {dm.measure} ({dm.source} pass"
-        + (f"; {info.direction}" if info is not None else "") + "), "
-        f"epochs {dm.epochs[0]}..{dm.epochs[-1]} ({len(dm.epochs)} recorded)",
+        f"Data map: {len(dm):,} examples, measure {dm.measure} ({about}), epochs {epochs}",
         f"  {dm.confidence_label}",
         f"  confidence  mean {dm.confidence.mean():.3f}  min {dm.confidence.min():.3f}  max {dm.confidence.max():.3f}",
         f"  variability mean {dm.variability.mean():.3f}  min {dm.variability.min():.3f}  max {dm.variability.max():.3f}",
         f"  correctness mean {dm.correctness.mean():.3f}  never correct {np.mean(dm.correctness == 0):.1%}  "
         f"always correct {np.mean(dm.correctness == 1):.1%}",
     ]
-    for region, k, pos in _region_rows(dm, fraction):
-        lines.append(
-            f"  {region:14} ({k / len(dm):.0%}, {k:,}): confidence {dm.confidence[pos].mean():.3f}, "
-            f"variability {dm.variability[pos].mean():.3f}, correctness {dm.correctness[pos].mean():.3f}"
-            + (f", mean {dm.measure} {np.nanmean(raw[pos]):.3f}" if raw is not None else "")
-        )
+    for region, means in regions:
+        lines.append(f"  {region:14} ({k / len(dm):.0%}, {k:,}): "
+                     + ", ".join(f"{c} {m:.3f}" for c, m in zip(columns, means)))
     return "\n".join(lines)
 
 
 def datamap_markdown(dm: "DataMap", fraction: float = 0.33) -> str:
     """Markdown tables: the map (examples, measure, window, axis), the axes' ranges and each
     region of ``fraction`` with its real count and share."""
-    info = dm.measure_info
-    raw = dm.scores.get(dm.measure)
+    about, epochs, columns, k, regions = _facts(dm, fraction)
     n = len(dm)
     lines = [
         "| data map | |", "|---|---|",
         f"| examples | {n:,} |",
-        f"| measure | `{dm.measure}` ({dm.source} pass" + (f"; {info.direction}" if info is not None else "") + ") |",
-        f"| epochs | {dm.epochs[0]}..{dm.epochs[-1]} ({len(dm.epochs)} recorded) |",
+        f"| measure | `{dm.measure}` ({about}) |",
+        f"| epochs | {epochs} |",
         f"| confidence axis | {dm.confidence_label} |",
         f"| never correct | {np.mean(dm.correctness == 0):.1%} of the examples |",
         f"| always correct | {np.mean(dm.correctness == 1):.1%} of the examples |",
         "",
         "| axis | mean | min | max |", "|---|---:|---:|---:|",
-        *(f"| {a} | {v.mean():.3f} | {v.min():.3f} | {v.max():.3f} |"
-          for a, v in (("confidence", dm.confidence), ("variability", dm.variability),
-                       ("correctness", dm.correctness))),
+        *(f"| {a} | {getattr(dm, a).mean():.3f} | {getattr(dm, a).min():.3f} | {getattr(dm, a).max():.3f} |"
+          for a in _AXES),
         "",
-        "| region | examples | share | confidence | variability | correctness |"
-        + (f" mean {dm.measure} |" if raw is not None else ""),
-        "|---|---:|---:|---:|---:|---:|" + ("---:|" if raw is not None else ""),
+        "| region | examples | share | " + " | ".join(columns) + " |",
+        "|---|" + "---:|" * (2 + len(columns)),
     ]
-    for region, k, pos in _region_rows(dm, fraction):
-        lines.append(
-            f"| {region} | {k:,} of {n:,} | {100 * k / n:.1f} % | {dm.confidence[pos].mean():.3f} | "
-            f"{dm.variability[pos].mean():.3f} | {dm.correctness[pos].mean():.3f} |"
-            + (f" {np.nanmean(raw[pos]):.3f} |" if raw is not None else "")
-        )
+    for region, means in regions:
+        lines.append(f"| {region} | {k:,} of {n:,} | {100 * k / n:.1f} % | "
+                     + " | ".join(f"{m:.3f}" for m in means) + " |")
     return "\n".join(lines)
