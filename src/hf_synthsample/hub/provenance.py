@@ -91,16 +91,15 @@ class Provenance:
             sampler.get_params() if hasattr(sampler, "get_params") else {})
         if source_config is None:
             source_config = {"config_name": dataset.info.config_name} if dataset.info.config_name else {}
-        return cls(
-            source=source or dataset.info.dataset_name or "dataset",
-            source_config=source_config,
-            source_fingerprint=dataset_fingerprint(dataset),
-            source_size=len(dataset),
-            sampler=type(sampler).__name__,
-            sampler_params=params,
-            seed=params.get("seed"),
-            description=description,
-        )
+        return cls._of_dataset(dataset, source, source_config, sampler=type(sampler).__name__, sampler_params=params,
+                               seed=params.get("seed"), description=description)
+
+    @classmethod
+    def _of_dataset(cls, dataset: "Dataset", source: str | None, source_config: Mapping[str, Any],
+                    **fields: Any) -> "Provenance":
+        """A provenance whose source is ``dataset``: its name (unless ``source``), fingerprint and size."""
+        return cls(source=source or dataset.info.dataset_name or "dataset", source_config=source_config,
+                   source_fingerprint=dataset_fingerprint(dataset), source_size=len(dataset), **fields)
 
     @classmethod
     def from_datamap(
@@ -164,16 +163,8 @@ class Provenance:
                        sampler="DataMap.select", sampler_params=params, seed=seed, description=description)
         if dataset.info.config_name:
             config.setdefault("config_name", dataset.info.config_name)
-        return cls(
-            source=source or dataset.info.dataset_name or "dataset",
-            source_config=config,
-            source_fingerprint=dataset_fingerprint(dataset),
-            source_size=len(dataset),
-            sampler="DataMap.select",
-            sampler_params=params,
-            seed=seed,
-            description=description,
-        )
+        return cls._of_dataset(dataset, source, config, sampler="DataMap.select", sampler_params=params, seed=seed,
+                               description=description)
 
     def to_dict(self) -> dict:
         return _jsonable(dataclasses.asdict(self))

@@ -39,7 +39,7 @@ from ..logging import get_logger
 
 from .card import (SIZE_CATEGORIES, check_license, keep_auto_detected, load_card, read_card_metadata, redact_local_paths,
                    render_card, size_category)
-from .folder import check_config_name, write_hub_folder
+from .folder import _as_dict, check_config_name, write_hub_folder
 from .provenance import Provenance, _jsonable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,18 +50,6 @@ logger = get_logger(__name__)
 __all__ = ["Provenance", "save_curated", "push_curated"]
 
 _SECTION = "<!-- hf-synthsample:curated {name} {edge} -->"
-
-
-def _splits(dataset: "Dataset | DatasetDict") -> dict:
-    """``{split: Dataset}``; a single ``Dataset`` goes under its split's name (a slice such as
-    ``train[:10%]``, from ``load_dataset(..., split=...)``, under the split it was cut from)."""
-    from datasets import Dataset
-
-    from ..split_spec import source_split
-
-    if isinstance(dataset, Dataset):
-        return {source_split(dataset.split, "dataset.split (a DatasetDict names splits freely)") if dataset.split is not None else "train": dataset}
-    return dict(dataset)
 
 
 def _statistics(statistics: Any) -> tuple[str | None, list[dict]]:
@@ -168,7 +156,7 @@ def _curated_card(
 def _check_inputs(dataset: "Dataset | DatasetDict", provenance: Provenance, config_name: str) -> dict:
     if not isinstance(provenance, Provenance):
         raise TypeError(f"provenance must be a Provenance, got {type(provenance).__name__}")
-    parts = _splits(dataset)
+    parts = _as_dict(dataset)
     if not parts or not any(len(ds) for ds in parts.values()):
         raise ValueError("dataset is empty: nothing to publish")
     check_config_name(config_name, "config_name")
