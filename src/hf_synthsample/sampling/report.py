@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Hashable, Iterable, Mapping
 
@@ -257,8 +256,3 @@ class HomogenizationReport:
 def joint_key(variables: Iterable[str]) -> str:
     """Histogram key of the joint value of several variables."""
     return "(" + ", ".join(variables) + ")"
-
-
-def count_values(values: Iterable[Hashable]) -> dict:
-    """Histogram of ``values`` ordered by value."""
-    return sorted_histogram(Counter(values))
