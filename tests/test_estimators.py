@@ -20,8 +20,9 @@ import pytest
 from hf_synthsample.cartography import NoiseFlagger
 from hf_synthsample.cartography.noise import LexicalNoiseFlagger
 from hf_synthsample.settings import Estimator, Settings, clone
-from hf_synthsample.sampling import (CMaxEntSampler, DifficultySampler, DiversityReporter, HomogenizeSampler, HybridSampler,
-                                     RepetitionCurriculum, StreamHomogenizeSampler, UATSampler, UniformSampler)
+from hf_synthsample.sampling import (CMaxEntSampler, DifficultySampler, DiversityReporter, HomogenizeSampler,
+                                     HybridSampler, RepetitionCurriculum, StreamHomogenizeSampler, UATSampler,
+                                     UniformSampler)
 from hf_synthsample.splits import MCDSplitter
 
 
@@ -93,15 +94,17 @@ CASES = [
          ("report_",), "diversity"),
     Case(lambda: DifficultySampler("difficulty", (0.25, 0.75), seed=1), _programs, _indices(10),
          {"quantile": "mix"}, ("quantile", (0.8, 0.2)), id="difficulty"),
-    Case(lambda: RepetitionCurriculum(batch_size=4, seed=1), _programs, lambda est, ds: est.fit(ds).indices(12).tolist(),
-         {"hold": 0.1}, ("full_at", 1.5), ("ranking_", "initial_size_"), "repetition-examples"),
+    Case(lambda: RepetitionCurriculum(batch_size=4, seed=1), _programs,
+         lambda est, ds: est.fit(ds).indices(12).tolist(), {"hold": 0.1}, ("full_at", 1.5),
+         ("ranking_", "initial_size_"), "repetition-examples"),
     Case(lambda: RepetitionCurriculum(batch_size=2, repeat="primitives", fraction=0.5), _programs,
          lambda est, ds: est.fit([p.split() for p in ds["template"]]).indices(9).tolist(), {"seed": 3},
          ("repeat", "atoms"), ("ranking_", "chosen_primitives_"), "repetition-primitives"),
     Case(lambda: NoiseFlagger(count=3), _dynamics, lambda est, t: est.flag(t).example_ids.tolist(),
          {"measure": "loss"}, ("loss_drop", 0.0), ("flags_",), "noise-flags"),
-    Case(lambda: LexicalNoiseFlagger(fraction=0.2), _programs, lambda est, ds: est.flag(ds["program"], ds["template"]).tolist(),
-         {"iterations": 3}, ("smoothing", 0.0), ("scores_", "flags_"), "lexical-noise-flags"),
+    Case(lambda: LexicalNoiseFlagger(fraction=0.2), _programs,
+         lambda est, ds: est.flag(ds["program"], ds["template"]).tolist(), {"iterations": 3}, ("smoothing", 0.0),
+         ("scores_", "flags_"), "lexical-noise-flags"),
 ]
 
 

@@ -74,24 +74,16 @@ def _structure(dataset, source: StructureColumns):
     return [[x for i, x in enumerate(cols[c]) if i not in keep] for c in ("template", "atoms", "compounds")]
 
 
-def diversity_report(
-    dataset: "Dataset",
-    reference: "Dataset | None" = None,
-    *,
-    name: str = "subset",
-    compound_weights: Mapping[str, float] | None = None,
-    program_column: str = "program",
-    language: str = "thingtalk",
-    max_height: int = 2,
-    skip_unparsable: bool = False,
-) -> DiversityReport:
+def diversity_report(dataset: "Dataset", reference: "Dataset | None" = None, *, name: str = "subset",
+                     compound_weights: Mapping[str, float] | None = None, program_column: str = "program",
+                     language: str = "thingtalk", max_height: int = 2, skip_unparsable: bool = False) -> DiversityReport:
     """Diversity figures of ``dataset``; with ``reference`` also template coverage of the
     reference's templates and the atom / compound divergences ``D_A`` (C_0.5), ``D_C`` (C_0.1).
     The keyword arguments but ``name`` are the fields of
     :class:`~hf_synthsample.sampling.settings.DiversitySettings`; :class:`DiversityReporter` takes them too."""
-    return DiversityReporter(compound_weights=compound_weights, program_column=program_column, language=language,
-                             max_height=max_height, skip_unparsable=skip_unparsable).report(dataset, reference,
-                                                                                            name=name)
+    reporter = DiversityReporter(compound_weights=compound_weights, program_column=program_column, language=language,
+                                 max_height=max_height, skip_unparsable=skip_unparsable)
+    return reporter.report(dataset, reference, name=name)
 
 
 class DiversityReporter(Estimator):
@@ -108,7 +100,7 @@ class DiversityReporter(Estimator):
     settings_class = DiversitySettings
 
     def report(self, dataset: "Dataset", reference: "Dataset | None" = None, *, name: str = "subset") -> DiversityReport:
-        """The figures of ``dataset`` (named ``name`` in tables), and with ``reference`` its coverage and divergences."""
+        """The figures of ``dataset`` (``name`` in tables); with ``reference``, its coverage and divergences."""
         from .. import structure as st
 
         weights = self.compound_weights

@@ -217,17 +217,9 @@ def pilot_counts(
     return [dict(level.counts) for level in chain.levels]
 
 
-def homogenize_stream(
-    draw: Callable[[random.Random], Mapping],
-    n: int,
-    *,
-    variables: Sequence[str] | str,
-    eps: float = 0.01,
-    mode: str = "joint",
-    rng: random.Random,
-    pilot: int = 0,
-    initial_counts: Sequence[Mapping] | None = None,
-) -> tuple[list, HomogenizationReport]:
+def homogenize_stream(draw: Callable[[random.Random], Mapping], n: int, *, variables: Sequence[str] | str,
+                      eps: float = 0.01, mode: str = "joint", rng: random.Random, pilot: int = 0,
+                      initial_counts: Sequence[Mapping] | None = None) -> tuple[list, HomogenizationReport]:
     """Draw ``n`` rows from ``draw(rng)`` homogenized on ``variables`` (generator-side).
 
     Args:

@@ -20,7 +20,7 @@ stock ``transformers.Trainer`` follows it without subclassing::
                                              per_device_train_batch_size=32, num_train_epochs=1))
 
 Example:
-    >>> cur = RepetitionCurriculum(batch_size=4, seed=0).fit(100)   # = RepetitionCurriculum.example_repetition(100, ...)
+    >>> cur = RepetitionCurriculum(batch_size=4, seed=0).fit(100)   # = .example_repetition(100, batch_size=4)
     >>> cur.pool_sizes(10).tolist()
     [20, 20, 20, 33, 47, 60, 73, 87, 100, 100]
     >>> first = set(cur.ranking_[:20].tolist())
@@ -99,15 +99,9 @@ class RepetitionCurriculum(Estimator, GrowingPoolSchedule):
         """
         return cls(batch_size=batch_size, repeat="primitives", fraction=fraction, seed=seed, **kwargs).fit(primitives)
 
-    @property
-    def ranking(self) -> np.ndarray:
-        """``ranking_`` (what the schedule draws batches from)."""
-        return self.ranking_
-
-    @property
-    def initial_size(self) -> int:
-        """``initial_size_``."""
-        return self.initial_size_
+    # the names the schedule (and earlier releases) read
+    ranking = property(lambda self: self.ranking_, doc="``ranking_``")
+    initial_size = property(lambda self: self.initial_size_, doc="``initial_size_``")
 
     def pool_sizes(self, num_steps: int) -> np.ndarray:
         """Pool size at each step (never below ``batch_size``)."""
