@@ -89,6 +89,16 @@ def parse_regions(regions: str | Sequence[str]) -> tuple[str, ...]:
     return tuple(regions)
 
 
+def _shares(proportions: Sequence[float] | None, regions: Sequence[str]) -> list[float]:
+    """The shares of combined ``regions`` (see :meth:`DataMap.select`), checked: one per region,
+    each in [0, 1], summing to 1."""
+    if proportions is None:
+        proportions = (2 / 3, 1 / 3) if len(regions) == 2 else (1 / len(regions),) * len(regions)
+    proportions = [check_float("proportions", p, min=0.0, max=1.0) for p in proportions]
+    if len(proportions) != len(regions) or not math.isclose(sum(proportions), 1.0, abs_tol=1e-9):
+        raise ValueError(f"proportions must give one share per region ({len(regions)}) summing to 1, got {proportions}")
+    return proportions
+
 
 def fraction_size(fraction: float, n: int) -> int:
     """``round(fraction * n)`` (half up, at least 1): how many of ``n`` examples a ``fraction`` is,
@@ -364,11 +374,7 @@ class DataMap:
         """
         regions = parse_regions(region)
         n = self.subset_size(fraction)
-        if proportions is None:
-            proportions = (2 / 3, 1 / 3) if len(regions) == 2 else (1 / len(regions),) * len(regions)
-        proportions = [check_float("proportions", p, min=0.0, max=1.0) for p in proportions]
-        if len(proportions) != len(regions) or not math.isclose(sum(proportions), 1.0, abs_tol=1e-9):
-            raise ValueError(f"proportions must give one share per region ({len(regions)}) summing to 1, got {proportions}")
+        proportions = _shares(proportions, regions)
         quotas = [int(math.floor(n * p + 0.5)) for p in proportions[:-1]]
         quotas.append(n - sum(quotas))
         if quotas[-1] < 0:

@@ -69,30 +69,24 @@ def _named(err: Exception) -> Exception:
 def _check(args: argparse.Namespace) -> tuple[list[str] | None, str, DataMapSettings]:
     """Every option, before the dynamics are read; returns the regions of ``--select``, the split
     written and the map's settings."""
-    import math
-
-    from ..cartography import parse_regions
+    from ..cartography.datamap import _shares, fraction_size, parse_regions
     from ..split_spec import source_split
     from ..validation import check_float
 
     settings = settings_from_args(DataMapSettings, args)  # errors name the flag
-    try:
+    if args.proportions is not None and args.select is None:
+        raise ValueError("--proportions needs --select (the regions the shares are of)")
+    try:  # the library's own checks, before any work
         regions = parse_regions(args.select) if args.select is not None else None
+        if args.proportions is not None:
+            _shares(args.proportions, regions)
+        fraction_size(args.fraction, 1)  # --fraction in (0, 1], as every subset checks it
     except ValueError as err:
         raise _named(err) from None
-    check_float("--fraction", args.fraction, min=0.0, max=1.0, min_inclusive=False)
     if args.plot_fraction is not None:
         check_float("--plot-fraction", args.plot_fraction, min=0.0, max=1.0, min_inclusive=False)
         if not args.plot:
             raise ValueError("--plot-fraction needs --plot (the PNG the sample is drawn into)")
-    if args.proportions is not None:
-        if not regions:
-            raise ValueError("--proportions needs --select (the regions the shares are of)")
-        for p in args.proportions:
-            check_float("--proportions", p, min=0.0, max=1.0)
-        if len(args.proportions) != len(regions) or not math.isclose(sum(args.proportions), 1.0, abs_tol=1e-9):
-            raise ValueError(f"--proportions must give one share per region of --select ({len(regions)}) summing "
-                             f"to 1, got {args.proportions}")
     if regions and not args.out:
         raise ValueError("--select needs --out (the folder the subset is written to)")
     out_split = source_split(args.split, "--split")
