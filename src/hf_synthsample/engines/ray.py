@@ -46,7 +46,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._version import __version__
-from ..validation import check_choice, check_int
+from ..validation import check_int
 from .blocks import BlockPlan, block_table, plan_split, plan_splits
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -375,18 +375,6 @@ def _parquet_sink(folder: str, split: str, rows_per_file: int):
 def _part_order(name: str) -> tuple[int, int]:
     task, part = name[: -len(".parquet")].split("-")[-2:]
     return int(task), int(part)
-def _check_folder(folder: str | os.PathLike, if_exists: str) -> Path:
-    from ..atomic import check_replaceable, recover_folder
-
-    check_choice("if_exists", if_exists, IF_EXISTS)
-    folder = Path(folder)
-    recover_folder(folder)  # a write killed earlier may have left the old folder aside: put it back first
-    if folder.exists() and if_exists == "error":
-        raise FileExistsError(f"{folder} exists; pass if_exists='overwrite' (CLI: --overwrite) to replace it")
-    if folder.exists() and not folder.is_dir():
-        raise FileExistsError(f"folder: {folder} exists and is not a folder")
-    check_replaceable(folder, name="folder")  # only a folder hf-synthsample wrote is replaced
-    return folder
 def _write_parts(tmp: Path, parts: Mapping[str, Mapping[str, "ray.data.Dataset"]], rows_per_file: int) -> tuple[dict, dict]:
     """Write every (config, split) dataset under ``tmp``; returns ``{config: {split: rows}}`` and
     ``{config: {split: [file names]}}`` (content-named, as every Hub folder writer names them)."""
@@ -427,10 +415,12 @@ def write(
     Parquet file (each write task writes at least one file).
     """
     require_ray()
+    from ..hub.folder import check_target
+
     splits = {"train": data} if not isinstance(data, Mapping) else dict(data)
     if not splits:
         raise ValueError("data: give a dataset or a non-empty {split: dataset} mapping")
-    folder = _check_folder(folder, if_exists)
+    folder = check_target(folder, if_exists, IF_EXISTS)
     rows_per_file = check_int("rows_per_file", rows_per_file, min=1)
     return _write_folder(folder, {config_name: splits}, metadata or {}, body or f"# {folder.name}\n", rows_per_file)
 def _write_folder(folder: Path, parts, metadata: Mapping, body: str | Callable[[dict], str], rows_per_file: int) -> Path:
@@ -472,12 +462,13 @@ def to_hub_folder(
     require_ray()
     from ..builders import get_builder_class
     from ..hub.card import check_license
+    from ..hub.folder import check_target
 
     license = check_license(license)
 
     cls = get_builder_class(domain)
     names = list(configs) if configs else [cls.DEFAULT_CONFIG_NAME]
-    folder = _check_folder(folder, if_exists)
+    folder = check_target(folder, if_exists, IF_EXISTS)
     rows_per_file = check_int("rows_per_file", rows_per_file, min=1)
     rows_per_task = check_int("rows_per_task", rows_per_task, min=1)
     plans = {name: plan_splits(domain, name, **params) for name in names}  # validates every config first

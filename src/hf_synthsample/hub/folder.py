@@ -47,6 +47,23 @@ def check_config_name(name: Any, arg: str = "config_name") -> str:
     return name
 
 
+def check_target(folder: str | os.PathLike, if_exists: str, choices: tuple[str, ...] = IF_EXISTS) -> Path:
+    """``folder`` as a ``Path``, once a writer may write it with ``if_exists`` (one of ``choices``):
+    checked before any work. A write killed earlier is put back first, an existing folder is
+    refused with ``"error"``, a file is never replaced, and ``"overwrite"`` replaces only a folder
+    hf-synthsample wrote."""
+    check_choice("if_exists", if_exists, choices)
+    folder = Path(folder)
+    recover_folder(folder)  # a write killed earlier may have left the old folder aside: put it back first
+    if folder.exists() and if_exists == "error":
+        raise FileExistsError(f"{folder} exists; pass if_exists=" + " or ".join(repr(c) for c in choices[1:]))
+    if folder.exists() and not folder.is_dir():
+        raise FileExistsError(f"folder: {folder} exists and is not a folder")
+    if if_exists == "overwrite":
+        check_replaceable(folder, name="folder")
+    return folder
+
+
 def _as_dict(dataset: "Dataset | DatasetDict") -> dict:
     """``{split: Dataset}``; a single ``Dataset`` goes under its split's name (a slice such as
     ``train[:10%]``, from ``load_dataset(..., split=...)``, under the split it was cut from)."""
@@ -105,7 +122,6 @@ def write_hub_folder(
         [1, 2]
     """
     folder = Path(check_path("folder", folder))
-    check_choice("if_exists", if_exists, IF_EXISTS)
     check_int("max_rows_per_file", max_rows_per_file, min=1)
     license = check_license(license)
     if not configs:
@@ -114,13 +130,7 @@ def write_hub_folder(
         check_config_name(name, "configs")
     if default_config is not None and default_config not in configs:
         raise ValueError(f"default_config must be one of {list(configs)}, got {default_config!r}")
-    recover_folder(folder)  # a write killed earlier may have left the old folder aside: put it back first
-    if folder.exists() and if_exists == "error":
-        raise FileExistsError(f"{folder} exists; pass if_exists='overwrite' or 'add'")
-    if folder.exists() and not folder.is_dir():
-        raise FileExistsError(f"folder: {folder} exists and is not a folder")
-    if if_exists == "overwrite":
-        check_replaceable(folder, name="folder")
+    check_target(folder, if_exists)
     users = if_exists == "add" and folder.is_dir() and not written_by_library(folder)
     if users:  # a folder of the user's: add, never replace
         check_can_add(folder, list(configs))

@@ -19,10 +19,9 @@ from ..builders.base import homogenization_report
 from ..columns import column_array
 from ..load import load_dataset, resolve_config
 from ..sampling.report import kl_to_uniform
-from ..atomic import check_replaceable, recover_folder
-from ..validation import check_choice, check_path
+from ..validation import check_path
 from .card import LOCAL_PATH_PREFIX, check_license, redact_local_paths
-from .folder import IF_EXISTS, check_can_add, write_hub_folder
+from .folder import check_can_add, check_target, write_hub_folder
 
 __all__ = ["materialize", "salient_statistics_markdown"]
 
@@ -85,15 +84,10 @@ def materialize(
     if not names:
         raise ValueError("configs: give at least one config name")
     resolved = {name: resolve_config(domain, name, **overrides) for name in names}  # validates all first
-    check_choice("if_exists", if_exists, IF_EXISTS)
     check_license(license)
     if card_metadata is not None and not isinstance(card_metadata, Mapping):
         raise TypeError(f"card_metadata must be a mapping of YAML keys to values, got {type(card_metadata).__name__}")
-    recover_folder(folder)
-    if os.path.exists(folder) and if_exists == "error":  # before generating, not after
-        raise FileExistsError(f"{folder} exists; pass if_exists='overwrite' or 'add'")
-    if if_exists == "overwrite":  # only a folder hf-synthsample wrote is replaced; checked before generating
-        check_replaceable(folder, name="folder")
+    check_target(folder, if_exists)  # before generating, not after
     if if_exists == "add":  # nor a config of a user's folder
         check_can_add(folder, names)
 
