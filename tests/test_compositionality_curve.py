@@ -127,3 +127,58 @@ def test_failed_write_leaves_no_half_folder(tmp_path, monkeypatch):
         curve.main(["--small", "--pool-size", "400", "--targets", "0.1", "0.3", "--steps", "2", "--sanity-size", "4",
                     "--test-rows", "4", "--search-seconds", "3", "--out", str(out)])
     assert list(out.iterdir()) == []  # no run folder, no temp folder left beside it
+
+
+COGS_TRAIN = Path(curve.COGS_TRAIN)
+
+
+def test_cogs_pool_reads_the_release_layout(tmp_path):
+    path = tmp_path / "train.tsv"
+    path.write_text("A cat ran .\tcat ( x _ 1 ) AND run . agent ( x _ 2 , x _ 1 )\tin_distribution\n"
+                    "Emma\tEmma\tprimitive\n"
+                    "Emma ran .\trun . agent ( x _ 1 , Emma )\tin_distribution\n")
+    pool = curve.cogs_pool(str(path))
+    assert pool.column_names == ["source", "target"] and list(pool["source"]) == ["A cat ran .", "Emma ran ."]
+    assert list(curve.cogs_pool(str(path), max_target_tokens=10)["source"]) == ["Emma ran ."]
+    with pytest.raises(ValueError, match="--cogs: no in-distribution rows"):
+        curve.cogs_pool(str(path), max_target_tokens=2)
+    path.write_text("A cat ran .\tcat ( x _ 1 )\n")
+    with pytest.raises(ValueError, match="line 1 has 2 tab-separated fields"):
+        curve.cogs_pool(str(path))
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--data", "cogs", "--cogs", "/nonexistent/train.tsv"], "--cogs: /nonexistent/train.tsv is not a file"),
+    (["--max-target-tokens", "-1"], "--max-target-tokens must be >= 0"),
+])
+def test_bad_cogs_flags(flags, message, capsys):
+    with pytest.raises(SystemExit):
+        curve.parse_args(flags)
+    assert message in capsys.readouterr().err
+
+
+def test_cogs_preset_reads_the_logical_forms():
+    if not COGS_TRAIN.is_file():
+        pytest.skip(f"the COGS release is not at {COGS_TRAIN} (../shared/data/cogs: github.com/najoungkim/COGS)")
+    args = curve.parse_args(["--cpu-cogs"])
+    s = args.settings
+    assert (args.data, args.pool_size, args.max_target_tokens) == ("cogs", 4000, 40)
+    assert (s.column, s.language, s.source, s.target_column, s.settle_steps) == ("target", "cogs", "source", "target", 1000)
+
+
+def test_small_cogs_run_end_to_end(tmp_path):
+    if not COGS_TRAIN.is_file():
+        pytest.skip(f"the COGS release is not at {COGS_TRAIN} (../shared/data/cogs: github.com/najoungkim/COGS)")
+    out = tmp_path / "out"
+    # 600 rows hold too few of each word for D_A <= 0.02; their reachable D_C range is 0.28-0.52
+    flags = ["--small", "--data", "cogs", "--max-target-tokens", "40", "--pool-size", "600", "--targets", "0.0", "0.45",
+             "--max-atom-divergence", "0.05", "--steps", "2", "--sanity-size", "4", "--test-rows", "6",
+             "--search-seconds", "120", "--out", str(out)]
+    assert curve.main(flags) == 0
+    (folder,) = out.iterdir()
+    runs = json.loads((folder / "runs.json").read_text())
+    assert runs[0]["compound_divergence"] < 0.4 <= runs[1]["compound_divergence"]
+    assert [r["train_rows"] for r in runs] == [300, 300]
+    summary = json.loads((folder / "results.json").read_text())
+    assert summary["data"] == "cogs" and summary["settings"]["language"] == "cogs"
+    assert "(COGS)" in (folder / "results.md").read_text()
