@@ -66,6 +66,7 @@ __all__ = [
     "check_named_parameters",
     "block_rng",
     "cache_name",
+    "homogenized_config_name",
 ]
 
 SPLIT_STREAMS = {"train": 0, "validation": 1, "test": 2}
@@ -82,6 +83,12 @@ _BASE_FIELDS = {"name", "version", "data_dir", "data_files", "description", "nam
 MAX_BLOCKS = 1_000_000
 #: Sizes below this many rows in all skip the disk estimate (they cannot matter).
 _ESTIMATE_FROM_ROWS = 100_000
+
+
+def homogenized_config_name(base: str, variable: str) -> str:
+    """The name of config ``base`` homogenized on ``variable``: ``dcfg`` + ``max_paren_depth`` ->
+    ``dcfg-homogenized-max-paren-depth``."""
+    return f"{base}-homogenized-{variable.replace('_', '-')}"
 
 
 def param(default: Any, help: str, **kwargs) -> Any:

@@ -22,7 +22,7 @@ import random
 
 from ..domains import calculator as calc
 from ..validation import check_choice, check_float, check_int
-from .base import SyntheticBuilder, SyntheticConfig, param
+from .base import SyntheticBuilder, SyntheticConfig, homogenized_config_name, param
 
 __all__ = ["CalculatorConfig", "Calculator"]
 
@@ -78,11 +78,6 @@ class CalculatorConfig(SyntheticConfig):
             bal_min_depth=self.bal_min_depth,
             bal_max_depth=self.bal_max_depth,
         )
-
-
-def homogenized_config_name(distribution: str, variable: str) -> str:
-    """``dcfg`` + ``max_paren_depth`` -> ``dcfg-homogenized-max-paren-depth``."""
-    return f"{distribution}-homogenized-{variable.replace('_', '-')}"
 
 
 def _builder_configs() -> list[CalculatorConfig]:

@@ -61,7 +61,7 @@ from ..domains.karel.interpreter import compile_program
 from ..domains.karel.io import DISTRIBUTIONS, MARKER_COUNTS, IOParams, IOSamplingError, flat_pairs_to_examples, sample_io_flat
 from ..domains.karel.programs import MODES, PATTERNS, ProgramParams, sample_program
 from ..validation import check_choice, check_int
-from .base import SyntheticBuilder, SyntheticConfig, param
+from .base import SyntheticBuilder, SyntheticConfig, homogenized_config_name, param
 
 __all__ = ["KarelConfig", "Karel", "karel_features", "resample_io", "resample_karel_io", "limit_shown"]
 
@@ -142,11 +142,6 @@ class KarelConfig(SyntheticConfig):
 
 _BASELINE = dict(require_move=True, min_actions=2, io_distribution="uniform", wall_ratio_range=(0.1, 0.1),
                  marker_ratio_range=(0.1, 0.1), marker_counts="geometric")
-
-
-def homogenized_config_name(base: str, variable: str) -> str:
-    """``baseline`` + ``program_size`` -> ``baseline-homogenized-program-size``."""
-    return f"{base}-homogenized-{variable.replace('_', '-')}"
 
 
 def _builder_configs() -> list[KarelConfig]:
