@@ -341,11 +341,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "steps", "batch_size", "augzero_k", "d_model", "layers", "ffn", "heads", "num_beams", "star_train", "star_test",
         "star_primitives", "rel_buckets", "eval_batch_size"),
         non_negative=("train_size", "test_size", "sanity_size", "warmup_steps"), rates=("learning_rate",),
-        below_one=("dropout",), choices={"scheduler": SCHEDULERS})
-    if args.seed is not None:
-        args.seeds = [args.seed]
-    if min(args.seeds) < 0:
-        p.error(f"--seeds: non-negative seeds, got {args.seeds}")
+        below_one=("dropout",), choices={"scheduler": SCHEDULERS}, seed_list=True)
     if not 0.0 <= args.dev_fraction < 1.0:
         p.error(f"--dev-fraction must be in [0, 1) (0 = no dev set), got {args.dev_fraction}")
     if args.dev_fraction and not args.eval_every:

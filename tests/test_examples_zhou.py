@@ -386,7 +386,8 @@ def test_gpu_preset_is_figure2_past_the_cpu_lengths_and_runs_at_toy_size(tmp_pat
     (["--learning-rate", "nan"], "--learning-rate"), (["--learning-rate", "-1e-3"], "--learning-rate"),
     (["--learning-rate", "inf"], "--learning-rate"), (["--scheduler", "bogus"], "--scheduler"),
     (["--dropout", "2"], "--dropout"), (["--dropout", "-0.1"], "--dropout"), (["--eval-batch-size", "0"], "--eval-batch-size"),
-    (["--threads", "0"], "--threads"), (["--seed", "-1"], "--seeds"), (["--steps", "nan"], "--steps")])
+    (["--threads", "0"], "--threads"), (["--seed", "-1"], "--seeds"), (["--seeds", "1", "1"], "--seeds: distinct"),
+    (["--steps", "nan"], "--steps")])
 def test_bad_options_name_the_flag_before_any_work(tmp_path, capsys, argv, flag):
     with pytest.raises(SystemExit) as err:
         zhou.main(["--tiny", *argv, "--out", str(tmp_path / "o")])

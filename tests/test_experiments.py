@@ -244,3 +244,35 @@ def test_finish_args_checks_every_shared_option_before_any_work(tmp_path, capsys
     err = capsys.readouterr().err
     assert "--out" in err and "is a file" in err
     assert not (tmp_path / "o").exists()  # nothing written by the checks
+
+
+def test_finish_args_comma_lists_and_seed_lists(tmp_path, capsys):
+    """``lists``: comma-separated flags become checked tuples (a preset's tuple passes as it is);
+    ``seed_list``: --seed replaces --seeds, and the seeds are distinct and non-negative."""
+    import argparse
+
+    from harness import add_overrides, add_presets, add_run_flags, finish_args
+
+    def parse(*argv):
+        p = argparse.ArgumentParser()
+        add_presets(p, {"small": "default"}, default="small")
+        add_overrides(p, [("regions", str, None), ("seeds", int, None, dict(nargs="+"))])
+        p.add_argument("--seed", type=int, default=None)
+        add_run_flags(p, out=str(tmp_path / "o"))
+        return finish_args(p, p.parse_args(list(argv)), {"small": dict(regions=("easy", "random"), seeds=[0, 1])},
+                           lists={"regions": ("easy", "hard", "random")}, seed_list=True)
+
+    a = parse()
+    assert (a.regions, a.seeds, a.overrides) == (("easy", "random"), [0, 1], {})
+    a = parse("--regions", "hard,random", "--seeds", "2", "5")
+    assert (a.regions, a.seeds) == (("hard", "random"), [2, 5])
+    assert a.overrides == {"regions": "hard,random", "seeds": [2, 5]}  # as the user wrote them, for the caption
+    assert parse("--seeds", "2", "5", "--seed", "7").seeds == [7]
+    for argv, message in ((["--regions", "hard,medium"], "--regions: unknown ['medium']; accepted: ['easy', 'hard', "
+                                                         "'random']"),
+                          (["--regions", ""], "--regions: unknown ['']"),
+                          (["--seeds", "1", "1"], "--seeds: distinct non-negative seeds, got [1, 1]"),
+                          (["--seed", "-1"], "--seeds: distinct non-negative seeds, got [-1]")):
+        with pytest.raises(SystemExit):
+            parse(*argv)
+        assert message in capsys.readouterr().err, argv

@@ -111,6 +111,7 @@ def _plain(value: Any) -> Any:
 def finish_args(parser, args, presets: Mapping[str, Mapping[str, Any]], *, positive: Sequence[str] = (),
                 non_negative: Sequence[str] = (), rates: Sequence[str] = (), below_one: Sequence[str] = (),
                 percents: Sequence[str] = (), choices: Mapping[str, Sequence[Any]] | None = None,
+                lists: Mapping[str, Sequence[str]] | None = None, seed_list: bool = False,
                 preset: Mapping[str, Any] | None = None):
     """The checks every example makes, before any work, each error naming its flag:
 
@@ -121,9 +122,25 @@ def finish_args(parser, args, presets: Mapping[str, Mapping[str, Any]], *, posit
     * ``below_one`` (dropout, ...) are in [0, 1); ``percents`` in [0, 100];
     * ``choices``: a flag's value (or each of its values) is one of the accepted ones (e.g. a
       scheduler a preset sets, which argparse's own ``choices`` cannot see);
+    * ``lists``: comma-separated flags (``--regions hard-to-learn,random``; a preset may give a tuple)
+      become tuples of at least one value, each one of the accepted ones;
+    * ``seed_list``: ``--seed N`` (one seed) replaces ``--seeds``, and the seeds are distinct and >= 0
+      (a repeated seed would count one model twice in a mean and its sd);
     * ``--jobs`` and ``--threads`` (where the example has them) are >= 1.
 
     Returns ``args``.
+
+    Example:
+        >>> p = argparse.ArgumentParser()
+        >>> add_presets(p, {"small": "quick check"}, default="small")
+        >>> add_overrides(p, [("regions", str, "subsets"), ("seeds", int, "seeds", dict(nargs="+"))])
+        >>> _ = p.add_argument("--seed", type=int, help="one seed (overrides --seeds)")
+        >>> add_run_flags(p, out="runs/demo")
+        >>> presets = {"small": dict(regions=("easy", "random"), seeds=[0, 1, 2])}
+        >>> a = finish_args(p, p.parse_args(["--regions", "hard, random", "--seed", "4"]), presets,
+        ...                 lists={"regions": ("easy", "hard", "random")}, seed_list=True)
+        >>> a.regions, a.seeds
+        (('hard', 'random'), [4])
     """
     from hf_synthsample.validation import check_writable_path
 
@@ -156,6 +173,18 @@ def finish_args(parser, args, presets: Mapping[str, Mapping[str, Any]], *, posit
         bad = [v for v in values if v not in accepted]
         if bad:
             parser.error(f"{flag(name)}: unknown {bad if len(values) > 1 else repr(bad[0])}; accepted: {list(accepted)}")
+    for name, accepted in (lists or {}).items():
+        value = getattr(args, name)
+        value = tuple(v.strip() for v in value.split(",")) if isinstance(value, str) else tuple(value)
+        bad = [v for v in value if v not in accepted]
+        if bad or not value:
+            parser.error(f"{flag(name)}: unknown {bad}; accepted: {list(accepted)}")
+        setattr(args, name, value)
+    if seed_list:
+        if args.seed is not None:
+            args.seeds = [args.seed]
+        if len(set(args.seeds)) != len(args.seeds) or min(args.seeds) < 0:
+            parser.error(f"--seeds: distinct non-negative seeds, got {args.seeds}")
     return args
 
 
