@@ -75,10 +75,13 @@ import os
 import sys
 import time
 
-from cartography_runs import (LR_SCHEDULES, Experiment, Runs, _caption, _cuda, _fit_note, _layout,  # noqa: F401
-                              _map_note, data_name, read_cogs, read_scan, subset_ids, table_name)
-from harness import (ResultsTable, add_overrides, add_presets, add_run_flags, cpu_seconds,
-                     finish_args, is_main_process, say, start_run, with_restarts, write_results)
+# read_cogs and read_scan: this example's API for the tests, re-exported
+from cartography_runs import (COGS_SOURCE, LR_SCHEDULES, SCAN_CONFIGS, Experiment, Runs,  # noqa: F401
+                              check_data, check_fit_flags, cuda_available, data_name, describe_fit, describe_map,
+                              layout_prefix, map_failure, read_cogs, read_scan, save_datamap, subset_ids,
+                              table_caption, table_name)
+from harness import (ResultsTable, add_overrides, add_presets, add_run_flags, cpu_seconds, finish_args, say,
+                     start_run, with_restarts, write_results)
 
 #: the result files a run writes at the top of --out; a run first removes those of the previous one
 #: (harness.clear_outputs), so tables of two runs never sit side by side
@@ -87,13 +90,8 @@ OUTPUTS = ("results.md", "results.json", "runs.json", "table2.*", "table3.*", "s
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_DATA = os.path.join(HERE, "..", "..", "shared", "data", "cogs")
-#: where users get the data (the examples never download it)
-COGS_SOURCE = "https://github.com/najoungkim/COGS, data/*.tsv"
 
 REGIONS = ("easy-to-learn", "ambiguous", "hard-to-learn")
-#: the exact SCAN splits usable as --data scan:<config> (an out-of-distribution test set exists here)
-SCAN_CONFIGS = ("length", "addprim_jump", "addprim_turn_left", "template_around_right", "template_jump_around_right",
-                "template_opposite_right", "simple")
 #: the paper's Table 3 combinations (2/3 from the first region, 1/3 from the second)
 COMBINATIONS = ("ambiguous+easy-to-learn", "hard-to-learn+ambiguous", "hard-to-learn+easy-to-learn")
 #: what every preset shares unless it says otherwise: the --small (CPU, under 10 minutes) settings
@@ -205,45 +203,20 @@ def parse_args(argv=None) -> argparse.Namespace:
     a = p.parse_args(argv)
     finish_args(p, a, PRESETS, positive=("steps", "batch_size", "map_epochs", "d_model", "ffn", "layers", "heads"),
                 non_negative=("fit_size", "warmup_steps", "num_eval", "gen_per_category", "eval_every", "restart_after",
-                              "max_restarts"), rates=("lr", "map_lr"), percents=("fit_target", "map_fit_target"))
+                              "max_restarts"), rates=("lr", "map_lr"), percents=("fit_target", "map_fit_target"),
+                lists={"schedules": ("exponential", "bins"), "curriculum_regions": REGIONS,
+                       "regions": REGIONS + ("random",)}, seed_list=True)
     if a.map_lr is None:
         a.map_lr = a.lr
-    if a.fit_target and not (a.fit_size and a.eval_every):
-        p.error(f"--fit-target {a.fit_target:g} needs --fit-size > 0 and --eval-every > 0 (got {a.fit_size}, "
-                f"{a.eval_every})")
-    if a.map_fit_target and not a.fit_size:
-        p.error(f"--map-fit-target {a.map_fit_target:g} needs --fit-size > 0 (the rows the map model's fit is scored on)")
-    if a.restart_below:
-        if not a.fit_target:
-            p.error(f"--restart-below {a.restart_below:g} needs --fit-target (the restart reads its fit checks)")
-        if not 0 < a.restart_below <= a.fit_target:
-            p.error(f"--restart-below must be a percentage in (0, --fit-target {a.fit_target:g}], got {a.restart_below:g}")
-        if not 0 < a.restart_after < a.steps:
-            p.error(f"--restart-after must be a step in (0, --steps {a.steps}), got {a.restart_after}")
-        if a.max_restarts < 1:
-            p.error(f"--restart-below {a.restart_below:g} needs --max-restarts >= 1, got {a.max_restarts}")
-    if a.seed is not None:
-        a.seeds = [a.seed]
-    if len(set(a.seeds)) != len(a.seeds) or min(a.seeds) < 0:
-        p.error(f"--seeds: distinct non-negative seeds, got {a.seeds}")
+    check_fit_flags(p, a)
     if a.data_seed is not None and a.data_seed < 0:
         p.error(f"--data-seed: a non-negative seed, got {a.data_seed}")
     # the seed of the pool and evaluation samples and of the data-map run
     a.seed = a.seeds[0] if a.data_seed is None else a.data_seed
-    if a.data != "cogs" and not (a.data.startswith("scan:") and a.data[5:] in SCAN_CONFIGS):
-        p.error(f"--data: 'cogs' or scan:<config> with config in {list(SCAN_CONFIGS)}, got {a.data!r}")
     try:
         a.fractions = tuple(float(f) for f in a.fractions.split(","))
     except ValueError:
         p.error(f"--fractions: comma-separated numbers in (0, 1), got {a.fractions!r}")
-    for name, accepted in (("schedules", ("exponential", "bins")), ("curriculum_regions", REGIONS),
-                           ("regions", REGIONS + ("random",))):
-        value = getattr(a, name)
-        value = tuple(v.strip() for v in value.split(",")) if isinstance(value, str) else value
-        bad = [v for v in value if v not in accepted]
-        if bad or not value:
-            p.error(f"--{name.replace('_', '-')}: unknown {bad}; accepted: {list(accepted)}")
-        setattr(a, name, value)
     if len({round(f, 4) for f in a.fractions}) != len(a.fractions):
         p.error(f"--fractions: each fraction once, got {list(a.fractions)}")
     for f in a.fractions:
@@ -251,22 +224,10 @@ def parse_args(argv=None) -> argparse.Namespace:
             p.error(f"--fractions: each fraction must be in (0, 1), got {f}")
     if a.curricula and not a.full:
         p.error("the curricula compare against the 100% run: add --full or --no-curricula")
-    for split in ("train", "dev", "test"):
-        if getattr(a, split) is None:
-            setattr(a, split, os.path.join(a.data_dir, f"{split}.tsv"))
-    if a.data == "cogs":
-        missing = [f"--{s} {getattr(a, s)!r}" for s in ("train", "dev", "test") if not os.path.isfile(getattr(a, s))]
-        if missing:
-            p.error(f"the COGS files are missing ({'; '.join(missing)}): download the public release "
-                    f"({COGS_SOURCE}) and pass its folder as --data-dir, or run on SCAN with --data scan:<config>")
-        if a.gen is None:
-            guess = os.path.join(os.path.dirname(a.train), "gen.tsv")
-            a.gen = guess if os.path.exists(guess) else None
-    if a.gen is not None and not os.path.isfile(a.gen):
-        p.error(f"--gen {a.gen!r} is not a file (COGS gen.tsv: {COGS_SOURCE})")
+    check_data(p, a)  # --data, and the COGS files exist
     if not 0 <= a.min_epoch < a.map_epochs:
         p.error(f"--min-epoch must be in [0, --map-epochs), got {a.min_epoch} with --map-epochs {a.map_epochs}")
-    if a.jobs > 1 and _cuda():
+    if a.jobs > 1 and cuda_available():
         p.error(f"--jobs {a.jobs}: on a GPU the data-map model trains in this process, and CUDA cannot be used again "
                 "in a forked worker: use --jobs 1")
     return a
@@ -310,14 +271,8 @@ def build_datamap(exp: Experiment):
 
 def subset_tables(exp: Experiment, dm, runs: Runs):
     """Phase 2: one table per fraction (regions, combinations, random, 100 %)."""
-    from hf_synthsample.cartography import example_tokens
-
     a = exp.a
-    # the OOV repair reads each example's tokens by example id
-    row_tokens = example_tokens(exp.train, ["source", "target"])
-    tokens = [frozenset()] * (max(exp.train["example_id"]) + 1)
-    for i, t in zip(exp.train["example_id"], row_tokens):
-        tokens[i] = t
+    tokens = exp.tokens_by_id()  # the OOV repair keeps every pool word in a subset
     full_row = None
     if a.full:
         full = runs.train("full", lambda seed: exp.train)
@@ -326,8 +281,9 @@ def subset_tables(exp: Experiment, dm, runs: Runs):
     for fraction in a.fractions:
         pct = f"{fraction:.0%}"
         table = ResultsTable(
-            f"{_layout(fraction)}exact match (%) after training on {pct} subsets ({a.measure} data map)",
-            ["subset", "size", "repaired", *runs.columns()], caption=_caption(exp, dm), fit_note=_fit_note(exp))
+            f"{layout_prefix(fraction)}exact match (%) after training on {pct} subsets ({a.measure} data map)",
+            ["subset", "size", "repaired", *runs.columns()], caption=table_caption(exp, dm),
+            fit_note=describe_fit(exp))
         regions = [r for r in a.regions if r != "random"] + (
             list(COMBINATIONS) if a.combinations and fraction >= 0.5 else []) + (
             ["random"] if "random" in a.regions else [])
@@ -362,7 +318,8 @@ def curricula_table(exp: Experiment, dm, full_row: dict, runs: Runs):
 
     a = exp.a
     table = ResultsTable(f"Curricula: exact match (%) after {a.steps} steps ({a.measure} data map)",
-                         ["curriculum", "order", *runs.columns()], caption=_caption(exp, dm), fit_note=_fit_note(exp))
+                         ["curriculum", "order", *runs.columns()], caption=table_caption(exp, dm),
+                         fit_note=describe_fit(exp))
     table.add(curriculum="none", order="uniform random", **{c: full_row[c] for c in runs.columns()})
     names = {"exponential": "exponential pacing (4% x1.9)", "bins": "10 bins (Zhang et al.)"}
     first = {"easy-to-learn": "easy-to-hard", "hard-to-learn": "hard-to-easy", "ambiguous": "ambiguous first"}
@@ -390,29 +347,15 @@ def main(argv=None) -> int:
     exp = Experiment(a)
     say(f"{data_name(a)}: {len(exp.train)} training rows, vocabulary {len(exp.tokenizer)}, preset --{a.preset}")
     dm = build_datamap(exp)
-    if dm is None:
-        print(f"error: the data-map model fitted {exp.map_fit:.1f} % of its rows (exact match on {a.fit_size} of them), "
-              f"under --map-fit-target {a.map_fit_target:g} %, from {1 + len(exp.map_abandoned)} init(s) "
-              f"({', '.join(f'{fit:.1f} %' for fit in [n['fit'] for n in exp.map_abandoned] + [exp.map_fit])}): a map of a model that did not learn its rows ranks noise, so no subset is "
-              "cut from it. Train the map longer (--map-epochs), at another --map-lr, with more --max-restarts, or "
-              "lower --map-fit-target", file=sys.stderr)
+    if dm is None:  # a map from a model that learnt nothing ranks noise: no subset is cut from it
+        print(map_failure(exp), file=sys.stderr)
         return 1
     # every Trainer.train() starts with a full gc.collect(): once the first run has imported every
     # library, moving their objects out of the collector's reach makes that ~0.5-1 s -> a few ms
     # per run (many short runs here); the map run's own garbage is collected first
     gc.collect()
     gc.freeze()
-    say(dm.summary(a.fractions[0]))
-    say(_map_note(exp))
-    if is_main_process():
-        # the paper plots a random third of the training set
-        third = len(dm) >= 300
-        dm.plot(os.path.join(a.out, "datamap.png"), sample_fraction=0.33 if third else None, seed=a.seed,
-                title=f"{data_name(a)} data map ({a.measure}), {len(dm)} examples"
-                + (", a random third plotted" if third else ""))
-        from hf_synthsample.atomic import write_text_atomic
-
-        write_text_atomic(os.path.join(a.out, "datamap.txt"), dm.summary(a.fractions[0]) + "\n" + _map_note(exp) + "\n")
+    save_datamap(exp, dm)  # datamap.png, datamap.txt
     runs = Runs(exp)
     if a.jobs > 1:  # note the runs the tables ask for, train them in parallel, then build the tables
         runs.book.planning = True
@@ -429,7 +372,7 @@ def main(argv=None) -> int:
         (f"{f:.0%}-{r}", f"{f:.0%} {r}") for f in a.fractions for r in a.regions]
     categories = runs.category_table(labels)
     if categories is not None:
-        categories.caption = _caption(exp, dm)
+        categories.caption = table_caption(exp, dm)
         tables.append(categories)
         names.append("categories")
     elapsed = time.perf_counter() - start
@@ -442,7 +385,7 @@ def main(argv=None) -> int:
     map_model = {"steps": exp.map_steps, "fit": exp.map_fit, "fit_target": a.map_fit_target, "init_seed": exp.map_init,
                  "abandoned_inits": exp.map_abandoned}
     write_results(a.out, tables, runs=runs.records, plots=plots, footer=(
-        f"\n\n{_map_note(exp)}.\n\nWall time: {elapsed:.0f} s; CPU time {cpu_seconds():.0f} s (this process and its "
+        f"\n\n{describe_map(exp)}.\n\nWall time: {elapsed:.0f} s; CPU time {cpu_seconds():.0f} s (this process and its "
         f"workers, --jobs {a.jobs}); load average {os.getloadavg()[0]:.1f}.\n"), results={
         "settings": {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(a).items()},
         "wall_time_s": round(elapsed, 1), "cpu_seconds": round(cpu_seconds(), 1), "datamap_model": map_model})

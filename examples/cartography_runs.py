@@ -8,7 +8,9 @@ run (tokenizer, scratch BART, training, scoring) and the subset runs held to a f
 * :func:`train_one`: one subset run, trained until it fits ``--fit-target`` of *all* its rows, an
   init that learnt nothing restarted (:func:`harness.with_restarts`);
 * :class:`Runs`: the runs the tables ask for (:class:`harness.RunBook`) and their cells over seeds;
-* the tables' captions: the data, the schedule, the preset and the data-map model's fit (:func:`_caption`).
+* the checks of the data and training-to-fit flags (:func:`check_data`, :func:`check_fit_flags`);
+* the data map's files (:func:`save_datamap`) and the tables' captions: the data, the schedule, the
+  preset and the data-map model's fit (:func:`table_caption`).
 """
 
 from __future__ import annotations
@@ -20,9 +22,16 @@ import time
 
 from harness import ResultsTable, RunBook, Score, describe_settings, is_main_process, say, with_restarts
 
-__all__ = ["EVAL_SPLITS", "Experiment", "LR_SCHEDULES", "Runs", "read_cogs", "read_scan", "score_columns",
-           "subset_ids", "train_one"]
+__all__ = ["COGS_SOURCE", "EVAL_SPLITS", "Experiment", "LR_SCHEDULES", "Runs", "SCAN_CONFIGS", "check_data",
+           "check_fit_flags", "cuda_available", "data_name", "describe_fit", "describe_map", "layout_prefix",
+           "map_failure", "read_cogs", "read_scan", "save_datamap", "score_columns", "subset_ids", "table_caption",
+           "table_name", "train_one"]
 
+#: where users get the data (the examples never download it)
+COGS_SOURCE = "https://github.com/najoungkim/COGS, data/*.tsv"
+#: the exact SCAN splits usable as --data scan:<config> (an out-of-distribution test set exists here)
+SCAN_CONFIGS = ("length", "addprim_jump", "addprim_turn_left", "template_around_right", "template_jump_around_right",
+                "template_opposite_right", "simple")
 EVAL_SPLITS = {"cogs": ("dev", "test", "gen"), "scan": ("iid", "ood")}
 #: --lr-schedule -> the Trainer's lr_scheduler_type
 LR_SCHEDULES = {"linear": "linear", "constant": "constant_with_warmup"}
@@ -33,6 +42,48 @@ def score_columns(data: str) -> tuple[str, ...]:
     splits = EVAL_SPLITS["scan" if data.startswith("scan:") else "cogs"]
     return splits + tuple(f"{s} BLEU" for s in splits)
 
+
+def check_data(parser: argparse.ArgumentParser, a: argparse.Namespace) -> None:
+    """``--data`` is ``cogs`` or an exact SCAN split; for COGS, ``--train`` / ``--dev`` / ``--test`` default to
+    the files of ``--data-dir`` and must exist, and ``--gen`` defaults to ``gen.tsv`` beside ``--train`` when
+    there is one. Each error names its flag and where the release is (``parser.error``)."""
+    if a.data != "cogs" and not (a.data.startswith("scan:") and a.data[5:] in SCAN_CONFIGS):
+        parser.error(f"--data: 'cogs' or scan:<config> with config in {list(SCAN_CONFIGS)}, got {a.data!r}")
+    for split in ("train", "dev", "test"):
+        if getattr(a, split) is None:
+            setattr(a, split, os.path.join(a.data_dir, f"{split}.tsv"))
+    if a.data == "cogs":
+        missing = [f"--{s} {getattr(a, s)!r}" for s in ("train", "dev", "test") if not os.path.isfile(getattr(a, s))]
+        if missing:
+            parser.error(f"the COGS files are missing ({'; '.join(missing)}): download the public release "
+                         f"({COGS_SOURCE}) and pass its folder as --data-dir, or run on SCAN with --data scan:<config>")
+        if a.gen is None:
+            guess = os.path.join(os.path.dirname(a.train), "gen.tsv")
+            a.gen = guess if os.path.exists(guess) else None
+    if a.gen is not None and not os.path.isfile(a.gen):
+        parser.error(f"--gen {a.gen!r} is not a file (COGS gen.tsv: {COGS_SOURCE})")
+
+
+def check_fit_flags(parser: argparse.ArgumentParser, a: argparse.Namespace) -> None:
+    """The flags of training to a fit target agree: ``--fit-target`` and ``--map-fit-target`` have rows to
+    score (``--fit-size``) and steps to check at (``--eval-every``); ``--restart-below`` goes with
+    ``--fit-target``, under it, at a step before ``--steps``, with at least one restart allowed."""
+    if a.fit_target and not (a.fit_size and a.eval_every):
+        parser.error(f"--fit-target {a.fit_target:g} needs --fit-size > 0 and --eval-every > 0 (got {a.fit_size}, "
+                     f"{a.eval_every})")
+    if a.map_fit_target and not a.fit_size:
+        parser.error(f"--map-fit-target {a.map_fit_target:g} needs --fit-size > 0 (the rows the map model's fit is "
+                     "scored on)")
+    if a.restart_below:
+        if not a.fit_target:
+            parser.error(f"--restart-below {a.restart_below:g} needs --fit-target (the restart reads its fit checks)")
+        if not 0 < a.restart_below <= a.fit_target:
+            parser.error(f"--restart-below must be a percentage in (0, --fit-target {a.fit_target:g}], got "
+                         f"{a.restart_below:g}")
+        if not 0 < a.restart_after < a.steps:
+            parser.error(f"--restart-after must be a step in (0, --steps {a.steps}), got {a.restart_after}")
+        if a.max_restarts < 1:
+            parser.error(f"--restart-below {a.restart_below:g} needs --max-restarts >= 1, got {a.max_restarts}")
 
 
 def read_cogs(path: str, num_examples: int = 0, seed: int = 0, *, keep_exposure: bool = False,
@@ -139,6 +190,15 @@ class Experiment:
             len(t.split()) for ds in self.evals.values() for t in ds["target"])
         self.lengths = [len(t.split()) for t in self.train["target"]]
 
+    def tokens_by_id(self) -> list[frozenset]:
+        """Each pool row's words (source and target), indexed by example id: the OOV repair reads them by id."""
+        from hf_synthsample.cartography import example_tokens
+
+        tokens = [frozenset()] * (max(self.train["example_id"]) + 1)
+        for i, t in zip(self.train["example_id"], example_tokens(self.train, ["source", "target"])):
+            tokens[i] = t
+        return tokens
+
     def rows(self, dm, example_ids) -> "Dataset":
         """The pool rows with these example ids (in the given order), matched by ``example_id``."""
         return self.train.select(dm.positions(self.train, list(example_ids)).tolist())
@@ -183,7 +243,7 @@ class Experiment:
             model, self.tokenizer, dataset.remove_columns(drop), source_column="source",
             target_column="target", output_dir=os.path.join(a.out, "runs", name), epochs=epochs,
             max_steps=max_steps or -1, batch_size=a.batch_size, seed=seed, callbacks=callbacks,
-            use_cpu=not _cuda(), disable_tqdm=True, **training_args)
+            use_cpu=not cuda_available(), disable_tqdm=True, **training_args)
 
     def evaluate(self, trainer, trained_on=None, *, fit: float | None = None) -> dict[str, float | None]:
         """Exact match (%) and corpus BLEU of greedy decodes on each evaluation split (``gen*`` are
@@ -215,7 +275,7 @@ class Experiment:
         return scores
 
 
-def _cuda() -> bool:
+def cuda_available() -> bool:
     import torch
 
     return torch.cuda.is_available()
@@ -332,7 +392,7 @@ class Runs:
             return None
         cats = sorted(next(iter(by_run.values()))[0]["gen categories"])
         table = ResultsTable("COGS gen exact match (%) per category", ["category", *by_run],
-                             fit_note=_fit_note(self.exp))
+                             fit_note=describe_fit(self.exp))
         for cat in cats:
             table.add(category=cat, **{label: Score.of([r["gen categories"][cat] for r in recs])
                                        for label, recs in by_run.items()})
@@ -342,13 +402,13 @@ class Runs:
         return table
 
 
-def _fit_note(exp: Experiment) -> str:
+def describe_fit(exp: Experiment) -> str:
     rows = "all of the run's own training rows" if exp.a.fit_target else (
         f"{exp.a.fit_size} rows sampled from the run's own training rows")
     return f"fit: exact match on {rows} (the model fitted its data when this is high)." if exp.a.fit_size else ""
 
 
-def _map_note(exp: Experiment) -> str:
+def describe_map(exp: Experiment) -> str:
     """The data-map model's training and fit, stated with every table (a map ranks what its model learnt)."""
     a = exp.a
     fit = "" if exp.map_fit is None else f"; its fit (exact match on {a.fit_size} of its rows) {exp.map_fit:.1f} %"
@@ -360,7 +420,35 @@ def _map_note(exp: Experiment) -> str:
     return f"data-map model: {a.map_epochs} epochs, {exp.map_steps} steps{fit}"
 
 
-def _layout(fraction: float) -> str:
+def map_failure(exp: Experiment) -> str:
+    """The error when no init of the data-map model reached ``--map-fit-target``: every init's fit, why no
+    subset is cut, and what to try."""
+    a = exp.a
+    fits = ", ".join(f"{fit:.1f} %" for fit in [n["fit"] for n in exp.map_abandoned] + [exp.map_fit])
+    return (f"error: the data-map model fitted {exp.map_fit:.1f} % of its rows (exact match on {a.fit_size} of them), "
+            f"under --map-fit-target {a.map_fit_target:g} %, from {1 + len(exp.map_abandoned)} init(s) ({fits}): a map "
+            "of a model that did not learn its rows ranks noise, so no subset is cut from it. Train the map longer "
+            "(--map-epochs), at another --map-lr, with more --max-restarts, or lower --map-fit-target")
+
+
+def save_datamap(exp: Experiment, dm) -> None:
+    """Print the data map's summary and its model's fit; the main process writes ``datamap.png`` (a random
+    third of the rows from 300 rows on, as the paper plots) and ``datamap.txt`` (the same text)."""
+    from hf_synthsample.atomic import write_text_atomic
+
+    a = exp.a
+    summary = dm.summary(a.fractions[0])
+    say(summary)
+    say(describe_map(exp))
+    if is_main_process():
+        third = len(dm) >= 300
+        dm.plot(os.path.join(a.out, "datamap.png"), sample_fraction=0.33 if third else None, seed=a.seed,
+                title=f"{data_name(a)} data map ({a.measure}), {len(dm)} examples"
+                + (", a random third plotted" if third else ""))
+        write_text_atomic(os.path.join(a.out, "datamap.txt"), summary + "\n" + describe_map(exp) + "\n")
+
+
+def layout_prefix(fraction: float) -> str:
     """The paper's table for a fraction: Table 2 holds the 33 % subsets, Table 3 the 50 % ones."""
     number = {0.33: 2, 0.5: 3}.get(round(fraction, 2))
     return f"Table {number} layout: " if number else ""
@@ -376,7 +464,7 @@ def data_name(a) -> str:
     return "COGS" if a.data == "cogs" else f"SCAN {a.data[5:]}"
 
 
-def _caption(exp: Experiment, dm) -> str:
+def table_caption(exp: Experiment, dm) -> str:
     a = exp.a
     sizes = ", ".join(f"{k} {len(v)}" for k, v in exp.evals.items())
     gen = ("" if "gen" in exp.evals or a.data != "cogs" else
@@ -402,4 +490,4 @@ def _caption(exp: Experiment, dm) -> str:
             f"run: {a.map_lr:g}, linear), BART d_model {a.d_model}, "
             f"{a.layers}+{a.layers} layers; mean±sd over seeds {list(a.seeds)} (model init and the random subset); "
             f"data map from seed {a.seed}, epochs {dm.epochs[0]}..{dm.epochs[-1]} of {a.map_epochs}.{splits}{gen} "
-            f"{describe_settings(a.preset.replace('_', '-'), a.overrides)}: {scale}. {_map_note(exp)}.")
+            f"{describe_settings(a.preset.replace('_', '-'), a.overrides)}: {scale}. {describe_map(exp)}.")

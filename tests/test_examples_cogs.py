@@ -372,7 +372,7 @@ def test_an_out_that_is_a_file_and_jobs_on_a_gpu_are_refused(tmp_path, capsys, m
     with pytest.raises(SystemExit):
         cartography_cogs.main(["--tiny", "--out", str(tmp_path / "f")])
     assert "--out" in capsys.readouterr().err and (tmp_path / "f").read_text() == "mine"
-    monkeypatch.setattr(cartography_cogs, "_cuda", lambda: True)  # forked workers cannot use CUDA again
+    monkeypatch.setattr(cartography_cogs, "cuda_available", lambda: True)  # forked workers cannot use CUDA again
     with pytest.raises(SystemExit):
         cartography_cogs.parse_args(["--tiny", "--data", "scan:simple", "--jobs", "2", "--out", str(tmp_path / "o")])
     assert "--jobs 2" in capsys.readouterr().err
