@@ -30,7 +30,6 @@ _TRAIN_SCHEMA = {"example_id": np.int64, "epoch": np.int32, "step": np.int64, "o
                  "rank": np.int32, "inv_ppl": np.float32, "chia": np.float32, "aum": np.float32,
                  "min_margin": np.float32, "margin_deficit": np.float32, "el2n": np.float32, "loss": np.float32, "correct": np.bool_, "num_tokens": np.int32}
 _EVAL_SCHEMA = {**_TRAIN_SCHEMA, "bleu": np.float32, "exact_match": np.bool_}
-_ORDER_COLUMNS = ("step", "order", "rank")
 
 
 def _empty(schema: dict) -> dict:
