@@ -3,7 +3,7 @@ anonymization, the annotated splits, the synthetic pool's template split), the m
 scratch model, the BERT2BERT warm start and its one shared vocabulary, or a checkpoint), the
 training loops (the two stages of pre-training and fine-tuning, each for fixed epochs or until it
 fits, and training on a synthetic sample alone), the scoring (exact match, per template, the error
-profile) and the files a run writes beside its table.
+profile), the tables' rows and captions in both settings, and the files a run writes beside its table.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ import time
 
 __all__ = ["annotated_caption", "anonymize_batch", "anonymize_pair", "build_arch_model", "build_model",
            "build_warm_start", "decoded_batch", "error_profile", "load_annotated", "max_new_tokens",
-           "plot_template_frequencies", "remove_empty_trainer_dir", "shared_tokenizer", "synthetic_split", "table_row",
-           "train_and_evaluate", "train_synthetic", "train_to_fit", "warm_start_path", "write_reports"]
+           "plot_template_frequencies", "remove_empty_trainer_dir", "run_summary", "shared_tokenizer", "size_label", "synthetic_caption",
+           "synthetic_row", "synthetic_split", "table_row", "timing_note", "train_and_evaluate", "train_synthetic",
+           "train_to_fit", "warm_start_path", "write_reports", "write_synthetic_runs"]
 
 
 def anonymize_pair(utterance: str, program: str) -> tuple[str, str]:
@@ -80,13 +81,36 @@ def anonymize_batch(batch: dict) -> dict:
     return {"utterance": [u for u, _ in pairs], "program": [p for _, p in pairs]}
 
 
-def load_annotated(data_dir: str) -> dict:
-    """``{"train", "iid", "comp"}``: the shared annotated train split and the two test splits."""
+def load_annotated(data_dir: str, *, max_train: int = 0, max_eval: int = 0) -> dict:
+    """``{"train", "iid", "comp"}``: the shared annotated train split (its first ``max_train`` rows; 0: all)
+    and the two test splits (the first ``max_eval`` rows of each; 0: all)."""
     import hf_synthsample
 
     iid = hf_synthsample.load_dataset("schema2qa", "annotated-iid", annotated_dir=data_dir)
     comp = hf_synthsample.load_dataset("schema2qa", "annotated-compositional", annotated_dir=data_dir, split="test")
-    return {"train": iid["train"], "iid": iid["test"], "comp": comp}
+    annotated = {"train": iid["train"], "iid": iid["test"], "comp": comp}
+    for limit, splits in ((max_eval, ("iid", "comp")), (max_train, ("train",))):
+        if limit:
+            annotated.update({s: annotated[s].select(range(min(limit, len(annotated[s])))) for s in splits})
+    return annotated
+
+
+def size_label(k: int) -> str:
+    """The paper's size suffix: 1000 -> ``1K``, 120000 -> ``120K``, 40 -> ``40``."""
+    return f"{k // 1000}K" if k >= 1000 and k % 1000 == 0 else f"{k / 1000:g}K" if k >= 1000 else str(k)
+
+
+def run_summary(row: str, seed: int, res: dict) -> str:
+    """The progress line of a finished run: its fit (each stage's, in the annotated setting), its epochs,
+    its scores and its CPU time (``res``: :func:`train_and_evaluate` or :func:`train_synthetic`)."""
+    if "finetune_epochs" not in res:  # the synthetic split: one stage, scored on the held-out templates
+        return (f"{row} seed {seed}: fit {res['fit']:.1f} after {res['epochs']} epochs (curve {res['fit_curve']}), "
+                f"comp EM {res['comp']:.1f}, per-template {res['template_comp']:.1f}, {res['cpu_s']:.0f} CPU-s")
+    pretrained = (f"pre-train fit {res['pretrain_fit']:.1f} after {res['pretrain_epochs']} epochs, "
+                  if res["pretrain_fit"] is not None else "")
+    return (f"{row} seed {seed}: {pretrained}fit {res['fit']:.1f} after {res['finetune_epochs']} fine-tuning epochs "
+            f"(curve {res['finetune_curve']}), iid EM {res['iid']:.1f}, comp EM {res['comp']:.1f}, "
+            f"{res['cpu_s']:.0f} CPU-s")
 
 
 def plot_template_frequencies(reports, path: str) -> str:
@@ -444,3 +468,53 @@ def annotated_caption(a, annotated: dict, seeds: list[int]) -> str:
             f"{len(annotated['train']):,} annotated train rows (the fine-tuning data); pre-train fit: on all "
             "the synthetic sample after pre-training; epochs: pre-training + fine-tuning (mean). templates / "
             "compound entropy (nats) / comp templates covered: of the synthetic sample.")
+
+
+def synthetic_caption(a, test, seeds: list[int]) -> str:
+    """The ``--synthetic-split`` table's caption: the preset and overrides, the split, how each model was
+    trained, the seeds, and what each column measures."""
+    from harness import describe_settings
+
+    return (f"{describe_settings(a.preset, a.overrides)} --synthetic-split; pool {a.pool_size:,} (seed {a.seed}), "
+            f"templates held out whole ({a.test_size:g} of the rows), test {len(test)} rows of "
+            f"{len(set(test['template']))} templates; scratch {a.arch} (width {a.hidden_size}) trained on the "
+            f"sample alone until it fits {a.fit_target:g} % of its rows (on 300, then on all), checked every "
+            f"{a.check_every} epochs, at most {a.epochs:g}; batch {a.batch_size}, lr {a.learning_rate:g}; "
+            f"entities anonymized; mean over seeds {seeds} (sample and model seed), sd = sample sd. "
+            "comp template EM: mean over test templates of their rows' EM. templates: of the sample; compound "
+            "divergence (D_C, Keysers et al.) of the sample to the test rows: lower = more of the test's compounds "
+            "seen.")
+
+
+def synthetic_row(method: str, reports: list, results: list[dict]) -> dict:
+    """A ``--synthetic-split`` table row: the means over one sampler's runs (one per seed) of the fit, the
+    scores and epochs (``train_synthetic``'s results) and of its samples' diversity (``reports``), and the
+    sample sd of comp EM (``None`` for one run)."""
+    import statistics
+
+    comp = [r["comp"] for r in results]
+    return {"method": method, "train EM (fit)": statistics.fmean(r["fit"] for r in results),
+            "comp EM": statistics.fmean(comp), "comp EM sd": statistics.stdev(comp) if len(comp) > 1 else None,
+            "comp template EM": statistics.fmean(r["template_comp"] for r in results),
+            "epochs": statistics.fmean(r["epochs"] for r in results),
+            "templates": statistics.fmean(rep.num_templates for rep in reports),
+            "compound divergence to test": statistics.fmean(rep.compound_divergence for rep in reports)}
+
+
+def timing_note(start: float, cpu0: float, results: list[dict], jobs: int) -> str:
+    """`` Wall time N s; CPU N s.`` since ``start`` / ``cpu0``: the CPU time of this process, and with
+    ``jobs`` > 1 that of the forked workers too (each result's ``cpu_s``)."""
+    cpu = time.process_time() - cpu0 + sum(r["cpu_s"] for r in results) * (jobs > 1)
+    return f" Wall time {time.perf_counter() - start:.0f} s; CPU {cpu:.0f} s."
+
+
+def write_synthetic_runs(out: str, runs: list, results: list[dict]) -> None:
+    """``synthetic_runs.json``: each ``--synthetic-split`` run's method, seed and record (fit curve,
+    per-template hits); the empty Trainer folder is removed."""
+    import json
+
+    from hf_synthsample.atomic import write_text_atomic
+
+    write_text_atomic(os.path.join(out, "synthetic_runs.json"), json.dumps(
+        [{"method": r[0], "seed": r[1], **res} for r, res in zip(runs, results)], indent=1))
+    remove_empty_trainer_dir(out)

