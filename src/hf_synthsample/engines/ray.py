@@ -235,7 +235,6 @@ def generate(
         params["num_examples"] = num_examples
     if seed is not None:
         params["seed"] = seed
-    rows_per_task = check_int("rows_per_task", rows_per_task, min=1)
     if index_column is not None and not (isinstance(index_column, str) and index_column):
         raise TypeError(f"index_column must be a non-empty str or None, got {index_column!r}")
     return from_plan(plan_split(domain, config, split, **params), rows_per_task=rows_per_task, index_column=index_column)
