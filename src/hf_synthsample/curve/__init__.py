@@ -21,19 +21,12 @@ from __future__ import annotations
 from .._lazy import attach
 
 _LAZY = {
-    "compositionality_curve": ".run",
-    "CompositionalityCurve": ".run",
-    "CurveResult": ".result",
-    "CurveSettings": ".settings",
-    "resolve_model": ".training",
-    "scratch_factory": ".training",
-    "checkpoint_factory": ".training",
-    "train_split": ".training",
-    "spearman": ".stats",
-    "subsample": ".stats",
-    "error_kinds": ".stats",
+    ".run": ("compositionality_curve", "CompositionalityCurve"),
+    ".result": ("CurveResult",),
+    ".settings": ("CurveSettings",),
+    ".training": ("resolve_model", "scratch_factory", "checkpoint_factory", "train_split"),
+    ".stats": ("spearman", "subsample", "error_kinds"),
 }
 
-__all__ = sorted(_LAZY)
-
 __getattr__, __dir__ = attach(__name__, _LAZY)
+__all__ = __dir__()

@@ -18,29 +18,16 @@ from __future__ import annotations
 from .._lazy import attach
 
 _LAZY = {
-    "build_word_tokenizer": ".tokenization",
-    "build_char_tokenizer": ".tokenization",
-    "scratch_config": ".scratch",
-    "build_scratch_model": ".scratch",
-    "tokenize_seq2seq": ".seq2seq",
-    "seq2seq_collator": ".seq2seq",
-    "train_seq2seq": ".seq2seq",
-    "generate_predictions": ".seq2seq",
-    "evaluate_seq2seq": ".seq2seq",
-    "load_seq2seq": ".seq2seq",
-    "warm_start_seq2seq": ".warm_start",
-    "shipped_minilm_path": ".warm_start",
-    "FitTargetCallback": ".fit_stop",
-    "LSTMSeq2SeqConfig": ".lstm",
-    "LSTMSeq2SeqForConditionalGeneration": ".lstm",
-    "CharLSTMConfig": ".calculator",
-    "CharLSTMForSequenceClassification": ".calculator",
-    "build_calculator_model": ".calculator",
-    "train_classifier": ".calculator",
-    "predict_classifier": ".calculator",
-    "evaluate_classifier": ".calculator",
+    ".tokenization": ("build_word_tokenizer", "build_char_tokenizer"),
+    ".scratch": ("scratch_config", "build_scratch_model"),
+    ".seq2seq": ("tokenize_seq2seq", "seq2seq_collator", "train_seq2seq", "generate_predictions", "evaluate_seq2seq",
+        "load_seq2seq"),
+    ".warm_start": ("warm_start_seq2seq", "shipped_minilm_path"),
+    ".fit_stop": ("FitTargetCallback",),
+    ".lstm": ("LSTMSeq2SeqConfig", "LSTMSeq2SeqForConditionalGeneration"),
+    ".calculator": ("CharLSTMConfig", "CharLSTMForSequenceClassification", "build_calculator_model",
+        "train_classifier", "predict_classifier", "evaluate_classifier"),
 }
 
-__all__ = sorted(_LAZY)
-
 __getattr__, __dir__ = attach(__name__, _LAZY)
+__all__ = __dir__()

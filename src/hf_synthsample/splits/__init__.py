@@ -20,27 +20,14 @@ each side in input order, the same for the same seed.
 from .._lazy import attach
 
 _LAZY = {
-    "MCDSplitter": ".splitter",
-    "SplitSettings": ".settings",
-    "SweepSettings": ".settings",
-    "Goal": ".settings",
-    "MCDResult": ".mcd",
-    "mcd_split": ".mcd",
-    "tmcd_split": ".mcd",
-    "mcd_search": ".mcd",
-    "UnreachableDivergence": ".mcd",
-    "SplitSweep": ".sweep",
-    "divergence_sweep": ".sweep",
-    "divergence_range": ".sweep",
-    "template_split": ".simple",
-    "length_split": ".simple",
-    "random_split": ".simple",
-    "SplitReport": ".report",
-    "split_report": ".report",
-    "save_split": ".report",
-    "parent_child_compounds": "._data",
+    ".splitter": ("MCDSplitter",),
+    ".settings": ("SplitSettings", "SweepSettings", "Goal"),
+    ".mcd": ("MCDResult", "mcd_split", "tmcd_split", "mcd_search", "UnreachableDivergence"),
+    ".sweep": ("SplitSweep", "divergence_sweep", "divergence_range"),
+    ".simple": ("template_split", "length_split", "random_split"),
+    ".report": ("SplitReport", "split_report", "save_split"),
+    "._data": ("parent_child_compounds",),
 }
 
-__all__ = list(_LAZY)
-
 __getattr__, __dir__ = attach(__name__, _LAZY)
+__all__ = __dir__()
