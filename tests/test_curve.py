@@ -89,7 +89,7 @@ def test_trained_to_the_fit_target_from_a_factory_and_a_folder(tmp_path):
         return build_scratch_model(tok, "t5", seed=seed, d_model=16, d_ff=32, num_layers=1, num_heads=2), tok
 
     settings = CurveSettings(targets=[0.4, 0.6], learning_rate=1e-2, max_steps=200, check_every=5, fit_target=100.0,
-                             scheduler="constant", seed=3, **TINY)
+                             scheduler="constant", seed=3, settle_steps=0, **TINY)
     est = CompositionalityCurve(settings).fit(_toy(output="ok"), factory)
     assert calls == [(36, 3), (36, 3)]  # one fresh model per split, the curve's seed
     for r in est.records_:
@@ -104,6 +104,11 @@ def test_trained_to_the_fit_target_from_a_factory_and_a_folder(tmp_path):
     from_folder = compositionality_curve(_toy(output="ok"), str(tmp_path / "ckpt"), settings=settings)
     assert [r["steps"] for r in from_folder.records] == [r["steps"] for r in est.records_]
     assert from_folder.model == "checkpoint ckpt"
+    # with a settle phase: the same first fitted check, then 10 more steps (lr to 0) and one more check
+    settled = compositionality_curve(_toy(output="ok"), factory, settings=settings.replace(settle_steps=10))
+    for r, first in zip(settled.records, est.records_):
+        assert r["fit_step"] == first["steps"] and r["steps"] == first["steps"] + 10
+        assert r["fit_history"][:-1] == first["fit_history"] and r["fit_history"][-1][0] == r["steps"]
 
 
 def test_deterministic_whatever_the_jobs():

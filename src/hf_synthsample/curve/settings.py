@@ -84,9 +84,10 @@ class CurveSettings(Settings):
     check_every: int = setting(250, min=1, help="steps between two fit checks")
     max_steps: int = setting(3000, min=1, help="step budget of each model: one that has not reached --fit-target by "
                                                "then is reported as not fitted")
-    settle_steps: int = setting(0, min=0, help="steps trained on after the fit target is reached, the learning rate "
-                                               "decayed linearly to 0, before scoring (0 = score at the first check "
-                                               "that reaches it); on top of --max-steps")
+    settle_steps: int = setting(1000, min=0, help="steps trained on after the fit target is reached, the learning rate "
+                                                  "decayed linearly to 0, before scoring, so that every model is scored "
+                                                  "at rest (0 = at the first check that reaches the target); on top of "
+                                                  "--max-steps")
     batch_size: int = setting(64, min=1, help="training batch size (per device)")
     learning_rate: float = setting(1e-3, min=0.0, min_inclusive=False, help="peak learning rate")
     warmup_steps: int = setting(100, min=0, help="linear warmup steps")
