@@ -73,7 +73,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 import numpy as np
 
 from ..validation import check_float
-from ._data import Structures, as_split, check_dataset, check_sides, check_test_size, check_train_size
+from ._data import Structures, check_test_size, check_train_size
 from ._engine import Engine, ranges
 from ._search import MIN_ROUND_GAIN, Search
 from .settings import Goal, SplitSettings
@@ -371,40 +371,23 @@ def mcd_split(
     """A maximum-compound-divergence train/test split of ``dataset``'s rows (Keysers et al. 2020):
     ``MCDSplitter(SplitSettings(...)).split(dataset)`` (:class:`~hf_synthsample.splits.splitter.MCDSplitter`).
 
-    Args:
-        dataset: the rows to split (any ``Dataset``; shuffled, filtered or selected is fine).
-        column, language, test_size, train_size, max_atom_divergence, seed, max_height, atoms_column,
-            compounds_column, time_limit, max_steps, patience, batch_size, size_tolerance, restarts,
-            skip_unparsable: the fields of :class:`~hf_synthsample.splits.settings.SplitSettings`
-            (their help says what each does). ``train_size`` below ``1 - test_size`` leaves the
-            other rows out, as in Keysers et al.'s released MCD splits: the search partitions,
-            then leaves out the train rows whose compounds tie train to test (SCAN, test 25 %:
-            D_C 0.53 as a partition, 0.63 with train 50 %). ``patience``: rounds of 32 swap steps
-            and 16 hold-out tries without a gain.
-        compound_weights: ``"example"`` or ``True``: Keysers et al.'s weights, each compound weighted
-            in each row (``w(G, e) = max over G's occurrences g in e of 1 - max over g's super-compounds
-            G' in e of P(G'|G)``, ``P`` over the rows); ``"pool"``: one weight per compound (its largest
-            per-row weight; not Keysers' definition); ``False``: unweighted; or a mapping compound ->
-            weight (1 for the others; a mapping naming no compound of the rows, or weighing every
-            one 0, is a ``ValueError``). Default (``None``): ``"example"`` for the language's
-            compounds, unweighted for ``compounds_column``.
-        target_divergence, minimize: the goal (a :class:`~hf_synthsample.splits.settings.Goal`;
-            default: the highest D_C). With a target the split's ``D_C`` is within
-            ``divergence_tolerance`` of it (the search stops within a quarter of it), or an
-            :class:`UnreachableDivergence` (a ``ValueError``) names the reachable range, that of the
-            minimising and maximising searches: it depends on the data, sizes, atom bound, seed and
-            ``restarts`` (:func:`~hf_synthsample.splits.sweep.divergence_sweep` runs 2 by default,
-            this function 0; with the same ``restarts`` both name
-            :func:`~hf_synthsample.splits.sweep.divergence_range`'s). A search stopped by a time or
-            step limit returns the split it has (``mcd_result.stop_reason`` says so).
-        return_result: also return the :class:`MCDResult` (it is always at ``split.mcd_result`` too).
+    Parameters: ``dataset`` (any ``Dataset``), then the fields of
+    :class:`~hf_synthsample.splits.settings.SplitSettings` (type, bounds, default and help are
+    declared there; ``language`` defaults to ``"thingtalk"`` here), but for the goal:
+    ``target_divergence`` (a D_C to reach within ``divergence_tolerance``) or ``minimize`` (the
+    lowest D_C); by default the highest. ``return_result``: also return the :class:`MCDResult`.
+    A search stopped by a time or step limit returns the split it has (``stop_reason`` says so).
 
     Returns:
         ``DatasetDict(train=..., test=...)``, rows in input order; ``.mcd_result`` says what the search did.
+
+    Raises:
+        UnreachableDivergence: (a ``ValueError``) no split within the tolerance of ``target_divergence``;
+            it names the range the minimising and maximising searches found
+            (:func:`~hf_synthsample.splits.sweep.divergence_range`'s for the same ``restarts``).
     """
     from .splitter import MCDSplitter
 
-    check_dataset(dataset)
     splitter = MCDSplitter(
         column=column, language=language, test_size=test_size, max_atom_divergence=max_atom_divergence, seed=seed,
         compound_weights=compound_weights, max_height=max_height, atoms_column=atoms_column,

@@ -23,9 +23,7 @@ import numpy as np
 
 from ..validation import check_float, check_int
 from ._data import as_split, check_dataset, check_template_column, check_test_size
-
-#: default share of the rows the test side of a template or length split may be off by
-SIZE_TOLERANCE = 0.05
+from .settings import SIZE_TOLERANCE
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset, DatasetDict

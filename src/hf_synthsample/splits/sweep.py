@@ -213,25 +213,11 @@ def divergence_sweep(
     """Train/test splits of ``dataset`` at each compound divergence of ``targets``:
     ``MCDSplitter(SweepSettings(...)).sweep(dataset)`` (:class:`~hf_synthsample.splits.splitter.MCDSplitter`).
 
-    Args:
-        dataset: the rows to split (any ``Dataset``).
-        targets: compound divergences in [0, 1], ascending, no duplicates (checked before any work).
-            ``0`` is the lowest the search finds: the split of the minimising search
-            (``mcd_split(minimize=True)``), whatever its ``D_C``.
-        column, language, compound_weights, max_height, atoms_column, compounds_column,
-            skip_unparsable: the structure, as in :func:`~hf_synthsample.splits.mcd.mcd_split`;
-            read once for the whole sweep.
-        test_size, train_size, max_atom_divergence, seed, size_tolerance, batch_size, patience:
-            as in ``mcd_split``; every split has the same sizes (within ``size_tolerance``).
-        restarts: further random starts when a search stalls short of its target [2] (a reached
-            target costs none; an unreachable one costs them all, and the range they find). The
-            reachable range an error names depends on it: ``mcd_split`` (0 restarts by default)
-            names the same range when given the same ``restarts``.
-        divergence_tolerance: each split's ``D_C`` is within this of its target [0.01].
-        time_limit, max_steps: per split; a split stopped by them outside the tolerance is an error.
-        text_column: the report's text column (duplicates, lengths) [``column``].
-        progress: a progress bar over the targets (default: ``datasets``' setting), or a caller's
-            ``tqdm`` bar to advance by one per target.
+    Parameters: ``dataset`` (any ``Dataset``), then the fields of
+    :class:`~hf_synthsample.splits.settings.SweepSettings` (type, bounds, default and help are
+    declared there; ``language`` defaults to ``"thingtalk"`` here): the structure is read once, and
+    every split has the same sizes. ``progress``: a bar over the targets (default: ``datasets``'
+    setting), or a caller's ``tqdm`` bar to advance by one per target.
 
     Returns:
         :class:`SplitSweep`: ``.splits[t]`` a ``DatasetDict(train, test)`` per target (rows in
@@ -240,12 +226,13 @@ def divergence_sweep(
 
     Raises:
         ValueError: bad targets or arguments (before any work); a target out of the reachable
-            range (:class:`~hf_synthsample.splits.mcd.UnreachableDivergence`, naming the range).
+            range (:class:`~hf_synthsample.splits.mcd.UnreachableDivergence`, naming the range); a
+            split stopped by ``time_limit`` or ``max_steps`` outside the tolerance.
     """
     from .splitter import MCDSplitter
 
     settings = SweepSettings(
-        targets=check_targets(targets), column=column, language=language, test_size=test_size, train_size=train_size,
+        targets=targets, column=column, language=language, test_size=test_size, train_size=train_size,
         max_atom_divergence=max_atom_divergence, seed=seed, compound_weights=compound_weights, max_height=max_height,
         atoms_column=atoms_column, compounds_column=compounds_column, divergence_tolerance=divergence_tolerance,
         time_limit=time_limit, max_steps=max_steps, patience=patience, batch_size=batch_size,
