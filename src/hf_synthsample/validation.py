@@ -15,6 +15,7 @@ __all__ = [
     "nesting_message",
     "check_int",
     "check_float",
+    "check_non_empty_str",
     "check_choice",
     "check_columns",
     "check_not_empty",
@@ -51,6 +52,13 @@ def check_int(name: str, value: Any, *, min: int | None = None, max: int | None 
         raise ValueError(f"{name} must be >= {min}, got {value}")
     if max is not None and value > max:
         raise ValueError(f"{name} must be <= {max}, got {value}")
+    return value
+
+
+def check_non_empty_str(name: str, value: Any) -> str:
+    """A non-empty ``str`` (a column name, ...)."""
+    if not isinstance(value, str) or not value:
+        raise TypeError(f"{name} must be a non-empty str, got {value!r}")
     return value
 
 

@@ -182,23 +182,10 @@ class DataMap:
             dynamics: a dynamics folder (written by ``CartographyCallback``), the dict of
                 :func:`~hf_synthsample.cartography.load_dynamics`, or a table (``pyarrow.Table``
                 / ``pandas.DataFrame``) with ``example_id``, ``epoch`` and the measure column.
-            measure: the measure the confidence axis is built on: any recorded per-epoch measure
-                (``measures.MAP_MEASURES``: ``"inv_ppl"``, ``"chia"``, ``"aum"``, ``"min_margin"``,
-                ``"margin_deficit"``, ``"el2n"``, ``"loss"``; ``"bleu"`` in the eval pass). The
-                confidence is its window mean, negated for a "higher = harder" measure (``loss``,
-                ``el2n``, ``margin_deficit``) so that higher confidence is always easier. A name, or
-                its :class:`~hf_synthsample.cartography.MeasureInfo`.
-            min_epoch / max_epoch: the epoch window, inclusive (default: all recorded epochs).
-            source: ``"train"`` (the training forward pass) or ``"eval"`` (the dropout-free pass).
-            correctness: the boolean column counted as correct (default ``exact_match`` when the
-                table has one, else ``correct``).
-            nan_policy: what a NaN (or missing) value of the measure in the window does:
-                ``"raise"`` (default) raises; ``"omit"`` leaves those epochs out of the example's
-                confidence and variability (an example with no value left is left out);
-                ``"drop"`` leaves every example with a NaN out of the map. Both log how many.
-
-        The arguments are the fields of :class:`~hf_synthsample.cartography.settings.DataMapSettings`
-        (validated there first: a bad value is an error naming the argument).
+            measure, min_epoch, max_epoch, source, correctness, nan_policy: the fields of
+                :class:`~hf_synthsample.cartography.settings.DataMapSettings` (type, bounds,
+                default and help are declared there; ``measure`` may also be its
+                :class:`~hf_synthsample.cartography.MeasureInfo`), validated there first.
 
         Raises:
             ValueError: before any computation, for dynamics that cannot give a faithful map: an

@@ -1,4 +1,4 @@
-"""Recorded dynamics -> a data map's arrays: :func:`map_arrays` (what
+"""Recorded dynamics -> a data map's arrays: :func:`settings_arrays` (what
 :meth:`DataMap.from_dynamics <hf_synthsample.cartography.DataMap.from_dynamics>` computes), with
 every check made before any arithmetic: the id, epoch and correctness columns, the metadata
 against the data, duplicate (example, epoch) rows, a complete epoch window and NaN values.
@@ -7,7 +7,7 @@ Example:
     >>> import pyarrow as pa
     >>> t = pa.table({"example_id": [0, 0, 1, 1], "epoch": [0, 1, 0, 1], "loss": [2.0, 1.0, 0.5, 0.1],
     ...               "correct": [False, True, True, True]})
-    >>> arrays = map_arrays(t, "loss")
+    >>> arrays = settings_arrays(t, DataMapSettings(measure="loss"))
     >>> arrays["confidence"].tolist(), arrays["correctness"].tolist()
     ([-1.5, -0.3], [0.5, 1.0])
 """
@@ -25,7 +25,7 @@ from .ids import id_codes
 from .measures import MAP_MEASURES, MeasureInfo
 from .settings import NAN_POLICIES, DataMapSettings
 
-__all__ = ["map_arrays", "settings_arrays", "NAN_POLICIES"]
+__all__ = ["settings_arrays", "NAN_POLICIES"]
 #: per-(example, epoch) columns summarised by their mean over the epoch window
 _MEAN_COLUMNS = MAP_MEASURES
 
@@ -137,17 +137,10 @@ def _check_complete(ids: np.ndarray, epoch: np.ndarray, examples: np.ndarray, re
         )
 
 
-def map_arrays(dynamics: Any, measure: str = "inv_ppl", *, min_epoch: int | None = None, max_epoch: int | None = None,
-               source: str = "train", correctness: str | None = None, nan_policy: str = "raise") -> dict:
-    """The keyword arguments of :class:`~hf_synthsample.cartography.DataMap` for ``dynamics``: see
-    :meth:`DataMap.from_dynamics <hf_synthsample.cartography.DataMap.from_dynamics>` for the
-    arguments and the checks (the arguments are the fields of :class:`DataMapSettings`)."""
-    return settings_arrays(dynamics, DataMapSettings(measure=measure, min_epoch=min_epoch, max_epoch=max_epoch,
-                                                     source=source, correctness=correctness, nan_policy=nan_policy))
-
-
 def settings_arrays(dynamics: Any, settings: DataMapSettings) -> dict:
-    """:func:`map_arrays` with validated ``settings``; the map's measure travels as its ``MeasureInfo``."""
+    """The keyword arguments of :class:`~hf_synthsample.cartography.DataMap` for ``dynamics`` and
+    validated ``settings`` (the checks: :meth:`DataMap.from_dynamics
+    <hf_synthsample.cartography.DataMap.from_dynamics>`); the map's measure travels as its ``MeasureInfo``."""
     import pyarrow as pa
 
     info, source, nan_policy = settings.measure_info, settings.source, settings.nan_policy

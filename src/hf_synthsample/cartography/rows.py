@@ -106,14 +106,14 @@ def _dataset_rows(dm: DataMap, dataset: "Dataset", ids: Sequence[int] | None, *,
     """Row numbers of ``ids`` (default: all of ``dm``'s) in ``dataset``; see :meth:`DataMap.positions`."""
     from ..columns import column_arrow
     from ..hub.provenance import dataset_fingerprint
+    from ..validation import check_non_empty_str
 
     ids = dm.example_ids if ids is None else _as_ids(ids)
     ds_name = names["dataset"]
     columns = getattr(dataset, "column_names", None)
     if columns is None or not hasattr(dataset, "select"):
         raise TypeError(f"{ds_name} must be a datasets.Dataset, got {type(dataset).__name__}")
-    if not isinstance(id_column, str) or not id_column:
-        raise TypeError(f"{names['id_column']} must be a non-empty str, got {id_column!r}")
+    check_non_empty_str(names["id_column"], id_column)
     strings = dm.example_ids.dtype.kind == "U"
     if id_column in columns:
         col = column_arrow(dataset, id_column)

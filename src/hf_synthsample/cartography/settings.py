@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..settings import Settings, setting
+from ..validation import check_non_empty_str
 from .measures import MAP_MEASURES, MEASURE_INFO, MEASURES, TASKS, MeasureInfo
 
 __all__ = ["DataMapSettings", "NoiseSettings", "LexicalSettings", "LexicalNoiseSettings", "DynamicsSettings",
@@ -73,7 +74,9 @@ class DataMapSettings(Settings):
                                       help="the boolean column counted as correct [exact_match for bleu when "
                                            "recorded, else correct]")
     nan_policy: str = setting("raise", choices=NAN_POLICIES,
-                              help="NaN values of the measure: raise, omit those epochs, or drop those examples [raise]")
+                              help="NaN (or missing) values of the measure in the window: raise, omit those epochs (an "
+                                   "example left with none is left out), or drop those examples; both log how many "
+                                   "[raise]")
 
     @property
     def measure_info(self) -> MeasureInfo:
@@ -144,12 +147,6 @@ class LexicalNoiseSettings(LexicalSettings):
         _one_of("flag_noisy_lexical", "rows", self)
 
 
-def _non_empty_str(name: str, value: Any) -> str:
-    if not isinstance(value, str) or not value:
-        raise TypeError(f"{name} must be a non-empty str, got {value!r}")
-    return value
-
-
 def _folder(name: str, value: Any) -> Any:
     from ..validation import check_writable_path
 
@@ -166,7 +163,7 @@ class DynamicsSettings(Settings):
     output_dir: Any = setting(None, kind="any", none=True, check=_folder,
                               help="where the final dynamics go [<args.output_dir>/cartography]")
     task: str = setting("auto", choices=("auto", *TASKS), help="the task layout, or auto (from the model class)")
-    id_column: str = setting("example_id", kind="any", check=_non_empty_str, help="the example-id column")
+    id_column: str = setting("example_id", kind="any", check=check_non_empty_str, help="the example-id column")
     eval_pass: Any = setting(False, kind="any", check=lambda name, v: bool(v),
                              help="also a dropout-free pass at each epoch end (implied by bleu)")
     eval_examples: int | None = setting(None, min=1, help="examples of that pass, drawn with seed [all]")

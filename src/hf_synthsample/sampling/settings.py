@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..settings import Settings, setting
-from ..validation import check_float
+from ..validation import check_float, check_non_empty_str
 
 __all__ = ["StructureSource", "UniformSettings", "UATSettings", "CMaxEntSettings", "HomogenizeSettings", "DifficultySettings",
            "StreamHomogenizeSettings", "DiversitySettings", "RepetitionSettings", "MISSING_POLICIES", "MODES", "SAMPLER_SETTINGS"]
@@ -49,12 +49,6 @@ def _language(name: str, value: str) -> str:
     from ..structure import get_language
 
     get_language(value)
-    return value
-
-
-def _program_column(name: str, value: Any) -> str:
-    if not isinstance(value, str) or not value:
-        raise TypeError(f"{name} must be a non-empty str, got {value!r}")
     return value
 
 
@@ -98,7 +92,7 @@ class StructureSource(Settings):
     columns, or a program column parsed with a language (``hf_synthsample.structure.languages()``)."""
 
     program_column: str = setting("program", help="program column parsed when a structure column is missing",
-                                  check=_program_column)
+                                  check=check_non_empty_str)
     language: str = setting("thingtalk", help="structure language of the programs", check=_language)
     max_height: int = setting(2, help="compound height when compounds are computed from programs", min=1)
     skip_unparsable: bool = setting(False, help="leave rows whose program does not parse out instead of failing")
