@@ -223,10 +223,8 @@ class UATSampler(_StructuralSampler):
     """Uniform Abstract Template sampling: weight ``p(t)^alpha``, ``alpha`` in ``[-1, 0]``.
 
     ``alpha=0`` is uniform over rows; ``alpha=-1`` starts uniform over templates. Needs a
-    ``template`` column, or a program column to compute it from. ``missing``: ``"raise"``
-    (default) or ``"drop"`` for rows whose template is null (see the module docstring);
-    ``skip_unparsable``: the same for programs that do not parse. ``progress``: a bar while
-    templates are computed from programs (``None``: automatic, see :mod:`hf_synthsample.progress`).
+    ``template`` column, or a program column to compute it from. Settings:
+    :class:`~hf_synthsample.sampling.settings.UATSettings`.
 
     Example:
         >>> from datasets import Dataset

@@ -143,10 +143,10 @@ def check_test_size(test_size: Any, n: int) -> tuple[float, int]:
 def check_train_size(train_size: Any, test_rows: int, n: int) -> int | None:
     """The number of train rows ``train_size`` asks for, or ``None`` for the rest of the rows (a
     partition). As in scikit-learn's ``train_test_split``, ``train_size + test_size`` may be
-    below 1: the rows on neither side are left out (Keysers et al.'s MCD splits are such subsets)."""
+    below 1: the rows on neither side are left out (Keysers et al.'s MCD splits are such subsets).
+    ``train_size`` comes checked (:class:`~hf_synthsample.splits.settings.SplitSettings`)."""
     if train_size is None:
         return None
-    train_size = check_float("train_size", train_size, min=0.0, max=1.0, min_inclusive=False, max_inclusive=False)
     rows = int(round(train_size * n))
     if rows < 1 or rows > n - test_rows:
         raise ValueError(f"train_size: {train_size} of {n} rows gives {rows} train rows, but {n - test_rows} are left "
@@ -245,9 +245,9 @@ def read_structures(
     adapter; compounds from ``compounds_column``, ``compounds_fn(tree)`` or the adapter).
     ``side`` (an int per row) keeps rows of different sides in different groups.
 
-    ``compound_weights``: ``True`` / ``"example"``: Keysers et al.'s weight of each compound in each
-    row (:func:`~hf_synthsample.structure.example_compound_weights`, ``P(G'|G)`` over the rows
-    read); ``"pool"``: one weight per compound, its largest per-row weight
+    ``compound_weights`` (as :func:`check_compound_weights` returns it): ``True`` / ``"example"``:
+    Keysers et al.'s weight of each compound in each row (:func:`~hf_synthsample.structure.example_compound_weights`,
+    ``P(G'|G)`` over the rows read); ``"pool"``: one weight per compound, its largest per-row weight
     (:func:`~hf_synthsample.structure.compound_weights`); ``False``: unweighted; a mapping:
     compound -> weight (1 for the others); ``None``: ``"example"`` for the language's compounds,
     unweighted for ``compounds_column`` / ``compounds_fn``. Both weightings need program trees.
@@ -258,7 +258,6 @@ def read_structures(
     from ..sampling.structural import StructureColumns, _bags
     from ..structure import get_language
 
-    compound_weights = check_compound_weights(compound_weights)
     if compound_weights is None:  # the weights need trees: on for the language's compounds, off otherwise
         compound_weights = compounds_column is None and compounds_fn is None
     mode = "example" if compound_weights is True else compound_weights

@@ -215,7 +215,7 @@ def split_report(
     from ..sampling.base import check_column_values
     from ._data import check_compound_weights, check_template_column
 
-    check_compound_weights(compound_weights)
+    compound_weights = check_compound_weights(compound_weights)  # read_structures takes it checked
     for name, ds in (("train", train), ("test", test)):  # types and nulls before any work
         ok = check_column_values(ds, text_column, kind="scalar", missing="drop",
                                  name="text_column" if text_column != column else "column")
