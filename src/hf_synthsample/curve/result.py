@@ -85,6 +85,8 @@ class CurveResult:
                       f"Fit: exact match (%) on {self.records[0]['num_fit']:,} seeded rows of each model's own training "
                       f"set; each model trained until it reached {s.fit_target:g} % (checked every {s.check_every} "
                       f"steps, at most {s.max_steps:,} steps)"
+                      + (f", then {s.settle_steps:,} more with the learning rate decayed to 0 (steps counts them; the "
+                         "fit is the last check's)" if s.settle_steps else "")
                       + (f"; **not reached** at D_C target(s) {', '.join(f'{t:g}' for t in self.not_fitted)}: those "
                          "test scores say little about generalization" if self.not_fitted else "; every model reached it")
                       + ". Test: exact match (%) on a seeded subset of each test set (the same seed for every split)."]
