@@ -100,7 +100,8 @@ def train_split(split: "DatasetDict", factory: ModelFactory, settings: CurveSett
     rows reaches ``settings.fit_target`` (checked every ``check_every`` steps; at most ``max_steps``),
     then score it on ``settings.test_rows`` of ``split["test"]``.
 
-    Returns a record: ``fit`` (the last check's exact match, %), ``fit_reached``, ``steps``,
+    Returns a record: ``fit`` (the last check's exact match, %), ``fit_reached``, ``steps`` (with the
+    settle phase's), ``fit_step`` (the check that reached the target, or the last one),
     ``fit_history`` (``[step, fit]`` per check), ``test_exact_match`` (%), ``num_test_scored``,
     ``num_fit``, ``errors`` (:func:`~hf_synthsample.curve.stats.error_kinds`), seconds.
     """
@@ -136,6 +137,7 @@ def train_split(split: "DatasetDict", factory: ModelFactory, settings: CurveSett
     return {"test_exact_match": float(result["exact_match"]), "num_test_scored": int(scored.num_rows),
             "fit": float(stop.history[-1][1]), "num_fit": int(fit_rows.num_rows), "fit_reached": bool(stop.reached),
             "steps": int(trainer.state.global_step),
-            "fit_step": stop.history[-1][0] if stop.settled_at is None else int(stop.settled_at), "fit_history": [[int(a), float(b)] for a, b in stop.history],
+            "fit_step": int(stop.history[-1][0] if stop.settled_at is None else stop.settled_at),
+            "fit_history": [[int(a), float(b)] for a, b in stop.history],
             "errors": error_kinds(result["predictions"], [str(t) for t in scored[s.target_column]]),
             "train_seconds": round(train_s, 1), "eval_seconds": round(time.perf_counter() - start - train_s, 1)}

@@ -53,8 +53,9 @@ class FitTargetCallback(TrainerCallback):
     fitted, at the cost of one full pass only near the end.
 
     ``settle`` (``unit="step"`` only; 0 = off): the last ``settle`` of the Trainer's ``max_steps`` are
-    kept for it. Once the target is reached, training goes on for ``settle`` more steps with the learning rate decayed linearly from its value then to 0, and stops
-    with one last check (``settled_at`` is the step it started). A first check at the target is taken
+    kept for it. Once the target is reached, training goes on for ``settle`` more steps with the
+    learning rate decayed linearly from its value then to 0, and stops with one last check
+    (``settled_at`` is the step it started). A first check at the target is taken
     with the learning rate still high, at a point that differs from run to run; the settle phase
     compares every run at rest, as a schedule decayed to 0 at a fixed budget would, while still
     training each run until it has learnt its own rows.
