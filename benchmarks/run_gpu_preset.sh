@@ -6,6 +6,7 @@
 #   benchmarks/run_gpu_preset.sh zhou            # Zhou et al. Figure 2 at SCAN* L = 31, 62
 #   benchmarks/run_gpu_preset.sh karel           # Shin et al. Karel Table 1 at 10,000 programs
 #   benchmarks/run_gpu_preset.sh cogs            # cartography on COGS gen with the paper's model size
+#   benchmarks/run_gpu_preset.sh oren --init warm:DIR   # Oren et al. Table 5 at 2K with the larger warm start
 #   benchmarks/run_gpu_preset.sh cogs --seeds 1 --data-seed 1    # any flag of the example overrides the preset
 #   RESULTS=$OUT benchmarks/run_gpu_preset.sh karel              # on a lent machine: the folder that comes back
 #
@@ -14,17 +15,19 @@
 # Each preset is sized to finish in under 8 minutes on one H100 (the estimate is in the example's
 # docstring). Environment: GPU_TIMEOUT (seconds before the run is stopped, default 540: the preset
 # plus a margin, inside a 10-minute device slot), RESULTS (parent folder, default benchmarks/results/gpu),
-# PYTHON (default python). Exit status: the example's (124: stopped by the timeout; whatever the run
+# PYTHON (default python), PRESET (the example's preset flag, default gpu; `tiny` checks this script on a
+# CPU in seconds). Exit status: the example's (124: stopped by the timeout; whatever the run
 # wrote before that is kept, and the README says so).
 set -u
 
-usage() { echo "usage: $0 {zhou|karel|cogs} [flags of the example]" >&2; exit 2; }
+usage() { echo "usage: $0 {zhou|karel|cogs|oren} [flags of the example]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 case "$1" in
   zhou|zhou_scan) script=zhou_scan ;;
   karel|karel_io) script=karel_io ;;
   cogs|cartography|cartography_cogs) script=cartography_cogs ;;
-  *) echo "error: unknown example '$1' (zhou, karel or cogs)" >&2; usage ;;
+  oren|oren_schema2qa) script=oren_schema2qa ;;
+  *) echo "error: unknown example '$1' (zhou, karel, cogs or oren)" >&2; usage ;;
 esac
 shift
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,11 +35,13 @@ cd "$root" || exit 2
 limit=${GPU_TIMEOUT:-540}
 case "$limit" in ''|*[!0-9]*) echo "error: GPU_TIMEOUT must be a number of seconds, got '$limit'" >&2; exit 2 ;; esac
 python=${PYTHON:-python}
+preset=${PRESET:-gpu}
+case "$preset" in ''|*[!a-z0-9-]*) echo "error: PRESET must be a preset name such as gpu or tiny, got '$preset'" >&2; exit 2 ;; esac
 stamp=$(date -u +%Y-%m-%dT%H-%M-%SZ)
-out="${RESULTS:-benchmarks/results/gpu}/$script-gpu-$stamp"
+out="${RESULTS:-benchmarks/results/gpu}/$script-$preset-$stamp"
 if [ -e "$out" ]; then echo "error: $out exists" >&2; exit 2; fi
 mkdir -p "$out" || exit 2
-command=(examples/"$script".py --gpu --out "$out" "$@")
+command=(examples/"$script".py --"$preset" --out "$out" "$@")
 
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_EVALUATE_OFFLINE=1 \
        HF_DATASETS_DISABLE_PROGRESS_BARS=1 MPLBACKEND=Agg TOKENIZERS_PARALLELISM=false
@@ -61,7 +66,7 @@ status="finished (exit status 0)"
 [ $rc -eq 124 ] && status="STOPPED by the ${limit}-second timeout: the tables below are missing or partial"
 [ $rc -ne 0 ] && [ $rc -ne 124 ] && status="FAILED (exit status $rc): see log.txt"
 {
-  echo "# \`$script --gpu\`: $status"
+  echo "# \`$script --$preset\`: $status"
   echo
   echo "Command: \`$python ${command[*]}\` (run by \`benchmarks/run_gpu_preset.sh\`, timeout ${limit} s)."
   echo "Wall time: ${wall} s."
