@@ -48,7 +48,7 @@ export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_EVALUATE
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with local changes)')"
-  echo "host: $(hostname), $(nproc) CPU cores"
+  echo "host: $(hostname), $(nproc --all) CPU cores"
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /' \
     || echo "gpu: none found (nvidia-smi failed)"
   "$python" -c 'import torch, transformers; print(f"torch {torch.__version__} (CUDA {torch.version.cuda}, available: {torch.cuda.is_available()}), transformers {transformers.__version__}")' 2>&1
