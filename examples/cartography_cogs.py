@@ -340,7 +340,7 @@ def curricula_table(exp: Experiment, dm, full_row: dict, runs: Runs):
 
 def main(argv=None) -> int:
     a = parse_args(argv)  # the COGS files exist: parse_args checked them
-    start_run(a.out, OUTPUTS, a.threads)
+    start_run(a.out, OUTPUTS, a.threads, a.jobs)
     # sacrebleu warns that COGS logical forms end in a tokenized '.': they are meant to
     logging.getLogger("sacrebleu").setLevel(logging.ERROR)
     start = time.perf_counter()

@@ -322,7 +322,7 @@ def main(argv=None) -> int:
     from hf_synthsample.metrics import metric_path
     from hf_synthsample.models import build_word_tokenizer
 
-    start_run(a.out, OUTPUTS, a.threads)
+    start_run(a.out, OUTPUTS, a.threads, a.jobs)
     start, cpu0 = time.time(), time.process_time()
     train, tests = build_data(a)
     metric = evaluate.load(metric_path("karel_execution"))

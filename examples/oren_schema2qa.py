@@ -67,11 +67,13 @@ Presets (individual flags override them):
   110-150 CPU-s an epoch over the 2K sample (one thread), pre-training fit 2 -> 13 % in 2 epochs
   (Uniform, seed 0), so about 20 epochs (40 CPU-min) a run and 8 CPU-h for the 12: beyond a CPU
   hour; on a CPU run one seed (``--repeats 1 --samplers uniform uat``), else ``--gpu``.
-* ``--gpu`` (one GPU; estimated < 8 min on an H100 with ``--jobs 3``, not yet run): ``--cpu-warm``
+* ``--gpu`` (one GPU; estimated < 8 min on an H100 with ``--jobs 3``): ``--cpu-warm``
   with the larger warm start, all 6 MiniLM layers in the decoder (``--decoder-layers 6``), batch 64
   (the loop is bound by per-step CPU work, so fewer, larger steps), Uniform and UAT only, 4
-  threads. ``--jobs 3`` trains three models side by side on the one GPU (the parent process never
-  touches CUDA, so the forked workers can).
+  threads per worker. ``--jobs 3`` trains three models side by side on the one GPU (the parent
+  process never touches CUDA, so the forked workers can). Its first run (2026-11-27) hung: the
+  parent had run torch on several threads before forking, which GNU OpenMP does not survive; with
+  ``--jobs`` > 1 the parent now stays on one thread (``start_run``) and the workers take ``--threads``.
 * ``--tiny`` (seconds; the test suite): pool 300, ``k`` = 40, an LSTM of width 32 (at most 2 epochs a stage),
   fine-tuning on the first 32 annotated train rows, evaluation on the first 16 rows of each test split.
 
@@ -277,7 +279,7 @@ def main(argv=None) -> int:
     from hf_synthsample.processes import run_forked
     from hf_synthsample.sampling.diversity import diversity_report
 
-    start, cpu0 = start_run(a.out, OUTPUTS, a.threads), time.process_time()  # torch threads; --out cleared
+    start, cpu0 = start_run(a.out, OUTPUTS, a.threads, a.jobs), time.process_time()  # torch threads; --out cleared
 
     annotated = load_annotated(a.data_dir, max_train=a.max_train, max_eval=a.max_eval)
     pool = hf_synthsample.load_dataset("schema2qa", "all", num_examples=a.pool_size, seed=a.seed, split="train")
@@ -321,7 +323,8 @@ def main(argv=None) -> int:
         say(run_summary(row, s, res))
         return res
 
-    results = run_forked(run_one, len(runs), a.jobs, describe=lambda i: f"{runs[i][0]} seed {runs[i][1]}")
+    results = run_forked(run_one, len(runs), a.jobs, describe=lambda i: f"{runs[i][0]} seed {runs[i][1]}",
+                         threads=a.threads)
     for row, _ in rows:
         ems = [res for (r, _, _), res in zip(runs, results) if r == row]
         table.add(**table_row(row, ems, reports.get(row), a.repeats > 1))
@@ -349,7 +352,7 @@ def main_synthetic(a) -> int:
     from hf_synthsample.processes import run_forked
     from hf_synthsample.sampling.diversity import diversity_report
 
-    start, cpu0 = start_run(a.out, SYNTHETIC_OUTPUTS, a.threads), time.process_time()  # torch threads; --out cleared
+    start, cpu0 = start_run(a.out, SYNTHETIC_OUTPUTS, a.threads, a.jobs), time.process_time()  # torch threads; --out cleared
     pool = hf_synthsample.load_dataset("schema2qa", "all", num_examples=a.pool_size, seed=a.seed, split="train")
     train_side, test = synthetic_split(pool, a.test_size, a.seed, a.max_eval)
     print(f"pool {len(pool):,} rows, {len(set(pool['template']))} templates; train side {len(train_side):,} rows "
@@ -378,7 +381,8 @@ def main_synthetic(a) -> int:
         print(run_summary(row, s, res), flush=True)
         return res
 
-    results = run_forked(run_one, len(runs), a.jobs, describe=lambda i: f"{runs[i][0]} seed {runs[i][1]}")
+    results = run_forked(run_one, len(runs), a.jobs, describe=lambda i: f"{runs[i][0]} seed {runs[i][1]}",
+                         threads=a.threads)
     table = ResultsTable(
         "Exact match (%) on held-out abstract templates of the synthetic Schema2QA pool (template split)",
         SYNTHETIC_COLUMNS, caption=synthetic_caption(a, test, seeds))

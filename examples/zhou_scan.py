@@ -370,7 +370,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    start = start_run(args.out, OUTPUTS, args.threads)
+    start = start_run(args.out, OUTPUTS, args.threads, args.jobs)
     book = RunBook(lambda key, seed, data: train_one(key, seed, data, args))
     data = {split: _scan_data(args, split) for split in SCAN_SPLITS.values()}
 

@@ -425,5 +425,7 @@ def test_run_gpu_preset_script_writes_a_citable_results_folder(tmp_path, cache_d
     assert stopped.returncode == 124
     newest = max((tmp_path / "results").iterdir(), key=lambda p: p.name)
     assert "STOPPED by the 1-second timeout" in (newest / "README.md").read_text()
-    bad = subprocess.run([script, "oren"], env=env, capture_output=True, text=True)
-    assert bad.returncode == 2 and "unknown example 'oren'" in bad.stderr
+    bad = subprocess.run([script, "nosuch"], env=env, capture_output=True, text=True)
+    assert bad.returncode == 2 and "unknown example 'nosuch' (zhou, karel, cogs or oren)" in bad.stderr
+    bad = subprocess.run([script, "zhou"], env=dict(env, PRESET="gpu; rm"), capture_output=True, text=True)
+    assert bad.returncode == 2 and "PRESET must be a preset name" in bad.stderr

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hf_synthsample.processes import children_die_with_parent
+from hf_synthsample.processes import children_die_with_parent, run_forked
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 linux_only = pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc to find the workers")
@@ -65,7 +65,7 @@ def test_only_children_forked_inside_the_context_are_tied_to_the_parent(tmp_path
     script = f"""
 import os, sys, time
 sys.path.insert(0, {SRC!r})
-from hf_synthsample.processes import children_die_with_parent
+from hf_synthsample.processes import children_die_with_parent, run_forked
 
 def fork_sleeper():
     pid = os.fork()
@@ -102,3 +102,40 @@ def test_context_is_reentrant():
         with children_die_with_parent():
             assert p._depth == 2
     assert p._depth == 0
+
+
+_OPENMP_AFTER_FORK = """
+import sys, torch
+from hf_synthsample.processes import run_forked
+torch.set_num_threads(2)
+torch.nn.functional.softmax(torch.randn(2048, 2048), -1).sum()  # a parallel op: GNU OpenMP's pool exists now
+def work(i):
+    return [torch.get_num_threads(), float(torch.nn.functional.softmax(torch.randn(2048, 2048), -1).sum() > 0)]
+print(run_forked(work, 2, 2, threads=int(sys.argv[1])), flush=True)
+"""
+
+
+def test_forked_workers_of_a_multithreaded_torch_process_do_not_hang(tmp_path):
+    """A worker forked after a parallel torch op hung at its own first parallel op (the Oren
+    warm start with --jobs 2 --threads 2 on the GPU machine, and here); the workers run on 1 thread."""
+    pytest.importorskip("torch")
+    script = tmp_path / "omp_after_fork.py"
+    script.write_text(_OPENMP_AFTER_FORK)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, str(script), "2"], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[[1, 1.0], [1, 1.0]]"
+    assert "forked workers run on 1, not 2" in done.stderr
+
+
+def test_forked_workers_take_their_threads_from_a_single_threaded_parent():
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        assert run_forked(lambda i: torch.get_num_threads(), 2, 2, threads=2) == [2, 2]
+        assert run_forked(lambda i: torch.get_num_threads(), 2, 2) == [1, 1]  # the default
+    finally:
+        torch.set_num_threads(before)
+    with pytest.raises(ValueError, match="threads must be a positive int"):
+        run_forked(lambda i: i, 2, 2, threads=0)

@@ -124,13 +124,20 @@ def clear_outputs(folder: str | os.PathLike, patterns: Sequence[str], *, name: s
     return removed
 
 
-def start_run(out: str, outputs: Sequence[str], threads: int) -> float:
+#: torch CPU threads of each forked worker (``start_run``'s ``threads``), read by ``runs.run_jobs``
+WORKER_THREADS: dict[str, int] = {"threads": 1}
+
+
+def start_run(out: str, outputs: Sequence[str], threads: int, jobs: int = 1) -> float:
     """Before the first piece of work: torch on ``threads`` CPU threads (1 is fastest on a shared CPU),
     ``out`` cleared of the previous run's ``outputs`` (:func:`clear_outputs`). Returns the start time
-    (``time.perf_counter()``)."""
+    (``time.perf_counter()``). With ``jobs > 1`` this process stays on one thread and each forked
+    worker takes ``threads``: torch's OpenMP is not fork-safe, and a worker forked from a process
+    that ran a parallel op hangs (``hf_synthsample.processes.run_forked``)."""
     import torch
 
-    torch.set_num_threads(threads)
+    torch.set_num_threads(threads if jobs <= 1 else 1)
+    WORKER_THREADS["threads"] = threads
     clear_outputs(out, outputs)
     return time.perf_counter()
 

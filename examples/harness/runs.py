@@ -53,8 +53,11 @@ def run_jobs(run_one: Callable[..., Any], items: Sequence[Any], jobs: int, *, on
     else:
         from hf_synthsample.processes import run_forked
 
+        from .run_folder import WORKER_THREADS
+
         for i, result in enumerate(run_forked(lambda i: run_one(items[i]), len(items), jobs,
-                                              describe=lambda i: describe(items[i]))):
+                                              describe=lambda i: describe(items[i]),
+                                              threads=WORKER_THREADS["threads"])):
             done(i, result)
     return [results[i] for i in range(len(items))]
 

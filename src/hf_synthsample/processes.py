@@ -37,7 +37,11 @@ import threading
 import time
 from typing import Callable, Iterator
 
+from .logging import get_logger
+
 __all__ = ["children_die_with_parent", "run_forked"]
+
+logger = get_logger(__name__)
 
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
@@ -101,7 +105,12 @@ def children_die_with_parent() -> Iterator[None]:
             _depth -= 1
 
 
-def _forked_worker(run_one: Callable[[int], object], indices: list, results, setup: Callable[[], None] | None) -> None:
+def _forked_worker(run_one: Callable[[int], object], indices: list, results, setup: Callable[[], None] | None,
+                   threads: int | None) -> None:
+    if threads is not None:  # before any torch op of this process (see run_forked)
+        import torch
+
+        torch.set_num_threads(threads)
     if setup is not None:
         setup()
     for i in indices:
@@ -112,10 +121,34 @@ def _forked_worker(run_one: Callable[[int], object], indices: list, results, set
             return
 
 
+def _worker_threads(threads: int | None) -> int | None:
+    """The torch CPU threads a forked worker may use: ``threads`` (default 1) where this process
+    runs torch on one thread, else 1. GNU OpenMP (torch's on Linux) is not fork-safe: once this
+    process has run a parallel op, a forked child's first parallel op waits for pool threads that
+    the fork did not copy, for ever (seen: warm-started models in 2 workers of a 2-thread parent)."""
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise ValueError(f"threads must be a positive int (torch CPU threads per worker) or None, got {threads!r}")
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return threads
+    wanted = 1 if threads is None else threads
+    if wanted > 1 and torch.get_num_threads() > 1:
+        logger.warning("torch runs on %d CPU threads in this process, so the forked workers run on 1, not %d: "
+                       "GNU OpenMP is not fork-safe (a worker would hang). Call torch.set_num_threads(1) before "
+                       "this process's first torch op to give the workers more.", torch.get_num_threads(), wanted)
+        wanted = 1
+    return wanted
+
+
 def run_forked(run_one: Callable[[int], object], n: int, jobs: int, *, setup: Callable[[], None] | None = None,
-               describe: Callable[[int], str] | None = None) -> list:
+               describe: Callable[[int], str] | None = None, threads: int | None = None) -> list:
     """``[run_one(0), ..., run_one(n - 1)]`` computed in ``jobs`` forked processes (run ``i`` in
     process ``i % jobs``, each calling ``setup()`` first), in order; ``jobs == 1`` runs them here.
+
+    Where torch is imported, each worker runs it on ``threads`` CPU threads (default 1; unused when
+    ``jobs == 1``), or on 1 when this process runs torch on more than one (with a warning): torch's
+    OpenMP is not fork-safe, and a worker forked after a parallel op would hang. To give the workers
+    more, keep this process at ``torch.set_num_threads(1)`` from its first torch op.
 
     Forked, so ``run_one`` may be any function of the calling script (an example needs no importable
     module name); the results come back through a queue and must be picklable *by multiprocessing*
@@ -135,9 +168,11 @@ def run_forked(run_one: Callable[[int], object], n: int, jobs: int, *, setup: Ca
         if setup is not None:
             setup()
         return [run_one(i) for i in range(n)]
+    worker_threads = _worker_threads(threads)
     ctx = multiprocessing.get_context("fork")
     results = ctx.Queue()
-    procs = [ctx.Process(target=_forked_worker, args=(run_one, list(range(k, n, jobs)), results, setup), daemon=True)
+    procs = [ctx.Process(target=_forked_worker, args=(run_one, list(range(k, n, jobs)), results, setup, worker_threads),
+                         daemon=True)
              for k in range(min(jobs, n))]
     with children_die_with_parent():  # a killed parent must not leave its workers running
         for proc in procs:

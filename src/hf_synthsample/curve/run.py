@@ -124,16 +124,11 @@ def _curve(dataset: "Dataset", model: ModelSpec, s: CurveSettings) -> CurveResul
 
     from ..processes import run_forked
 
-    def set_threads() -> None:
-        import torch
-
-        torch.set_num_threads(s.threads)
-
     if s.jobs == 1 or len(s.targets) == 1:
         with _torch_threads(s.threads):
             trained = [one(i) for i in range(len(s.targets))]
     else:  # forked workers (the factory may be any callable of the caller's); they die with this process
-        trained = run_forked(one, len(s.targets), s.jobs, setup=set_threads,
+        trained = run_forked(one, len(s.targets), s.jobs, threads=s.threads,
                              describe=lambda i: f"the model of split {names[s.targets[i]]}")
     records = []
     for t, record in zip(s.targets, trained):
