@@ -22,15 +22,18 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 OUT="${OUT:-${TMPDIR:-/tmp}/gpu-session}"
 DATA="$ROOT/.gpu-data"
+COGS="${TMPDIR:-/tmp}/gpu-session-cogs"
 PARTS=("$@"); [ ${#PARTS[@]} -gt 0 ] || PARTS=(bench tests zhou karel cogs oren)
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_EVALUATE_OFFLINE=1 \
        HF_DATASETS_DISABLE_PROGRESS_BARS=1 MPLBACKEND=Agg PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
 
 want() { local p; for p in "${PARTS[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 
-unpack() {  # .gpu-data/*.gz -> TSV files; the fp16 MiniLM -> an fp32 checkpoint folder in $1
+unpack() {  # .gpu-data/cogs/*.gz -> TSV files in $COGS (outside the checkout: what travels stays small);
+    # the fp16 MiniLM -> an fp32 checkpoint folder in $1
     local f
-    for f in "$DATA"/cogs/*.tsv.gz; do [ -f "$f" ] && gunzip -kf "$f"; done
+    mkdir -p "$COGS"
+    for f in "$DATA"/cogs/*.tsv.gz; do [ -f "$f" ] && gunzip -c "$f" > "$COGS/$(basename "$f" .gz)"; done
     if [ -f "$DATA/minilm/model.fp16.safetensors.xz" ]; then
         mkdir -p "$1" && cp "$DATA"/minilm/*.json "$DATA"/minilm/vocab.txt "$1"/
         xz -dc "$DATA/minilm/model.fp16.safetensors.xz" > "$1/model.fp16.safetensors"
@@ -97,7 +100,7 @@ transformers.__version__, 'datasets', datasets.__version__, 'cuda', torch.cuda.i
     echo "set up after $(( $(date +%s) - start )) s"
     # 1. the callback overhead on a quiet machine (nothing else runs: the ratios are of 1-2 %)
     if want bench; then
-        timeout 150 python3 benchmarks/bench_cartography.py --data "$DATA/cogs/train.tsv" "${BENCH[@]}" 2>&1 \
+        timeout 150 python3 benchmarks/bench_cartography.py --data "$COGS/train.tsv" "${BENCH[@]}" 2>&1 \
             | grep -v train_runtime > "$OUT/bench_cartography.txt"
         cat "$OUT/bench_cartography.txt"; echo "bench done after $(( $(date +%s) - start )) s"
     fi
@@ -130,7 +133,7 @@ transformers.__version__, 'datasets', datasets.__version__, 'cuda', torch.cuda.i
     }
     want zhou && { preset_run zhou --jobs 2 & pids+=($!); }
     want karel && { preset_run karel --jobs 2 --num-proc 6 & pids+=($!); }
-    want cogs && { preset_run cogs --data-dir "$DATA/cogs" & pids+=($!); }
+    want cogs && { preset_run cogs --data-dir "$COGS" & pids+=($!); }
     if want oren; then
         init=minilm-bert2bert; [ -d "$minilm" ] && init="warm:$minilm"
         jobs=2; [ "$MODE" = run ] || jobs=1
