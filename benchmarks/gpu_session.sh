@@ -84,13 +84,13 @@ run|dry-run)
     if [ "$MODE" = run ]; then
         python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
         export PYTHONPATH="/tmp/site:$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"
-        preset=gpu; device=cuda; nt=3
+        preset=gpu; nt=3
         nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
         BENCH=(--device cuda --num-examples 4096 --epochs 2 --batch-size 64 --d-model 512 --layers 6 --repeats 1
                --bleu-examples 128 --sync-steps 8)
     else
         export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"
-        preset=tiny; device=cpu; nt=2
+        preset=tiny; nt=2
         BENCH=(--device cpu --num-examples 64 --epochs 1 --batch-size 16 --d-model 32 --layers 1 --repeats 1
                --bleu-examples 8 --sync-steps 2)
     fi

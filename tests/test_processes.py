@@ -65,7 +65,7 @@ def test_only_children_forked_inside_the_context_are_tied_to_the_parent(tmp_path
     script = f"""
 import os, sys, time
 sys.path.insert(0, {SRC!r})
-from hf_synthsample.processes import children_die_with_parent, run_forked
+from hf_synthsample.processes import children_die_with_parent
 
 def fork_sleeper():
     pid = os.fork()
