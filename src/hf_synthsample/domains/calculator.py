@@ -27,28 +27,9 @@ import random
 from dataclasses import dataclass
 from typing import Callable, NamedTuple, Union
 
-__all__ = [
-    "DISTRIBUTIONS",
-    "OPERATORS",
-    "SALIENT_VARIABLES",
-    "Expr",
-    "CalculatorParams",
-    "Rendered",
-    "TREE_ALGEBRA",
-    "RENDER_ALGEBRA",
-    "to_string",
-    "fold",
-    "render",
-    "parse",
-    "evaluate",
-    "answer",
-    "salient_features",
-    "round_length",
-    "round_mean_depth",
-    "sample",
-    "tree_depth",
-    "num_leaves",
-]
+__all__ = ["DISTRIBUTIONS", "OPERATORS", "SALIENT_VARIABLES", "Expr", "CalculatorParams", "Rendered", "TREE_ALGEBRA",
+           "RENDER_ALGEBRA", "to_string", "fold", "render", "parse", "evaluate", "answer", "salient_features",
+           "round_length", "round_mean_depth", "sample", "tree_depth", "num_leaves"]
 
 Expr = Union[int, tuple]  # int digit, or (op, left, right)
 
@@ -70,9 +51,7 @@ SALIENT_VARIABLES: dict[str, str] = {
 }
 
 
-# --------------------------------------------------------------------------------------------
-# Printing and measuring, bottom-up
-# --------------------------------------------------------------------------------------------
+# ---------------------------------------------------------------- Printing and measuring, bottom-up
 class Rendered(NamedTuple):
     """A printed (sub)expression with what is needed to combine it and to measure it."""
 
@@ -92,13 +71,9 @@ _LEAVES = tuple((str(d), _ATOM, d, 0, 0, 0, 1, 0) for d in range(10))
 
 
 def _combine(op: str, left: Rendered, right: Rendered) -> Rendered:
-    """Join two printed operands with ``op``, adding only the parentheses the parse needs.
-
-    The one parenthesis rule of this module: the left operand is wrapped iff it binds weaker
-    than ``op``; the right operand also at equal precedence when ``op`` is ``-`` (``a-(b-c)`` and
-    ``a-(b+c)`` differ from ``a-b-c``). ``+`` and ``*`` are associative over their precedence
-    level, so ``a+(b-c)`` prints as ``a+b-c`` and ``a*(b*c)`` as ``a*b*c``.
-    """
+    """Join two printed operands with ``op``, adding only the parentheses the parse needs."""
+    # the one parenthesis rule: wrap the left operand iff it binds weaker than op, the right one also at
+    # equal precedence under "-" (a-(b+c) is not a-b+c); + and * are associative, so a*(b*c) prints a*b*c
     lt, lp, lv, lo, lpa, lds, ln, lmd = left
     rt, rp, rv, ro, rpa, rds, rn, rmd = right
     p = PRECEDENCE[op]
@@ -112,13 +87,7 @@ def _combine(op: str, left: Rendered, right: Rendered) -> Rendered:
         rpa += 1
         rds += rn
         rmd += 1
-    if op == "+":
-        value = (lv + rv) % 10
-    elif op == "-":
-        value = (lv - rv) % 10
-    else:
-        value = (lv * rv) % 10
-    return (lt + op + rt, p, value, lo + ro + 1, lpa + rpa, lds + rds, ln + rn, lmd if lmd > rmd else rmd)
+    return (lt + op + rt, p, _value(op, lv, rv), lo + ro + 1, lpa + rpa, lds + rds, ln + rn, lmd if lmd > rmd else rmd)
 
 
 @dataclass(frozen=True)
@@ -136,12 +105,10 @@ RENDER_ALGEBRA = Algebra(leaf=_LEAVES.__getitem__, node=_combine)
 def fold(expr: Expr, leaf: Callable[[int], object], node: Callable[[str, object, object], object]):
     """``expr`` folded bottom-up: ``leaf(digit)`` at the leaves, ``node(op, left, right)`` above.
 
-    The one place a tree is read, so the one place it is checked: every leaf must be a digit
-    0-9 (an ``int``, not a ``bool``), every inner node an ``(op, left, right)`` tuple (or list)
-    with ``op`` in :data:`OPERATORS`; anything else is a ``ValueError`` (a wrong type a
-    ``TypeError``) saying what and where (the path of child positions from the root, 1 = left,
-    2 = right). Iterative, so a tree of any depth (e.g. a chain ``1+1+...+1`` of a million
-    terms) is folded without recursion.
+    The one place a tree is read and checked: a leaf that is not a digit 0-9 (a ``bool`` is not) or
+    an inner node that is not ``(op, left, right)`` with ``op`` in :data:`OPERATORS` is a
+    ``ValueError`` (a wrong type a ``TypeError``) naming its path (1 = left, 2 = right). Iterative:
+    trees of any depth fold.
 
     Example:
         >>> fold(("+", 1, ("*", 2, 3)), leaf=lambda d: d, node=lambda op, a, b: f"[{a}{op}{b}]")
@@ -194,11 +161,7 @@ def _value(op: str, a: int, b: int) -> int:
 
 def render(expr: Expr) -> Rendered:
     """Print ``expr`` with minimal parentheses and measure it in one bottom-up pass."""
-    return Rendered(*_render(expr))
-
-
-def _render(expr: Expr) -> tuple:
-    return fold(expr, _LEAVES.__getitem__, _combine)
+    return Rendered(*fold(expr, _LEAVES.__getitem__, _combine))
 
 
 def to_string(expr: Expr) -> str:
@@ -217,6 +180,7 @@ def round_mean_depth(depth_sum: int, num_digits: int) -> float:
 
 
 def _row_features(r: tuple) -> dict:
+    """The salient variables of a rendered tuple (:class:`Rendered`'s fields)."""
     text, _, _, num_ops, num_parens, depth_sum, num_digits, max_depth = r
     return {
         "length": round_length(len(text)),
@@ -227,18 +191,11 @@ def _row_features(r: tuple) -> dict:
     }
 
 
-# --------------------------------------------------------------------------------------------
-# Parsing and evaluation (independent of the printer: the tests use them as its oracle)
-# --------------------------------------------------------------------------------------------
+# ---------------------------------------------------------------- Parsing and evaluation (independent of the printer: the tests use them as its oracle)
 def parse(text: str) -> Expr:
     """Parse an expression with the usual precedence (``*`` over ``+ -``), left-associative.
 
-    Iterative (operator precedence with explicit stacks): any nesting depth parses, no
-    ``RecursionError``.
-
-    Raises:
-        ValueError: with the character position of the first problem.
-        TypeError: ``text`` is not a ``str``.
+    Iterative, so any nesting depth parses; a ``ValueError`` names the position of the first problem.
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
@@ -287,11 +244,7 @@ def parse(text: str) -> Expr:
 
 
 def evaluate(expr: Expr) -> int:
-    """Value of ``expr`` modulo 10 (floor modulo: always 0..9).
-
-    The tree is checked as :func:`to_string` checks it (:func:`fold`): a leaf that is not a digit
-    0-9 or an unknown operator is a ``ValueError``.
-    """
+    """Value of ``expr`` modulo 10 (floor modulo: always 0..9); the tree is checked by :func:`fold`."""
     return fold(expr, int, _value)
 
 
@@ -301,11 +254,8 @@ def answer(text: str) -> int:
 
 
 def salient_features(text: str) -> dict:
-    """The five salient variables of an expression string, read off the string itself.
-
-    This is a character scan, independent of the generator's bottom-up measurement, so it also
-    works on expressions that were not printed minimally.
-    """
+    """The five salient variables of an expression string, read off the string itself (so also of one
+    not printed minimally): a character scan, independent of the generator's bottom-up measurement."""
     parse(text)  # validates
     depth = max_depth = depth_sum = digits = parens = 0
     for ch in text:
@@ -318,13 +268,7 @@ def salient_features(text: str) -> dict:
             digits += 1
             depth_sum += depth
             max_depth = max(max_depth, depth)
-    return {
-        "length": round_length(len(text)),
-        "num_ops": sum(text.count(op) for op in OPERATORS),
-        "num_parens": parens,
-        "mean_paren_depth": round_mean_depth(depth_sum, digits),
-        "max_paren_depth": max_depth,
-    }
+    return _row_features((text, 0, 0, sum(text.count(op) for op in OPERATORS), parens, depth_sum, digits, max_depth))
 
 
 def tree_depth(expr: Expr) -> int:
@@ -337,9 +281,7 @@ def num_leaves(expr: Expr) -> int:
     return fold(expr, lambda d: 1, lambda op, a, b: a + b)
 
 
-# --------------------------------------------------------------------------------------------
-# The four distributions
-# --------------------------------------------------------------------------------------------
+# ---------------------------------------------------------------- The four distributions
 @dataclass(frozen=True)
 class CalculatorParams:
     """Parameters of the four distributions (defaults are the library's, see the README).
@@ -470,6 +412,4 @@ def sample(
 def sample_row(rng: random.Random, distribution: str, params: CalculatorParams) -> dict:
     """One dataset row: expression, answer, distribution and the five salient variables."""
     r = sample(rng, distribution, params, RENDER_ALGEBRA)
-    row = {"expression": r[0], "answer": r[2], "distribution": distribution}
-    row.update(_row_features(r))
-    return row
+    return {"expression": r[0], "answer": r[2], "distribution": distribution, **_row_features(r)}

@@ -42,21 +42,8 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-__all__ = [
-    "SCAN_VERBS",
-    "DIRECTIONS",
-    "SCAN_SPLITS",
-    "scan_commands",
-    "scan_split",
-    "StarGrammar",
-    "StarExample",
-    "halve",
-    "halving_steps",
-    "structure_length",
-    "StarBlock",
-    "halve_block",
-    "star_primitives",
-]
+__all__ = ["SCAN_VERBS", "DIRECTIONS", "SCAN_SPLITS", "scan_commands", "scan_split", "StarGrammar", "StarExample",
+           "halve", "halving_steps", "structure_length", "StarBlock", "halve_block", "star_primitives"]
 
 SCAN_VERBS: tuple[str, ...] = ("walk", "look", "run", "jump")
 DIRECTIONS: tuple[str, ...] = ("left", "right")
@@ -81,22 +68,15 @@ SCAN_SPLITS: dict[str, str] = {
 }
 
 
-# --------------------------------------------------------------------------------------------
-# Exact SCAN
-# --------------------------------------------------------------------------------------------
+# ---------------------------------------------------------------- Exact SCAN
 def _scan_v() -> list[tuple[str, tuple[str, ...]]]:
     """Every V phrase with its actions, in grammar order."""
-    out = []
-    for u in SCAN_VERBS:  # V -> U
-        out.append((u, ("I_" + u.upper(),)))
-    for x in (*SCAN_VERBS, "turn"):  # V -> D
+    act = {x: () if x == "turn" else ("I_" + x.upper(),) for x in (*SCAN_VERBS, "turn")}
+    out = [(u, act[u]) for u in SCAN_VERBS]  # V -> U
+    out += [(f"{x} {d}", (_TURN[d],) + act[x]) for x in act for d in DIRECTIONS]  # V -> D
+    for x in act:  # V -> X opposite DIR | X around DIR
         for d in DIRECTIONS:
-            out.append((f"{x} {d}", (_TURN[d],) + (() if x == "turn" else ("I_" + x.upper(),))))
-    for x in (*SCAN_VERBS, "turn"):  # V -> X opposite DIR | X around DIR
-        x_act = () if x == "turn" else ("I_" + x.upper(),)
-        for d in DIRECTIONS:
-            out.append((f"{x} opposite {d}", (_TURN[d], _TURN[d]) + x_act))
-            out.append((f"{x} around {d}", ((_TURN[d],) + x_act) * 4))
+            out += [(f"{x} opposite {d}", (_TURN[d], _TURN[d]) + act[x]), (f"{x} around {d}", ((_TURN[d],) + act[x]) * 4)]
     return out
 
 
@@ -171,9 +151,7 @@ def scan_split(name: str, *, seed: int = 0, train_fraction: float = 0.8) -> dict
     return {"train": train, "test": test}
 
 
-# --------------------------------------------------------------------------------------------
-# SCAN*
-# --------------------------------------------------------------------------------------------
+# ---------------------------------------------------------------- SCAN*
 def star_primitives(n: int) -> tuple[str, ...]:
     """The ``n`` SCAN* verb primitives: SCAN's four, then ``prim4``, ``prim5``, ..."""
     return SCAN_VERBS[:n] + tuple(f"prim{i}" for i in range(len(SCAN_VERBS), n))
@@ -271,15 +249,11 @@ class StarGrammar:
         """``n`` command structures of ``min_length..max_length`` words (length uniform).
 
         Parts are drawn left to right, each shape uniform among those that fit the words left
-        (never leaving exactly one word: a conjunction needs a part after it), so every length
-        is hit exactly. ``pool``: primitive indices to draw from (default all); ``max_unique``:
-        each example first draws that many distinct primitives from the pool and uses only
-        those; ``force``: this primitive appears in at least one part (a random part is set to
-        it when none drew it).
-
-        The whole block is drawn with numpy: first every part while at least 6 words are left
-        (every shape fits then), then the last few parts of all examples, round by round.
+        (never leaving exactly one word), so every length is hit exactly. ``pool``: primitive
+        indices to draw from (default all); ``max_unique``: each example uses only that many
+        distinct primitives of the pool; ``force``: this primitive appears in at least one part.
         """
+        # numpy, whole block: every part while >= 6 words are left (every shape fits), then the tails by rounds
         gen = np.random.Generator(np.random.PCG64(rng.getrandbits(64)))
         pool_arr = np.arange(self.num_primitives) if pool is None else np.asarray(pool, dtype=np.int64)
         targets = gen.integers(min_length, max_length + 1, n)
@@ -459,7 +433,7 @@ def halve_block(grammar: StarGrammar, block: StarBlock) -> StarBlock:
     cost = np.asarray(grammar.part_length)[block.shapes] + (block.conjs >= 0)
     m = np.diff(block.offsets)
     ex = block.example_ids()
-    total = np.bincount(ex, weights=cost, minlength=len(block)).astype(np.int64)
+    total = block.lengths(grammar)
     cum = np.cumsum(cost)
     before = np.concatenate([[0], cum])[block.offsets[:-1]]  # words of the earlier examples
     keep = cum - np.repeat(before, m) <= np.repeat(total // 2, m)  # a prefix of each example
@@ -480,13 +454,8 @@ def halve(grammar: StarGrammar, structure: Structure) -> Structure:
     The result may be empty (no parts) for a command whose first part is longer than that."""
     shapes, prims, conjs = structure
     budget = structure_length(grammar, structure) // 2
-    used = 0
     keep = 0
-    for i, s in enumerate(shapes):
-        need = grammar.part_length[s] + (1 if i else 0)
-        if used + need > budget:
-            break
-        used += need
+    while keep < len(shapes) and structure_length(grammar, (shapes[: keep + 1], (), conjs[:keep])) <= budget:
         keep += 1
     return shapes[:keep], prims[:keep], conjs[: max(keep - 1, 0)]
 

@@ -1,23 +1,8 @@
 """The salient variables of a Karel task (Shin et al. 2019, section 4.1), one column each.
 
-Program space (from the program):
-
-* ``program_size``: number of tokens (``DEF run m( ... m)`` included);
-* ``num_control_flow``: number of control structures (repeat, while, if, ifelse), the paper's
-  "control flow ratio" as it defines it (a count);
-* ``control_flow_ratio``: control structures / statements (control structures + actions), to the
-  nearest 0.05 (half up), a size-free version of the same;
-* ``nesting_depth``: deepest nesting of control structures (0 none, 1 none nested, 2 e.g. while in if).
-
-Input space (over the *shown* input grids of the task, i.e. what a model is given):
-
-* ``grid_size``: mean of ``(rows + cols) / 2``, to the nearest integer (half up);
-* ``marker_ratio``: mean fraction of cells holding at least one marker, to the nearest 0.05;
-* ``wall_ratio``: mean fraction of wall cells, to the nearest 0.05;
-* ``marker_count``: markers per marker cell (all shown grids pooled; 0 if none), to the nearest 0.5;
-* ``num_grids``: number of shown I/O pairs.
-
-Rounding (exact, halves up) keeps every variable finite-valued, as homogenization needs.
+Program-space variables come from the program, input-space ones from the *shown* input grids (what
+a model is given); :data:`SALIENT_VARIABLES` describes each. Rounding (exact, halves up) keeps
+every variable finite-valued, as homogenization needs.
 
 Example:
     >>> from hf_synthsample.domains.karel.dsl import parse
@@ -39,6 +24,7 @@ from .programs import action_count, control_flow_count, nesting_depth, program_s
 __all__ = ["SALIENT_VARIABLES", "PROGRAM_VARIABLES", "INPUT_VARIABLES", "round_to", "program_features",
            "input_features", "world_stats"]
 
+# num_control_flow is what the paper calls its "control flow ratio" (a count)
 PROGRAM_VARIABLES: dict[str, str] = {
     "program_size": "program size in tokens",
     "num_control_flow": "number of control structures (repeat, while, if, ifelse)",
@@ -58,8 +44,7 @@ SALIENT_VARIABLES: dict[str, str] = {**PROGRAM_VARIABLES, **INPUT_VARIABLES}
 def round_to(x: float | Fraction, step: float) -> float:
     """``x`` to the nearest multiple of ``step``, exact halves up (``round_to(Fraction(1, 8), 0.05) == 0.15``).
 
-    Pass a ``Fraction`` for an exact result: floats such as ``0.075`` sit a hair below their half.
-    """
+    Pass a ``Fraction`` for an exact result: floats such as ``0.075`` sit a hair below their half."""
     k = Fraction(1) / Fraction(step).limit_denominator(1000)
     return float(math.floor(Fraction(x) * k + Fraction(1, 2)) / k)
 

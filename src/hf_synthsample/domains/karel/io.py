@@ -5,12 +5,10 @@ Grid distributions (Shin et al. 2019, section 4.2; ALGORITHMS.md section 3), cho
 
 * ``"uniform"`` (the paper's uniform salient I/O procedure): rows and cols uniform over
   ``min_grid_size..max_grid_size``; a marker ratio and a wall ratio uniform over
-  ``marker_ratio_range`` / ``wall_ratio_range``; each cell is a wall with the wall ratio's
-  probability, else holds markers with the marker ratio's probability, the count drawn from
-  ``marker_counts``; Karel on a uniform cell (made free: it never stands on a wall) facing a
-  uniform direction. A degenerate range (``(0.1, 0.1)``) gives fixed per-cell probabilities.
-  Karel's cell is drawn first and made free, its markers drawn like any free cell's (this keeps
-  cells independent; see :class:`GridSource`).
+  ``marker_ratio_range`` / ``wall_ratio_range`` (a degenerate range fixes them); each cell is a
+  wall with the wall ratio's probability, else holds markers with the marker ratio's, the count
+  drawn from ``marker_counts``; Karel on a uniform cell, made free (see :class:`GridSource`),
+  facing a uniform direction.
 * ``"narrow"`` (section 4.2's narrow datasets): the same sizes, but exactly
   ``round(wall_ratio * cells)`` walls and ``round(marker_ratio * cells)`` marker cells at uniform
   positions (marker cells among non-wall cells; at least one cell stays free).
@@ -20,20 +18,14 @@ Marker counts: ``"uniform"`` (1..9), ``"geometric"`` (Geom(0.5) on 1, 2, ..., ca
 
 A task is ``num_shown`` shown pairs and ``num_held_out`` held-out pairs. Each input is redrawn
 until the program runs on it without crashing or timing out and (``reject_noop``) changes the
-world. If the shown inputs together do not cover every branch of the program
-(``require_coverage``), all of them are discarded and drawn again, as in the paper; redrawing a
-single failing input instead of the whole set gives the same distribution, since inputs are
-independent. More than ``max_attempts`` input draws for one task raise :class:`IOSamplingError`,
-and so does, early, a program none of whose first ``probe_attempts`` inputs is valid, or (with
-``require_coverage``) one with a branch that no valid input among its first ``2 * probe_attempts``
-took: such programs almost never meet the rules within ``max_attempts`` and would only burn
-draws. Like ``max_attempts`` itself, this decides which programs are kept, not how their inputs
-are distributed given the draws.
+world. If the shown inputs together do not cover every branch (``require_coverage``), all of them
+are drawn again, as in the paper. More than ``max_attempts`` input draws for one task raise
+:class:`IOSamplingError`, and so does, early, a program none of whose first ``probe_attempts``
+inputs is valid, or (with ``require_coverage``) one with a branch that no valid input among its
+first ``2 * probe_attempts`` took: such programs would only burn draws.
 
-Speed: candidate inputs are drawn whole, 32 at a time (:class:`GridSource`); with numba (the ``fast``
-extra, ``pip install 'hf-synthsample[fast]'``; ``HF_SYNTHSAMPLE_NO_NUMBA=1`` turns it off) each batch is drawn and run by compiled kernels
-(``_fastvm``), else the pure-Python interpreter runs the candidates one by one. Both paths draw
-the same grids and accept the same candidates: the rows are identical either way.
+Candidate inputs are drawn 32 at a time (:class:`GridSource`); with numba (the ``fast`` extra) each
+batch is drawn and run by the compiled kernels of ``_fastvm``, with the same rows as the pure path.
 
 Example:
     >>> import random
@@ -249,11 +241,9 @@ class GridSource:
     ``j`` starts at ``j * S``), all others lists. Moves never leave a grid (its ring is not free),
     so a program runs on the whole buffer from any grid's ``pos``.
 
-    *Uniform* grids: each cell independently a wall with the grid's wall ratio, else holds
-    markers with its marker ratio; Karel on a uniform cell, made free, whose markers are drawn
-    afresh with the marker ratio (a free cell's law), facing a uniform direction. That is the
-    reading of "a random location not containing a wall" that keeps cells independent.
-    *Narrow* grids: exact wall and marker cell counts at uniform positions.
+    Karel's cell in a uniform grid is made free and its markers drawn afresh with the marker
+    ratio (a free cell's law): the reading of "a random location not containing a wall" that
+    keeps cells independent.
     """
 
     def __init__(self, rng: random.Random, params: IOParams):

@@ -151,13 +151,8 @@ def has_pattern(program: Body, pattern: str) -> bool:
         return any(isinstance(s, tuple) and (s[0] == inner or any(contains(b) for b in _bodies(s))) for s in body)
 
     def search(body: Body) -> bool:
-        for s in body:
-            if isinstance(s, tuple):
-                if s[0] == outer and any(contains(b) for b in _bodies(s)):
-                    return True
-                if any(search(b) for b in _bodies(s)):
-                    return True
-        return False
+        return any(isinstance(s, tuple) and any((s[0] == outer and contains(b)) or search(b) for b in _bodies(s))
+                   for s in body)
 
     return search(program)
 
@@ -210,27 +205,12 @@ class _Grammar:
         return tuple(out)
 
 
-def _accept(prog: Body, p: ProgramParams, g: _Grammar | None = None) -> bool:
-    if g is not None:  # the counts the derivation kept (same values as the walks below)
-        size, n_control, n_actions, has_move = g.size, p.max_control_flow - g.control_left, g.actions, g.moves > 0
-    else:
-        size, n_control, n_actions = program_size(prog), control_flow_count(prog), action_count(prog)
-        has_move = not p.require_move or _has_move(prog)
-    if not p.min_size <= size <= p.max_size:
-        return False
-    if not p.min_control_flow <= n_control <= p.max_control_flow:
-        return False
-    if p.min_nesting and nesting_depth(prog) < p.min_nesting:
-        return False
-    if p.pattern is not None and not has_pattern(prog, p.pattern):
-        return False
-    if n_actions < p.min_actions:
-        return False
-    return not p.require_move or has_move
-
-
-def _has_move(body: Body) -> bool:
-    return any(s == "move" if isinstance(s, str) else any(_has_move(b) for b in _bodies(s)) for s in body)
+def _accept(prog: Body, p: ProgramParams, g: _Grammar) -> bool:
+    # the counts the derivation kept: no walks over the tree but for nesting and pattern
+    return (p.min_size <= g.size <= p.max_size and p.max_control_flow - g.control_left >= p.min_control_flow
+            and not (p.min_nesting and nesting_depth(prog) < p.min_nesting)
+            and (p.pattern is None or has_pattern(prog, p.pattern))
+            and g.actions >= p.min_actions and (not p.require_move or g.moves > 0))
 
 
 def sample_program(rng: random.Random, params: ProgramParams, *, max_draws: int = _MAX_DRAWS) -> Body:

@@ -123,22 +123,12 @@ class World:
         parts = hero.split(":") if isinstance(hero, str) else []
         if len(parts) != 3 or parts[2] not in _DIR_INDEX or not all(p.lstrip("-").isdigit() for p in parts[:2]):
             raise _grid_error(f"'hero' must look like 'row:col:north|east|south|west', got {hero!r}")
-        walls = set()
-        for item in _field_items(data, "blocked"):
-            p = item.split(":")
-            if len(p) != 2 or not all(x.lstrip("-").isdigit() for x in p):
-                raise _grid_error(f"'blocked' entries must look like 'row:col', got {item!r}")
-            walls.add((int(p[0]), int(p[1])))
-        markers: dict = {}
-        for item in _field_items(data, "markers"):
-            p = item.split(":")
-            if len(p) != 3 or not all(x.lstrip("-").isdigit() for x in p):
-                raise _grid_error(f"'markers' entries must look like 'row:col:count', got {item!r}")
-            markers[(int(p[0]), int(p[1]))] = int(p[2])
+        walls = frozenset(_field_cells(data, "blocked", "row:col"))
+        markers = {(r, c): n for r, c, n in _field_cells(data, "markers", "row:col:count")}
         crashed = data.get("crashed", False)
         if not isinstance(crashed, bool):
             raise _grid_error(f"'crashed' must be a bool, got {crashed!r}")
-        return cls(rows, cols, (int(parts[0]), int(parts[1]), _DIR_INDEX[parts[2]]), frozenset(walls), markers, crashed)
+        return cls(rows, cols, (int(parts[0]), int(parts[1]), _DIR_INDEX[parts[2]]), walls, markers, crashed)
 
     # ------------------------------------------------------------------------------ tensor
     def to_tensor(self) -> np.ndarray:
@@ -189,13 +179,18 @@ class World:
         return cls(rows, cols, (hr - 1, hc - 1, d), walls, markers)
 
 
-def _field_items(data: Mapping, key: str) -> list[str]:
+def _field_cells(data: Mapping, key: str, form: str) -> list[tuple[int, ...]]:
+    """The ``form`` entries (``row:col``, ``row:col:count``) of a space-separated field, as ints."""
     v = data.get(key, "")
-    if v is None:
-        return []
-    if not isinstance(v, str):
+    if v is not None and not isinstance(v, str):
         raise _grid_error(f"{key!r} must be a space-separated string, got {type(v).__name__}")
-    return v.split()
+    out = []
+    for item in (v or "").split():
+        p = item.split(":")
+        if len(p) != form.count(":") + 1 or not all(x.lstrip("-").isdigit() for x in p):
+            raise _grid_error(f"{key!r} entries must look like {form!r}, got {item!r}")
+        out.append(tuple(map(int, p)))
+    return out
 
 
 def tensor_to_sparse(tensor: np.ndarray) -> str:
