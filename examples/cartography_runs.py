@@ -20,7 +20,8 @@ import json
 import os
 import time
 
-from harness import ResultsTable, RunBook, Score, describe_settings, is_main_process, say, with_restarts
+from harness import (ResultsTable, RunBook, Score, check_restart_flags, describe_settings, is_main_process, say,
+                     with_restarts)
 
 __all__ = ["COGS_SOURCE", "EVAL_SPLITS", "Experiment", "LR_SCHEDULES", "Runs", "SCAN_CONFIGS", "check_data",
            "check_fit_flags", "cuda_available", "data_name", "describe_fit", "describe_map", "layout_prefix",
@@ -74,16 +75,7 @@ def check_fit_flags(parser: argparse.ArgumentParser, a: argparse.Namespace) -> N
     if a.map_fit_target and not a.fit_size:
         parser.error(f"--map-fit-target {a.map_fit_target:g} needs --fit-size > 0 (the rows the map model's fit is "
                      "scored on)")
-    if a.restart_below:
-        if not a.fit_target:
-            parser.error(f"--restart-below {a.restart_below:g} needs --fit-target (the restart reads its fit checks)")
-        if not 0 < a.restart_below <= a.fit_target:
-            parser.error(f"--restart-below must be a percentage in (0, --fit-target {a.fit_target:g}], got "
-                         f"{a.restart_below:g}")
-        if not 0 < a.restart_after < a.steps:
-            parser.error(f"--restart-after must be a step in (0, --steps {a.steps}), got {a.restart_after}")
-        if a.max_restarts < 1:
-            parser.error(f"--restart-below {a.restart_below:g} needs --max-restarts >= 1, got {a.max_restarts}")
+    check_restart_flags(parser, a, unit="step", cap=a.steps, cap_flag="--steps")
 
 
 def read_cogs(path: str, num_examples: int = 0, seed: int = 0, *, keep_exposure: bool = False,

@@ -108,6 +108,8 @@ def run_summary(row: str, seed: int, res: dict) -> str:
                 f"comp EM {res['comp']:.1f}, per-template {res['template_comp']:.1f}, {res['cpu_s']:.0f} CPU-s")
     pretrained = (f"pre-train fit {res['pretrain_fit']:.1f} after {res['pretrain_epochs']} epochs, "
                   if res["pretrain_fit"] is not None else "")
+    if res.get("abandoned_inits"):
+        pretrained = f"init {res['init_seed']} after {len(res['abandoned_inits'])} restart(s), " + pretrained
     return (f"{row} seed {seed}: {pretrained}fit {res['fit']:.1f} after {res['finetune_epochs']} fine-tuning epochs "
             f"(curve {res['finetune_curve']}), iid EM {res['iid']:.1f}, comp EM {res['comp']:.1f}, "
             f"{res['cpu_s']:.0f} CPU-s")
@@ -184,23 +186,64 @@ def train_and_evaluate(a, tokenizer, pretrain, annotated, seed: int, workdir: st
 
     With ``a.fit_target > 0`` each stage trains until it fits (:func:`train_to_fit`: the synthetic
     sample, at most ``a.pretrain_epochs``; the annotated rows, at most ``a.finetune_epochs``), else
-    for exactly that many epochs (linear decay). Also returns each stage's epochs and fit curve, the
-    pre-trained model's fit on its sample, and the compositional predictions (for the error profile)."""
-    from hf_synthsample.models import evaluate_seq2seq, train_seq2seq
+    for exactly that many epochs (linear decay). With ``a.restart_below``, a first stage whose fit is
+    still under it at epoch ``a.restart_after`` is abandoned and the model built again from init
+    ``seed + 1000`` (then ``+ 2000``, ... at most ``a.max_restarts`` times; the data order stays
+    ``seed``). Also returns each stage's epochs and fit curve, the pre-trained model's fit on its
+    sample, the init used and the abandoned ones, and the compositional predictions."""
+    from harness import with_restarts
+
+    from hf_synthsample.models import evaluate_seq2seq
 
     t0 = time.process_time()
-    model, tokenizer = build_model(a, tokenizer, seed)
     splits = [annotated[s] for s in ("train", "iid", "comp")] + ([pretrain] if pretrain is not None else [])
     max_new = max_new_tokens(tokenizer, *splits)
-    out = {"pretrain_epochs": 0, "pretrain_curve": [], "pretrain_fit": None}
+    restarts = a.max_restarts if a.fit_target and a.restart_below else 0
+
+    def attempt(init_seed: int, last: bool):
+        model, tok = build_model(a, tokenizer, init_seed)
+        out = _train_stages(a, model, tok, pretrain, annotated, seed, workdir, max_new, guard=not last)
+        first = "pretrain" if pretrain is not None else "finetune"
+        note = {"init_seed": init_seed, "stage": first, "fit_curve": out[f"{first}_curve"]}
+        return (model, tok, out), not out["abandoned"], note
+
+    (model, tokenizer, out), init_seed, abandoned, _ = with_restarts(
+        attempt, seed=seed, max_restarts=restarts,
+        on_restart=lambda nxt, note: print(
+            f"  init {note['init_seed']}: {note['stage']} fit {note['fit_curve'][-1][1]:.1f} % at epoch "
+            f"{note['fit_curve'][-1][0]} (< {a.restart_below:g} %): restarting from init {nxt}", flush=True))
+    out.update(init_seed=init_seed, abandoned_inits=abandoned)
+    model.eval()
+    # fit: the same decoding on every annotated row the model was fine-tuned on
+    for split, test in (("fit", annotated["train"]), ("iid", annotated["iid"]), ("comp", annotated["comp"])):
+        res = evaluate_seq2seq(model, tokenizer, test, source_column="utterance", target_column="program",
+                               batch_size=64, max_new_tokens=max_new)
+        out[split] = float(res["exact_match"])
+        if split == "comp":
+            out["comp_predictions"] = [" ".join(p.split()) for p in res["predictions"]]
+    out["cpu_s"] = time.process_time() - t0
+    return out
+
+
+def _train_stages(a, model, tokenizer, pretrain, annotated, seed: int, workdir: str, max_new: int, *,
+                  guard: bool) -> dict:
+    """The two stages of :func:`train_and_evaluate` on ``model``; ``guard``: the first stage may be
+    abandoned (``out["abandoned"]``) under ``a.restart_below`` at epoch ``a.restart_after``."""
+    from hf_synthsample.models import evaluate_seq2seq, train_seq2seq
+
+    out = {"pretrain_epochs": 0, "pretrain_curve": [], "pretrain_fit": None, "abandoned": False}
     for stage, rows, cap in (("pretrain", pretrain, a.pretrain_epochs), ("finetune", annotated["train"], a.finetune_epochs)):
         if rows is None:
             continue
         workdir_stage = os.path.join(workdir, stage)
         stage_fit = None  # the fit on all its rows, when the stop measured it
         if a.fit_target > 0:
-            run = train_to_fit(a, model, tokenizer, rows, cap, seed, workdir_stage, max_new)
+            run = train_to_fit(a, model, tokenizer, rows, cap, seed, workdir_stage, max_new,
+                               guard=guard and stage == ("pretrain" if pretrain is not None else "finetune"))
             out[f"{stage}_epochs"], out[f"{stage}_curve"], stage_fit = run["epochs"], run["fit_curve"], run["fit"]
+            if run["abandoned"]:
+                out["abandoned"] = True
+                return out
         else:
             train_seq2seq(model, tokenizer, rows, source_column="utterance", target_column="program",
                           output_dir=workdir_stage, epochs=cap, batch_size=a.batch_size, learning_rate=a.learning_rate,
@@ -213,15 +256,6 @@ def train_and_evaluate(a, tokenizer, pretrain, annotated, seed: int, workdir: st
                                              target_column="program", batch_size=64, max_new_tokens=max_new)["exact_match"]
                 model.train()
             out["pretrain_fit"] = float(stage_fit)
-    model.eval()
-    # fit: the same decoding on every annotated row the model was fine-tuned on
-    for split, test in (("fit", annotated["train"]), ("iid", annotated["iid"]), ("comp", annotated["comp"])):
-        res = evaluate_seq2seq(model, tokenizer, test, source_column="utterance", target_column="program",
-                               batch_size=64, max_new_tokens=max_new)
-        out[split] = float(res["exact_match"])
-        if split == "comp":
-            out["comp_predictions"] = [" ".join(p.split()) for p in res["predictions"]]
-    out["cpu_s"] = time.process_time() - t0
     return out
 
 
@@ -317,13 +351,15 @@ def build_arch_model(a, tokenizer, seed: int, width: int):
                                encoder_attention_heads=a.heads, decoder_attention_heads=a.heads, dropout=a.dropout)
 
 
-def train_to_fit(a, model, tokenizer, rows, max_epochs: float, seed: int, workdir: str, max_new: int) -> dict:
+def train_to_fit(a, model, tokenizer, rows, max_epochs: float, seed: int, workdir: str, max_new: int, *,
+                 guard: bool = False) -> dict:
     """Train ``model`` on ``rows`` until greedy decoding reproduces ``a.fit_target`` % of them (checked
     on 300 of them, on all once those reach it) every ``a.check_every`` epochs, at most ``max_epochs`` (batch ``a.batch_size``,
     constant lr ``a.learning_rate`` after a 2 % warm-up). The one fit-checking loop of this example:
     the synthetic split and both stages of the annotated setting use it.
-    Returns ``{"epochs", "fit_curve": [(epoch, fit)], "cpu_s", "fit"}`` (``fit``: on all rows when the
-    target was reached, else ``None``)."""
+    ``guard``: a fit still under ``a.restart_below`` at epoch ``a.restart_after`` stops the run (``abandoned``).
+    Returns ``{"epochs", "fit_curve": [(epoch, fit)], "cpu_s", "fit", "abandoned"}`` (``fit``: on all rows
+    when the target was reached, else ``None``)."""
     from hf_synthsample.models import FitTargetCallback, evaluate_seq2seq, train_seq2seq
 
     def fit_on(subset):
@@ -335,7 +371,8 @@ def train_to_fit(a, model, tokenizer, rows, max_epochs: float, seed: int, workdi
     fit_rows = rows.select(range(min(300, len(rows))))
     stop = FitTargetCallback(
         fit_on(fit_rows), a.fit_target, a.check_every, confirm=fit_on(rows) if len(rows) > len(fit_rows) else None,
-        on_check=lambda epoch, fit: print(f"  epoch {epoch}: fit {fit:.1f} ({time.process_time():.0f} CPU-s)", flush=True))
+        on_check=lambda epoch, fit: print(f"  epoch {epoch}: fit {fit:.1f} ({time.process_time():.0f} CPU-s)", flush=True),
+        **(dict(abandon_below=a.restart_below, abandon_after=a.restart_after) if guard and a.restart_below else {}))
     t0 = time.process_time()
     trainer = train_seq2seq(model, tokenizer, rows, source_column="utterance", target_column="program",
                             output_dir=workdir, epochs=max_epochs, batch_size=a.batch_size,
@@ -343,7 +380,7 @@ def train_to_fit(a, model, tokenizer, rows, max_epochs: float, seed: int, workdi
                             lr_scheduler_type="constant_with_warmup", disable_tqdm=True, callbacks=[stop])
     # a run stopped at the target was just scored on all its rows (the last check): the caller need not decode them again
     return {"epochs": round(trainer.state.epoch or 0), "fit_curve": stop.history, "cpu_s": time.process_time() - t0,
-            "fit": stop.history[-1][1] if stop.reached else None}
+            "fit": stop.history[-1][1] if stop.reached else None, "abandoned": stop.abandoned}
 
 
 def max_new_tokens(tokenizer, *datasets) -> int:
@@ -460,6 +497,9 @@ def annotated_caption(a, annotated: dict, seeds: list[int]) -> str:
             + (f"; each stage trained until greedy decoding fits {a.fit_target:g} % of its rows (on 300, then on all), "
                f"checked every {a.check_every} epochs, at most {a.pretrain_epochs:g} epochs of pre-training and "
                f"{a.finetune_epochs:g} of fine-tuning (batch {a.batch_size}, constant lr {a.learning_rate:g})"
+               + (f"; a first stage still under {a.restart_below:g} % at epoch {a.restart_after} trained again from "
+                  f"another init (at most {a.max_restarts} times; runs.json keeps the abandoned inits' curves)"
+                  if a.restart_below else "")
                if a.fit_target > 0 else f"; pre-train {a.pretrain_epochs:g} ep, fine-tune {a.finetune_epochs:g} ep")
             + f" on {len(annotated['train']):,} annotated rows; "
             + (f"mean (sd) of {a.repeats} repeats, seeds {seeds}" if a.repeats > 1 else f"seed {a.seed}")

