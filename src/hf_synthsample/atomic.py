@@ -1,29 +1,10 @@
 """Write files and folders so that a reader never sees a half-written one: write a temp beside, then rename.
 
-One place for the idea; JSON, text, Parquet and figures go through :func:`atomic_path`, whole
-folders (Hub-layout dataset folders) through :func:`atomic_folder`.
-
-A process killed mid-write (``kill -9``, power loss) cannot clean up after itself, so temp names
-carry the writer's process id, and the next write to the same path recovers first, logging a
-warning for each thing it does (see :func:`recover_folder`):
-
-* a ``.<name>.tmp-<pid>-*`` folder or ``.tmp-<file>-<pid>-*`` file of a dead writer (killed while
-  writing) is removed;
-* a ``.<name>.old-<pid>-*`` folder (the previous version, moved aside while the new one is renamed
-  in) is renamed back to ``<name>`` when ``<name>`` is missing (killed between the two renames),
-  and removed when ``<name>`` is there (killed after the swap, before the clean-up).
-
-Temp entries of a writer that is still running are never touched.
-
-Every file and folder written here gets the mode the user's umask gives a new file (``0o666 &
-~umask``) or folder (``0o777 & ~umask``), as ``open()`` and ``mkdir`` would: a temp file is
-created with :func:`os.open` and mode ``0o666`` (never :func:`tempfile.mkstemp`, whose 0600
-would survive the rename), so results can be shared exactly as the user's other files.
-
-Every folder :func:`atomic_folder` writes holds a marker file, :data:`FOLDER_MARKER`; a folder is
-replaced only when it holds one (or is empty): :func:`check_replaceable`. A folder of the user's,
-or one written before the marker existed, is never deleted: the caller gets a ``FileExistsError``
-saying why and what to do.
+Files go through :func:`atomic_path`, folders through :func:`atomic_folder`. Temp names carry the
+writer's pid, so the next write to a path first repairs what a killed writer left
+(:func:`recover_folder`). Everything written gets the mode the user's umask gives (temp files are
+made with ``os.open(..., 0o666)``, never ``mkstemp``'s 0600). A folder is replaced only when it
+holds the :data:`FOLDER_MARKER` file (or is empty): :func:`check_replaceable`.
 
 Example:
     >>> import os, tempfile
@@ -52,18 +33,8 @@ from .validation import check_path
 
 logger = get_logger(__name__)
 
-__all__ = [
-    "FOLDER_MARKER",
-    "atomic_path",
-    "check_replaceable",
-    "foreign_files",
-    "written_by_library",
-    "atomic_folder",
-    "recover_folder",
-    "write_text_atomic",
-    "write_json_atomic",
-    "save_figure_atomic",
-]
+__all__ = ["FOLDER_MARKER", "atomic_path", "check_replaceable", "foreign_files", "written_by_library", "atomic_folder",
+           "recover_folder", "write_text_atomic", "write_json_atomic", "save_figure_atomic"]
 
 
 #: The file every folder written by :func:`atomic_folder` holds: what makes the folder replaceable
@@ -77,8 +48,7 @@ _MARKER_NOTE = ("This folder was written by hf-synthsample, which replaces it (-
 
 def _folder_files(folder: Path) -> set[str]:
     """Relative (POSIX) paths of every file under ``folder``, the marker excepted."""
-    return {p.relative_to(folder).as_posix() for p in folder.rglob("*")
-            if not p.is_dir() and p.name != FOLDER_MARKER} - {FOLDER_MARKER}
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if not p.is_dir() and p.name != FOLDER_MARKER}
 
 
 def _manifest(folder: str | os.PathLike) -> set[str] | None:
@@ -112,16 +82,9 @@ def foreign_files(folder: str | os.PathLike) -> list[str]:
     return sorted(_folder_files(folder) - (_manifest(folder) or set()))
 
 
-def _is_empty_folder(path: Path) -> bool:
-    with os.scandir(path) as entries:
-        return next(entries, None) is None
-
-
 def check_replaceable(target: str | os.PathLike, *, name: str = "folder") -> None:
-    """``FileExistsError`` unless ``target`` may be replaced: it does not exist, is an empty folder,
-    or is a folder hf-synthsample wrote (it holds :data:`FOLDER_MARKER`) holding no file but those
-    the marker lists (a user's notes put into it are never deleted). ``name`` is the
-    argument (or CLI option) the message names. Recovers a killed write first (:func:`recover_folder`).
+    """``FileExistsError`` (naming ``name``) unless ``target`` may be replaced: it does not exist, is
+    empty, or holds :data:`FOLDER_MARKER` and no file but those the marker lists.
 
     Example:
         >>> import os, tempfile
@@ -138,7 +101,7 @@ def check_replaceable(target: str | os.PathLike, *, name: str = "folder") -> Non
         return
     if path.is_symlink() or not path.is_dir():
         raise FileExistsError(f"{name}: {path} exists and is not a folder; give the path of a folder to write")
-    if _is_empty_folder(path):
+    if not os.listdir(path):
         return
     if written_by_library(path):
         foreign = foreign_files(path)
@@ -168,7 +131,7 @@ def _create_temp_file(folder: str, prefix: str, suffix: str) -> str:
 
 
 def _raise_naming_the_target(err: OSError, target: str | os.PathLike, tmp: str | os.PathLike) -> None:
-    """Raise ``err`` naming ``target`` (what the user asked to write) instead of an internal temp path."""
+    """Raise ``err`` naming ``target`` instead of an internal temp path."""
     filename = os.fspath(err.filename) if err.filename is not None else None
     tmp = os.fspath(tmp)
     if filename is None or not (filename == tmp or filename.startswith(tmp + os.sep)):
@@ -177,18 +140,15 @@ def _raise_naming_the_target(err: OSError, target: str | os.PathLike, tmp: str |
 
 
 def _pid_alive(pid: int | None) -> bool:
-    """Whether process ``pid`` (of this machine) still runs; ``None`` (a name without a pid,
-    written before pids were recorded) counts as dead."""
-    if pid is None:
-        return False
-    if pid == os.getpid():
-        return True
+    """Whether process ``pid`` still runs; ``None`` (a temp name from before pids were recorded) is dead."""
+    if pid is None or pid == os.getpid():
+        return pid is not None
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:  # someone else's live process
-        return True
+        pass
     return True
 
 
@@ -215,10 +175,8 @@ def _stale_file_temps(path: str) -> None:
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[str]:
-    """Yield a temp path in ``path``'s folder (created if needed); on success rename it to ``path``.
-
-    On an exception the temp file is removed and ``path`` is left as it was.
-    """
+    """Yield a temp path in ``path``'s folder (created if needed), renamed to ``path`` on success
+    and removed on an exception."""
     path = os.path.abspath(check_path("path", path))
     if os.path.isdir(path):
         raise IsADirectoryError(errno.EISDIR, "is a folder, where a file was to be written", path)
@@ -250,9 +208,10 @@ def _folder_temps(target: Path) -> list[tuple[str, int | None, Path]]:
 
 
 def recover_folder(target: str | os.PathLike) -> list[str]:
-    """Repair what a killed :func:`atomic_folder` write left beside ``target``; returns what it did.
+    """Repair what a killed :func:`atomic_folder` write left beside ``target``; returns (and logs) what it did.
 
-    Each action is also logged as a warning. Entries of writers that still run are left alone.
+    A dead writer's temp folder is removed; its ``.old`` folder (the previous version) is renamed
+    back when ``target`` is missing, else removed. Entries of writers that still run are left alone.
 
     Example:
         >>> import os, tempfile
@@ -285,18 +244,13 @@ def recover_folder(target: str | os.PathLike) -> list[str]:
 
 @contextlib.contextmanager
 def atomic_folder(target: str | os.PathLike, *, mark: bool = True, keeps_old: bool = False) -> Iterator[Path]:
-    """Yield an empty temp folder beside ``target``; on success it replaces ``target`` (if any).
+    """Yield an empty temp folder beside ``target``; on success it replaces ``target`` (two renames),
+    on an exception it is removed and ``target`` left as it was.
 
-    Recovers a previous interrupted write first (:func:`recover_folder`). On an exception the
-    temp folder is removed and ``target`` is left as it was. The swap is two renames (``target``
-    aside, temp in), so a reader never sees a half-written folder.
-
-    ``mark=True`` writes :data:`FOLDER_MARKER` into the folder, listing the files written, and an
-    existing ``target`` must be replaceable (:func:`check_replaceable`: written by hf-synthsample
-    and holding nothing else, or empty), checked before the yield and again before the swap.
-    ``keeps_old=True`` is for a caller that copies everything of an existing ``target`` into the
-    temp folder (adding configs): nothing is lost, so ``target`` need not be replaceable, and files
-    of the old folder that hf-synthsample did not write stay unlisted (still protected).
+    ``mark=True`` writes :data:`FOLDER_MARKER` (listing the files written) and requires an existing
+    ``target`` to be replaceable (:func:`check_replaceable`), before the yield and again before the
+    swap. ``keeps_old=True``: the caller copied the old ``target`` into the temp folder, so it need
+    not be replaceable, and its files hf-synthsample did not write stay unlisted (still protected).
     ``mark=False`` adds no marker (adding to a folder of the user's keeps it the user's).
 
     Example:

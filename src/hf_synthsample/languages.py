@@ -1,23 +1,13 @@
 """Language adapters for the structure module beyond ThingTalk: SCAN, COGS, Karel, Calculator.
 
-Each adapter parses a program column into the language-agnostic :class:`~hf_synthsample.structure.Node`
-tree, marking what the abstract template hides (``kind``): lexical items (SCAN primitives, COGS
-nouns and verbs, Karel actions) are ``"func"``, values (COGS variables and names, Karel repeat
-counts, calculator digits) are ``"entity"``, Karel conditions are ``"property"``. Atoms and
-compounds keep the lexical items (only values become ``entity``), so a CMaxEnt sample balances
-e.g. ``(twice jump)`` against ``(twice walk)`` while UAT balances the abstract shapes.
-
-Registered by :func:`hf_synthsample.structure.get_language` on first use:
-
-========================  ===================================================  ==========================
-name                      program column                                       template example
-========================  ===================================================  ==========================
-``scan``                  SCAN / SCAN* commands (``jump around left twice``)   ``(twice (around func left))``
-``scan_actions``          SCAN action sequences (``I_TURN_LEFT I_JUMP``)       runs of actions, counts hidden
-``cogs``                  COGS logical forms                                   lexical items and variables hidden
-``karel``                 Karel token programs (``DEF run m( ... m)``)         control flow kept
-``calculator``            Calculator expressions (``5+4*(2+3)``)               the expression's shape
-========================  ===================================================  ==========================
+Each adapter parses a program column into a :class:`~hf_synthsample.structure.Node` tree, marking
+what the abstract template hides (``kind``): lexical items (SCAN primitives, COGS nouns and verbs,
+Karel actions) are ``"func"``, values (COGS variables, Karel repeat counts, digits) ``"entity"``,
+Karel conditions ``"property"``. Atoms and compounds keep the lexical items, so CMaxEnt balances
+``(twice jump)`` against ``(twice walk)`` while UAT balances the abstract shapes. Registered by
+:func:`hf_synthsample.structure.get_language` on first use: ``scan`` (SCAN / SCAN* commands),
+``scan_actions`` (action sequences, run lengths hidden), ``cogs`` (logical forms), ``karel``
+(token programs) and ``calculator`` (expressions).
 
 Example:
     >>> from hf_synthsample.structure import abstract_template, atoms, compounds
@@ -163,10 +153,9 @@ def _karel_body(body) -> tuple[Node, ...]:
         head = stmt[0]
         if head == "repeat":
             out.append(Node("repeat", (Node(str(stmt[1]), kind="entity"), *_karel_body(stmt[2]))))
-        elif head == "while":
-            out.append(Node("while", (_karel_cond(stmt[1]), Node("do", _karel_body(stmt[2])))))
-        elif head == "if":
-            out.append(Node("if", (_karel_cond(stmt[1]), Node("then", _karel_body(stmt[2])))))
+        elif head in ("while", "if"):
+            body = Node("do" if head == "while" else "then", _karel_body(stmt[2]))
+            out.append(Node(head, (_karel_cond(stmt[1]), body)))
         else:  # ifelse
             out.append(Node("ifelse", (_karel_cond(stmt[1]), Node("then", _karel_body(stmt[2])),
                                        Node("else", _karel_body(stmt[3])))))

@@ -14,19 +14,16 @@ __all__ = ["load_dataset", "load_dataset_builder", "resolve_config", "check_spli
 
 
 def resolve_config(domain: str, name: str | None = None, **config_kwargs: Any):
-    """The validated config that ``load_dataset(domain, name, **config_kwargs)`` would build.
+    """``(builder_class, config, overrides)``: the validated config ``load_dataset(domain, name,
+    **config_kwargs)`` would build; ``overrides`` only those that differ from the named config (one cache entry)."""
+    from .builders.base import check_named_parameters, config_parameters
 
-    Returns ``(builder_class, config, overrides)`` where ``overrides`` are only the parameters that
-    differ from the named config, so equal configs share one cache entry and one fingerprint.
-    """
     cls = get_builder_class(domain)
     configs = cls.builder_configs
     if name is None:
         name = cls.DEFAULT_CONFIG_NAME
     if name not in configs:
         raise ValueError(f"config {name!r} does not exist for {domain}; available configs: {list(configs)}")
-    from .builders.base import config_parameters
-
     accepted = config_parameters(cls.BUILDER_CONFIG_CLASS)
     unknown = [k for k in config_kwargs if k not in accepted]
     if unknown:
@@ -37,8 +34,6 @@ def resolve_config(domain: str, name: str | None = None, **config_kwargs: Any):
     for key, value in config_kwargs.items():
         setattr(config, key, value)
     config.validate(cls.SALIENT_VARIABLES)
-    from .builders.base import check_named_parameters
-
     check_named_parameters(cls, base, config, list(config_kwargs))
     overrides = {k: getattr(config, k) for k in config_kwargs if getattr(config, k) != getattr(base, k)}
     return cls, config, overrides
@@ -57,13 +52,9 @@ def load_dataset_builder(domain: str, name: str | None = None, *, cache_dir: str
 
 
 def check_split_selection(split: Any, sizes: Mapping[str, int] | None = None, arg: str = "split") -> str:
-    """``split`` as a spec string when each of its slices selects rows and no row is read twice;
-    else a ``ValueError`` naming ``arg`` and the slice (``datasets`` would say "corresponds to no
-    data", or read ``train+train`` twice over).
-
-    With ``sizes`` (rows per split) the check is exact. Without, it decides what the spec alone
-    settles: bounds of one sign and unit in the wrong order (``train[50:10]``), and two slices of a
-    split that both start at its start or both run to its end (``train+train``, ``train[:10]+train``).
+    """``split`` as a spec string when each of its slices selects rows and no row is read twice,
+    else a ``ValueError`` naming ``arg`` and the slice. Exact with ``sizes`` (rows per split); without,
+    it checks what the spec alone settles (``train[50:10]``, ``train+train``, ``train[:10]+train``).
 
     Example:
         >>> check_split_selection("train[:10%]+train[-10%:]")
@@ -101,8 +92,7 @@ def check_split_selection(split: Any, sizes: Mapping[str, int] | None = None, ar
 
 
 def _span(r) -> tuple | None:
-    """A slice's rows as ``(from, to, unit, anchor)`` where its bounds alone say (counted from the
-    split's start, or, both negative, from its end), else ``None`` (it takes the split's size)."""
+    """A slice's rows as ``(from, to, unit, anchor)`` where its bounds alone say, else ``None``."""
     if (r.from_ or 0) >= 0 and (r.to is None or r.to >= 0):
         return r.from_ or 0, r.to if r.to is not None else 100 if r.unit == "%" else math.inf, r.unit, "start"
     if r.from_ is not None and r.from_ < 0 and (r.to is None or r.to < 0):
@@ -127,22 +117,13 @@ def load_dataset(
     """Generate (or reuse from cache) a synthetic dataset and return it like ``datasets.load_dataset``.
 
     Args:
-        domain: a synthetic domain (``hf-synthsample configs`` lists them), e.g. ``"calculator"``.
-        name: the config name, e.g. ``"dcfg"`` or ``"dcfg-homogenized-length"``.
-        split: one split (``"train"``) instead of the ``DatasetDict``, or a slice of splits as
-            ``datasets`` reads it: ``"train[:10%]"``, ``"train[10:20]"``, ``"train+test"``
-            (a ``datasets.ReadInstruction`` too). Streaming takes whole split names only.
-        streaming: return an ``IterableDataset(Dict)`` that generates rows on the fly.
+        domain, name: a synthetic domain (``hf-synthsample configs`` lists them) and config name.
+        split: one split, or a slice as ``datasets`` reads it (``"train[:10%]"``, ``"train+test"``);
+            streaming takes whole split names only.
         num_proc: processes that generate blocks in parallel (rows do not depend on it).
-        cache_dir: the ``datasets`` cache directory.
-        download_mode: ``"reuse_dataset_if_exists"`` (default) or ``"force_redownload"`` to regenerate.
-        sampler: a sampler (``hf_synthsample.sampling``: ``UATSampler``, ``CMaxEntSampler``...)
-            applied to the generated data: the returned split (with ``split=``) or the
-            ``sample_splits`` of the ``DatasetDict`` become its selection of ``sample_size`` rows.
-        sample_size: rows to keep per sampled split (``None``: the sampler's own default).
-        sample_splits: split name(s) the sampler applies to when ``split`` is not given.
+        sampler: a :mod:`hf_synthsample.sampling` sampler applied to the returned split (or to the
+            ``sample_splits`` of the ``DatasetDict``), keeping ``sample_size`` rows of each.
         **config_kwargs: config parameters, e.g. ``num_examples``, ``seed``, ``homogenize``, ``eps``.
-            Unknown names are an error.
 
     Example:
         >>> ds = load_dataset("calculator", "dcfg", num_examples=200, seed=0, homogenize="length")

@@ -1,19 +1,10 @@
 """Logging for hf-synthsample, controlled the way ``datasets`` / ``transformers`` users expect.
 
-Every library logger lives under ``hf_synthsample`` (``hf_synthsample.cartography.callback``,
-...). Its verbosity is, in this order of precedence:
-
-1. what :func:`set_verbosity` (or ``set_verbosity_info()`` etc.) set;
-2. the environment variable ``HF_SYNTHSAMPLE_VERBOSITY`` (``debug``, ``info``, ``warning``,
-   ``error``, ``critical``), read at import;
-3. otherwise it **follows** ``datasets`` and ``transformers``: the more verbose of
-   ``datasets.logging.get_verbosity()`` and ``transformers.logging.get_verbosity()``, read at
-   each log call, so ``datasets.logging.set_verbosity_info()`` alone shows hf-synthsample's
-   info messages too (default: ``WARNING``).
-
-``set_verbosity(logging.NOTSET)`` goes back to following. Messages go to stderr through the
-library's own handler; they also propagate to the root logger (as ``datasets``' do), so under
-``logging.basicConfig`` call :func:`disable_propagation` to see them once.
+Every library logger lives under ``hf_synthsample``. Its level is what :func:`set_verbosity` set,
+else the environment variable ``HF_SYNTHSAMPLE_VERBOSITY`` (``debug`` ... ``critical``, read at
+import), else it follows the more verbose of ``datasets``' and ``transformers``' loggers, read at
+each log call (default ``WARNING``); ``set_verbosity(logging.NOTSET)`` goes back to following.
+Records go to stderr and also propagate to the root logger (:func:`disable_propagation` stops that).
 
 Example:
     >>> from hf_synthsample import logging as hfs_logging
@@ -31,24 +22,9 @@ import threading
 
 from logging import CRITICAL, DEBUG, ERROR, INFO, NOTSET, WARNING  # noqa: F401 (re-exported)
 
-__all__ = [
-    "get_logger",
-    "get_verbosity",
-    "set_verbosity",
-    "set_verbosity_debug",
-    "set_verbosity_info",
-    "set_verbosity_warning",
-    "set_verbosity_error",
-    "enable_propagation",
-    "disable_propagation",
-    "ENV_VAR",
-    "CRITICAL",
-    "ERROR",
-    "WARNING",
-    "INFO",
-    "DEBUG",
-    "NOTSET",
-]
+__all__ = ["get_logger", "get_verbosity", "set_verbosity", "set_verbosity_debug", "set_verbosity_info",
+           "set_verbosity_warning", "set_verbosity_error", "enable_propagation", "disable_propagation", "ENV_VAR",
+           "CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG", "NOTSET"]
 
 LIBRARY = "hf_synthsample"
 ENV_VAR = "HF_SYNTHSAMPLE_VERBOSITY"
@@ -61,9 +37,7 @@ _configured = False
 class _LibraryRootLogger(logging.Logger):
     """The ``hf_synthsample`` logger: its ``level`` is its own when set, else the followed libraries'.
 
-    ``Logger.getEffectiveLevel`` of every child reads this ``level`` attribute, and ``setLevel`` on
-    any logger (``datasets.logging.set_verbosity_info()`` included) clears the children's cached
-    answers, so following needs no polling.
+    Children's ``getEffectiveLevel`` reads this attribute, and any ``setLevel`` clears their caches.
     """
 
     @property  # type: ignore[override]
@@ -71,11 +45,8 @@ class _LibraryRootLogger(logging.Logger):
         own = self.__dict__.get("_own_level", NOTSET)
         if own:
             return own
-        levels = []
-        for name in FOLLOWED:
-            lg = logging.Logger.manager.loggerDict.get(name)
-            if isinstance(lg, logging.Logger) and lg.level:
-                levels.append(lg.level)
+        followed = [logging.Logger.manager.loggerDict.get(name) for name in FOLLOWED]
+        levels = [lg.level for lg in followed if isinstance(lg, logging.Logger) and lg.level]
         return min(levels) if levels else WARNING
 
     @level.setter

@@ -1,21 +1,10 @@
 """Worker processes that die with their parent.
 
-``datasets`` runs ``num_proc`` work in a ``multiprocess`` pool plus a manager process (for the
-results queue), forked without any hook we could pass an initializer to. When the parent is
-killed with SIGKILL (out-of-memory killer, ``kill -9``, a job scheduler), nothing tells them: the
-workers finish their shard and then wait forever, and the manager serves nobody, holding memory and
-CPU. :func:`children_die_with_parent` makes every process forked while it is active die with the
-process that forked it:
-
-* on Linux, the child asks the kernel for SIGKILL when its parent dies
-  (``prctl(PR_SET_PDEATHSIG)``, via ``ctypes``);
-* elsewhere, a daemon thread in the child checks every half second whether its parent changed;
-* either way, a child whose parent died between the fork and the request exits at once.
-
-It is installed with :func:`os.register_at_fork`, so it covers the ``fork`` start method (the
-default of ``multiprocess`` on Linux up to Python 3.13). Processes started with ``spawn`` or
-``forkserver`` are not covered. It is on while a synthetic builder prepares its data
-(``num_proc`` generation) and while an ``hf-synthsample`` command runs.
+``datasets``' ``num_proc`` pool workers (and its manager process) would outlive a parent killed with
+SIGKILL, waiting forever. :func:`children_die_with_parent` makes every process forked while it is
+active die with its parent: on Linux by ``prctl(PR_SET_PDEATHSIG)``, elsewhere by a thread watching
+the parent's pid. It hooks :func:`os.register_at_fork`, so ``spawn`` / ``forkserver`` children are
+not covered. :func:`run_forked` runs jobs in such forked workers.
 
 Example:
     >>> import os
@@ -87,10 +76,7 @@ def _after_fork_in_child() -> None:
 
 @contextlib.contextmanager
 def children_die_with_parent() -> Iterator[None]:
-    """While active, processes forked by this process die when it dies (see the module text).
-
-    Re-entrant and thread-safe; outside it, forks are left as they are.
-    """
+    """While active, processes forked by this process die when it dies; re-entrant and thread-safe."""
     global _depth, _prctl, _registered
     with _lock:
         if not _registered and hasattr(os, "register_at_fork"):
@@ -122,10 +108,8 @@ def _forked_worker(run_one: Callable[[int], object], indices: list, results, set
 
 
 def _worker_threads(threads: int | None) -> int | None:
-    """The torch CPU threads a forked worker may use: ``threads`` (default 1) where this process
-    runs torch on one thread, else 1. GNU OpenMP (torch's on Linux) is not fork-safe: once this
-    process has run a parallel op, a forked child's first parallel op waits for pool threads that
-    the fork did not copy, for ever (seen: warm-started models in 2 workers of a 2-thread parent)."""
+    """The torch CPU threads a forked worker may use: ``threads`` (default 1), or 1 where this process
+    runs torch on several (GNU OpenMP is not fork-safe: the child's first parallel op hangs)."""
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise ValueError(f"threads must be a positive int (torch CPU threads per worker) or None, got {threads!r}")
     torch = sys.modules.get("torch")
@@ -143,18 +127,12 @@ def _worker_threads(threads: int | None) -> int | None:
 def run_forked(run_one: Callable[[int], object], n: int, jobs: int, *, setup: Callable[[], None] | None = None,
                describe: Callable[[int], str] | None = None, threads: int | None = None) -> list:
     """``[run_one(0), ..., run_one(n - 1)]`` computed in ``jobs`` forked processes (run ``i`` in
-    process ``i % jobs``, each calling ``setup()`` first), in order; ``jobs == 1`` runs them here.
+    process ``i % jobs``, each calling ``setup()`` first); ``jobs == 1`` runs them here.
 
-    Where torch is imported, each worker runs it on ``threads`` CPU threads (default 1; unused when
-    ``jobs == 1``), or on 1 when this process runs torch on more than one (with a warning): torch's
-    OpenMP is not fork-safe, and a worker forked after a parallel op would hang. To give the workers
-    more, keep this process at ``torch.set_num_threads(1)`` from its first torch op.
-
-    Forked, so ``run_one`` may be any function of the calling script (an example needs no importable
-    module name); the results come back through a queue and must be picklable *by multiprocessing*
-    (nothing is written to disk). The workers die with this process (:func:`children_die_with_parent`).
-    A failing run raises ``RuntimeError`` naming it (``describe(i)``, default ``"run i"``) and
-    stops the others; a worker that dies without a result raises too.
+    Each worker runs torch on ``threads`` CPU threads (default 1), or on 1 (with a warning) when
+    this process runs torch on several: keep it at ``torch.set_num_threads(1)`` to give them more.
+    Forked, so ``run_one`` may be any function of the calling script; results come back through a
+    queue. A failing run (``describe(i)``, default ``"run i"``) or a dead worker is a ``RuntimeError``.
 
     Example:
         >>> run_forked(lambda i: i * i, 5, 2)

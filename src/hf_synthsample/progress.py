@@ -1,12 +1,8 @@
 """Progress bars on long work, the way ``datasets`` shows them.
 
-Every long job of this library (parsing the programs of a big pool, the CMaxEnt / hybrid greedy
-steps, embedding texts for prototype difficulty) takes ``progress: bool | None``:
-
-* ``None`` (the default): a bar when the work is long (at least ``min_total`` units), unless
-  ``datasets`` progress bars are off (``datasets.disable_progress_bars()`` or the environment
-  variable ``HF_DATASETS_DISABLE_PROGRESS_BARS=1``), exactly when ``datasets`` would show its own;
-* ``True``: always a bar; ``False``: never.
+Every long job takes ``progress: bool | None``: ``True`` always shows a bar, ``False`` never;
+``None`` (the default) shows one when the work is long (at least ``min_total`` units) unless
+``datasets``' bars are off (``HF_DATASETS_DISABLE_PROGRESS_BARS=1``, ``disable_progress_bars()``).
 
 Example:
     >>> from datasets.utils import are_progress_bars_disabled
@@ -24,7 +20,7 @@ __all__ = ["show_progress", "progress_bar"]
 
 
 def show_progress(progress: bool | None, total: int | None, min_total: int = 1_000) -> bool:
-    """Whether to show a bar over ``total`` units of work (see the module docstring)."""
+    """Whether to show a bar over ``total`` units of work."""
     if progress is not None:
         if not isinstance(progress, bool):
             raise TypeError(f"progress must be None (automatic), True or False, got {progress!r}")

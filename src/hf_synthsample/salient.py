@@ -1,9 +1,7 @@
 """The salient-variable columns of each domain, recomputed from a row's content.
 
-``salient_columns(domain)`` is a ``Dataset.map(batched=True)`` function (a dict of lists in, a
-dict of lists out) that recomputes the domain's salient-variable columns from the row itself,
-with the same local functions the generators use; so a pool read back from Parquet, a pool from
-elsewhere, or a pool on a cluster (``hf_synthsample.engines.ray.salient_columns``) gets the same
+``salient_columns(domain)`` is a ``Dataset.map(batched=True)`` function using the generators' own
+feature functions, so a pool read back from Parquet, from elsewhere, or on a cluster gets the same
 values the generator wrote.
 
 Example:
@@ -72,7 +70,7 @@ SALIENT_DOMAINS: dict[str, tuple[str, ...]] = {
 
 
 def salient_columns(domain: str, **kwargs) -> Callable[[Mapping], dict]:
-    """The batched function recomputing ``domain``'s salient-variable columns (``kwargs``: Karel's ``num_shown``)."""
+    """The batched function recomputing ``domain``'s salient columns (``kwargs``: Karel's ``num_shown``)."""
     from .validation import check_choice, check_int
 
     check_choice("domain", domain, list(SALIENT_DOMAINS))

@@ -1,12 +1,10 @@
 """Settings objects: one frozen dataclass per job, declared once and read by every layer.
 
-A job's settings (a split's test size, a sampler's seed, ...) are the fields of one frozen
-dataclass deriving from :class:`Settings`. Each field is declared with :func:`setting`, which
-carries its help text, bounds or choices and, where it has one, its CLI flag. From those fields
-come the validation (once, at construction), ``get_params`` / ``set_params`` of the
-estimator-like objects that take the settings (:class:`Estimator`, in scikit-learn's manner),
-the provenance record written to cards (:meth:`Settings.to_record`) and the CLI options
-(:func:`add_arguments` / :func:`settings_from_args`), so the four cannot drift apart.
+Each field of a :class:`Settings` subclass is declared with :func:`setting` (help, bounds or
+choices, CLI flag). From the fields come the validation (once, at construction), the
+``get_params`` / ``set_params`` of :class:`Estimator`, the provenance record
+(:meth:`Settings.to_record`) and the CLI options (:func:`add_arguments` /
+:func:`settings_from_args`), so the four cannot drift apart.
 
 Example:
     >>> from dataclasses import dataclass
@@ -40,21 +38,16 @@ from .validation import check_choice, check_float, check_int, check_str_tuple
 
 __all__ = ["Estimator", "Settings", "Spec", "add_arguments", "applies", "clone", "setting", "settings_from_args"]
 
-_KINDS = ("int", "float", "bool", "str", "choice", "strs", "any")
-
 
 @dataclass(frozen=True)
 class Spec:
     """What a field means: its help, bounds or choices, and how the CLI spells it.
 
-    ``kind`` is inferred from the field's annotation when not given (``int``, ``float``,
-    ``bool``, ``str``, ``tuple[str, ...]`` -> ``"strs"``; ``X | None`` sets ``none``).
-    ``check(name, value) -> value`` validates what the kinds cannot (it gets the field's name to
-    put in its message, and returns the normalised value). ``applies_when`` maps another field
-    to the values under which this one means something (e.g. ``{"method": ("mcd", "tmcd")}``), or
-    to a predicate of its value whose docstring says where this one applies:
-    a CLI option given outside them is refused rather than silently ignored. ``cli``: ``True``
-    (an option), or a string saying why the field has no option.
+    ``kind`` is inferred from the annotation when not given (``tuple[str, ...]`` -> ``"strs"``;
+    ``X | None`` sets ``none``). ``check(name, value) -> value`` validates what the kinds cannot.
+    ``applies_when`` maps another field to the values under which this one means something
+    (``{"method": ("mcd", "tmcd")}``), or to a predicate whose docstring says where: a CLI option
+    given outside them is refused. ``cli``: ``True``, or a string saying why there is no option.
     """
 
     help: str
@@ -179,12 +172,8 @@ def _check_value(name: str, value: Any, spec: Spec) -> Any:
     elif kind == "float":
         value = check_float(name, value, min=spec.min, max=spec.max, min_inclusive=spec.min_inclusive,
                             max_inclusive=spec.max_inclusive)
-    elif kind == "bool":
-        if not isinstance(value, bool):
-            raise TypeError(f"{name} must be a bool, got {type(value).__name__} {value!r}")
-    elif kind == "str":
-        if not isinstance(value, str):
-            raise TypeError(f"{name} must be a str, got {type(value).__name__} {value!r}")
+    elif kind in ("bool", "str") and not isinstance(value, {"bool": bool, "str": str}[kind]):
+        raise TypeError(f"{name} must be a {kind}, got {type(value).__name__} {value!r}")
     elif kind == "strs":
         value = check_str_tuple(name, value, spec.choices)
     if spec.choices is not None and kind != "strs":
@@ -201,9 +190,7 @@ def _json_safe(value: Any) -> Any:
         return {str(k): _json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [_json_safe(v) for v in value]
-    if isinstance(value, Settings):
-        return value.to_record()
-    if hasattr(value, "to_record"):
+    if hasattr(value, "to_record"):  # Settings included
         return value.to_record()
     if callable(value):
         return f"{getattr(value, '__module__', '?')}.{getattr(value, '__qualname__', repr(value))}"
@@ -212,12 +199,10 @@ def _json_safe(value: Any) -> Any:
 
 # ---------------------------------------------------------------------------------- estimators
 class Estimator:
-    """Base of the estimator-like objects: configured by one :class:`Settings`, scikit-learn style.
+    """Base of the estimator-like objects, configured by one :class:`Settings` (scikit-learn style).
 
-    ``Estimator(settings)`` or ``Estimator(**params)`` (or both: the params override the
-    settings). ``get_params`` / ``set_params`` read and change the settings (re-validated);
-    results of the last call live in attributes ending in ``_``. Settings fields read as
-    attributes (``est.seed``).
+    ``Estimator(settings, **params)``: the params override the settings. Fields read as attributes
+    (``est.seed``); results of the last call live in attributes ending in ``_``.
     """
 
     settings_class: ClassVar[type[Settings]]
@@ -277,8 +262,7 @@ def add_arguments(parser: argparse.ArgumentParser | Any, settings_class: type[Se
                   exclude: tuple[str, ...] = (), title: str | None = None) -> None:
     """Add one option per field of ``settings_class`` (those with ``cli=True``) to ``parser``.
 
-    Options default to "not given" (``argparse.SUPPRESS``), so :func:`settings_from_args` knows
-    which ones the user set; the help shows the field's default.
+    Options default to ``argparse.SUPPRESS``, so :func:`settings_from_args` knows which ones were given.
     """
     target = parser.add_argument_group(title) if title else parser
     defaults = settings_class.defaults()
@@ -308,11 +292,8 @@ def given(args: argparse.Namespace, settings_class: type[Settings]) -> dict[str,
 
 
 def settings_from_args(settings_class: type[Settings], args: argparse.Namespace, **fixed: Any) -> Settings:
-    """Build ``settings_class`` from the options given in ``args`` (plus ``fixed`` values).
-
-    A bad value is a ``ValueError`` / ``TypeError`` naming the flag; an option given where it
-    does not apply (:attr:`Spec.applies_when`) is refused, naming the option and where it applies.
-    """
+    """Build ``settings_class`` from the options given in ``args`` (plus ``fixed`` values); a bad
+    value, or an option given where it does not apply (:attr:`Spec.applies_when`), is an error naming the flag."""
     specs = settings_class.specs()
     values = {**given(args, settings_class), **fixed}
     try:

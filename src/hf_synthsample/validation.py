@@ -1,8 +1,5 @@
-"""Parameter validation shared by configs, samplers and the CLI (scikit-learn style).
-
-Every check raises before any work starts, with a message that names the argument, what was
-given, and what is accepted.
-"""
+"""Parameter checks shared by configs, samplers and the CLI: each names the argument, what was
+given and what is accepted, before any work starts."""
 
 from __future__ import annotations
 
@@ -10,33 +7,16 @@ import numbers
 import os
 from typing import Any, Iterable, Sequence
 
-__all__ = [
-    "MAX_NESTING",
-    "nesting_message",
-    "check_int",
-    "check_float",
-    "check_non_empty_str",
-    "check_choice",
-    "check_columns",
-    "check_not_empty",
-    "check_str_tuple",
-    "check_writable_path",
-    "check_device",
-    "check_path",
-]
+__all__ = ["MAX_NESTING", "nesting_message", "check_int", "check_float", "check_non_empty_str", "check_choice",
+           "check_columns", "check_not_empty", "check_str_tuple", "check_writable_path", "check_device", "check_path"]
 
-#: The deepest nesting the program parsers accept (Karel control structures and ``not``, ThingTalk
-#: parentheses, sub-tables and filters, s-expressions) and the deepest tree the structure module
-#: walks (:func:`hf_synthsample.structure.parse`). Deeper input is the parser's own syntax error
-#: (a ``ValueError``) naming the depth, never a ``RecursionError``. Far above any generated or
-#: annotated program (Calculator trees <= 30, Karel and ThingTalk about 5-10) and low enough that
-#: every recursive walker over a parsed tree stays far inside Python's recursion limit.
+#: The deepest nesting the program parsers accept and the structure module walks: deeper input is a
+#: ``ValueError``, never a ``RecursionError``. Far above any real program (Calculator trees <= 30).
 MAX_NESTING = 100
 
 
 def nesting_message(depth: int | None = None) -> str:
-    """The one wording of a too-deep input, for every parser (``depth=None``: the parser stopped
-    reading at the limit, so only "more than" is known)."""
+    """The one wording of a too-deep input, for every parser (``depth=None``: stopped at the limit)."""
     where = "(the limit is hf_synthsample.validation.MAX_NESTING)"
     if depth is None:
         return f"nested more than {MAX_NESTING} levels deep {where}"
@@ -62,15 +42,8 @@ def check_non_empty_str(name: str, value: Any) -> str:
     return value
 
 
-def check_float(
-    name: str,
-    value: Any,
-    *,
-    min: float | None = None,
-    max: float | None = None,
-    min_inclusive: bool = True,
-    max_inclusive: bool = True,
-) -> float:
+def check_float(name: str, value: Any, *, min: float | None = None, max: float | None = None,
+                min_inclusive: bool = True, max_inclusive: bool = True) -> float:
     """A real number within the given bounds (open or closed)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
@@ -85,8 +58,7 @@ def check_float(
 
 
 def check_choice(name: str, value: Any, choices: Iterable[Any], *, empty: str | None = None) -> Any:
-    """One of ``choices``. An empty ``choices`` is never shown as "must be one of []": the message
-    says that nothing can be accepted, and why (``empty``, e.g. "the dynamics record no measure").
+    """One of ``choices``; an empty ``choices`` says why nothing can be accepted (``empty``).
 
     Example:
         >>> check_choice("measure", "loss", [], empty="the dynamics folder records no measure")
@@ -139,8 +111,7 @@ def check_not_empty(dataset: Any, *, name: str = "dataset") -> None:
 
 def check_writable_path(name: str, path: Any, *, folder: bool) -> str:
     """``path`` (a folder if ``folder``, else a file) can be written: not a path of the other kind,
-    and its nearest existing parent is a folder the user can write in, on a writable disk. Checked
-    before any work, so that a run is not lost at its first write. Returns ``path``.
+    and its nearest existing parent is a writable folder on a writable disk. Returns ``path``.
 
     Example:
         >>> import tempfile, os
@@ -179,8 +150,7 @@ def _read_only(folder: str) -> bool:
 
 
 def check_device(name: str, device: Any) -> str:
-    """A torch device this machine has (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``), checked
-    before any work; returns it as a string.
+    """A torch device this machine has (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``).
 
     Example:
         >>> check_device("device", "cpu")
@@ -212,8 +182,7 @@ def check_device(name: str, device: Any) -> str:
 
 
 def check_path(name: str, value: Any) -> str:
-    """A non-empty path (``str`` or ``os.PathLike``), returned as a ``str``: a wrong type is a
-    ``TypeError`` naming the argument, not Python's "expected str, bytes or os.PathLike object".
+    """A non-empty path (``str`` or ``os.PathLike``), returned as a ``str``.
 
     Example:
         >>> check_path("folder", None)
