@@ -1,10 +1,9 @@
 """The sampler interface: a configured object that picks row indices of a ``Dataset``.
 
-Samplers follow scikit-learn conventions: each is configured by one frozen settings dataclass
-(:mod:`~hf_synthsample.sampling.settings`), validated once; ``get_params`` / ``set_params`` read
-and change it, and its fields read as attributes; results of the last call are stored with a
-trailing underscore (e.g. ``report_``). One method does the work, :meth:`BaseSampler.indices`;
-the rest adapt it to ``Dataset.select`` / ``Dataset.filter``.
+Samplers follow scikit-learn conventions: one frozen settings dataclass
+(:mod:`~hf_synthsample.sampling.settings`), ``get_params`` / ``set_params``, results of the last
+call with a trailing underscore (``report_``). :meth:`BaseSampler.indices` does the work; the rest
+adapt it to ``Dataset.select`` / ``Dataset.filter``.
 
 Example:
     >>> from datasets import Dataset
@@ -73,12 +72,10 @@ def check_column_values(dataset: "Dataset", column: str, *, kind: str, missing: 
                         name: str = "column") -> np.ndarray | None:
     """Check that column ``column`` of ``dataset`` holds values a sampler can use.
 
-    ``kind``: ``"numeric"`` (int / float: values that are ranked), ``"scalar"`` (int, float, str,
-    bool: values that are counted as levels) or ``"list"`` (lists of str: atoms, compounds).
-    Another type is a ``TypeError``. Missing values (null, NaN, a null list item) are a
-    ``ValueError`` naming the column, how many rows and the first one, unless ``missing="drop"``:
-    then the boolean mask of the usable rows is returned (``None``: every row is usable).
-    Rows are counted in the dataset's current order (after any ``select`` / ``shuffle``).
+    ``kind``: ``"numeric"`` (int / float, ranked), ``"scalar"`` (int, float, str, bool: levels) or
+    ``"list"`` (lists of str); another type is a ``TypeError``. Missing values (null, NaN, a null
+    list item) are a ``ValueError`` unless ``missing="drop"``: then the mask of the usable rows is
+    returned (``None``: every row is usable).
 
     Example:
         >>> from datasets import Dataset
@@ -113,6 +110,14 @@ def check_column_values(dataset: "Dataset", column: str, *, kind: str, missing: 
         f"{name}: column {column!r}: {len(rows)} of {len(arr)} rows have {what}, the first at row {int(rows[0])}; "
         "pass missing='drop' to leave them out, or fill them first (dataset.filter / dataset.map)"
     )
+
+
+def _check_size(k: int | None, n: int, rows: str, needed_by: str | None = None) -> None:
+    """``k`` against the ``n`` rows that can be sampled (``rows`` names them); ``needed_by``: ``k`` is required."""
+    if k is None and needed_by:
+        raise ValueError(f"k: {needed_by} needs a sample size (an int in [0, {n}])")
+    if k is not None and k > n:
+        raise ValueError(f"k: {k} is larger than the {n} rows {rows}; accepted: 0..{n}")
 
 
 class BaseSampler(Estimator):
@@ -157,15 +162,11 @@ class BaseSampler(Estimator):
             cls.__init__ = __init__
 
     def indices(self, dataset: "Dataset", k: int | None = None) -> np.ndarray:
-        """Selected row indices (sorted ascending, no repeats) of a subset of ``k`` rows.
-
-        ``k=None`` means the sampler's own default size (see the subclass).
-        """
+        """Selected row indices (sorted ascending, no repeats) of ``k`` rows (``None``: the sampler's default)."""
         check_not_empty(dataset)
         if k is not None:
             k = check_int("k", k, min=0, max=len(dataset))
-        out = np.asarray(self._indices(dataset, k), dtype=np.int64)
-        return out
+        return np.asarray(self._indices(dataset, k), dtype=np.int64)
 
     def _indices(self, dataset: "Dataset", k: int | None) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
@@ -183,8 +184,7 @@ class BaseSampler(Estimator):
     def filter_function(self, dataset: "Dataset", k: int | None = None) -> Callable:
         """A function for ``dataset.filter(fn, with_indices=True, batched=True)`` keeping the selection.
 
-        The selection is computed once, here; the returned function only looks it up, so it
-        works with any ``num_proc``.
+        The selection is computed once, here, so the function works with any ``num_proc``.
         """
         mask = self.mask(dataset, k)
 

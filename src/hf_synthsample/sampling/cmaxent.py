@@ -1,23 +1,10 @@
 """Exact greedy maximum-entropy selection over atom and compound bags (CMaxEnt, ALGORITHMS.md §5).
 
-The objective of a set S is ``w_atoms * H(atom counts of S) + w_compounds * H(compound counts)``
-(compound counts optionally weighted per compound). With ``M = sum n_c`` and
-``A = sum n_c log n_c`` the entropy is ``H = log M - A / M``, so the value of ``S + e`` needs only
-``M``, ``A`` and the *increment* ``dA_e = sum_{c in e} f(n_c, x_ec)`` with
-``f(n, x) = (n + x) log(n + x) - n log n``. :class:`GreedyEntropy` keeps ``dA`` per candidate and,
-after each pick, updates it only where a count changed:
-
-* examples with identical bags form one *group*, scored once (the group offers its members in
-  tie-break order);
-* *sparse* features (in few groups) update the groups that hold them (a CSC column each);
-* a feature in most groups (``now``, ``=>``...) would touch almost every group at every step, so
-  each feature has a *default* multiplicity (its commonest, often 0) whose contribution is one
-  shared offset; a step updates only the groups that hold the pick's features with another
-  multiplicity (the *exceptions*).
-
-Each step is then one vector pass over the live groups (on ``device``) plus the sparse updates.
-Ties: scores within ``tol * (1 + |best|)`` of the best count as equal and the smallest
-``priority`` wins; :func:`reference_greedy` (the naive greedy, the test oracle) uses the same rule.
+The objective of a set S is ``w_atoms * H(atom counts) + w_compounds * H(compound counts)``. With
+``M = sum n_c`` and ``A = sum n_c log n_c``, ``H = log M - A / M``, so :class:`GreedyEntropy` keeps
+per candidate group (rows with identical bags) only the increment ``dA`` and, after each pick,
+updates it where a count changed. Ties: scores within ``tol * (1 + |best|)`` of the best are equal
+and the smallest ``priority`` wins, as in :func:`reference_greedy` (the naive greedy, the test oracle).
 """
 
 from __future__ import annotations
@@ -40,11 +27,9 @@ _BIG_RUN = 2048
 class _Side:
     """Counts of one feature family (atoms or compounds) over the groups.
 
-    ``dA_g = offset + E_g``: each feature ``c`` has a *default* multiplicity ``x*_c`` (its most
-    common one over the groups, often 0); ``offset = sum_c f(n_c, x*_c)`` is shared by every
-    group, and ``E_g`` adds ``f(n_c, x_gc) - f(n_c, x*_c)`` only over the group's *exceptions*
-    (``x_gc != x*_c``). A pick changes ``n_c`` of its own features only, so a step touches the
-    exceptions of those features: a feature in every program (``now``) or in none costs O(1).
+    ``dA_g = offset + E_g``: ``offset`` is shared, from each feature's commonest multiplicity over
+    the groups (its default, often 0); ``E_g`` sums over the group's other multiplicities (its
+    exceptions) only, so a feature in every program (``now``) costs O(1) per step.
     """
 
     def __init__(self, coo: tuple, device, dtype):
@@ -100,9 +85,8 @@ class _Side:
         e_rows, e_cols, e_vals = e_rows[o], e_cols[o], e_vals[o]
         self.col_ptr = np.concatenate([[0], np.cumsum(np.bincount(e_cols, minlength=num_features))])
         self.col_row = torch.as_tensor(e_rows, device=device)
-        self.pair_col, self.pair_val, pair_count = _runs(e_cols, e_vals)
-        self.pair_count = pair_count
-        self.pair_count_t = torch.as_tensor(pair_count, device=device)
+        self.pair_col, self.pair_val, self.pair_count = _runs(e_cols, e_vals)
+        self.pair_count_t = torch.as_tensor(self.pair_count, device=device)
         self.pair_ptr = np.concatenate([[0], np.cumsum(np.bincount(self.pair_col, minlength=num_features))])
         self._pair_starts()
         # at n = 0: f(0, x) = x log x
@@ -112,7 +96,6 @@ class _Side:
         self.E.index_add_(0, self.col_row, torch.as_tensor(init, device=device, dtype=dtype))
 
     def _pair_starts(self) -> None:
-        """Where each (feature, multiplicity) run starts in ``col_row`` (runs are stored in order)."""
         self.pair_start = np.concatenate([[0], np.cumsum(self.pair_count)[:-1]]).astype(np.int64)
 
     @property
@@ -120,7 +103,7 @@ class _Side:
         return len(self.col_row)
 
     def size_terms(self):
-        """``log(M + m)`` and ``1 / (M + m)`` for each distinct bag size ``m`` (0 where ``M + m = 0``)."""
+        """``log(M + m)`` and ``1 / (M + m)`` per distinct bag size ``m`` (0 where ``M + m = 0``)."""
         import torch
 
         Mv = self.M + self.sizes
@@ -131,7 +114,6 @@ class _Side:
 
     def entropy_after(self, groups=None):
         """``H(S + g)`` for every group (or the given group index tensor)."""
-        # log(M + m_g) and 1 / (M + m_g) over the few distinct bag sizes m, then gathered
         lg, inv = self.size_terms()
         E, sid = (self.E, self.size_id) if groups is None else (self.E[groups], self.size_id[groups])
         return lg[sid] - (self.A + self.offset + E) * inv[sid]
@@ -159,7 +141,7 @@ class _Side:
         self._pair_starts()
 
     def add(self, g: int) -> None:
-        """Add group ``g``'s bag to S and update what its features change."""
+        """Add group ``g``'s bag to S."""
         import torch
 
         a, b = self.row_ptr[g], self.row_ptr[g + 1]
@@ -224,8 +206,7 @@ def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
 
 
 class GroupMembers:
-    """The rows of each group in tie-break order, stored flat: group ``g`` holds
-    ``flat[starts[g]:starts[g] + sizes[g]]`` (no per-group arrays for a million rows).
+    """The rows of each group in tie-break order, stored flat (no per-group arrays for a million rows).
 
     Example:
         >>> m = GroupMembers.from_lists([[4, 1], [0]])
@@ -252,7 +233,6 @@ class GroupMembers:
         return self.flat[s:s + self.sizes[g]]
 
     def heads(self) -> np.ndarray:
-        """The first row of every group."""
         return self.flat[self.starts]
 
     def first_only(self) -> "GroupMembers":
@@ -263,13 +243,8 @@ class GroupMembers:
 class GreedyEntropy:
     """The exact CMaxEnt greedy over groups of identical bags.
 
-    Args:
-        atoms, compounds: ``(group, feature, multiplicity, num_groups, num_features)`` arrays
-            (compound multiplicities already weighted).
-        members: per group, its row indices in tie-break order (best first).
-        priority: per row, the tie-break key (smaller wins).
-        w_atoms, w_compounds: objective weights.
-        device: torch device of the per-step vector work.
+    ``atoms`` / ``compounds``: ``(group, feature, multiplicity, num_groups, num_features)`` arrays;
+    ``members``: per group, its rows in tie-break order; ``priority``: per row, smaller wins ties.
     """
 
     def __init__(
@@ -292,9 +267,7 @@ class GreedyEntropy:
         self.atoms = _Side(atoms, self.device, dtype)
         self.compounds = _Side(compounds, self.device, dtype)
         self.w_atoms, self.w_compounds, self.tol = float(w_atoms), float(w_compounds), float(tol)
-        if not isinstance(members, GroupMembers):
-            members = GroupMembers.from_lists(members)
-        self.members = members
+        members = self.members = members if isinstance(members, GroupMembers) else GroupMembers.from_lists(members)
         self.priority = np.asarray(priority)
         self.ptr = np.zeros(len(members), dtype=np.int64)
         head = self.priority[members.heads()].astype(np.float64)
@@ -310,8 +283,7 @@ class GreedyEntropy:
         self.penalty = torch.zeros(len(members), device=self.device, dtype=dtype)  # -inf once a group is used up
 
     def full_scores(self):
-        """The scores of all groups (``-inf`` for used-up groups), fused: the same values as
-        :meth:`scores` up to rounding, in a few passes over the groups."""
+        """:meth:`scores` of all groups (``-inf`` for used-up ones) up to rounding, in a few fused passes."""
         const, slopes = 0.0, []
         for w, side, sid in ((self.w_atoms, self.atoms, self.bucket_sa), (self.w_compounds, self.compounds, self.bucket_sc)):
             if not w:
@@ -349,13 +321,11 @@ class GreedyEntropy:
             cand = torch.nonzero(s >= best - self.tol * (1 + best.abs())).flatten()
             return int(cand[torch.argmin(self.head_priority[cand])])
         s = self.scores(groups)
-        alive = self.alive if groups is None else self.alive[groups]
-        prio = self.head_priority if groups is None else self.head_priority[groups]
+        alive, prio = self.alive[groups], self.head_priority[groups]
         s = torch.where(alive, s, torch.full_like(s, -math.inf))
         best = s.max()
         cand = s >= best - self.tol * (1 + best.abs())
-        j = int(torch.argmin(torch.where(cand & alive, prio, torch.full_like(prio, math.inf))))
-        return j if groups is None else int(groups[j])
+        return int(groups[int(torch.argmin(torch.where(cand & alive, prio, torch.full_like(prio, math.inf))))])
 
     def take(self, g: int) -> int:
         """Add the next member of group ``g`` to S; returns its row index."""
@@ -374,9 +344,8 @@ class GreedyEntropy:
         return row
 
     def compact(self) -> None:
-        """Drop used-up groups from every per-group structure, so that later steps (score pass
-        and exception updates) only touch live groups. Group indices change: callers holding
-        group indices (the hybrid's per-template lists) must not compact."""
+        """Drop used-up groups, so that later steps touch live groups only; group indices change
+        (callers holding them, like the hybrid's per-template lists, must not compact)."""
         torch = self.torch
         keep = self.alive.cpu().numpy()
         if keep.all():
@@ -394,8 +363,7 @@ class GreedyEntropy:
         self.used_up = 0
 
     def step(self) -> int:
-        """One greedy pick over all groups (row index); compacts once a quarter of the groups
-        scored each step are used up."""
+        """One greedy pick over all groups (row index); compacts once a quarter of them are used up."""
         row = self.take(self.best_group())
         if self.used_up > 1000 and 4 * self.used_up > len(self.alive):
             self.compact()
@@ -405,16 +373,12 @@ class GreedyEntropy:
         """``k`` greedy picks (rows, in pick order); ``progress``: see :mod:`hf_synthsample.progress`."""
         from ..progress import progress_bar
 
-        out = []
         with self.threads():
-            for _ in progress_bar(range(k), desc="CMaxEnt", progress=progress):
-                out.append(self.step())
-        return out
+            return [self.step() for _ in progress_bar(range(k), desc="CMaxEnt", progress=progress)]
 
     @contextlib.contextmanager
     def threads(self):
-        """One intra-op thread on CPU while stepping: the per-step tensors are too small to gain
-        from more, and on a busy machine thread hand-offs cost more than the work."""
+        """One intra-op thread on CPU while stepping: the per-step tensors are too small to gain from more."""
         torch = self.torch
         before = torch.get_num_threads()
         if self.device.type == "cpu":
@@ -438,12 +402,9 @@ def reference_greedy(
     tol: float = TOL,
     distinct: bool = True,
 ) -> list[int]:
-    """The naive greedy: at each step evaluate ``H(S + e)`` from scratch for every remaining row.
+    """The naive greedy, the oracle of :class:`GreedyEntropy`: ``H(S + e)`` from scratch for every row.
 
-    The oracle of :class:`GreedyEntropy` (and the baseline of its benchmark): same objective
-    (each distinct atom / compound once per example, ``structure.frequencies``), same tie rule,
-    nothing incremental. ``distinct``: once a row is picked, rows with the same atom and compound
-    multisets are no longer candidates.
+    ``distinct``: once a row is picked, rows with the same atom and compound multisets are no longer candidates.
     """
     from ..structure import entropy, frequencies
 
@@ -458,7 +419,7 @@ def reference_greedy(
     out = []
     cw = compound_weights or {}
     for _ in range(k):
-        best, best_rows = -math.inf, []
+        best = -math.inf
         scored = []
         for e in remaining:
             if distinct and key(e) in taken:

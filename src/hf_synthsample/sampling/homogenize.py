@@ -1,24 +1,13 @@
 """Salient-variable homogenization (Shin et al. 2019, section 3 and App. B; ALGORITHMS.md section 1).
 
-Two forms:
+* **Generator-side** (:func:`homogenize_stream`, the builders' ``homogenize=``): rejection sampling;
+  a draw with salient value ``v`` is kept with probability ``min(1, eps / p_hat(v))``, ``p_hat``
+  the running frequency of ``v``, optionally started from a ``pilot`` sample (``0``: the paper's).
+* **Pool-side** (:func:`homogenize_indices`, :class:`HomogenizeSampler`): ``n`` rows of a pool with
+  the most uniform histogram (water-filling quotas, rows within a value drawn uniformly).
 
-* **Generator-side** (:func:`homogenize_stream`, used by every dataset builder through its
-  ``homogenize=`` config): rejection sampling around an original sampler. Each draw ``x`` with
-  salient value ``v`` is accepted with probability ``min(1, eps / p_hat(v))``, ``p_hat`` the
-  running empirical frequency of ``v`` among all draws so far. The running counts may start from
-  a *pilot* sample of the same sampler (``pilot``), which the builders use so that every shard of
-  a sharded run starts from the same, already good estimate; ``pilot=0`` is the paper's algorithm
-  exactly.
-* **Pool-side** (:func:`homogenize_indices`, :class:`HomogenizeSampler`): pick ``n`` rows of an
-  existing pool whose value histogram is as uniform as the pool allows. The per-value quotas are
-  the water-filling solution (every value gets ``min(count, t)`` rows for the level ``t`` that
-  sums to ``n``; the few rows left over go to values chosen by the seed), which is the
-  maximum-entropy histogram under the pool's counts; rows within a value are drawn uniformly.
-
-Several variables: ``mode="joint"`` homogenizes the tuple of values. ``mode="sequential"``
-homogenizes one after another: generator-side as nested rejection samplers (the second
-variable's sampler wraps the first's), pool-side as a lexicographic priority (quotas for the
-first variable, then, inside each of its values, water-filling on the second, and so on).
+``mode="joint"`` homogenizes the tuple of values; ``"sequential"`` one variable after another
+(nested rejection samplers, or quotas per value of the first variable, then the next, ...).
 
 Example:
     >>> import random
@@ -39,8 +28,8 @@ import numpy as np
 
 from ..columns import column_array
 from ..settings import Estimator
-from ..validation import check_choice, check_float, check_int
-from .base import BaseSampler
+from ..validation import check_choice, check_columns, check_float, check_int
+from .base import BaseSampler, _check_size, check_column_values
 from .report import HomogenizationReport, joint_key, sorted_histogram
 from .settings import MODES, HomogenizeSettings, StreamHomogenizeSettings
 
@@ -60,15 +49,8 @@ __all__ = [
 ]
 
 
-
 class StreamHomogenizer:
-    """The acceptance rule of SampledHomogenize for one salient key.
-
-    Args:
-        eps: tolerance, > 0. Values rarer than ``eps`` are always kept; commoner ones are thinned
-            to about ``eps`` each.
-        initial_counts: counts to start the running estimate from (a pilot sample).
-    """
+    """The acceptance rule of SampledHomogenize for one salient key (``initial_counts``: a pilot's)."""
 
     def __init__(self, eps: float, initial_counts: Mapping[Hashable, int] | None = None):
         self.eps = check_float("eps", eps, min=0, min_inclusive=False)
@@ -100,11 +82,8 @@ def _level_keys(variables: Sequence[str], mode: str) -> list[Callable[[Mapping],
 
 
 class HomogenizerChain:
-    """Generator-side homogenization of rows (dicts) on one or several salient variables.
-
-    ``joint`` uses one :class:`StreamHomogenizer` on the tuple of values; ``sequential`` chains
-    one per variable, a row reaching level ``k`` only if levels ``< k`` accepted it.
-    """
+    """Generator-side homogenization of rows (dicts): one :class:`StreamHomogenizer` on the tuple
+    of values (``joint``), or one per variable, each offered what the previous ones kept (``sequential``)."""
 
     def __init__(
         self,
@@ -205,11 +184,8 @@ def pilot_counts(
     mode: str = "joint",
     eps: float = 0.01,
 ) -> list[dict]:
-    """Histograms to start each level's running estimate from, from ``size`` draws of ``draw``.
-
-    For ``sequential`` the pilot of level ``k`` is what levels ``< k`` accept from the pilot draws,
-    so every level starts from an estimate of the distribution it is actually offered.
-    """
+    """Histograms to start each level's running estimate from, from ``size`` draws of ``draw``
+    (for ``sequential``, what the levels before each accept of them)."""
     check_int("size", size, min=0)
     chain = HomogenizerChain(variables, eps, mode)
     for _ in range(size):
@@ -220,20 +196,9 @@ def pilot_counts(
 def homogenize_stream(draw: Callable[[random.Random], Mapping], n: int, *, variables: Sequence[str] | str,
                       eps: float = 0.01, mode: str = "joint", rng: random.Random, pilot: int = 0,
                       initial_counts: Sequence[Mapping] | None = None) -> tuple[list, HomogenizationReport]:
-    """Draw ``n`` rows from ``draw(rng)`` homogenized on ``variables`` (generator-side).
-
-    Args:
-        draw: the original sampler; returns a row (a mapping holding the salient values).
-        n: number of rows to return.
-        variables, eps, mode, pilot: the fields of
-            :class:`~hf_synthsample.sampling.settings.StreamHomogenizeSettings`
-            (:class:`StreamHomogenizeSampler` takes them too).
-        rng: the random source (draws and acceptance decisions both use it).
-        initial_counts: explicit starting histograms per level (overrides ``pilot``).
-
-    Returns:
-        The accepted rows and a :class:`HomogenizationReport`.
-    """
+    """``n`` rows of ``draw(rng)`` homogenized on ``variables`` (generator-side), and the
+    :class:`HomogenizationReport`. See :class:`StreamHomogenizeSampler` (``initial_counts``
+    overrides ``pilot``)."""
     sampler = StreamHomogenizeSampler(variables=variables, eps=eps, mode=mode, pilot=pilot)
     return sampler.sample(draw, n, rng=rng, initial_counts=initial_counts), sampler.report_
 
@@ -344,18 +309,11 @@ def homogenize_indices(
     seed: int = 0,
     bins: int | Sequence[float] | Mapping[str, Any] | None = None,
 ) -> tuple[np.ndarray, HomogenizationReport]:
-    """Pool-side homogenization: indices of ``n`` rows with the most uniform salient histogram.
+    """Sorted indices of ``n`` rows of ``columns`` (``{name: values}`` or one sequence) with the most
+    uniform salient histogram, and a :class:`HomogenizationReport`.
 
-    Args:
-        columns: the salient values, ``{name: values}`` (or one sequence of values).
-        n: subset size; ``None`` takes the largest exactly uniform subset (``|V| * min count``).
-        mode: ``"joint"`` (tuple of values) or ``"sequential"`` (lexicographic priority).
-        seed: seeds which rows are kept; same seed, same indices.
-        bins: for numeric columns, an int (equal-width bins) or bin edges, used instead of the
-            raw values; a mapping gives it per column.
-
-    Returns:
-        Sorted row indices and a :class:`HomogenizationReport` (method ``"pool"``).
+    ``n=None``: the largest exactly uniform subset. ``bins`` (numeric columns): a count of
+    equal-width bins or bin edges, or a mapping column -> either.
     """
     if not isinstance(columns, Mapping):
         columns = {"value": columns}
@@ -383,23 +341,15 @@ def homogenize_indices(
     codes, values = zip(*(_encode_column(arrays[name]) for name in names))
     rng = np.random.default_rng(seed)
 
-    if mode == "joint" or len(names) == 1:
-        if len(names) == 1:
-            key_codes = codes[0]
-        else:
-            key_codes = np.zeros(size, dtype=np.int64)
-            for c, vals in zip(codes, values):
-                key_codes = key_codes * len(vals) + c
-        key_codes, key_values = _encode_column(key_codes)
-        counts = np.bincount(key_codes, minlength=len(key_values))
-        n = int(counts.min()) * len(counts) if n is None else check_int("n", n, min=0, max=size)
-        chosen = _select_groups(key_codes, water_fill(counts, n, rng), rng)
-    else:
-        first_counts = np.bincount(codes[0], minlength=len(values[0]))
-        n = int(first_counts.min()) * len(first_counts) if n is None else check_int("n", n, min=0, max=size)
-        chosen = _sequential(list(codes), np.arange(size), n, rng)
-
-    chosen = np.sort(chosen)
+    levels = list(codes)
+    if mode == "joint":  # one level: the tuple of values
+        key_codes = np.zeros(size, dtype=np.int64)
+        for c, vals in zip(codes, values):
+            key_codes = key_codes * len(vals) + c
+        levels = [_encode_column(key_codes)[0]]
+    first_counts = np.bincount(levels[0])
+    n = int(first_counts.min()) * len(first_counts) if n is None else check_int("n", n, min=0, max=size)
+    chosen = np.sort(_sequential(levels, np.arange(size), n, rng))
     before = {name: _hist(vals, c) for name, vals, c in zip(names, values, codes)}
     after = {name: _hist(vals, c[chosen]) for name, vals, c in zip(names, values, codes)}
     if mode == "joint" and len(names) > 1:
@@ -413,7 +363,7 @@ def homogenize_indices(
 
 
 def _scalar_values(name: str, a: np.ndarray) -> np.ndarray:
-    """``a`` as a NumPy array of one scalar kind; ``None`` and mixed or nested values are refused."""
+    """``a`` as an array of one scalar kind; ``None`` and mixed or nested values are refused."""
     if a.ndim != 1:
         raise TypeError(f"column {name!r} must hold scalar values (int, float, str, bool), got an array of ndim {a.ndim}")
     if a.dtype != object:
@@ -446,11 +396,7 @@ def _sequential(codes: list[np.ndarray], rows: np.ndarray, n: int, rng: np.rando
     quotas = water_fill(counts, n, rng)
     if not rest:
         return rows[_select_groups(local, quotas, rng)]
-    out = []
-    for g in range(len(present)):
-        if quotas[g]:
-            group_rows = rows[local == g]
-            out.append(_sequential(rest, group_rows, int(quotas[g]), rng))
+    out = [_sequential(rest, rows[local == g], int(q), rng) for g, q in enumerate(quotas) if q]
     return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
 
@@ -468,8 +414,6 @@ def _scalar_column(dataset: "Dataset", column: str) -> np.ndarray:
 
 def _usable_rows(dataset: "Dataset", columns: Sequence[str], kind: str, missing: str) -> np.ndarray | None:
     """Positions of the rows whose ``columns`` all hold a value (``None``: every row)."""
-    from .base import check_column_values
-
     keep = None
     for c in columns:
         ok = check_column_values(dataset, c, kind=kind, missing=missing, name="columns")
@@ -486,12 +430,9 @@ def _usable_rows(dataset: "Dataset", columns: Sequence[str], kind: str, missing:
 class HomogenizeSampler(BaseSampler):
     """Pool-side homogenization of a ``Dataset`` on one or several of its columns.
 
-    Settings: :class:`~hf_synthsample.sampling.settings.HomogenizeSettings` (``columns``, ``mode``:
-    see the module docstring; ``bins``: see :func:`homogenize_indices`). With ``missing="drop"``
-    rows with a missing value are never selected, and ``k=None`` and the report count only the
-    others; a missing value is never a level of its own.
-
-    After :meth:`indices`, ``report_`` holds the :class:`HomogenizationReport`.
+    Settings: :class:`~hf_synthsample.sampling.settings.HomogenizeSettings` (``bins``: see
+    :func:`homogenize_indices`). With ``missing="drop"`` rows with a missing value are never
+    selected, nor counted by ``k=None`` and the report. ``report_``: the :class:`HomogenizationReport`.
 
     Example:
         >>> from datasets import Dataset
@@ -508,15 +449,11 @@ class HomogenizeSampler(BaseSampler):
     report_: HomogenizationReport | None = None
 
     def _indices(self, dataset: "Dataset", k: int | None) -> np.ndarray:
-        from ..validation import check_columns
-
         check_columns(dataset, self.columns, name="columns")
         cols = {c: _scalar_column(dataset, c) for c in self.columns}
         rows = _usable_rows(dataset, self.columns, "scalar", self.missing)
         if rows is not None:
             cols = {c: v[rows] for c, v in cols.items()}
-            if k is not None and k > len(rows):
-                raise ValueError(f"k: {k} is larger than the {len(rows)} rows without a missing value "
-                                 f"({len(dataset) - len(rows)} left out by missing='drop'); accepted: 0..{len(rows)}")
+            _check_size(k, len(rows), f"without a missing value ({len(dataset) - len(rows)} left out by missing='drop')")
         indices, self.report_ = homogenize_indices(cols, k, mode=self.mode, seed=self.seed, bins=self.bins)
         return indices if rows is None else rows[indices]

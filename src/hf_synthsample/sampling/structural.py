@@ -8,14 +8,10 @@
 * :class:`HybridSampler`: each step a template uniformly among the non-exhausted ones, then the
   greedy pick within it.
 
-They read the ``template`` / ``atoms`` / ``compounds`` columns when the dataset has them, and
-otherwise compute them from a program column with :mod:`hf_synthsample.structure`. Rows whose
-program does not parse are an error listing them, unless ``skip_unparsable=True`` (then they are
-never selected; ``unparsable_`` lists them). A ``template`` / ``atoms`` / ``compounds`` column read
-as it is must hold strings (or ints, for templates) and lists of strings; a null template, a null
-list or a null item in a list is an error naming the column, the count and the first row, unless
-``missing="drop"`` (then those rows are never selected; ``missing_`` lists them).
-``order_`` holds the selection order of the last call.
+They read the ``template`` / ``atoms`` / ``compounds`` columns, or compute the missing ones from a
+program column (:mod:`hf_synthsample.structure`). Unparsable programs are an error unless
+``skip_unparsable=True``, missing values unless ``missing="drop"``: such rows are then never
+selected (``unparsable_``, ``missing_``). ``order_`` holds the selection order of the last call.
 
 Example:
     >>> from datasets import Dataset
@@ -35,8 +31,10 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from ..columns import column_arrow
+from ..settings import Settings
 from ..validation import check_float
-from .base import BaseSampler
+from .base import BaseSampler, _check_size, check_column_values
+from .cmaxent import GroupMembers, _ranges
 from .settings import CMaxEntSettings, StructureSource, UATSettings, UniformSettings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -57,6 +55,11 @@ class StructureColumns(StructureSource):
     """Where the structure of each row comes from, and its reading: existing columns or a parsed
     program column (the fields: :class:`~hf_synthsample.sampling.settings.StructureSource`)."""
 
+    @classmethod
+    def of(cls, settings: Settings) -> "StructureColumns":
+        """The structure source fields of ``settings``."""
+        return cls(**{name: getattr(settings, name) for name in StructureSource.specs()})
+
     def read(self, dataset: "Dataset", need: Sequence[str]) -> tuple[dict[str, list], np.ndarray]:
         """The ``need`` columns as lists, and the indices of rows left out (unparsable)."""
         have = set(dataset.column_names)
@@ -70,12 +73,11 @@ class StructureColumns(StructureSource):
                 f"program_column: the dataset has no {', '.join(repr(c) for c in missing)} column and no program "
                 f"column {self.program_column!r} to compute it from; columns: {dataset.column_names}"
             )
+        from ..progress import progress_bar
         from ..structure import structure
 
         computed: dict[str, list] = {c: [] for c in missing}
         errors: list[tuple[int, str]] = []
-        from ..progress import progress_bar
-
         programs = column_arrow(dataset, self.program_column).to_pylist()
         bar = progress_bar(programs, desc=f"Parsing {self.language} programs", progress=self.progress, min_total=10_000)
         for i, program in enumerate(bar):
@@ -132,15 +134,8 @@ class _StructuralSampler(BaseSampler):
     order_: np.ndarray | None = None
     unparsable_: np.ndarray = np.zeros(0, dtype=np.int64)
 
-    @property
-    def _source(self) -> StructureColumns:
-        return StructureColumns(**{name: getattr(self.settings, name) for name in StructureSource.specs()})
-
     def _missing_rows(self, dataset, need) -> np.ndarray:
-        """Rows with a missing value in one of the ``need`` columns the dataset has (``missing="drop"``);
-        with ``missing="raise"`` such a row is an error. Wrong column types are a ``TypeError``."""
-        from .base import check_column_values
-
+        """Rows with a missing value in one of the ``need`` columns the dataset has (``missing="drop"``)."""
         keep = np.ones(len(dataset), dtype=bool)
         for c in need:
             if c in dataset.column_names:
@@ -153,15 +148,12 @@ class _StructuralSampler(BaseSampler):
 
     def _read(self, dataset, need, k, encoded=False):
         dropped = self._missing_rows(dataset, need)
-        cols, bad = (self._source.read_encoded if encoded else self._source.read)(dataset, need)
+        source = StructureColumns.of(self.settings)
+        cols, bad = (source.read_encoded if encoded else source.read)(dataset, need)
         self.unparsable_ = bad
         candidates = np.setdiff1d(np.arange(len(dataset)), np.union1d(bad, dropped))
-        if k is None:
-            raise ValueError(f"k: {type(self).__name__} needs a sample size (an int in [0, {len(candidates)}])")
-        if k > len(candidates):
-            raise ValueError(f"k: {k} is larger than the {len(candidates)} rows that can be sampled "
-                             f"({len(bad)} unparsable rows and {len(dropped)} rows with missing values left out); "
-                             f"accepted: 0..{len(candidates)}")
+        _check_size(k, len(candidates), f"that can be sampled ({len(bad)} unparsable rows and {len(dropped)} rows "
+                    "with missing values left out)", type(self).__name__)
         return cols, candidates
 
     def _finish(self, order) -> np.ndarray:
@@ -182,8 +174,7 @@ class UniformSampler(_StructuralSampler):
     settings_class = UniformSettings
 
     def _indices(self, dataset, k):
-        if k is None:
-            raise ValueError(f"k: UniformSampler needs a sample size (an int in [0, {len(dataset)}])")
+        _check_size(k, len(dataset), "", type(self).__name__)
         rng = np.random.default_rng(self.seed)
         self.order_ = rng.permutation(len(dataset))[:k].astype(np.int64)
         return np.sort(self.order_)
@@ -239,18 +230,12 @@ class UATSampler(_StructuralSampler):
 
     def _indices(self, dataset, k):
         if self.template_column in dataset.column_names:
-            from .base import check_column_values
-
             keep = check_column_values(dataset, self.template_column, kind="scalar", missing=self.missing,
                                        name="template_column")
             candidates = None if keep is None else np.flatnonzero(keep)
             self.missing_ = np.zeros(0, dtype=np.int64) if keep is None else np.flatnonzero(~keep)
             n = len(dataset) if candidates is None else len(candidates)
-            if k is None:
-                raise ValueError(f"k: UATSampler needs a sample size (an int in [0, {n}])")
-            if k > n:
-                raise ValueError(f"k: {k} is larger than the {n} rows with a template "
-                                 f"({len(self.missing_)} left out by missing='drop'); accepted: 0..{n}")
+            _check_size(k, n, f"with a template ({len(self.missing_)} left out by missing='drop')", type(self).__name__)
             # dictionary codes: no string sort, milliseconds for a million rows
             templates = column_arrow(dataset, self.template_column).combine_chunks().dictionary_encode().indices
             templates = templates.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
@@ -272,8 +257,6 @@ _HASH_MULTIPLIERS = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F
 
 def _row_hashes(off: np.ndarray, codes: np.ndarray, rows: np.ndarray) -> list[np.ndarray]:
     """Two 64-bit polynomial hashes of each row's code sequence (and its length)."""
-    from .cmaxent import _ranges
-
     lens = off[rows + 1] - off[rows]
     flat = codes[_ranges(off[rows], lens)].astype(np.uint64) + np.uint64(1)
     pos = _ranges(np.zeros(len(rows), dtype=np.int64), lens)
@@ -297,12 +280,9 @@ def _group_rows(order: np.ndarray, atoms: tuple, compounds: tuple, templates: np
     """Rows of ``order`` with identical sorted atom and compound codes (and template) grouped,
     groups numbered by first appearance: ``(members, representative rows)``.
 
-    Vectorised: rows are keyed by 64-bit hashes, then every row is checked against its group's
-    first row code by code, so a hash collision can never merge two structures (it falls back
-    to the exact dictionary grouping).
+    Rows are keyed by hashes, then checked against their group's first row code by code: a hash
+    collision falls back to the exact dictionary grouping.
     """
-    from .cmaxent import _ranges
-
     if not len(order):
         return [], np.zeros(0, dtype=np.int64)
     key = np.zeros(len(order), dtype=np.uint64)
@@ -329,8 +309,6 @@ def _group_rows(order: np.ndarray, atoms: tuple, compounds: tuple, templates: np
         same = False
     if not same:  # pragma: no cover - a 128-bit hash collision
         return _group_rows_exact(order, atoms, compounds, templates)
-    from .cmaxent import GroupMembers
-
     return GroupMembers(order[np.argsort(gid, kind="stable")], np.bincount(gid, minlength=len(reps))), reps
 
 
@@ -348,23 +326,15 @@ def _group_rows_exact(order, atoms, compounds, templates):
             members.append([])
             reps.append(r)
         members[g].append(r)
-    from .cmaxent import GroupMembers
-
     return GroupMembers.from_lists(members), np.asarray(reps, dtype=np.int64)
 
 
 def _bags(atoms: tuple, compounds: tuple, order: np.ndarray, weights: np.ndarray | None, templates: np.ndarray | None):
-    """Group the rows of ``order`` with identical bags (and template, if given).
-
-    A group is one *structure*: the rows whose atom and compound multisets are identical, i.e.
-    the same program once values are abstracted (the paper's "examples with abstract entities").
-    Returns ``(atom COO, compound COO, members (a GroupMembers), group templates)``; a COO is
-    ``(group, feature, multiplicity, num_groups, num_features)`` with each distinct feature once
-    per group (multiplicity 1, compound multiplicities weighted by ``weights``, zero-weight
-    compounds dropped).
+    """Group the rows of ``order`` with identical bags (and template): one group per structure
+    (program with values abstracted). Returns ``(atom COO, compound COO, members, group templates)``;
+    a COO holds ``(group, feature, multiplicity, num_groups, num_features)``, each distinct feature
+    once per group (multiplicity 1, or its weight; zero-weight compounds dropped).
     """
-    from .cmaxent import _ranges
-
     (a_off, a_codes, na, _), (c_off, c_codes, nc, _) = atoms, compounds
     a_sorted, c_sorted = _sorted_rows(a_off, a_codes), _sorted_rows(c_off, c_codes)
     members, reps = _group_rows(order, (a_off, a_sorted), (c_off, c_sorted), templates)
@@ -392,19 +362,11 @@ class CMaxEntSampler(_StructuralSampler):
 
     Exact: it picks what the naive greedy (:func:`~hf_synthsample.sampling.cmaxent.reference_greedy`)
     picks; ties (scores within a relative 1e-9) go to the row first in a seeded random order.
-    Entropies count each distinct atom / compound once per example (Keysers et al. 2020,
-    :func:`hf_synthsample.structure.frequencies`). As in Oren et al. (2021, section 3.3) the greedy
-    runs over the pool *with abstract entities*: rows whose programs differ only in values are one
-    candidate, picked at most once (one of its rows, by seed); ``distinct=False`` lets a structure
-    be picked again for each of its rows.
-
-    Settings: :class:`~hf_synthsample.sampling.settings.CMaxEntSettings`. ``distinct`` (default):
-    ``k`` larger than the number of distinct structures is an error. ``compound_weights=True`` is
-    the pool-wide variant of Keysers et al.'s weights (:func:`hf_synthsample.structure.compound_weights`;
-    CMaxEnt's entropies count each compound once per example, so the per-example weighting of the
-    MCD splits does not apply). ``missing`` covers ``atoms`` / ``compounds`` (and, for the hybrid,
-    ``template``). ``progress``: bars over the parsing and the ``k`` steps, by default on long
-    work (10,000 programs, 1,000 steps) unless ``datasets``' bars are off (:mod:`hf_synthsample.progress`).
+    Entropies count each distinct atom / compound once per example (Keysers et al. 2020). As in
+    Oren et al. (2021, section 3.3), rows whose programs differ only in values are one candidate,
+    picked at most once unless ``distinct=False``. Settings:
+    :class:`~hf_synthsample.sampling.settings.CMaxEntSettings` (``compound_weights=True``: the
+    pool-wide variant of :func:`hf_synthsample.structure.compound_weights`).
 
     Example:
         >>> from datasets import Dataset
@@ -478,6 +440,8 @@ class HybridSampler(CMaxEntSampler):
     def _indices(self, dataset, k):
         import torch
 
+        from ..progress import progress_bar
+
         eng, group_templates = self.engine(dataset, k)
         names, codes = np.unique(group_templates, return_inverse=True)
         by_template = [torch.as_tensor(np.flatnonzero(codes == t), device=eng.device) for t in range(len(names))]
@@ -485,8 +449,6 @@ class HybridSampler(CMaxEntSampler):
         np.add.at(left, codes, eng.members.sizes)
         rng = np.random.default_rng(self.seed)
         order = []
-        from ..progress import progress_bar
-
         with eng.threads():
             for _ in progress_bar(range(k), desc="Hybrid", progress=self.progress):
                 live = np.flatnonzero(left > 0)
