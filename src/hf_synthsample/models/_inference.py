@@ -1,4 +1,4 @@
-"""Batched inference in input order, shared by seq2seq decoding and classifier prediction."""
+"""Argument checks and batched inference in input order, shared by the seq2seq and classifier helpers."""
 
 from __future__ import annotations
 
@@ -17,6 +17,13 @@ def check_texts(texts: Any, name: str) -> list[str]:
     if bad is not None:
         raise TypeError(f"{name}: item {bad} is a {type(texts[bad]).__name__} ({texts[bad]!r}), expected str")
     return texts
+
+
+def check_column_args(**columns: Any) -> None:
+    """``TypeError`` unless every named column argument is a str."""
+    for name, value in columns.items():
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a column name (str), got {value!r}")
 
 
 def check_no_nulls(dataset: Any, columns: Sequence[str]) -> None:

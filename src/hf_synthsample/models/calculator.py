@@ -1,16 +1,10 @@
 """The Calculator model of Shin et al. (2019, section 6.1): a character-level LSTM classifier.
 
-"We implement an LSTM that parses calculator expressions on a character level. We perform a
-10-class classification problem using a dense network on the final hidden state of the LSTM."
-:class:`CharLSTMForSequenceClassification` is that model as a ``transformers.PreTrainedModel``
-(config :class:`CharLSTMConfig`), registered with ``AutoConfig`` and
-``AutoModelForSequenceClassification``: ``save_pretrained`` / ``from_pretrained`` and the stock
-``Trainer`` work. The paper gives no sizes; the defaults (embedding 32, one LSTM layer of 256
-units) are small enough for CPU and are overridable.
-
-Padded batches must be right-padded (the tokenizers of this package are); the final hidden
-state is read at each row's last real token (packed sequences), so padding never changes a
-prediction.
+:class:`CharLSTMForSequenceClassification` (config :class:`CharLSTMConfig`, registered with
+``AutoConfig`` and ``AutoModelForSequenceClassification``) reads an expression one character at a
+time and classifies its value mod 10 from the LSTM's final hidden state, read at each row's last
+real token (batches must be right-padded), so padding never changes a prediction. The paper gives
+no sizes; the defaults (embedding 32, one LSTM layer of 256 units) suit a CPU.
 
 Example:
     >>> model, tok = build_calculator_model(hidden_size=16, embedding_dim=8)
@@ -30,8 +24,8 @@ from torch import nn
 from transformers import AutoConfig, AutoModelForSequenceClassification, PretrainedConfig, PreTrainedModel
 from transformers.modeling_outputs import SequenceClassifierOutput
 
-from ..validation import check_columns, check_int, check_not_empty
-from ._inference import check_no_nulls, check_texts, run_batched
+from ..validation import check_columns, check_float, check_int, check_not_empty
+from ._inference import check_column_args, check_no_nulls, check_texts, run_batched
 from ._padding import right_padded_lengths
 from ._training import training_arguments
 from .tokenization import CALCULATOR_ALPHABET, build_char_tokenizer
@@ -55,12 +49,8 @@ NUM_ANSWERS = 10
 
 
 class CharLSTMConfig(PretrainedConfig):
-    """Config of :class:`CharLSTMForSequenceClassification` (``num_labels`` defaults to 10).
-
-    Fields: ``vocab_size``, ``embedding_dim``, ``hidden_size``, ``num_layers``, ``dropout`` (between
-    LSTM layers and before the dense head), ``initializer_range``, ``pad_token_id`` (and the
-    tokenizer's ``bos_token_id`` / ``eos_token_id``, recorded so the Trainer has nothing to re-align).
-    """
+    """Config of :class:`CharLSTMForSequenceClassification` (``num_labels`` defaults to 10; ``dropout``
+    acts between LSTM layers and before the dense head)."""
 
     model_type = "hf_synthsample_char_lstm"
 
@@ -146,9 +136,7 @@ _OVERRIDABLE = ("embedding_dim", "hidden_size", "num_layers", "dropout", "initia
 
 def build_calculator_model(*, seed: int = 0, **overrides: Any):
     """``(model, tokenizer)``: a seeded random :class:`CharLSTMForSequenceClassification` and the
-    character tokenizer over the Calculator alphabet (``0-9 + - * ( )``).
-
-    ``overrides``: ``embedding_dim``, ``hidden_size``, ``num_layers``, ``dropout``, ``initializer_range``.
+    character tokenizer over the Calculator alphabet; ``overrides`` are :class:`CharLSTMConfig` sizes.
 
     Example:
         >>> model, tok = build_calculator_model(seed=1, hidden_size=32, num_layers=2)
@@ -165,8 +153,6 @@ def build_calculator_model(*, seed: int = 0, **overrides: Any):
         if name in overrides:
             check_int(name, overrides[name], min=1)
     if "dropout" in overrides:
-        from ..validation import check_float
-
         check_float("dropout", overrides["dropout"], min=0, max=1, max_inclusive=False)
     tokenizer = build_char_tokenizer()
     config = CharLSTMConfig(
@@ -234,10 +220,8 @@ def train_classifier(
 ) -> "Trainer":
     """Train a classifier (e.g. :func:`build_calculator_model`) with a stock ``Trainer``; returns it.
 
-    ``train_dataset`` holds the text (``text_column``) and integer class (``label_column``, in
-    ``0..num_labels-1``) columns, e.g. a Calculator split. Batches are padded dynamically
-    (``DataCollatorWithPadding``). ``training_args`` are other ``TrainingArguments`` fields; the
-    defaults here: no logging, no saving, ``report_to="none"``.
+    ``label_column`` holds integer classes in ``0..num_labels-1``. ``training_args`` are other
+    ``TrainingArguments`` fields; the defaults here: no logging, no saving, ``report_to="none"``.
 
     Example:
         >>> import tempfile
@@ -252,9 +236,7 @@ def train_classifier(
     from transformers import DataCollatorWithPadding, Trainer, TrainingArguments
 
     _check_classifier(model, tokenizer)
-    for name, value in (("text_column", text_column), ("label_column", label_column)):
-        if not isinstance(value, str):
-            raise TypeError(f"{name} must be a column name (str), got {value!r}")
+    check_column_args(text_column=text_column, label_column=label_column)
     args = training_arguments(TrainingArguments, output_dir=output_dir, epochs=epochs, max_steps=max_steps,
                               batch_size=batch_size, learning_rate=learning_rate, seed=seed, extra=training_args)
     datasets = {"train_dataset": train_dataset} | ({} if eval_dataset is None else {"eval_dataset": eval_dataset})
@@ -312,9 +294,8 @@ def evaluate_classifier(
     """Accuracy (percent) overall and per group, with the package's ``calculator_accuracy`` module.
 
     Returns ``{"accuracy": pct, "accuracy_<group>": pct per value of group_column (sorted),
-    "num_examples": n, "predictions": [...]}``; percents are in [0, 100], like
-    :func:`~hf_synthsample.models.evaluate_seq2seq`. ``group_column`` is e.g. ``"distribution"``
-    for the Calculator mixture test set (Shin et al. Table 3).
+    "num_examples": n, "predictions": [...]}``; ``group_column`` is e.g. ``"distribution"`` for the
+    Calculator mixture test set (Shin et al. Table 3).
     """
     from ..columns import column_arrow
     from .seq2seq import _load_metric

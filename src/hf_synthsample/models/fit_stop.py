@@ -1,9 +1,6 @@
 """Train until the model fits its own rows: a ``TrainerCallback`` that scores the model every so many
-epochs (or steps) and stops the Trainer once the score reaches a target.
-
-The paper examples use it so that two training sets are compared after each has been *learnt*
-(equal steps are not equal training when one set is learnt faster); the score is theirs to give
-(exact match of greedy decodes, execution accuracy, ...), on rows the model trains on.
+epochs (or steps) and stops the Trainer once the score reaches a target, so that two training sets
+are compared once each has been *learnt* (equal steps are not equal training).
 
 Example:
     >>> from hf_synthsample.models.fit_stop import FitTargetCallback
@@ -38,27 +35,20 @@ class FitTargetCallback(TrainerCallback):
     step), ``score(model)`` (a percentage); training stops once it is ``>= target``.
 
     ``history`` holds ``(epoch or step, score)`` per check, ``reached`` whether the target was met;
-    ``on_check(position, score)`` (optional) is called after each check, e.g. to print progress.
-    The model is put back in training mode after scoring (scoring usually calls ``model.eval()``).
+    ``on_check(position, score)`` is called after each check. The model is put back in training
+    mode after scoring.
 
-    ``abandon_below`` / ``abandon_after``: a run whose score is still below ``abandon_below`` at a
-    check at or past ``abandon_after`` (same unit) is stopped with ``abandoned = True``. Small
-    scratch models sometimes never leave a score of 0 from one initialization while the same
-    settings fit from another; the caller can then start again from another init (and report it)
-    instead of spending the rest of the budget on a run that will not fit.
+    ``abandon_below`` / ``abandon_after``: a run still below ``abandon_below`` at a check at or past
+    ``abandon_after`` is stopped with ``abandoned = True`` (a scratch model stuck at 0 from one
+    initialization; the caller may restart from another).
 
-    ``confirm`` (optional, model -> percentage): called only when ``score`` reaches the target; its
-    value is the check's (recorded, and what must reach the target). The usual pair is a cheap score
-    on a sample of the rows and ``confirm`` on all of them: the run stops when *all* its rows are
-    fitted, at the cost of one full pass only near the end.
+    ``confirm``: called only when ``score`` reaches the target, and its value is the check's (e.g. a
+    cheap score on a sample of the rows, ``confirm`` on all of them).
 
     ``settle`` (``unit="step"`` only; 0 = off): the last ``settle`` of the Trainer's ``max_steps`` are
-    kept for it. Once the target is reached, training goes on for ``settle`` more steps with the
-    learning rate decayed linearly from its value then to 0, and stops with one last check
-    (``settled_at`` is the step it started). A first check at the target is taken
-    with the learning rate still high, at a point that differs from run to run; the settle phase
-    compares every run at rest, as a schedule decayed to 0 at a fixed budget would, while still
-    training each run until it has learnt its own rows.
+    kept for it. Once the target is reached, training goes on for ``settle`` steps with the learning
+    rate decayed linearly to 0 and stops with one last check (``settled_at``: the step it started),
+    so that every run is compared at rest.
     """
 
     def __init__(self, score: Callable[[Any], float], target: float, every: int, *, unit: str = "epoch",

@@ -1,19 +1,13 @@
 """An LSTM encoder-decoder with attention: the recurrent baseline of the SCAN / COGS papers.
 
-Lake & Baroni (2018) and Kim & Linzen (2020) train a recurrent sequence-to-sequence model with
-attention beside the Transformer. :class:`LSTMSeq2SeqForConditionalGeneration` is that model as a
-``transformers.PreTrainedModel`` (config :class:`LSTMSeq2SeqConfig`, registered with
-``AutoConfig`` and ``AutoModelForSeq2SeqLM``): a bidirectional LSTM encoder, an LSTM decoder with
-input feeding and Luong (general) attention over the encoder states. It takes the same batches
-as the scratch Transformers (``input_ids``, ``attention_mask``, ``labels``), so the stock
-``Seq2SeqTrainer``, :func:`~hf_synthsample.models.train_seq2seq` and the training-dynamics
-callback work unchanged; :meth:`~LSTMSeq2SeqForConditionalGeneration.generate` decodes greedily.
-
-Why it is here: from a few hundred SCAN rows it learns the task's word-by-word mapping before
-it memorises single rows, where the scratch Transformers memorise first. Its training dynamics
-then tell wrong targets apart (docs/training-dynamics.md, "Finding mislabelled rows").
-
-Build it with ``build_scratch_model(tokenizer, "lstm", hidden_size=..., seed=...)``.
+:class:`LSTMSeq2SeqForConditionalGeneration` (config :class:`LSTMSeq2SeqConfig`, registered with
+``AutoConfig`` and ``AutoModelForSeq2SeqLM``) is a bidirectional LSTM encoder and an LSTM decoder
+with input feeding and Luong (general) attention (Lake & Baroni 2018; Kim & Linzen 2020). It
+takes the scratch Transformers' batches, so ``Seq2SeqTrainer``, :func:`~hf_synthsample.models.train_seq2seq`
+and the training-dynamics callback work unchanged; ``generate`` decodes greedily. On a few hundred
+SCAN rows it learns the word-by-word mapping before it memorises rows, so its training dynamics
+tell wrong targets apart (docs/training-dynamics.md). Build it with
+``build_scratch_model(tokenizer, "lstm", hidden_size=..., seed=...)``.
 
 Example:
     >>> from hf_synthsample.models import build_scratch_model, build_word_tokenizer
@@ -43,14 +37,9 @@ __all__ = ["LSTMSeq2SeqConfig", "LSTMSeq2SeqForConditionalGeneration"]
 
 
 class LSTMSeq2SeqConfig(PretrainedConfig):
-    """Config of :class:`LSTMSeq2SeqForConditionalGeneration`.
-
-    Fields: ``vocab_size``, ``embedding_dim``, ``hidden_size`` (the decoder's; each encoder
-    direction has ``hidden_size // 2``, so the encoder states are ``hidden_size`` wide),
-    ``num_layers`` (encoder and decoder), ``dropout`` (on embeddings and before the output layer)
-    and the special token ids (``pad_token_id``, ``eos_token_id``,
-    ``bos_token_id``, ``decoder_start_token_id``).
-    """
+    """Config of :class:`LSTMSeq2SeqForConditionalGeneration`: ``hidden_size`` is the decoder's (each
+    encoder direction has half), ``num_layers`` the encoder's and the decoder's, ``dropout`` on the
+    embeddings and before the output layer."""
 
     model_type = "hf_synthsample_lstm_seq2seq"
 
@@ -129,11 +118,9 @@ class LSTMSeq2SeqForConditionalGeneration(PreTrainedModel):
     def _initial_state(self, states: torch.Tensor, mask: torch.Tensor):
         maskf = mask.unsqueeze(-1).to(states.dtype)
         summary = torch.tanh(self.bridge((states * maskf).sum(1) / maskf.sum(1)))  # mean of the encoder states
-        layers = self.config.num_layers
-        hidden = [summary for _ in range(layers)]
-        cells = [torch.zeros_like(summary) for _ in range(layers)]
-        feed = torch.zeros_like(summary)
-        return hidden, cells, feed
+        # (hidden, cells, attentional state); _step builds new lists, never changes these tensors in place
+        zeros = torch.zeros_like(summary)
+        return [summary] * self.config.num_layers, [zeros] * self.config.num_layers, zeros
 
     def _step(self, token_embedding, hidden, cells, feed, keys, states, mask):
         """One decoder step: new (hidden, cells, attentional state), the vocabulary logits."""

@@ -1,11 +1,8 @@
 """The small encoder-decoder Transformer the field trains from scratch on synthetic tasks.
 
-SCAN, COGS and the ThingTalk experiments train a 3 + 3 layer Transformer (d_model 256,
-feed-forward 512, 4 heads, dropout 0.1) from random weights. :func:`scratch_config` returns that
-model as a stock ``transformers`` config (T5 by default: it has relative position biases, the
-representation these papers prefer for length generalization; BART for learned absolute
-positions), sized to a tokenizer from :mod:`hf_synthsample.models.tokenization`.
-:func:`build_scratch_model` instantiates it with seeded random weights.
+SCAN, COGS and the ThingTalk experiments train a 3 + 3 layer Transformer (d_model 256, feed-forward
+512, 4 heads, dropout 0.1) from random weights: :func:`scratch_config` is that model as a stock
+``transformers`` config sized to a tokenizer, :func:`build_scratch_model` builds it with seeded weights.
 
 Example:
     >>> from hf_synthsample.models import build_word_tokenizer
@@ -36,31 +33,12 @@ ARCHITECTURES: tuple[str, ...] = ("t5", "bart", "lstm")
 
 #: The field's configuration, in each architecture's own config names.
 SCRATCH_DEFAULTS: dict[str, dict[str, Any]] = {
-    "t5": dict(
-        d_model=256,
-        d_kv=64,  # d_model / num_heads
-        d_ff=512,
-        num_layers=3,
-        num_decoder_layers=3,
-        num_heads=4,
-        dropout_rate=0.1,
-        relative_attention_num_buckets=32,
-        relative_attention_max_distance=128,
-        feed_forward_proj="relu",
-    ),
-    "bart": dict(
-        d_model=256,
-        encoder_layers=3,
-        decoder_layers=3,
-        encoder_ffn_dim=512,
-        decoder_ffn_dim=512,
-        encoder_attention_heads=4,
-        decoder_attention_heads=4,
-        dropout=0.1,
-        attention_dropout=0.0,
-        activation_dropout=0.0,
-        max_position_embeddings=512,
-    ),
+    # t5's d_kv is d_model / num_heads
+    "t5": dict(d_model=256, d_kv=64, d_ff=512, num_layers=3, num_decoder_layers=3, num_heads=4, dropout_rate=0.1,
+               relative_attention_num_buckets=32, relative_attention_max_distance=128, feed_forward_proj="relu"),
+    "bart": dict(d_model=256, encoder_layers=3, decoder_layers=3, encoder_ffn_dim=512, decoder_ffn_dim=512,
+                 encoder_attention_heads=4, decoder_attention_heads=4, dropout=0.1, attention_dropout=0.0,
+                 activation_dropout=0.0, max_position_embeddings=512),
     # the recurrent baseline (models.lstm): one bidirectional encoder layer, an attentional decoder
     "lstm": dict(embedding_dim=128, hidden_size=128, num_layers=1, dropout=0.1),
 }
@@ -71,14 +49,15 @@ _EXTRA_ACCEPTED = {"tie_word_embeddings", "decoder_start_token_id", "bos_token_i
                    "forced_eos_token_id"}
 
 
-def _config_class(architecture: str):
-    from transformers import BartConfig, T5Config
-
+def _classes(architecture: str) -> tuple[type, type]:
+    """(config class, model class) of ``architecture``."""
     if architecture == "lstm":
-        from .lstm import LSTMSeq2SeqConfig
+        from .lstm import LSTMSeq2SeqConfig, LSTMSeq2SeqForConditionalGeneration
 
-        return LSTMSeq2SeqConfig
-    return {"t5": T5Config, "bart": BartConfig}[architecture]
+        return LSTMSeq2SeqConfig, LSTMSeq2SeqForConditionalGeneration
+    from transformers import BartConfig, BartForConditionalGeneration, T5Config, T5ForConditionalGeneration
+
+    return {"t5": (T5Config, T5ForConditionalGeneration), "bart": (BartConfig, BartForConditionalGeneration)}[architecture]
 
 
 def _accepted_overrides(config_class) -> dict[str, str]:
@@ -92,24 +71,18 @@ def _accepted_overrides(config_class) -> dict[str, str]:
 def scratch_config(tokenizer: "PreTrainedTokenizerBase", architecture: str = "t5", **overrides: Any) -> "PretrainedConfig":
     """The field's small seq2seq config (3+3 layers, d_model 256, ff 512, 4 heads, dropout 0.1).
 
-    Args:
-        tokenizer: gives the vocabulary size and the pad / eos (/ bos) ids.
-        architecture: ``"t5"`` (relative position biases; the default), ``"bart"`` (learned
-            absolute positions, ``max_position_embeddings`` 512 unless overridden) or ``"lstm"``
-            (:class:`~hf_synthsample.models.LSTMSeq2SeqForConditionalGeneration`: an attentional
-            LSTM encoder-decoder, ``hidden_size`` 128, one layer; the recurrent baseline).
-        **overrides: the architecture's own config names (``d_model=64, num_layers=1`` for T5;
-            ``encoder_layers=1`` for BART). Unknown names raise ``ValueError``. For T5, changing
-            ``d_model`` or ``num_heads`` without ``d_kv`` keeps ``d_kv = d_model // num_heads``.
-
-    T5 starts decoding from the pad id (its convention); BART from eos (its convention). No BOS/EOS
-    token is forced at generation.
+    ``architecture``: ``"t5"`` (relative position biases), ``"bart"`` (learned absolute positions,
+    512 unless overridden) or ``"lstm"`` (:class:`~hf_synthsample.models.LSTMSeq2SeqForConditionalGeneration`,
+    the recurrent baseline). ``overrides`` use the architecture's own config names (unknown ones
+    raise ``ValueError``); for T5, ``d_model`` or ``num_heads`` without ``d_kv`` keeps
+    ``d_kv = d_model // num_heads``. T5 starts decoding from pad, BART from eos, the LSTM from bos;
+    no token is forced at generation.
     """
     architecture = check_choice("architecture", architecture, ARCHITECTURES)
     for attr in ("pad_token_id", "eos_token_id"):
         if getattr(tokenizer, attr, None) is None:
             raise ValueError(f"tokenizer has no {attr[:-3]}: the seq2seq model needs pad and eos tokens")
-    config_class = _config_class(architecture)
+    config_class = _classes(architecture)[0]
     accepted = _accepted_overrides(config_class)
     unknown = sorted(set(overrides) - set(accepted))
     if unknown:
@@ -152,9 +125,7 @@ def build_scratch_model(
     tokenizer: "PreTrainedTokenizerBase", architecture: str = "t5", *, seed: int = 0, **overrides: Any
 ) -> "PreTrainedModel":
     """A randomly initialised ``T5ForConditionalGeneration`` / ``BartForConditionalGeneration`` /
-    :class:`~hf_synthsample.models.LSTMSeq2SeqForConditionalGeneration`.
-
-    Same ``seed``, same weights. ``overrides`` as in :func:`scratch_config`.
+    :class:`~hf_synthsample.models.LSTMSeq2SeqForConditionalGeneration`; same ``seed``, same weights.
 
     Example:
         >>> from hf_synthsample.models import build_word_tokenizer
@@ -163,17 +134,12 @@ def build_scratch_model(
         >>> type(model).__name__, model.config.d_kv
         ('T5ForConditionalGeneration', 16)
     """
-    from transformers import BartForConditionalGeneration, GenerationConfig, T5ForConditionalGeneration
-    from transformers import set_seed
+    from transformers import GenerationConfig, set_seed
 
     seed = check_int("seed", seed, min=0)
     config = scratch_config(tokenizer, architecture, **overrides)
     set_seed(seed)
-    if architecture == "lstm":
-        from .lstm import LSTMSeq2SeqForConditionalGeneration as model_class
-    else:
-        model_class = {"t5": T5ForConditionalGeneration, "bart": BartForConditionalGeneration}[architecture]
-    model = model_class(config)
+    model = _classes(architecture)[1](config)
     # explicit, so generation never forces a token the tokenizer lacks
     model.generation_config = GenerationConfig(
         decoder_start_token_id=config.decoder_start_token_id,

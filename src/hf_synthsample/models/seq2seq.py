@@ -1,13 +1,9 @@
 """Train, run and score seq2seq models on synthetic datasets with the stock ``transformers`` stack.
 
-* :func:`tokenize_seq2seq` adds ``input_ids`` / ``attention_mask`` / ``labels`` (batched
-  ``Dataset.map``); a row longer than a given maximum is an error, never silently truncated.
-* :func:`train_seq2seq` trains with a stock ``Seq2SeqTrainer`` and ``DataCollatorForSeq2Seq``
-  (labels padded with -100), so ``accelerate launch``, multi-GPU, callbacks (e.g.
-  :class:`~hf_synthsample.CartographyCallback`) and checkpoints work as usual.
-* :func:`generate_predictions` / :func:`evaluate_seq2seq` decode greedily (or with beams) in input
-  order and score exact match with the package's ``exact_match`` evaluate module.
-* :func:`load_seq2seq` loads any BART / T5 (any ``AutoModelForSeq2SeqLM``) checkpoint to fine-tune.
+Training is a stock ``Seq2SeqTrainer`` (``accelerate launch``, callbacks and checkpoints work as
+usual); a tokenized row longer than a given maximum is an error, never silently truncated.
+Decoding is greedy (or beam search), in input order; exact match is the package's ``exact_match``
+evaluate module.
 
 Example:
     >>> from datasets import Dataset
@@ -26,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from ..validation import check_columns, check_int, check_not_empty
-from ._inference import check_no_nulls, check_texts, run_batched
+from ._inference import check_column_args, check_no_nulls, check_texts, run_batched
 from ._training import training_arguments
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -98,21 +94,14 @@ def tokenize_seq2seq(
 ) -> "Dataset":
     """``dataset`` with ``input_ids``, ``attention_mask`` (source) and ``labels`` (target) added.
 
-    Args:
-        dataset: a ``datasets.Dataset`` with a source and a target text column.
-        tokenizer: any ``transformers`` tokenizer (e.g. from :func:`build_word_tokenizer`).
-        source_column, target_column: the text columns.
-        max_source_length, max_target_length: the longest allowed tokenized row (eos included);
-            a longer row raises ``ValueError`` with the count and the first row index. ``None``: no limit.
-        num_proc: processes for ``Dataset.map``.
-
-    The other columns are kept (the Trainer drops the ones the model does not take).
+    ``max_source_length`` / ``max_target_length``: the longest allowed tokenized row (eos included);
+    a longer row raises ``ValueError`` with the count and the first row index. The other columns
+    are kept (the Trainer drops the ones the model does not take).
     """
     _check_tokenizer(tokenizer)
-    for name, value in (("source_column", source_column), ("target_column", target_column)):
-        if not isinstance(value, str):
-            raise TypeError(f"{name} must be a column name (str), got {value!r}")
-        check_columns(dataset, [value], name=name)
+    check_column_args(source_column=source_column, target_column=target_column)
+    check_columns(dataset, [source_column], name="source_column")
+    check_columns(dataset, [target_column], name="target_column")
     check_no_nulls(dataset, [source_column, target_column])
     max_source_length = _check_max_length("max_source_length", max_source_length)
     max_target_length = _check_max_length("max_target_length", max_target_length)
@@ -134,7 +123,6 @@ def seq2seq_collator(tokenizer: "PreTrainedTokenizerBase", model: "PreTrainedMod
     """The batch collator :func:`train_seq2seq` uses: dynamic padding, labels padded with -100.
 
     With ``model``, it also builds ``decoder_input_ids`` from the labels (the model's own shift).
-    Wrap it (e.g. in a ``CartographyCollator``) and pass it back as ``data_collator=``.
     """
     from transformers import DataCollatorForSeq2Seq
 
@@ -175,25 +163,11 @@ def train_seq2seq(
 ) -> "Seq2SeqTrainer":
     """Train ``model`` on ``train_dataset`` with a stock ``Seq2SeqTrainer``; returns the trainer.
 
-    Args:
-        model: an encoder-decoder model (:func:`build_scratch_model`, :func:`load_seq2seq`).
-        tokenizer: its tokenizer (passed to the Trainer as ``processing_class``).
-        train_dataset: text columns ``source_column`` / ``target_column`` (tokenized here), or
-            already tokenized by :func:`tokenize_seq2seq`. Rows longer than a BART model's
-            ``max_position_embeddings`` raise.
-        output_dir: the Trainer's output folder (nothing is written unless ``training_args`` asks,
-            e.g. ``save_strategy="epoch"``).
-        eval_dataset: optional, same format; evaluated (loss) when ``training_args`` sets an
-            ``eval_strategy``.
-        epochs, max_steps, batch_size, learning_rate, seed: as in ``Seq2SeqTrainingArguments``
-            (``max_steps > 0`` overrides ``epochs``; ``batch_size`` is per device).
-        callbacks: ``TrainerCallback`` objects (e.g. a ``CartographyCallback``).
-        data_collator: replaces :func:`seq2seq_collator` (e.g. a ``CartographyCollator`` around it).
-        resume_from_checkpoint: passed to ``Trainer.train``.
-        **training_args: any other ``Seq2SeqTrainingArguments`` field (unknown names raise). The
-            defaults here: no logging, no saving, ``report_to="none"``.
-
-    Works on CPU and under ``accelerate launch`` (the Trainer handles devices and processes).
+    ``train_dataset`` / ``eval_dataset`` hold the text columns (tokenized here) or are already
+    tokenized by :func:`tokenize_seq2seq`; rows longer than a BART model's
+    ``max_position_embeddings`` raise. ``data_collator`` replaces :func:`seq2seq_collator`.
+    ``training_args``: any other ``Seq2SeqTrainingArguments`` field (unknown names raise); the
+    defaults here: no logging, no saving, no evaluation, ``report_to="none"``.
 
     Example:
         >>> from datasets import Dataset
@@ -212,9 +186,7 @@ def train_seq2seq(
 
     _check_seq2seq_model(model)
     _check_tokenizer(tokenizer)
-    for name, value in (("source_column", source_column), ("target_column", target_column)):
-        if not isinstance(value, str):
-            raise TypeError(f"{name} must be a column name (str), got {value!r}")
+    check_column_args(source_column=source_column, target_column=target_column)
     callbacks = list(callbacks)
     if data_collator is not None and not callable(data_collator):
         raise TypeError(f"data_collator must be callable, got {type(data_collator).__name__}")
@@ -222,17 +194,18 @@ def train_seq2seq(
                               batch_size=batch_size, learning_rate=learning_rate, seed=seed, extra=training_args)
     if not hasattr(train_dataset, "column_names"):
         raise TypeError(f"train_dataset must be a datasets.Dataset, got {type(train_dataset).__name__}")
-    for name, value in (("source_column", source_column), ("target_column", target_column)):
-        if not {"input_ids", "labels"} <= set(train_dataset.column_names):
-            check_columns(train_dataset, [value], name=name)
+    if not {"input_ids", "labels"} <= set(train_dataset.column_names):
+        check_columns(train_dataset, [source_column], name="source_column")
+        check_columns(train_dataset, [target_column], name="target_column")
     # learned absolute positions (BART) have a hard limit: say so instead of an index error on the device
     max_len = getattr(model.config, "max_position_embeddings", None) if model.config.model_type != "t5" else None
-    train_dataset = _prepare(train_dataset, tokenizer, source_column, target_column, max_len, "train_dataset")
+    prepare = functools.partial(_prepare, tokenizer=tokenizer, source_column=source_column,
+                                target_column=target_column, max_length=max_len)
+    train_dataset = prepare(train_dataset, name="train_dataset")
     if isinstance(eval_dataset, dict):
-        eval_dataset = {k: _prepare(v, tokenizer, source_column, target_column, max_len, f"eval_dataset[{k!r}]")
-                        for k, v in eval_dataset.items()}
+        eval_dataset = {k: prepare(v, name=f"eval_dataset[{k!r}]") for k, v in eval_dataset.items()}
     elif eval_dataset is not None:
-        eval_dataset = _prepare(eval_dataset, tokenizer, source_column, target_column, max_len, "eval_dataset")
+        eval_dataset = prepare(eval_dataset, name="eval_dataset")
     trainer = Seq2SeqTrainer(
         model=model,
         args=args,
@@ -274,9 +247,8 @@ def generate_predictions(
 ) -> list[str]:
     """Decoded outputs of ``model`` for each source text, in input order.
 
-    Greedy decoding (beam search with ``num_beams > 1``), decoded with special tokens skipped.
-    Sources are batched by length (less padding), results put back in input order. The model is
-    put in eval mode for the call and restored afterwards.
+    Greedy decoding (beam search with ``num_beams > 1``), special tokens skipped; sources batched
+    by length. The model is in eval mode for the call and restored afterwards.
 
     Example:
         >>> from hf_synthsample.models import build_scratch_model, build_word_tokenizer
@@ -328,8 +300,7 @@ def evaluate_seq2seq(
 
     Returns ``{"exact_match": percent in [0, 100], "num_examples": n, "predictions": [...]}``
     (predictions in row order). ``generate_kwargs`` go to :func:`generate_predictions`
-    (``batch_size``, ``max_new_tokens``, ``num_beams``). Scored by the package's ``exact_match``
-    evaluate module (whitespace runs collapsed).
+    (``batch_size``, ``max_new_tokens``, ``num_beams``).
     """
     check_columns(dataset, [source_column], name="source_column")
     check_columns(dataset, [target_column], name="target_column")
@@ -348,12 +319,10 @@ def evaluate_seq2seq(
 def load_seq2seq(path_or_repo_id: str | os.PathLike, **from_pretrained_kwargs: Any):
     """``(model, tokenizer)`` of a seq2seq checkpoint (BART, T5, ...) to fine-tune.
 
-    ``path_or_repo_id`` is a local folder (``save_pretrained`` output, with ``config.json`` and the
-    tokenizer files) or a Hub id. With ``HF_HUB_OFFLINE=1`` a Hub id must already be in the local
-    cache; otherwise a clear ``OSError`` says so. Without it, a Hub id not in the cache while the
-    Hub cannot be reached fails within seconds with an ``OSError`` naming the Hub and the id; a
-    path that does not exist and is no Hub id raises ``FileNotFoundError``. ``from_pretrained_kwargs`` (e.g. ``revision``,
-    ``dtype``) go to both ``from_pretrained`` calls.
+    ``path_or_repo_id`` is a local folder (``save_pretrained`` output) or a Hub id, which must be in
+    the local cache when offline (``HF_HUB_OFFLINE=1``) or the Hub cannot be reached: else an
+    ``OSError`` says so, at once. A path that does not exist and is no Hub id raises
+    ``FileNotFoundError``. ``from_pretrained_kwargs`` (e.g. ``revision``) go to both ``from_pretrained`` calls.
     """
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
@@ -363,9 +332,8 @@ def load_seq2seq(path_or_repo_id: str | os.PathLike, **from_pretrained_kwargs: A
     if path.exists():
         if not path.is_dir() or not (path / "config.json").is_file():
             raise ValueError(f"path_or_repo_id: {str(path)!r} is not a checkpoint folder (no config.json in it)")
-        model = AutoModelForSeq2SeqLM.from_pretrained(path, **from_pretrained_kwargs)
-        tokenizer = AutoTokenizer.from_pretrained(path, **from_pretrained_kwargs)
-        return model, tokenizer
+        return (AutoModelForSeq2SeqLM.from_pretrained(path, **from_pretrained_kwargs),
+                AutoTokenizer.from_pretrained(path, **from_pretrained_kwargs))
     repo_id = str(path_or_repo_id)
     from huggingface_hub.utils import HFValidationError, validate_repo_id
 
@@ -384,8 +352,8 @@ def load_seq2seq(path_or_repo_id: str | os.PathLike, **from_pretrained_kwargs: A
     try:
         if offline:
             from_pretrained_kwargs.setdefault("local_files_only", True)
-        model = AutoModelForSeq2SeqLM.from_pretrained(repo_id, **from_pretrained_kwargs)
-        tokenizer = AutoTokenizer.from_pretrained(repo_id, **from_pretrained_kwargs)
+        return (AutoModelForSeq2SeqLM.from_pretrained(repo_id, **from_pretrained_kwargs),
+                AutoTokenizer.from_pretrained(repo_id, **from_pretrained_kwargs))
     except OSError as err:
         if offline:
             raise OSError(
@@ -394,7 +362,6 @@ def load_seq2seq(path_or_repo_id: str | os.PathLike, **from_pretrained_kwargs: A
                 f"(`hf download {repo_id}`) or pass a local checkpoint folder."
             ) from err
         raise
-    return model, tokenizer
 
 
 def _in_cache(repo_id: str, kwargs: dict) -> bool:

@@ -1,15 +1,9 @@
 """Tokenizers built from a synthetic dataset's own vocabulary (``tokenizers`` inside ``transformers``).
 
-Synthetic seq2seq tasks (SCAN, COGS, ThingTalk programs) have small closed vocabularies of
-whitespace-separated words; the field trains on them with one id per word. Calculator
-expressions are read one character at a time. Both tokenizers here are
-``transformers.PreTrainedTokenizerFast`` objects, so they pad, batch, ``save_pretrained`` and
-reload with ``AutoTokenizer.from_pretrained`` like any Hub tokenizer.
-
-Ids are deterministic: the special tokens first (``<pad>``=0, ``<s>``=1, ``</s>``=2,
-``<unk>``=3 by default), then the vocabulary sorted, so the same texts in any order give the
-same ids. Encoding appends ``</s>``; decoding with ``skip_special_tokens=True`` gives the
-words joined by single spaces (word tokenizer) or the characters (char tokenizer).
+One id per whitespace-separated word (SCAN, COGS, ThingTalk programs) or per character (Calculator
+expressions), as ``transformers.PreTrainedTokenizerFast`` objects. Ids are deterministic: the
+special tokens first (``<pad>``=0, ``<s>``=1, ``</s>``=2, ``<unk>``=3 by default), then the vocabulary
+sorted. Encoding appends ``</s>``.
 
 Example:
     >>> tok = build_word_tokenizer(["jump twice", "walk left"])
@@ -25,7 +19,7 @@ Example:
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 from ..validation import check_columns, check_int, check_str_tuple
 
@@ -40,8 +34,8 @@ DEFAULT_SPECIAL_TOKENS: tuple[str, str, str, str] = ("<pad>", "<s>", "</s>", "<u
 CALCULATOR_ALPHABET = "0123456789+-*()"
 
 
-def _texts(texts: Any, columns: Any) -> Iterable[str]:
-    """The strings to read: an iterable of str, or the given columns of a ``Dataset``."""
+def _texts(texts: Any, columns: Any) -> Iterator[str]:
+    """The strings to read (an iterable of str, or the given columns of a ``Dataset``), each checked."""
     if isinstance(texts, str):
         raise TypeError("texts must be an iterable of strings or a Dataset, got a single str (wrap it in a list)")
     if hasattr(texts, "column_names") and hasattr(texts, "features"):
@@ -53,12 +47,15 @@ def _texts(texts: Any, columns: Any) -> Iterable[str]:
         check_columns(texts, columns, name="columns")
         from ..columns import column_arrow
 
-        return (s for c in columns for s in column_arrow(texts, c).to_pylist())
-    if columns is not None:
+        texts = [s for c in columns for s in column_arrow(texts, c).to_pylist()]
+    elif columns is not None:
         raise ValueError("columns is only accepted when texts is a Dataset")
-    if not isinstance(texts, Iterable):
+    elif not isinstance(texts, Iterable):
         raise TypeError(f"texts must be an iterable of strings or a Dataset, got {type(texts).__name__}")
-    return texts
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"texts: item {i} is a {type(text).__name__} ({text!r}), expected str")
+        yield text
 
 
 def _check_specials(special_tokens: Any) -> tuple[str, str, str, str]:
@@ -105,16 +102,9 @@ def build_word_tokenizer(
 ) -> "PreTrainedTokenizerFast":
     """A whitespace word-level tokenizer whose vocabulary is the words of ``texts``.
 
-    Args:
-        texts: an iterable of strings, or a ``Dataset`` (then ``columns`` names the columns to read,
-            e.g. ``["source", "target"]``: one shared vocabulary for source and target).
-        columns: the text columns when ``texts`` is a ``Dataset``.
-        min_frequency: words seen fewer times map to ``<unk>``.
-        special_tokens: pad, bos, eos and unk tokens, given ids 0, 1, 2, 3.
-        extra_tokens: words added even when absent from ``texts`` (e.g. a test split's words).
-
-    Returns:
-        A ``PreTrainedTokenizerFast``: ids 0-3 special, then the words sorted; encoding appends eos.
+    ``texts``: strings, or a ``Dataset`` whose ``columns`` are read (e.g. ``["source", "target"]``:
+    one shared vocabulary). Words seen fewer than ``min_frequency`` times map to ``<unk>``;
+    ``extra_tokens`` are added even when absent (e.g. a test split's words).
 
     Example:
         >>> tok = build_word_tokenizer(["b a", "a c"], min_frequency=2)
@@ -131,9 +121,7 @@ def build_word_tokenizer(
     if any(not t or any(ch.isspace() for ch in t) for t in extra):
         raise ValueError(f"extra_tokens must be non-empty words without whitespace, got {list(extra)}")
     counts: Counter[str] = Counter()
-    for i, text in enumerate(_texts(texts, columns)):
-        if not isinstance(text, str):
-            raise TypeError(f"texts: item {i} is a {type(text).__name__} ({text!r}), expected str")
+    for text in _texts(texts, columns):
         counts.update(text.split())
     words = {w for w, c in counts.items() if c >= min_frequency} | set(extra)
     words -= set(specials)
@@ -177,9 +165,7 @@ def build_char_tokenizer(
                 raise ValueError(f"alphabet must be a string or single characters, got {list(items)}")
             chars.update(items)
     if texts is not None:
-        for i, text in enumerate(_texts(texts, columns)):
-            if not isinstance(text, str):
-                raise TypeError(f"texts: item {i} is a {type(text).__name__} ({text!r}), expected str")
+        for text in _texts(texts, columns):
             chars.update(text)
     elif columns is not None:
         raise ValueError("columns is only accepted together with a Dataset as texts")

