@@ -2,15 +2,10 @@
 domains, the annotated-data reader, and the splits of Oren et al. (2021, Appendix A).
 
 Generation is synchronous: every grammar choice builds a piece of the program tree
-(:class:`~hf_synthsample.structure.Node`, printed by :mod:`.thingtalk`) and, in the same step, the
-words that express it, chosen among several canonical phrasings per construct. Constructs:
-filters with 1-4 clauses (comparisons with typed operators, year ranges, relative dates,
-filter-level ``count``/``distance``, ``not``, ``or``, review sub-queries), projections of one or
-two properties, ``sort`` with an index or a slice, sort-then-filter, ``compute distance`` /
-``compute count`` rankings, ``aggregate count|sum|avg|min|max``, top-level ``compute``, indices
-without sort, joins of restaurants with their reviews, and the bare table. Values come from
-small built-in lists or are placeholders (``NUMBER_0``, ``DATE_0``, ``TIME_0``); every value is
-mentioned in the utterance.
+(:class:`~hf_synthsample.structure.Node`, printed by :mod:`.thingtalk`) and, in the same step, its
+words, among several phrasings per construct (filters of 1-4 clauses, projections, sort / index /
+slice, compute, aggregate, joins: :data:`QUERY_KINDS`). Values come from small built-in lists or
+are placeholders (``NUMBER_0``, ``DATE_0``, ``TIME_0``), each mentioned in the utterance.
 
 Example:
     >>> import random
@@ -24,9 +19,12 @@ Example:
 
 from __future__ import annotations
 
+import bisect
 import csv
+import itertools
 import os
 import random
+from collections import Counter
 from typing import Sequence
 
 from ..structure import Node
@@ -35,18 +33,9 @@ from .schema2qa_clauses import (_INFO, _call, _clause, _clauses, _cmp, _counted,
                                _num_clauses, _param, _program, _review_link, _simple_value, _sort, _table, _value)
 from .schema2qa_schema import DOMAINS, VALUES, Prop, Table
 
-__all__ = [
-    "DOMAIN_NAMES",
-    "generate",
-    "read_annotated",
-    "compositional_split",
-    "iid_split",
-    "QUERY_KINDS",
-]
+__all__ = ["DOMAIN_NAMES", "generate", "read_annotated", "compositional_split", "iid_split", "QUERY_KINDS"]
 
 DOMAIN_NAMES = tuple(DOMAINS)
-# generated values never contain an operator token, so counting tokens counts comparisons
-_COMPARISON_OPS = thingtalk.COMPARISON_OPS
 
 
 # ---------------------------------------------------------------------- table expressions
@@ -61,10 +50,6 @@ def _base_or_filtered(ex: _Ex, table: Table, p_filter: float = 0.7) -> tuple[Nod
     return t, table.plural, table.singular
 
 
-def _sortable(table: Table) -> list[Prop]:
-    return _INFO[table.name].sortable
-
-
 _SUPERLATIVE = {
     ("num", "desc"): ("with the highest {np}", "with the most {unit}", "with the best {np}"),
     ("num", "asc"): ("with the lowest {np}", "with the fewest {unit}", "with the smallest {np}"),
@@ -75,6 +60,13 @@ _SUPERLATIVE = {
     ("dur", "desc"): ("with the longest {np}", "that lasts longest"),
     ("dur", "asc"): ("with the shortest {np}", "that is shortest"),
 }
+
+
+def _superlative(ex: _Ex, table: Table, p_desc: float) -> tuple[Prop, str, str]:
+    """A sortable property of ``table``, a direction (desc with probability ``p_desc``) and its words."""
+    prop = ex.choice(_INFO[table.name].sortable)
+    d = "desc" if ex.chance(p_desc) else "asc"
+    return prop, d, ex.choice(_SUPERLATIVE[(prop.cat, d)]).format(np=prop.np, unit=prop.unit or prop.np, verb=table.verb)
 
 
 def _ranked_source(ex: _Ex, table: Table) -> tuple[Node, str, str, str]:
@@ -91,7 +83,7 @@ def _ranked_source(ex: _Ex, table: Table) -> tuple[Node, str, str, str]:
             loc, sup = f'location: " {w} "', ex.choice((f"closest to {w}", f"nearest to {w}"))
         comp = Node("compute", (_call("distance", _param("geo", "Location"), _value(loc)), src), "", "compute")
         return _sort(_param("distance", "Measure(m)"), "asc", comp), pl, sg, sup
-    if (r < 0.45 or not _sortable(table)) and arrays:
+    if (r < 0.45 or not info.sortable) and arrays:
         arg, unit = _counted(ex, ex.choice(arrays), 0.2)
         if ex.chance(0.15):  # filter after computing
             comp = Node("compute", (_call("count", arg), _table(table.name)), "", "compute")
@@ -104,10 +96,7 @@ def _ranked_source(ex: _Ex, table: Table) -> tuple[Node, str, str, str]:
         desc = ex.chance(0.85)
         sup = f"with the most {unit}" if desc else f"with the fewest {unit}"
         return _sort(_param("count", "Number"), "desc" if desc else "asc", src), pl, sg, sup
-    props = _sortable(table)
-    prop = ex.choice(props)
-    direction = "desc" if ex.chance(0.7) else "asc"
-    sup = ex.choice(_SUPERLATIVE[(prop.cat, direction)]).format(np=prop.np, unit=prop.unit or prop.np, verb=table.verb)
+    prop, direction, sup = _superlative(ex, table, 0.7)
     src, pl, sg = _base_or_filtered(ex, table, 0.6)
     return _sort(_param(prop.name, prop.type), direction, src), pl, sg, sup
 
@@ -115,12 +104,8 @@ def _ranked_source(ex: _Ex, table: Table) -> tuple[Node, str, str, str]:
 def _ranked(ex: _Ex, table: Table) -> tuple[Node, str, bool]:
     """A ranked table: (node, words, singular?)."""
     r = ex.rng.random()
-    if r < 0.08 and _sortable(table):
-        # sort first, then filter, then take the first
-        props = _sortable(table)
-        prop = ex.choice(props)
-        direction = "desc" if ex.chance(0.8) else "asc"
-        sup = ex.choice(_SUPERLATIVE[(prop.cat, direction)]).format(np=prop.np, unit=prop.unit or prop.np, verb=table.verb)
+    if r < 0.08 and _INFO[table.name].sortable:  # sort first, then filter, then take the first
+        prop, direction, sup = _superlative(ex, table, 0.8)
         nodes, words = _clauses(ex, table, 1, allow_id=False)
         node = _index(_filter(_sort(_param(prop.name, prop.type), direction, _table(table.name)), nodes), "1")
         return node, f"the {table.singular} {words} {sup}", True
@@ -161,11 +146,7 @@ QUERY_KINDS = {
     "all": 0.03,
 }
 _KIND_NAMES = tuple(QUERY_KINDS)
-_KIND_CUM = []
-_acc = 0.0
-for _w in QUERY_KINDS.values():
-    _acc += _w
-    _KIND_CUM.append(_acc)
+_KIND_CUM = list(itertools.accumulate(QUERY_KINDS.values()))
 
 
 def _projection(ex: _Ex, table: Table, src: Node, x: str) -> tuple[Node, str]:
@@ -177,12 +158,7 @@ def _projection(ex: _Ex, table: Table, src: Node, x: str) -> tuple[Node, str]:
 
 
 def _query(ex: _Ex, table: Table, domain: str) -> tuple[Node, str]:
-    r = ex.rng.random()
-    kind = _KIND_NAMES[-1]
-    for name, c in zip(_KIND_NAMES, _KIND_CUM):
-        if r < c:
-            kind = name
-            break
+    kind = _KIND_NAMES[min(bisect.bisect_right(_KIND_CUM, ex.rng.random()), len(_KIND_NAMES) - 1)]
     if kind == "join" and domain != "restaurants":
         kind = "search"
     if kind == "search":
@@ -190,10 +166,8 @@ def _query(ex: _Ex, table: Table, domain: str) -> tuple[Node, str]:
         return _filter(_table(table.name), nodes), ex.choice(_SEARCH).format(x=f"{table.plural} {words}")
     if kind == "all":
         t = _table(table.name)
-        if ex.chance(0.3) and _sortable(table):
-            prop = ex.choice(_sortable(table))
-            d = "desc" if ex.chance(0.6) else "asc"
-            sup = ex.choice(_SUPERLATIVE[(prop.cat, d)]).format(np=prop.np, unit=prop.unit or prop.np, verb=table.verb)
+        if ex.chance(0.3) and _INFO[table.name].sortable:
+            prop, d, sup = _superlative(ex, table, 0.6)
             return _sort(_param(prop.name, prop.type), d, t), ex.choice(_SEARCH).format(x=f"all {table.plural} {sup} first")
         return t, ex.choice(("show me all {x}", "list all {x}", "what {x} are there ?", "find {x}")).format(x=table.plural)
     if kind == "project":
@@ -340,7 +314,8 @@ def generate(rng: random.Random, domain: str = "all") -> dict:
         "program": program,
         "template": template,
         "domain": domain,
-        "num_clauses": sum(1 for t in tokens if t in _COMPARISON_OPS),
+        # generated values never contain an operator token, so counting tokens counts comparisons
+        "num_clauses": sum(1 for t in tokens if t in thingtalk.COMPARISON_OPS),
         "program_length": len(tokens),
     }
 
@@ -390,12 +365,9 @@ def compositional_split(
 
     Templates are shuffled with ``seed``; each is offered to dev, test or train with probability
     ``template_share``, ``template_share`` and the rest, and goes to dev (test) only while that set
-    holds fewer than ``dev_fraction`` (``test_fraction``) of the examples, else to train. So dev
-    and test get about a quarter of the templates each, mostly small ones, as in the paper
-    (19 / 20 of 73 annotated templates), and the frequent ones stay in train.
+    holds fewer than ``dev_fraction`` (``test_fraction``) of the examples, else to train (as in the
+    paper: 19 / 20 of 73 annotated templates in dev / test, the frequent ones in train).
     """
-    from collections import Counter
-
     counts = Counter(templates)
     order = sorted(counts)
     rng = random.Random(seed)

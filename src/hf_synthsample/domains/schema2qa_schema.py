@@ -107,36 +107,23 @@ CATEGORY_PHRASES: dict[str, dict[str, tuple[str, ...]]] = {
     "open": {"contains": ("open at {v}", "that are open at {v}", "with {np} including {v}")},
 }
 
-_RATING = "aggregateRating.ratingValue"
-_REVIEWS = "aggregateRating.reviewCount"
-
-
-def _rating(unit: str = "stars") -> Prop:
-    return Prop(_RATING, "Number", "num", "rating", unit=unit, phrases={"==": ("with {v} {unit}", "rated {v} {unit}", "with a {v} star rating")})
-
-
-def _reviews() -> Prop:
-    return Prop(_REVIEWS, "Number", "num", "number of reviews", unit="reviews")
-
-
-def _date() -> Prop:
-    return Prop("datePublished", "Date", "date", "date")
-
-
+# properties shared by several tables
+_RATING = Prop("aggregateRating.ratingValue", "Number", "num", "rating", unit="stars",
+               phrases={"==": ("with {v} {unit}", "rated {v} {unit}", "with a {v} star rating")})
+_REVIEWS = Prop("aggregateRating.reviewCount", "Number", "num", "number of reviews", unit="reviews")
+_DATE = Prop("datePublished", "Date", "date", "date")
 _TELEPHONE = Prop("telephone", "Entity(tt:phone_number)", "proj", "phone number")
 _GEO = Prop("geo", "Location", "loc", "location", "city")
 
 
 RESTAURANT = Table(
-    "@org.schema.Restaurant.Restaurant",
-    "restaurant",
-    "restaurants",
+    "@org.schema.Restaurant.Restaurant", "restaurant", "restaurants",
     (
         Prop("id", "Entity(org.schema.Restaurant:Restaurant)", "id", "name", "restaurant"),
         Prop("servesCuisine", "String", "str", "cuisine", "cuisine", phrases={"=~": ("that serve {v} food", "serving {v} cuisine", "with {v} food", "that offer {v} dishes")}),
         _GEO,
-        _rating(),
-        _reviews(),
+        _RATING,
+        _REVIEWS,
         Prop("starRating.ratingValue", "Number", "num", "star rating", unit="stars"),
         Prop("priceRange", "Enum(cheap,moderate,expensive,luxury)", "enum", "price range", "", phrases={"==": ("that are {v}", "with a {v} price range", "in the {v} price range")}),
         Prop("acceptsReservations", "Boolean", "bool", "reservations", phrases={"true": ("that accept reservations", "that take reservations"), "false": ("that do not accept reservations", "that don't take reservations")}),
@@ -154,27 +141,23 @@ RESTAURANT = Table(
 )
 
 REVIEW = Table(
-    "@org.schema.Restaurant.Review",
-    "review",
-    "reviews",
+    "@org.schema.Restaurant.Review", "review", "reviews",
     (
         Prop("author", "Entity(org.schema.Restaurant:Person)", "ent", "author", "reviewer", phrases={"==": ("written by {v}", "by {v}")}),
         Prop("reviewRating.ratingValue", "Number", "num", "rating", unit="stars", phrases={"==": ("with {v} stars", "rating it {v} stars"), ">=": ("with at least {v} stars",), "<=": ("with at most {v} stars",)}),
-        _date(),
+        _DATE,
         Prop("description", "String", "proj", "text"),
     ),
 )
 
 HOTEL = Table(
-    "@org.schema.Hotel.Hotel",
-    "hotel",
-    "hotels",
+    "@org.schema.Hotel.Hotel", "hotel", "hotels",
     (
         Prop("id", "Entity(org.schema.Hotel:Hotel)", "id", "name", "hotel"),
         _GEO,
         Prop("amenityFeature", "Array(Entity(org.schema.Hotel:LocationFeatureSpecification))", "arr_ent", "amenities", "amenity", phrases={"contains": ("with {v}", "that offer {v}", "that have {v}", "with {v} available")}),
-        _rating(),
-        _reviews(),
+        _RATING,
+        _REVIEWS,
         Prop("starRating.ratingValue", "Number", "num", "star rating", unit="stars", phrases={"==": ("with {v} stars", "with a {v} star rating")}),
         Prop("petsAllowed", "Boolean", "bool", "pets", phrases={"true": ("that allow pets", "where pets are allowed", "that accept pets"), "false": ("that do not allow pets", "where pets are not allowed")}),
         Prop("priceRange", "Enum(cheap,moderate,expensive,luxury)", "enum", "price range", phrases={"==": ("that are {v}", "with a {v} price range", "in the {v} price range")}),
@@ -189,9 +172,7 @@ HOTEL = Table(
 )
 
 PERSON = Table(
-    "@org.schema.Person.Person",
-    "person",
-    "people",
+    "@org.schema.Person.Person", "person", "people",
     (
         Prop("id", "Entity(org.schema.Person:Person)", "id", "name", "person"),
         Prop("worksFor", "Array(Entity(org.schema.Person:Organization))", "arr_ent", "employers", "org", unit="employers", phrases={"contains": ("who work for {v}", "working at {v}", "employed by {v}", "who worked at {v}")}),
@@ -210,9 +191,7 @@ PERSON = Table(
 )
 
 BOOK = Table(
-    "@org.schema.Book.Book",
-    "book",
-    "books",
+    "@org.schema.Book.Book", "book", "books",
     (
         Prop("id", "Entity(org.schema.Book:Book)", "id", "title", "book"),
         Prop("author", "Entity(org.schema.Book:Person)", "ent", "author", "author", phrases={"==": ("by {v}", "written by {v}", "whose author is {v}", "authored by {v}")}),
@@ -222,18 +201,16 @@ BOOK = Table(
         Prop("bookFormat", "Enum(AudiobookFormat,EBook,GraphicNovel,Hardcover,Paperback)", "enum", "format", phrases={"==": ("in {v} format", "available as {v}", "that are {v}")}),
         Prop("abridged", "Boolean", "bool", "abridged", phrases={"true": ("that are abridged", "in an abridged version"), "false": ("that are not abridged", "that are not shortened")}),
         Prop("numberOfPages", "Number", "num", "number of pages", unit="pages"),
-        _rating(),
-        _reviews(),
+        _RATING,
+        _REVIEWS,
         Prop("aggregateRating.ratingCount", "Number", "num", "number of ratings", unit="ratings"),
-        _date(),
+        _DATE,
         Prop("isbn", "String", "proj", "isbn"),
     ),
 )
 
 MOVIE = Table(
-    "@org.schema.Movie.Movie",
-    "movie",
-    "movies",
+    "@org.schema.Movie.Movie", "movie", "movies",
     (
         Prop("id", "Entity(org.schema.Movie:Movie)", "id", "title", "movie"),
         Prop("actor", "Array(Entity(org.schema.Movie:Person))", "arr_ent", "actors", "actor", unit="actors", phrases={"contains": ("starring {v}", "with {v}", "that {v} acted in", "featuring {v}")}),
@@ -243,9 +220,9 @@ MOVIE = Table(
         Prop("contentRating", "String", "str", "content rating", "content_rating", phrases={"=~": ("rated {v}", "with a {v} rating", "with content rating {v}")}),
         Prop("keywords", "String", "str", "keywords", "keyword", phrases={"=~": ("about {v}", "on the topic of {v}")}),
         Prop("duration", "Measure(ms)", "dur", "duration"),
-        _rating(),
+        _RATING,
         Prop("aggregateRating.ratingCount", "Number", "num", "number of ratings", unit="ratings"),
-        _date(),
+        _DATE,
         Prop("review", "Array(Entity(org.schema.Movie:Review))", "proj", "reviews", unit="reviews"),
         Prop("url", "Entity(tt:url)", "proj", "website"),
     ),
@@ -253,9 +230,7 @@ MOVIE = Table(
 )
 
 RECORDING = Table(
-    "@org.schema.Music.MusicRecording",
-    "song",
-    "songs",
+    "@org.schema.Music.MusicRecording", "song", "songs",
     (
         Prop("id", "Entity(org.schema.Music:MusicRecording)", "id", "title", "song"),
         Prop("byArtist", "Entity(org.schema.Music:Person)", "ent", "artist", "artist", phrases={"==": ("by {v}", "sung by {v}", "performed by {v}", "from {v}")}),
@@ -263,23 +238,21 @@ RECORDING = Table(
         Prop("genre", "Array(String)", "arr_str", "genre", "music_genre", unit="genres", phrases={"contains~": ("in the {v} genre", "that are {v} songs", "of genre {v}")}),
         Prop("inLanguage", "Entity(tt:iso_lang_code)", "ent", "language", "language", phrases={"==": ("in {v}", "sung in {v}")}),
         Prop("duration", "Measure(ms)", "dur", "length"),
-        _date(),
+        _DATE,
         Prop("url", "Entity(tt:url)", "proj", "link"),
     ),
     verb="released",
 )
 
 ALBUM = Table(
-    "@org.schema.Music.MusicAlbum",
-    "album",
-    "albums",
+    "@org.schema.Music.MusicAlbum", "album", "albums",
     (
         Prop("id", "Entity(org.schema.Music:MusicAlbum)", "id", "title", "album"),
         Prop("byArtist", "Entity(org.schema.Music:Person)", "ent", "artist", "artist", phrases={"==": ("by {v}", "recorded by {v}", "from {v}")}),
         Prop("genre", "Array(String)", "arr_str", "genre", "music_genre", unit="genres", phrases={"contains~": ("in the {v} genre", "of genre {v}")}),
         Prop("inLanguage", "Entity(tt:iso_lang_code)", "ent", "language", "language", phrases={"==": ("in {v}", "sung in {v}")}),
         Prop("numTracks", "Number", "num", "number of tracks", unit="tracks"),
-        _date(),
+        _DATE,
     ),
     verb="released",
 )

@@ -1,21 +1,12 @@
 """ThingTalk 1.x (the space-tokenized "NN syntax" of Schema2QA): tokenizer, parser, printer.
 
 Covers what the Schema2QA annotated data and the synthetic pool use: ``now => QUERY => notify``
-with tables (``@org.schema.Hotel.Hotel``), ``filter`` with ``and`` / ``or`` / ``not`` and typed
-operators (``== >= <= =~ contains contains~ in_array in_array~ ...``), projections
-``[ p , q ] of ( T )``, ``sort p asc|desc of ( T )``, indices ``( T ) [ 1 ]`` and slices
-``( T ) [ 1 : 10 ]``, ``aggregate count|avg|sum|min|max [p] of ( T )``, ``compute distance ( ... )``
-/ ``compute count ( ... )``, filter-level ``count ( p [filter { F }] )`` and ``distance ( ... )``,
-sub-query filters ``@T { F }``, ``( A ) join ( B )``, and typed values (strings, entities
-``" x " ^^type``, locations, numbers and measures, dates and times with arithmetic, enums,
-booleans, arrays) and placeholders (``NUMBER_0``, ``DATE_0``...).
-
-Programs are whitespace-tokenized; every table operand is parenthesized and the top-level query
-is not, which is how Genie prints ThingTalk 1, so :func:`to_string` of :func:`parse` gives the
-annotated programs back unchanged. The tree is a :class:`~hf_synthsample.structure.Node` tree
-whose kinds drive the abstract template (values ``entity``, tables ``@table``, parameter names
-``property``, parameter types ``type``, operators ``op``, functions ``func``, ``asc``/``desc``
-``func_mod``).
+with tables, ``filter`` (``and`` / ``or`` / ``not``, typed comparisons, sub-queries ``@T { F }``),
+projections, ``sort``, indices and slices, ``aggregate``, ``compute``, joins, typed values and
+placeholders (``NUMBER_0``...). As Genie prints ThingTalk 1, every table operand is parenthesized
+and the top-level query is not, so :func:`to_string` of :func:`parse` gives the annotated programs
+back unchanged. Tree nodes (:class:`~hf_synthsample.structure.Node`) carry the kinds of the
+abstract template (``entity``, ``table``, ``property``, ``type``, ``op``, ``func``, ``func_mod``).
 
 Example:
     >>> p = 'now => ( @org.schema.Book.Book ) filter param:numberOfPages:Number >= NUMBER_0 => notify'
@@ -33,7 +24,8 @@ from typing import Callable
 from ..structure import Node, register_language
 from ..validation import MAX_NESTING, nesting_message
 
-__all__ = ["ThingTalkSyntaxError", "tokenize", "parse", "to_string", "template", "render", "COMPARISON_OPS", "AGGREGATE_OPS"]
+__all__ = ["ThingTalkSyntaxError", "tokenize", "parse", "to_string", "template", "render", "COMPARISON_OPS",
+           "AGGREGATE_OPS"]
 
 COMPARISON_OPS = frozenset(
     "== != >= <= > < =~ ~= contains contains~ in_array in_array~ starts_with ends_with prefix_of suffix_of".split()
@@ -333,11 +325,12 @@ class _Parser:
         tok = self.toks[self.i]
         if not tok:
             self.error("expected a value but the program ended")
-        if tok == '"' or tok == "location:":
-            if tok == "location:":
-                self.i += 1
-                if self.toks[self.i] != '"':
-                    self.error("expected '\"' after 'location:'")
+        if tok == "location:":
+            self.i += 1
+            if self.toks[self.i] != '"':
+                self.error("expected '\"' after 'location:'")
+            tok = '"'
+        if tok == '"':
             self.i += 1
             while self.i < self.n and self.toks[self.i] != '"':
                 self.i += 1
@@ -373,9 +366,7 @@ class _Parser:
         if tok in _STRUCTURAL or tok.startswith("param:") or tok.startswith("@") or tok.startswith("^^"):
             self.error("expected a value")
         self.i += 1
-        if self.toks[self.i].startswith("unit:"):
-            self.i += 1
-        elif self.toks[self.i].startswith("^^"):
+        if self.toks[self.i].startswith(("unit:", "^^")):
             self.i += 1
 
 

@@ -27,22 +27,8 @@ from typing import Any, Sequence, Union
 
 from ...validation import MAX_NESTING, nesting_message
 
-__all__ = [
-    "ACTIONS",
-    "CONDITIONS",
-    "CONTROL",
-    "MAX_REPEAT",
-    "PROGRAM_TOKENS",
-    "SPECIAL_TOKENS",
-    "TOKENS",
-    "KarelSyntaxError",
-    "parse",
-    "to_tokens",
-    "to_string",
-    "to_json",
-    "from_json",
-    "tokenize",
-]
+__all__ = ["ACTIONS", "CONDITIONS", "CONTROL", "MAX_REPEAT", "PROGRAM_TOKENS", "SPECIAL_TOKENS", "TOKENS", "KarelSyntaxError",
+           "parse", "to_tokens", "to_string", "to_json", "from_json", "tokenize"]
 
 ACTIONS: tuple[str, ...] = ("move", "turnLeft", "turnRight", "pickMarker", "putMarker")
 CONDITIONS: tuple[str, ...] = ("frontIsClear", "leftIsClear", "rightIsClear", "markersPresent", "noMarkersPresent")

@@ -37,32 +37,19 @@ import functools
 from typing import Callable
 
 from .dsl import ACTIONS, Body, Cond
+from .programs import _bodies
 from .world import World
 
-__all__ = [
-    "DEFAULT_TICK_BUDGET",
-    "DEFAULT_MAX_MARKERS",
-    "CRASH_REASONS",
-    "ExecutionResult",
-    "CompiledProgram",
-    "execute",
-    "execute_fast",
-    "compile_program",
-    "num_branch_points",
-    "required_coverage",
-    "coverage_bits_to_set",
-    "to_flat",
-    "from_flat",
-]
+__all__ = ["DEFAULT_TICK_BUDGET", "DEFAULT_MAX_MARKERS", "CRASH_REASONS", "ExecutionResult", "CompiledProgram", "execute",
+           "execute_fast", "compile_program", "num_branch_points", "required_coverage", "coverage_bits_to_set",
+           "to_flat", "from_flat"]
 
 DEFAULT_TICK_BUDGET = 200
 DEFAULT_MAX_MARKERS = 10
 CRASH_REASONS = ("hit_wall", "out_of_bounds", "no_marker", "marker_overflow")
-# status codes of the compiled function
-OK, HIT_WALL, OUT_OF_BOUNDS, TIMEOUT, NO_MARKER, OVERFLOW = range(6)
-_CODE_STATUS = {OK: ("ok", None), HIT_WALL: ("crashed", "hit_wall"), OUT_OF_BOUNDS: ("crashed", "out_of_bounds"),
-                TIMEOUT: ("timeout", "tick_budget"), NO_MARKER: ("crashed", "no_marker"),
-                OVERFLOW: ("crashed", "marker_overflow")}
+# (status, reason) of each status code of the compiled function (0 ok, 1 hit_wall, ...)
+_CODE_STATUS = (("ok", None), *(("crashed", r) for r in CRASH_REASONS[:2]), ("timeout", "tick_budget"),
+                *(("crashed", r) for r in CRASH_REASONS[2:]))
 _DR = (1, 0, -1, 0)  # north is row + 1
 _DC = (0, 1, 0, -1)
 
@@ -91,17 +78,18 @@ def _check_limits(max_markers: int, tick_budget: int) -> None:
         raise ValueError(f"tick_budget must be an int >= 0, got {tick_budget!r}")
 
 
+def _branch_nodes(body: Body) -> list:
+    """The ``while``/``if``/``ifelse`` nodes in program order (the order of their branch points)."""
+    out = []
+    for s in body:
+        if isinstance(s, tuple):
+            out += ([] if s[0] == "repeat" else [s]) + [n for b in _bodies(s) for n in _branch_nodes(b)]
+    return out
+
+
 def num_branch_points(program: Body) -> int:
     """Number of ``while``/``if``/``ifelse`` nodes."""
-    n = 0
-    for s in program:
-        if isinstance(s, tuple):
-            if s[0] != "repeat":
-                n += 1
-            n += num_branch_points(s[2])
-            if s[0] == "ifelse":
-                n += num_branch_points(s[3])
-    return n
+    return len(_branch_nodes(program))
 
 
 def required_coverage(program: Body) -> frozenset:
@@ -127,7 +115,7 @@ class _Reference:
         self.ticks = 0
         self.actions: list[str] = []
         self.coverage: set = set()
-        self.ids: dict[int, int] = {}
+        self.ids: dict[int, int] = {}  # id(node) -> branch point
 
     def tick(self) -> None:
         self.ticks += 1
@@ -155,15 +143,6 @@ class _Reference:
         value = self.test(node[1])
         self.coverage.add((self.ids[id(node)], value))
         return value
-
-    def number(self, body: Body) -> None:
-        for s in body:
-            if isinstance(s, tuple):
-                if s[0] != "repeat":
-                    self.ids[id(s)] = len(self.ids)
-                self.number(s[2])
-                if s[0] == "ifelse":
-                    self.number(s[3])
 
     def act(self, a: str) -> None:
         self.tick()
@@ -216,7 +195,8 @@ def execute(
     """Run ``program`` on ``world`` with the reference tree walker (the input world is not changed)."""
     _check_limits(max_markers, tick_budget)
     m = _Reference(world, max_markers, tick_budget)
-    m.number(program)
+    for s in _branch_nodes(program):
+        m.ids[id(s)] = len(m.ids)
     status, reason = "ok", None
     try:
         m.run(program)

@@ -24,14 +24,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-__all__ = [
-    "DIRECTIONS",
-    "TENSOR_SHAPE",
-    "MAX_TENSOR_GRID",
-    "World",
-    "sparse_to_tensor",
-    "tensor_to_sparse",
-]
+__all__ = ["DIRECTIONS", "TENSOR_SHAPE", "MAX_TENSOR_GRID", "World", "sparse_to_tensor", "tensor_to_sparse"]
 
 DIRECTIONS: tuple[str, ...] = ("north", "east", "south", "west")
 _DIR_INDEX = {d: i for i, d in enumerate(DIRECTIONS)}
