@@ -1,9 +1,8 @@
 """Input checks and the structure of a dataset's rows, grouped, for the split makers.
 
-Rows whose atoms and compounds are identical (the same program once values are abstracted) form
-one *group*; the MCD search moves groups, so rows sharing a structure always land on the same side
-(a structure seen in train is never "new" in test) and a pool of a million rows costs what its
-distinct structures cost. The grouping is the structural samplers' (:func:`~hf_synthsample.sampling.structural._bags`).
+Rows with identical atoms and compounds form one *group* (the structural samplers' grouping); the
+MCD search moves groups, so rows sharing a structure land on the same side and a pool costs what
+its distinct structures cost.
 """
 
 from __future__ import annotations
@@ -39,9 +38,8 @@ def _bad_rows(mask: np.ndarray, what: str) -> str:
 
 
 def check_list_column(dataset: "Dataset", column: str, arg: str, *, non_empty: bool = False) -> None:
-    """``column`` holds a list of strings in every row (no null list, no null item; with
-    ``non_empty`` no empty list): a ``TypeError`` naming the type found, a ``ValueError`` naming
-    the first bad row, before any work. Rows count in the dataset's current order.
+    """``column`` holds a list of strings in every row (no null list or item; with ``non_empty`` no
+    empty list), else a ``TypeError`` naming the type found or a ``ValueError`` naming the first bad row.
 
     Example:
         >>> from datasets import Dataset
@@ -74,8 +72,7 @@ def check_list_column(dataset: "Dataset", column: str, arg: str, *, non_empty: b
 
 
 def check_template_column(dataset: "Dataset", column: str, arg: str = "template_column") -> None:
-    """``column`` holds one template (str or int) per row, none null: else a ``TypeError`` /
-    ``ValueError`` naming the column, before any work (a null must not become a template ``'None'``).
+    """``column`` holds one template (str or int) per row, none null (it must not become ``'None'``).
 
     Example:
         >>> from datasets import Dataset
@@ -141,10 +138,8 @@ def check_test_size(test_size: Any, n: int) -> tuple[float, int]:
 
 
 def check_train_size(train_size: Any, test_rows: int, n: int) -> int | None:
-    """The number of train rows ``train_size`` asks for, or ``None`` for the rest of the rows (a
-    partition). As in scikit-learn's ``train_test_split``, ``train_size + test_size`` may be
-    below 1: the rows on neither side are left out (Keysers et al.'s MCD splits are such subsets).
-    ``train_size`` comes checked (:class:`~hf_synthsample.splits.settings.SplitSettings`)."""
+    """The train rows a (checked) ``train_size`` asks for, or ``None`` for a partition; below
+    ``1 - test_size`` the other rows are left out (as Keysers et al.'s MCD splits)."""
     if train_size is None:
         return None
     rows = int(round(train_size * n))
@@ -158,8 +153,7 @@ def check_train_size(train_size: Any, test_rows: int, n: int) -> int | None:
 def check_sides(test_rows: int, train_rows: int, n: int, test_size: float, train_size: float | None,
                 size_tolerance: float) -> None:
     """A split's sides are the size asked (within ``size_tolerance`` of the ``n`` rows) and not
-    empty; else a ``ValueError`` naming the argument and the sizes reached: the guard every search
-    path ends with, so no side comes back short without a word."""
+    empty, else a ``ValueError`` naming the argument and the sizes reached."""
     _, target = check_test_size(test_size, n)
     tol = int(np.floor(size_tolerance * n))
     if abs(test_rows - target) > tol or test_rows < 1:
@@ -206,9 +200,8 @@ def parent_child_compounds(tree) -> list[str]:
 
 @dataclass
 class Structures:
-    """Groups of rows with one structure: ``members`` (a ``GroupMembers``: rows per group),
-    ``atoms`` / ``compounds`` as CSR ``(ptr, idx, val, V)``, the vocabularies, and the rows that
-    have no structure (unparsable, kept out of the search)."""
+    """Groups of rows with one structure: ``members`` (rows per group), ``atoms`` / ``compounds`` as
+    CSR ``(ptr, idx, val, V)``, the vocabularies, and the unparsable rows (kept out of the search)."""
 
     members: Any
     atoms: tuple
@@ -244,13 +237,8 @@ def read_structures(
     """The grouped structure of ``dataset``'s rows (atoms from ``atoms_column`` or the language
     adapter; compounds from ``compounds_column``, ``compounds_fn(tree)`` or the adapter).
     ``side`` (an int per row) keeps rows of different sides in different groups.
-
-    ``compound_weights`` (as :func:`check_compound_weights` returns it): ``True`` / ``"example"``:
-    Keysers et al.'s weight of each compound in each row (:func:`~hf_synthsample.structure.example_compound_weights`,
-    ``P(G'|G)`` over the rows read); ``"pool"``: one weight per compound, its largest per-row weight
-    (:func:`~hf_synthsample.structure.compound_weights`); ``False``: unweighted; a mapping:
-    compound -> weight (1 for the others); ``None``: ``"example"`` for the language's compounds,
-    unweighted for ``compounds_column`` / ``compounds_fn``. Both weightings need program trees.
+    ``compound_weights`` (checked): ``True`` / ``"example"`` (Keysers et al.'s, over the rows read),
+    ``"pool"``, ``False``, a mapping, or ``None``: ``"example"`` for the language's compounds only.
     """
     import pyarrow as pa
 
@@ -272,11 +260,11 @@ def read_structures(
                              "hf_synthsample.structure.languages()), or atoms_column and compounds_column")
         get_language(language)
         check_program_column(dataset, column)
-    for what in ("example", "pool"):
-        if mode == what and compounds_column is not None:
+    if mode in ("example", "pool"):
+        if compounds_column is not None:
             raise ValueError(f"compound_weights={compound_weights!r} needs program trees; with compounds_column pass "
                              "compound_weights=False or a mapping compound -> weight")
-        if mode == what and compounds_fn is not None:
+        if compounds_fn is not None:
             raise ValueError(f"compound_weights={compound_weights!r} is defined for the language's compounds; with "
                              "compounds_fn pass compound_weights=False or a mapping compound -> weight")
     # the structure columns are checked whole before any parsing: a null or a wrong type must be an
@@ -288,11 +276,7 @@ def read_structures(
 
     view = dataset.select_columns(sorted({c for c in (column if need_program else None, atoms_column,
                                                       compounds_column) if c is not None}))
-    renames = {}
-    if atoms_column is not None:
-        renames[atoms_column] = "atoms"
-    if compounds_column is not None:
-        renames[compounds_column] = "compounds"
+    renames = {c: name for c, name in ((atoms_column, "atoms"), (compounds_column, "compounds")) if c is not None}
     drop = [c for c in ("atoms", "compounds") if c in view.column_names and c not in renames.values()
             and c not in renames]
     if drop:  # a column named like a structure column that the caller did not choose must not be read as one
@@ -342,13 +326,12 @@ def read_structures(
 
 def _weighted(c_coo: tuple, weights: str | Mapping, comp_vocab: list, members: Any, view: "Dataset", column: str,
               language: str | None, max_height: int) -> tuple:
-    """The compound COO ``(group, compound, mass per row, G, V)`` with each entry's weight:
-    per group (``"example"``: its rows' own weights, all rows of a group having one structure),
-    per compound (``"pool"``, a mapping). Zero-weight entries are dropped."""
+    """The compound COO ``(group, compound, mass per row, G, V)`` times each entry's weight (per
+    group for ``"example"``, per compound for ``"pool"`` or a mapping); zero-weight entries dropped."""
     import pyarrow as pa
 
     from ..columns import column_arrow
-    from ..structure import _example_weights, _occurrence_supers
+    from ..structure.distributions import _example_weights, _largest, _occurrence_supers
 
     g, c, x, G, V = c_coo
     if isinstance(weights, Mapping):
@@ -365,10 +348,7 @@ def _weighted(c_coo: tuple, weights: str | Mapping, comp_vocab: list, members: A
         rows, p = _occurrence_supers(programs, language, max_height, counts=members.sizes.tolist())
         per_group = [_example_weights(r, p) for r in rows]
         if weights == "pool":
-            best: dict[str, float] = {}
-            for wg in per_group:
-                for k, v in wg.items():
-                    best[k] = max(best.get(k, -1.0), v)
+            best = _largest(per_group)
             w = np.asarray([best.get(name, 1.0) for name in comp_vocab], dtype=np.float64)[c]
         else:
             w = np.asarray([per_group[gi].get(comp_vocab[ci], 1.0) for gi, ci in zip(g.tolist(), c.tolist())],

@@ -1,13 +1,7 @@
-"""The MCD search engine: train/test assignment of *structures* (groups of rows), incremental
-Chernoff sums, vectorised candidate scoring. Used by :mod:`hf_synthsample.splits.mcd`.
-
-State: each group ``g`` (``sizes[g]`` rows sharing one set of atoms and compounds) is in train
-(``side[g] == 0``) or test (1). With ``P``/``Q`` the train/test compound masses (rows x weight,
-each distinct compound once per row) the compound similarity is
-``C = S / (SP^a SQ^(1-a))`` with ``S = sum_k P_k^a Q_k^(1-a)``, ``SP = sum_k P_k`` (Keysers et
-al. 2020, alpha 0.1); the atom similarity is the same with alpha 0.5. ``S``, ``SP``, ``SQ`` are
-kept up to date: moving a group changes only the terms of its own compounds, so scoring a batch
-of candidate moves costs the number of their compounds, not the vocabulary.
+"""The MCD search engine: groups of rows assigned to train (side 0) or test (1), with the Chernoff
+similarity ``C = S / (SP^a SQ^(1-a))``, ``S = sum_k P_k^a Q_k^(1-a)`` of the train/test masses
+``P``/``Q`` (alpha 0.1 for compounds, 0.5 for atoms) kept up to date: a move changes only the terms
+of the moved group's features, so scoring a batch costs their features, not the vocabulary.
 """
 
 from __future__ import annotations
@@ -28,8 +22,6 @@ class _Sums:
 
     def __init__(self, ptr: np.ndarray, idx: np.ndarray, val: np.ndarray, V: int, alpha: float):
         self.ptr, self.idx, self.val, self.V, self.alpha = ptr, idx, val, V, alpha
-        self.P = np.zeros(V)
-        self.Q = np.zeros(V)
 
     def term(self, p: np.ndarray, q: np.ndarray) -> np.ndarray:
         a = self.alpha
@@ -47,20 +39,26 @@ class _Sums:
         self.S = float(self.T.sum())
         self.SP, self.SQ = float(self.P.sum()), float(self.Q.sum())
 
-    def change_block(self, groups: np.ndarray, sizes: np.ndarray, dp: float, dq: float) -> None:
-        """:meth:`change` for many groups at once (features shared by several are summed first)."""
-        k, m, _, _ = self.gather(groups, sizes)
-        if not len(k):
-            return
-        uk, inv = np.unique(k, return_inverse=True)
-        dm = np.bincount(inv.reshape(-1), m, minlength=len(uk))
-        p, q = self.P[uk] + dp * dm, self.Q[uk] + dq * dm
+    def _add(self, k: np.ndarray, m: np.ndarray, dp: float, dq: float) -> None:
+        """Add ``dp * m`` to the train and ``dq * m`` to the test mass of the distinct features ``k``."""
+        p, q = self.P[k] + dp * m, self.Q[k] + dq * m
         t = self.term(p, q)
-        self.S += float((t - self.T[uk]).sum())
-        self.P[uk], self.Q[uk], self.T[uk] = p, q, t
-        total = float(dm.sum())
+        self.S += float((t - self.T[k]).sum())
+        self.P[k], self.Q[k], self.T[k] = p, q, t
+        total = float(m.sum())
         self.SP += dp * total
         self.SQ += dq * total
+
+    def change(self, g: int, sizes: np.ndarray, dp: float, dq: float) -> None:
+        s, e = self.ptr[g], self.ptr[g + 1]
+        self._add(self.idx[s:e], self.val[s:e] * sizes[g], dp, dq)
+
+    def change_block(self, groups: np.ndarray, sizes: np.ndarray, dp: float, dq: float) -> None:
+        """:meth:`change` for many groups at once (features shared by several are summed first)."""
+        k, m, _ = self.gather(groups, sizes)
+        if len(k):
+            uk, inv = np.unique(k, return_inverse=True)
+            self._add(uk, np.bincount(inv.reshape(-1), m, minlength=len(uk)), dp, dq)
 
     def similarity(self, S=None, SP=None, SQ=None):
         S = self.S if S is None else S
@@ -74,29 +72,17 @@ class _Sums:
         lens = self.ptr[groups + 1] - self.ptr[groups]
         flat = ranges(self.ptr[groups], lens)
         seg = np.repeat(np.arange(len(groups)), lens)
-        return self.idx[flat], self.val[flat] * np.repeat(sizes[groups], lens), seg, lens
+        return self.idx[flat], self.val[flat] * np.repeat(sizes[groups], lens), seg
 
     def after_moves(self, groups: np.ndarray, sizes: np.ndarray, dp: float, dq: float):
         """Similarity after changing each of ``groups`` alone: its mass times ``dp`` added to
         train and times ``dq`` to test (train->test: ``(-1, 1)``; placing into test: ``(0, 1)``)."""
-        k, m, seg, _ = self.gather(groups, sizes)
+        k, m, seg = self.gather(groups, sizes)
         d = self.term(self.P[k] + dp * m, self.Q[k] + dq * m) - self.T[k]
         B = len(groups)
         dS = np.bincount(seg, d, minlength=B)
         dM = np.bincount(seg, m, minlength=B)
         return self.similarity(self.S + dS, self.SP + dp * dM, self.SQ + dq * dM)
-
-    def change(self, g: int, sizes: np.ndarray, dp: float, dq: float) -> None:
-        s, e = self.ptr[g], self.ptr[g + 1]
-        k = self.idx[s:e]
-        m = self.val[s:e] * sizes[g]
-        p, q = self.P[k] + dp * m, self.Q[k] + dq * m
-        t = self.term(p, q)
-        self.S += float((t - self.T[k]).sum())
-        self.P[k], self.Q[k], self.T[k] = p, q, t
-        dm = float(m.sum())
-        self.SP += dp * dm
-        self.SQ += dq * dm
 
 
 #: (train, test) mass coefficient of a group on each side: -1 unplaced, 0 train, 1 test
@@ -104,15 +90,9 @@ _COEF = {-1: (0.0, 0.0), 0: (1.0, 0.0), 1: (0.0, 1.0)}
 
 
 class Engine:
-    """Assignment of groups to train (0), test (1) or nowhere yet (-1) with incremental atom and
-    compound Chernoff sums.
-
-    Args:
-        sizes: rows per group.
-        atoms, compounds: CSR ``(ptr, idx, val, V)`` of each group's distinct features (``val``:
-            weight per row, 1 for atoms).
-        side: initial assignment (int8 array), modified in place.
-    """
+    """Assignment of groups to train (0), test (1) or nowhere (-1), modified in place, with the atom
+    and compound sums; ``atoms`` / ``compounds``: CSR ``(ptr, idx, val, V)`` of each group's distinct
+    features (``val``: weight per row)."""
 
     def __init__(self, sizes, atoms, compounds, side, alpha_atoms: float = 0.5, alpha_compounds: float = 0.1):
         self.sizes = np.asarray(sizes, dtype=np.float64)
@@ -146,43 +126,30 @@ class Engine:
 
     def place(self, g: int, side: int) -> None:
         """Put group ``g`` on ``side`` (0 train, 1 test, -1 nowhere)."""
-        old = int(self.side[g])
-        if old == side:
-            return
-        (p0, q0), (p1, q1) = _COEF[old], _COEF[side]
-        self.A.change(g, self.sizes, p1 - p0, q1 - q0)
-        self.C.change(g, self.sizes, p1 - p0, q1 - q0)
-        self.side[g] = side
-        n = self.sizes[g]
-        self.test_rows += n * (q1 - q0)
-        self.train_rows += n * (p1 - p0)
+        self._move(g, int(self.side[g]), side, self.sizes[g])
 
     def place_block(self, groups: np.ndarray, side: int) -> None:
         """Put all ``groups`` (all on one side now) on ``side``."""
         groups = np.asarray(groups, dtype=np.int64)
-        if not len(groups):
-            return
-        old = int(self.side[groups[0]])
+        if len(groups):
+            self._move(groups, int(self.side[groups[0]]), side, float(self.sizes[groups].sum()))
+
+    def _move(self, g: int | np.ndarray, old: int, side: int, n: float) -> None:
         if old == side:
             return
         (p0, q0), (p1, q1) = _COEF[old], _COEF[side]
-        self.A.change_block(groups, self.sizes, p1 - p0, q1 - q0)
-        self.C.change_block(groups, self.sizes, p1 - p0, q1 - q0)
-        self.side[groups] = side
-        n = float(self.sizes[groups].sum())
+        for sums in (self.A, self.C):
+            change = sums.change_block if isinstance(g, np.ndarray) else sums.change
+            change(g, self.sizes, p1 - p0, q1 - q0)
+        self.side[g] = side
         self.test_rows += n * (q1 - q0)
         self.train_rows += n * (p1 - p0)
 
     def keeps_atoms(self, groups: np.ndarray) -> np.ndarray:
         """For train groups: moving it to test leaves every one of its atoms in train."""
-        k, m, seg, lens = self.A.gather(groups, self.sizes)
+        k, m, seg = self.A.gather(groups, self.sizes)
         bad = self.A.P[k] - m < 0.5  # no train mass left (0.5: float round-off of whole-row masses)
         return np.bincount(seg, bad, minlength=len(groups)) == 0
-
-    def atoms_in_train(self, groups: np.ndarray) -> np.ndarray:
-        """Every atom of each group already has train mass (so the group may go to test)."""
-        k, m, seg, lens = self.A.gather(groups, self.sizes)
-        return np.bincount(seg, self.A.P[k] < 0.5, minlength=len(groups)) == 0
 
     def score(self, groups: np.ndarray, old: int, new: int, atoms: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
         """(compound divergence, atom divergence or None) after moving each of ``groups`` (all on

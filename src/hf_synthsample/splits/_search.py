@@ -36,6 +36,7 @@ class Search:
                  batch_size: int, goal: Goal = Goal(), goal_tolerance: float = 0.0):
         self.st, self.target, self.tol, self.max_da, self.rng, self.B = st, target, tol, max_atom_divergence, rng, batch_size
         self.goal, self.goal_tol = goal, goal_tolerance
+        self.value = goal.value  # how good a D_C (or an array of them) is for the goal: higher is better
         self.aim = 0.25  # stop at this share of goal_tolerance (a stall within the tolerance is still a success)
         self.stop_at: float | None = None  # goal "max" only: stop once D_C reaches this
         # a round counts as progress above this gain: any for the maximiser (as in issue 13);
@@ -53,10 +54,6 @@ class Search:
         self.drop_batch = 8  # single groups left out per step of the train_size phase
 
     # ------------------------------------------------------------------ objective
-    def value(self, dc):
-        """How good a compound divergence (or an array of them) is for the goal: higher is better."""
-        return self.goal.value(dc)
-
     def reached(self, e: Engine) -> bool:
         """Close enough to stop: within a quarter of the tolerance (a split at the tolerance's edge
         would be a poor point on a curve; the last steps there are cheap)."""
@@ -290,12 +287,9 @@ class Search:
 
     def drop(self, e: Engine, train_target: int, candidates: int = 16) -> None:
         """Leave train rows out (side -1) until train holds ``train_target`` rows (+/- the size
-        tolerance): each step takes the move with the best gain per row for the goal (:meth:`value`
-        of ``D_C``; below or away from a target, the least loss per row), of ``batch_size`` single
-        train groups and, while ``D_C`` should rise, the train holders of up to ``candidates``
-        compounds present on both sides (drawn like hold-outs; leaving out a compound's last train
-        rows is what makes it unseen). Every move keeps the test atoms in train and ``D_A`` within
-        the bound; when no sampled move fits, every train group is tried."""
+        tolerance), each step the move with the best gain (or least loss) per row for the goal: of
+        ``batch_size`` single train groups and, while ``D_C`` should rise, the train holders of up to
+        ``candidates`` compounds on both sides; every train group when no sampled move fits."""
         rng, ptr, holders = self.rng, *self.comp_inv
         while e.train_rows > train_target + self.tol:
             budget = e.train_rows - (train_target - self.tol)

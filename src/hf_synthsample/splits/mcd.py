@@ -1,45 +1,16 @@
 """Maximum-compound-divergence splits (Keysers et al. 2020, CFQ) and TMCD (Shaw et al. 2021).
 
-A split of a dataset's rows into train and test that maximizes the compound divergence
-``D_C = 1 - C_0.1(F_C(train) || F_C(test))`` while the atoms stay alike:
-``D_A = 1 - C_0.5(F_A(train) || F_A(test)) <= max_atom_divergence`` and every atom of test
-appears in train (``C_alpha(P||Q) = sum_k p_k^alpha q_k^(1-alpha)``; the definitions and the
-compound weights are :mod:`hf_synthsample.structure`'s).
+A train/test split that maximizes ``D_C = 1 - C_0.1(F_C(train) || F_C(test))`` while
+``D_A = 1 - C_0.5(F_A(train) || F_A(test)) <= max_atom_divergence`` and every test atom appears in
+train (definitions and compound weights: :mod:`hf_synthsample.structure`).
 
-The search (notes and measurements: dev/notes/issue-13.md):
-
-1. Rows with one structure form a group that moves as a whole. A seeded random assignment of
-   groups fills test to ``round(test_size * rows)`` (within ``size_tolerance``); test groups
-   holding an atom that train lacks are traded for train groups; if ``D_A`` is over the bound,
-   swaps that lower it run first (an error names the atoms furthest apart if it stays over).
-2. Swap steps: of ``batch_size`` random train groups (that keep all their atoms in train) the one
-   whose move to test gives the highest ``D_C``, then of ``batch_size`` random test groups the one
-   whose move back gives the highest ``D_C`` with ``D_A`` within the bound; the swap is kept if
-   ``D_C`` rises. Scores come from the kept Chernoff sums: a move changes only the terms of the
-   moved group's own compounds, so a batch costs its compounds, not the vocabulary.
-3. Hold-out moves, in each round before the swaps: a compound present on both sides (drawn with
-   probability proportional to test mass / (train mass + 1)) is taken out of train by moving
-   every train group holding it to test (at most 15 % of the test size), and the test groups whose
-   moves back score best restore the test size; if that breaks the atom bound, up to 5 swaps that
-   lower the atom divergence most (keeping the gain) may repair it; kept if ``D_C`` rises within
-   the atom bound. This is the move single swaps cannot find: the ``p^0.1`` term only falls when
-   the *last* train rows of a compound leave.
-4. Stops at ``time_limit``, ``max_steps``, when ``patience`` rounds in a row improve nothing, or,
-   with ``target_divergence``, near the target; the reason is in the result and the log.
-   ``restarts`` runs the search again from other seeded random starts (while time and steps
-   remain) and keeps the best.
-5. With ``train_size`` below ``1 - test_size`` (Keysers et al.'s splits are subsets, not
-   partitions) train rows are then left out one move at a time, the best ``D_C`` gain per row
-   first (single groups, or all train holders of a compound shared by both sides), and the
-   search goes on. This phase always brings train to its size, also after a time-limit stop.
-6. Other goals (issue 21): ``minimize=True`` lowers ``D_C`` (below a random split's: SCAN 0.050
-   -> 0.008) and ``target_divergence=x`` brings it within ``divergence_tolerance`` of ``x`` from
-   either side. Every acceptance compares the goal's value of ``D_C`` (``D_C``, ``-D_C`` or
-   ``-|D_C - x|``); raising, a swap moves the train group first, lowering, the test group
-   (the move that gives an unseen compound train mass); hold-outs run only while ``D_C`` must
-   rise. A target search that stalls outside the tolerance looks for the reachable range (the
-   minimising and maximising searches) and raises :class:`UnreachableDivergence` naming it, or,
-   if ``x`` lies inside, searches towards ``x`` again from the extreme on its other side.
+The search (notes and measurements: dev/notes/issue-13.md) moves groups of rows with one
+structure: from a seeded random start (atoms repaired, ``D_A`` lowered into its bound) it keeps the
+swaps and compound hold-outs that serve the :class:`~.settings.Goal` (:mod:`._search`), stops at a
+limit, after ``patience`` rounds without a gain or near the target, and keeps the best of
+``restarts + 1`` starts; with ``train_size`` it then leaves train rows out and goes on. A target
+search that stalls outside its tolerance searches again from the far extreme of the reachable range,
+or raises :class:`UnreachableDivergence` naming that range.
 
 Example:
     >>> from datasets import Dataset
@@ -60,7 +31,6 @@ Example:
     >>> abs(at.mcd_result.compound_divergence - 0.45) <= 0.01, at.mcd_result.stop_reason
     (True, 'target reached')
 """
-
 
 from __future__ import annotations
 
@@ -84,8 +54,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["MCDResult", "UnreachableDivergence", "mcd_split", "tmcd_split", "mcd_search", "reachable_range"]
 
 logger = logging.getLogger(__name__)
-
-STOP_REASONS = ("target reached", "no improving move", "time limit", "max steps")
 
 #: patience (rounds without a gain) of the minimising and maximising searches that bound the
 #: reachable range after a target search stalled: they only bound it, so they stop sooner
@@ -149,7 +117,6 @@ class MCDResult:
                 f"steps={self.steps}, swaps={self.swaps}, holdouts={self.holdouts}, starts={self.starts}, {self.seconds:.1f}s)")
 
 
-
 @dataclass(frozen=True)
 class Plan:
     """The settings of a search resolved against the rows: sizes in rows, limits and the clock."""
@@ -186,9 +153,8 @@ class Plan:
                    time.perf_counter() if t0 is None else t0, s.time_limit, s.max_steps, s.patience, stop_at)
 
     def bounds(self) -> "Plan":
-        """The plan of the minimising and maximising searches that bound the reachable range: they
-        run until they stall, with a shorter patience and only real progress (``MIN_ROUND_GAIN``)
-        counting: they bound the range (and start a retry), they need not polish it."""
+        """The plan of the searches that bound the reachable range: no limits, a shorter patience,
+        only real progress (``MIN_ROUND_GAIN``) counting."""
         return replace(self, time_limit=None, max_steps=None, progress=False,
                        patience=min(self.patience, RANGE_PATIENCE), bounding=True, stop_at=None)
 
@@ -246,7 +212,7 @@ def _search(st: Structures, goal: Goal, goal_tol: float, p: Plan) -> tuple[_Star
         done = _search_once(st, goal, goal_tol, rng, p, None if p.max_steps is None else p.max_steps - steps)
         s = done.search
         steps, swaps, holdouts = steps + s.steps, swaps + s.swaps, holdouts + s.holdouts
-        if best is None or s.value(done.engine.compound_divergence) > s.value(best.engine.compound_divergence):
+        if best is None or goal.value(done.engine.compound_divergence) > goal.value(best.engine.compound_divergence):
             best = done
         if done.reason != "no improving move":  # target, time or steps: nothing left to restart with
             break
@@ -305,12 +271,14 @@ def search(st: Structures, settings: SplitSettings, *, goal: Goal | None = None,
         else:
             best, reason = _from_the_far_side(st, goal.target, tol, p, best)
     e, m = best.engine, st.members
-    test_groups = np.flatnonzero(e.side == 1)
-    test = np.sort(m.flat[ranges(m.starts[test_groups], m.sizes[test_groups])]) if len(test_groups) else np.zeros(0, np.int64)
-    # the groups in train and the unparsable rows (kept in train): for a partition, every row not in test
-    train_groups = np.flatnonzero(e.side == 0)
-    train = np.sort(np.concatenate([m.flat[ranges(m.starts[train_groups], m.sizes[train_groups])],
-                                    np.asarray(st.unparsable, dtype=np.int64)]).astype(np.int64))
+
+    def rows(side: int) -> np.ndarray:
+        groups = np.flatnonzero(e.side == side)
+        return m.flat[ranges(m.starts[groups], m.sizes[groups])]
+
+    # the unparsable rows are kept in train: for a partition, every row not in test
+    test = np.sort(rows(1))
+    train = np.sort(np.concatenate([rows(0), np.asarray(st.unparsable, dtype=np.int64)]))
     result = MCDResult(
         test_indices=test, train_indices=train, compound_divergence=e.compound_divergence,
         atom_divergence=e.atom_divergence, initial_compound_divergence=best.initial, stop_reason=reason, steps=steps,
@@ -368,23 +336,14 @@ def mcd_split(
     restarts: int = 0, train_size: float | None = None, skip_unparsable: bool = False, progress: bool | None = None,
     return_result: bool = False, _compounds_fn: Callable | None = None,
 ) -> "DatasetDict | tuple[DatasetDict, MCDResult]":
-    """A maximum-compound-divergence train/test split of ``dataset``'s rows (Keysers et al. 2020):
-    ``MCDSplitter(SplitSettings(...)).split(dataset)`` (:class:`~hf_synthsample.splits.splitter.MCDSplitter`).
+    """A maximum-compound-divergence split (Keysers et al. 2020): ``MCDSplitter(...).split(dataset)``.
 
-    Parameters: ``dataset`` (any ``Dataset``), then the fields of
-    :class:`~hf_synthsample.splits.settings.SplitSettings` (type, bounds, default and help are
-    declared there; ``language`` defaults to ``"thingtalk"`` here), but for the goal:
-    ``target_divergence`` (a D_C to reach within ``divergence_tolerance``) or ``minimize`` (the
-    lowest D_C); by default the highest. ``return_result``: also return the :class:`MCDResult`.
-    A search stopped by a time or step limit returns the split it has (``stop_reason`` says so).
-
-    Returns:
-        ``DatasetDict(train=..., test=...)``, rows in input order; ``.mcd_result`` says what the search did.
-
-    Raises:
-        UnreachableDivergence: (a ``ValueError``) no split within the tolerance of ``target_divergence``;
-            it names the range the minimising and maximising searches found
-            (:func:`~hf_synthsample.splits.sweep.divergence_range`'s for the same ``restarts``).
+    The arguments are :class:`~hf_synthsample.splits.settings.SplitSettings`' fields (``language``
+    defaults to ``"thingtalk"`` here), but for the goal: ``target_divergence`` (within
+    ``divergence_tolerance``) or ``minimize``; by default the highest D_C. Returns
+    ``DatasetDict(train, test)``, rows in input order, with ``.mcd_result`` (and the
+    :class:`MCDResult` too with ``return_result``). A search stopped by a time or step limit returns
+    the split it has; :class:`UnreachableDivergence` names the reachable range of a missed target.
     """
     from .splitter import MCDSplitter
 

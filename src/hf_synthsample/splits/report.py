@@ -1,10 +1,7 @@
 """What a train/test split holds out, and what leaks: :func:`split_report` and :func:`save_split`.
 
-The report gives sizes; with a structure language (or atom/compound columns) the atom and
-compound divergences (Keysers et al. 2020), the test atoms missing from train and the share of
-test compound mass unseen in train; template overlap; exact-duplicate leakage (a test text equal
-to a train text) and near-duplicate leakage (equal after normalization: lower case, punctuation
-dropped, digits as ``0``, quoted values as ``"v"``, spaces collapsed); and length statistics.
+Sizes; with structure, the atom and compound divergences (Keysers et al. 2020), unseen test atoms
+and compound mass; template overlap; exact and near-duplicate leakage (:func:`normalize_text`); lengths.
 
 Example:
     >>> from datasets import Dataset
@@ -70,8 +67,7 @@ class SplitReport:
     _compound_freqs: tuple | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict:
-        out = {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
-        return out
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
     def to_markdown(self) -> str:
         """The report as a Markdown table."""
@@ -130,9 +126,8 @@ class SplitReport:
 
 
 def _compound_panel(ax: Any, p: np.ndarray, q: np.ndarray) -> None:
-    """Train vs test frequency of each compound (log-log). A compound absent from one side has no
-    place on a log axis: it is drawn on a line marked "absent" below the smallest frequency, with
-    its own marker and a legend entry counting such compounds, so it never reads as a frequency."""
+    """Train vs test frequency of each compound (log-log); a compound absent from one side is drawn
+    on a line marked "absent" below the smallest frequency, with its own marker and legend entry."""
     floor = 0.5 * min(p[p > 0].min(initial=1.0), q[q > 0].min(initial=1.0))
     both, train_only, test_only = (p > 0) & (q > 0), (p > 0) & (q <= 0), (p <= 0) & (q > 0)
     ax.scatter(p[both], q[both], s=4, alpha=0.4, label=f"on both sides ({int(both.sum()):,})")
@@ -183,20 +178,12 @@ def split_report(
     compounds_column: str | None = None,
     template_column: str | None = None,
 ) -> SplitReport:
-    """Report on a train/test split.
+    """Report on a train/test split (the columns named must be in both sides).
 
-    Args:
-        train, test: the two sides (columns may differ; the ones named here must be in both).
-        column: the program column; with ``language`` (or ``atoms_column`` and ``compounds_column``)
-            the structural figures are computed, else only sizes, leakage and lengths.
-        text_column: the text checked for duplicates and measured in words (default: ``column``).
-        length_column: a numeric column to use as length instead of the words of ``text_column``.
-        compound_weights: ``True`` / ``"example"``: Keysers et al.'s weight of each compound in each
-            row (``P(G'|G)`` over train + test); ``"pool"``: one weight per compound over train + test
-            (the largest of its per-row weights); ``False``: none; or a mapping compound -> weight.
-            Default: ``"example"`` for the language's compounds, none for ``compounds_column``.
-        template_column: templates to compare (str or int, no nulls; default: the language's
-            abstract templates).
+    The structural figures need ``language`` (or ``atoms_column`` and ``compounds_column``);
+    ``compound_weights`` are the splits' (over train + test). ``text_column`` (default ``column``) is
+    checked for duplicates and measured in words, unless ``length_column`` gives the lengths;
+    ``template_column`` (default: the language's abstract templates) gives the templates compared.
     """
     from datasets import concatenate_datasets
 
@@ -213,24 +200,23 @@ def split_report(
             if col is not None and col not in ds.column_names:
                 raise ValueError(f"{arg}: no column {col!r} in {name}; columns: {ds.column_names}")
     from ..sampling.base import check_column_values
-    from ._data import check_compound_weights, check_template_column
+    from ._data import _bad_rows, check_compound_weights, check_template_column
 
     compound_weights = check_compound_weights(compound_weights)  # read_structures takes it checked
+    text_arg = "text_column" if text_column != column else "column"
     for name, ds in (("train", train), ("test", test)):  # types and nulls before any work
-        ok = check_column_values(ds, text_column, kind="scalar", missing="drop",
-                                 name="text_column" if text_column != column else "column")
+        ok = check_column_values(ds, text_column, kind="scalar", missing="drop", name=text_arg)
         if ok is not None:  # a null text would be an "exact duplicate" of any other null
-            raise ValueError(f"{'text_column' if text_column != column else 'column'}: column {text_column!r} of {name}: "
-                             f"{int((~ok).sum())} of {len(ok)} rows are null, the first at row "
-                             f"{int(np.flatnonzero(~ok)[0])}; fill them or leave those rows out first (dataset.filter)")
+            raise ValueError(f"{text_arg}: column {text_column!r} of {name}: {_bad_rows(~ok, 'are null')}; fill them "
+                             "or leave those rows out first (dataset.filter)")
         if template_column is not None:
             check_template_column(ds, template_column)
         if length_column is not None:
             ok = check_column_values(ds, length_column, kind="numeric", missing="drop", name="length_column")
             if ok is not None:
-                raise ValueError(f"length_column: column {length_column!r} of {name}: {int((~ok).sum())} of {len(ok)} "
-                                 f"rows have no length (null or NaN), the first at row {int(np.flatnonzero(~ok)[0])}; "
-                                 "fill them or leave those rows out first (dataset.filter)")
+                raise ValueError(f"length_column: column {length_column!r} of {name}: "
+                                 f"{_bad_rows(~ok, 'have no length (null or NaN)')}; fill them or leave those rows "
+                                 "out first (dataset.filter)")
     texts = {s: column_arrow(ds, text_column).to_pylist() for s, ds in (("train", train), ("test", test))}
     train_exact = set(map(str, texts["train"]))
     train_near = {normalize_text(t) for t in texts["train"]}

@@ -1,6 +1,5 @@
-"""The settings of a train/test split (:class:`SplitSettings`) and of a sweep of splits
-(:class:`SweepSettings`), declared once: validated here, read by
-:class:`~hf_synthsample.splits.splitter.MCDSplitter`, the split functions, cards and the CLI.
+"""The settings of a train/test split (:class:`SplitSettings`) and of a sweep (:class:`SweepSettings`),
+declared and validated once; read by the splitter, the split functions, cards and the CLI.
 
 Example:
     >>> s = SplitSettings(method="mcd", language="sexpr", goal="0.3")
@@ -34,9 +33,8 @@ METHODS = ("mcd", "tmcd", "template", "length", "random")
 #: default share of the rows the test side of a template or length split may be off by (MCD: 0)
 SIZE_TOLERANCE = 0.05
 
-#: further random starts of a sweep's search when one stalls short of its target (SCAN, partition,
-#: target 0.5: seed 1's first start tops out at 0.490, its second reaches 0.498); a target that is
-#: reached costs none
+#: further random starts of a sweep's search that stalls short of its target (SCAN, target 0.5:
+#: seed 1's first start tops out at 0.490, its second reaches 0.498)
 SWEEP_RESTARTS = 2
 
 #: decimals that tell two sweep targets apart in config names (``dc_0.10``); closer targets are refused
@@ -136,9 +134,8 @@ def _parse_weights(text: str) -> Any:
 
 
 def check_targets(targets: Any, name: str = "targets") -> list[float]:
-    """A sweep's targets as floats: a non-empty sequence of compound divergences in [0, 1], ascending, without duplicates (two targets closer than
-    ``10**-TARGET_DECIMALS`` would name one config). ``0`` stands for the lowest D_C the
-    minimising search finds.
+    """A sweep's targets as floats: compound divergences in [0, 1], ascending, none closer than
+    ``10**-TARGET_DECIMALS`` (they would name one config); ``0``: the lowest D_C found.
 
     Example:
         >>> check_targets([0, 0.25, 0.5])
@@ -264,8 +261,8 @@ class SplitSettings(Settings):
         return "example" if w is True else w
 
     def require_structure(self) -> None:
-        """``ValueError`` unless the method can read the rows' structure (a language, or columns), or
-        when a setting is changed from its default where the method does not use it (never ignored)."""
+        """``ValueError`` unless the method can read the rows' structure, or when a setting the method
+        does not use is changed from its default (never ignored)."""
         defaults = self.defaults()
         for name, spec in self.specs().items():
             allowed = (spec.applies_when or {}).get("method", METHODS)

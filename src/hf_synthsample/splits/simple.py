@@ -1,10 +1,8 @@
 """The standard non-MCD splits: whole templates held out, longest rows held out, random.
 
-Each returns ``DatasetDict(train, test)``, a partition of the input rows (each side in input
-order), deterministic for a seed. A side never comes back smaller than asked without an error:
-whole templates (lengths) move together, so ``template_split`` and ``length_split`` take a
-``size_tolerance`` (share of the rows the test side may be off by, default 0.05) and a test side
-outside it is a ``ValueError`` giving the sizes that whole templates (lengths) allow.
+Each returns ``DatasetDict(train, test)``, a partition of the rows (each side in input order),
+deterministic for a seed. Whole templates (lengths) move together: a test side off by more than
+``size_tolerance`` of the rows is a ``ValueError`` giving the sizes they allow.
 
 Example:
     >>> from datasets import Dataset
@@ -49,13 +47,9 @@ def template_split(
     template_column: str | None = None,
     size_tolerance: float = SIZE_TOLERANCE,
 ) -> "DatasetDict":
-    """Whole abstract templates held out (Finegan-Dollak et al. 2018): templates are drawn in a
-    seeded random order and put in test while they fit, so no test template occurs in train and
-    test holds ``round(test_size * rows)`` rows or fewer, at most ``size_tolerance`` of the rows fewer
-    (a ``ValueError`` otherwise, saying what whole templates allow).
-
-    Templates come from ``template_column`` (str or int, no nulls) or from parsing ``column`` with
-    ``language``.
+    """Whole abstract templates held out (Finegan-Dollak et al. 2018): templates in a seeded random
+    order go to test while they fit (``round(test_size * rows)`` rows, at most ``size_tolerance`` of
+    the rows fewer). Templates come from ``template_column`` or from parsing ``column``.
 
     Example:
         >>> from datasets import Dataset
@@ -122,12 +116,9 @@ def length_split(
 ) -> "DatasetDict":
     """The longest rows in test (Lake and Baroni 2018): rows with length >= a threshold.
 
-    ``length`` is a numeric column (no nulls), or a function of each row's ``column`` value (of the
-    whole row as a dict when ``column`` is None), e.g. ``length=lambda s: len(s.split()), column="command"``.
-    Give ``test_size`` (default 0.25) or ``threshold``, not both. With ``test_size`` the threshold is
-    the length whose test share is closest to it; rows of one length are never split, so the test
-    side may be off by at most ``size_tolerance`` of the rows (a ``ValueError`` otherwise, giving the
-    nearest shares the lengths allow).
+    ``length`` is a numeric column, or a function of each row's ``column`` value (of the row as a
+    dict when ``column`` is None). Give ``test_size`` (default 0.25: the threshold whose test share
+    is closest, within ``size_tolerance``) or ``threshold``, not both.
 
     Example:
         >>> from datasets import Dataset

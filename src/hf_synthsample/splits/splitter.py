@@ -31,15 +31,10 @@ __all__ = ["MCDSplitter"]
 
 
 class MCDSplitter(Estimator):
-    """Makes the train/test split its :class:`~.settings.SplitSettings` describe.
-
-    ``split(dataset)`` makes the split of ``settings.method`` (MCD and TMCD search for their goal;
-    template, length and random splits as :mod:`~hf_synthsample.splits.simple`); ``sweep(dataset,
-    targets)`` makes MCD splits at each target divergence; ``reachable_range(dataset)`` gives the
-    lowest and highest D_C the minimising and maximising searches find. All three use the same
-    settings (``restarts`` included), so a sweep's and a split's errors name the same range.
-    Fitted: ``result_`` (:class:`~.mcd.MCDResult` of the last search; ``None`` for the other
-    methods), ``sweep_``, ``range_``.
+    """Makes the train/test split its :class:`~.settings.SplitSettings` describe (``split``), MCD
+    splits at target divergences (``sweep``), or the lowest and highest D_C the searches find
+    (``reachable_range``), all from the same settings. Fitted: ``result_`` (the last search's
+    :class:`~.mcd.MCDResult`; ``None`` for other methods), ``sweep_``, ``range_``.
     """
 
     settings_class = SplitSettings
@@ -112,5 +107,5 @@ class MCDSplitter(Estimator):
 
 
 def _words(text: Any) -> int:
-    """The default length of the length split: words of the text."""
+    """The length split's default length: words of the text."""
     return len(str(text).split())

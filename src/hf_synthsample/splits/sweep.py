@@ -1,21 +1,8 @@
-"""A family of splits of one dataset at chosen compound divergences: :func:`divergence_sweep`.
-
-Researchers who study compositional generalization want splits from easy to hard with the atoms
-held alike, to see how fast a model's accuracy falls as the compound divergence ``D_C`` rises
-(Keysers et al. 2020, CFQ: accuracy falls steadily with ``D_C`` across many splits). The sweep
-reads the rows' structure once, then runs the MCD search towards each target
-(:func:`~hf_synthsample.splits.mcd.mcd_search` with ``target_divergence``: from a seeded random
-split, ``D_C`` is raised or lowered until it is within ``divergence_tolerance`` of the target,
-``D_A`` staying within its bound and the sizes fixed). Every split of a sweep has the same train
-and test sizes; each is the split :func:`~hf_synthsample.splits.mcd.mcd_split` gives for that
-target and seed. The figures of each split are :func:`~hf_synthsample.splits.report.split_report`'s
-on the returned rows.
-
-The target ``0`` is the lowest ``D_C`` the minimising search finds (a little below a random
-split's). A target out of the reachable range (that lowest, up to the highest the maximising
-search finds, for the seed and ``restarts``) is a ``ValueError``
-(:class:`~hf_synthsample.splits.mcd.UnreachableDivergence`) naming the range;
-:func:`divergence_range` gives the range itself.
+"""Splits of one dataset from easy to hard at chosen compound divergences, the atoms held alike
+(Keysers et al. 2020): :func:`divergence_sweep` reads the structure once and runs the MCD search
+towards each target; each split is :func:`~hf_synthsample.splits.mcd.mcd_split`'s for that target
+and seed, all of the same sizes. The target ``0`` is the lowest ``D_C`` the minimising search
+finds; a target out of the reachable range (:func:`divergence_range`) is a ``ValueError`` naming it.
 
 Example:
     >>> from datasets import Dataset
@@ -51,6 +38,7 @@ __all__ = ["SplitSweep", "divergence_sweep", "divergence_range", "check_targets"
 
 logger = logging.getLogger(__name__)
 
+
 def _config_names(targets: Sequence[float]) -> dict[float, str]:
     """``dc_0.10``-style names: two decimals unless the targets need more to be told apart."""
     for d in range(2, TARGET_DECIMALS + 1):
@@ -62,16 +50,10 @@ def _config_names(targets: Sequence[float]) -> dict[float, str]:
 
 @dataclass
 class SplitSweep:
-    """Splits of one dataset at chosen compound divergences (see :func:`divergence_sweep`).
-
-    ``splits``, ``compound_divergence``, ``atom_divergence``, ``reports``, ``results`` and
-    ``config_names`` are keyed by target, in the order of the targets. The divergences are the
-    split report's on the returned rows. ``results[t].compound_divergence`` is the search's: for a
-    partition the report's pool is the search's, so they are the same figures (and the report
-    is only computed when asked for: ``reports``, ``save``); with rows left out by
-    ``train_size`` the report recomputes Keysers' weights on the kept rows, so the two differ
-    (SCAN, test 25 %, train 50 %: by 0.002 at a target of 0.3 and up to 0.01 at 0.6; the
-    report's is the divergence of the rows a model sees).
+    """Splits of one dataset at chosen compound divergences (see :func:`divergence_sweep`), each
+    figure keyed by target. The divergences are the split report's on the returned rows: the
+    search's (``results[t]``) for a partition; with rows left out by ``train_size`` the report
+    recomputes the weights on the kept rows (SCAN: up to 0.01 apart).
     """
 
     splits: dict
@@ -144,14 +126,11 @@ class SplitSweep:
              title: str | None = None, plots: bool = True, license: str | None = None, card_text: str = "",
              extra_files: Mapping[str, Any] | None = None, metadata: Mapping[str, Any] | None = None,
              progress: Any = None) -> str:
-        """Write the sweep as one Hub-layout folder (atomically): one config per target (``dc_0.10``,
-        ...; ``train`` and ``test`` splits), a card with the table of all splits, each split's
-        report (and its plot under ``plots/`` unless ``plots=False``) and the settings; card
-        metadata ``hf_synthsample.split_sweep`` holds the figures. Returns the folder.
-        ``card_text`` (Markdown, placed above the table), ``extra_files`` (as in
-        :func:`~hf_synthsample.hub.write_hub_folder`) and ``metadata`` (added under the card's
-        ``hf_synthsample`` key) let a caller add its results (e.g. a compositionality curve).
-        ``progress``: a caller's ``tqdm`` bar, advanced by one per split's report and per plot drawn.
+        """Write the sweep as one Hub-layout folder (atomically): a config per target (``dc_0.10``),
+        a card with the table, each split's report and plot, and the settings (card metadata
+        ``hf_synthsample.split_sweep``). ``card_text``, ``extra_files`` and ``metadata`` (under the
+        card's ``hf_synthsample`` key) add a caller's results; ``progress``: a ``tqdm`` bar advanced
+        per report and plot. Returns the folder.
 
         Example:
             >>> import tempfile, datasets
@@ -210,24 +189,12 @@ def divergence_sweep(
     size_tolerance: float = 0.0, restarts: int = SWEEP_RESTARTS, skip_unparsable: bool = False,
     text_column: str | None = None, progress: bool | None = None,
 ) -> SplitSweep:
-    """Train/test splits of ``dataset`` at each compound divergence of ``targets``:
-    ``MCDSplitter(SweepSettings(...)).sweep(dataset)`` (:class:`~hf_synthsample.splits.splitter.MCDSplitter`).
-
-    Parameters: ``dataset`` (any ``Dataset``), then the fields of
-    :class:`~hf_synthsample.splits.settings.SweepSettings` (type, bounds, default and help are
-    declared there; ``language`` defaults to ``"thingtalk"`` here): the structure is read once, and
-    every split has the same sizes. ``progress``: a bar over the targets (default: ``datasets``'
-    setting), or a caller's ``tqdm`` bar to advance by one per target.
-
-    Returns:
-        :class:`SplitSweep`: ``.splits[t]`` a ``DatasetDict(train, test)`` per target (rows in
-        input order), ``.compound_divergence[t]`` / ``.atom_divergence[t]`` (the split report's),
-        ``.reports``, ``.results`` (the searches), ``.save(folder)``.
-
-    Raises:
-        ValueError: bad targets or arguments (before any work); a target out of the reachable
-            range (:class:`~hf_synthsample.splits.mcd.UnreachableDivergence`, naming the range); a
-            split stopped by ``time_limit`` or ``max_steps`` outside the tolerance.
+    """A :class:`SplitSweep` of ``dataset`` at each compound divergence of ``targets``:
+    ``MCDSplitter(SweepSettings(...)).sweep(dataset)``. The arguments are
+    :class:`~hf_synthsample.splits.settings.SweepSettings`' fields (``language`` defaults to
+    ``"thingtalk"`` here); ``progress``: a bar over the targets, or a caller's ``tqdm`` bar.
+    ``ValueError`` for bad arguments (before any work), an unreachable target
+    (:class:`~hf_synthsample.splits.mcd.UnreachableDivergence`) or a split a limit stopped short.
     """
     from .splitter import MCDSplitter
 
@@ -319,14 +286,10 @@ def divergence_range(
     atoms_column: str | None = None, compounds_column: str | None = None, patience: int = 100, restarts: int = 0,
     size_tolerance: float = 0.0, skip_unparsable: bool = False,
 ) -> tuple[float, float]:
-    """``(lowest, highest)`` compound divergence the minimising and maximising searches find for
-    these settings: the targets :func:`divergence_sweep` can reach (+/- its tolerance), and the
-    range an unreachable target's error names, ``MCDSplitter(...).reachable_range(dataset)``.
-    A search finds a local optimum, and these stop once a round gains less than
-    ``MIN_ROUND_GAIN`` for ``min(patience, RANGE_PATIENCE)`` rounds
-    (:mod:`~hf_synthsample.splits.mcd`), so this is the range *found*, for this seed and
-    ``restarts`` (a sweep runs 2 by default: pass ``restarts=2`` for its range); a longer
-    ``mcd_split(minimize=True)`` or maximising search may go a little beyond it.
+    """``(lowest, highest)`` compound divergence the minimising and maximising searches find
+    (``MCDSplitter(...).reachable_range(dataset)``): the targets :func:`divergence_sweep` can reach,
+    +/- its tolerance. It is the range *found* for this seed and ``restarts`` (a sweep runs 2: pass
+    ``restarts=2`` for its range); a longer search may go a little beyond it.
 
     Example:
         >>> from datasets import Dataset

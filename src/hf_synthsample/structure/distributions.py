@@ -22,15 +22,9 @@ COMPOUND_WEIGHTINGS = ("example", "pool")
 
 def _occurrence_supers(programs: list, language: str, max_height: int, counts: Sequence[int] | None,
                        also: Sequence = ()):
-    """Per program, each compound occurrence as ``(compound, distinct super-compounds holding it)``,
-    and ``P(G'|G)`` over the pool as a function of ``(G, G')``.
-
-    A super-compound of an occurrence (node ``n``, height ``h``) is a compound (node ``a``, height
-    ``h'``) of the same program with ``a`` = ``n`` or an ancestor at distance ``k`` and
-    ``h' >= h + k``, ``(a, h') != (n, h)``. ``P(G'|G)`` is the share of the pool's occurrences of
-    ``G`` that lie inside an occurrence of ``G'`` (each program counted ``counts[i]`` times);
-    the programs ``also`` get their occurrences listed (after ``programs``') but count nowhere.
-    """
+    """Per program, each compound occurrence as ``(compound, distinct super-compounds holding it)``
+    (the compounds at ``n`` or at an ancestor ``k`` up, of height ``>= h + k``), and ``P(G'|G)`` over
+    the pool (each program counted ``counts[i]`` times; the programs ``also`` count nowhere)."""
     max_height = check_int("max_height", max_height, min=1)
     mults = [1] * len(programs)
     if counts is not None:
@@ -69,19 +63,25 @@ def _example_weights(rows: list, p: Callable) -> dict[str, float]:
     return w
 
 
+def _largest(weights: Iterable[Mapping[str, float]]) -> dict[str, float]:
+    """Each compound's largest weight over ``weights``."""
+    out: dict[str, float] = {}
+    for w in weights:
+        for s, v in w.items():
+            if v > out.get(s, -1.0):
+                out[s] = v
+    return out
+
+
 def example_compound_weights(
     programs: Iterable[str | Node], language: str = "thingtalk", max_height: int = 2, counts: Sequence[int] | None = None
 ) -> list[dict[str, float]]:
     """Keysers et al. (2020) compound weights: one mapping compound -> weight **per example**.
 
     ``w(G, e) = max over the occurrences g of G in e of (1 - max over the super-compounds G' of g
-    in e of P(G'|G))``, with ``P(G'|G)`` the share of the pool's occurrences of ``G`` that lie inside
-    an occurrence of ``G'``. A compound's frequency in a set is the sum of its weights over the set's
-    examples (give these mappings to :func:`frequencies` / :func:`compound_divergence`): a compound
-    that in this example sits inside a super-compound it nearly always comes with counts little
-    *here*, whatever it does elsewhere. ``counts`` gives each program a multiplicity (a pool given
-    as its distinct programs and how often each occurs). :func:`compound_weights` is the pool-wide
-    variant.
+    in e of P(G'|G))``, with ``P(G'|G)`` the share of the pool's occurrences of ``G`` inside an
+    occurrence of ``G'``; give the mappings to :func:`compound_divergence`. ``counts`` gives each
+    program a multiplicity.
 
     Example:
         >>> w = example_compound_weights(["(a (b c))", "(x (b c))", "(b c)"], language="sexpr")
@@ -95,13 +95,9 @@ def example_compound_weights(
 def compound_weights(
     programs: Iterable[str | Node], language: str = "thingtalk", max_height: int = 2, counts: Sequence[int] | None = None
 ) -> dict[str, float]:
-    """Pool-wide compound weights: one weight per compound, the largest of its per-example weights
-    (:func:`example_compound_weights`, Keysers et al. 2020) over the pool.
-
-    This is *not* Keysers et al.'s weighting, which gives a compound its weight in each example;
-    here an example where a compound stands alone lends that weight to every example holding it.
-    A compound that never occurs inside a larger one has weight 1. ``counts`` gives each program
-    a multiplicity.
+    """Pool-wide compound weights: each compound's largest per-example weight
+    (:func:`example_compound_weights`) over the pool; *not* Keysers et al.'s weighting, which gives a
+    compound its weight in each example. ``counts`` gives each program a multiplicity.
 
     Example:
         >>> w = compound_weights(["(a (b c))", "(a (b c))"], language="sexpr", max_height=2)
@@ -109,12 +105,7 @@ def compound_weights(
         (0.0, 1.0)
     """
     per_program, p = _occurrence_supers(list(programs), language, max_height, counts)
-    weights: dict[str, float] = {}
-    for rows in per_program:
-        for s, v in _example_weights(rows, p).items():
-            if v > weights.get(s, -1.0):
-                weights[s] = v
-    return weights
+    return _largest(_example_weights(rows, p) for rows in per_program)
 
 
 def _weighting(name: str, value: Any) -> str | None:
@@ -129,16 +120,12 @@ def _weighting(name: str, value: Any) -> str | None:
                      f"(one weight per compound over the pool), False (unweighted); got {value!r}")
 
 
-
 def frequencies(items: Iterable[Iterable[str] | Mapping[str, float]] | Iterable[str],
                 weights: Mapping[str, float] | None = None) -> dict[str, float]:
     """Weighted counts of items over a dataset (a list of per-example lists, or a flat list).
 
-    An example contributes each distinct atom / compound **once**, however often it occurs in the
-    program (Keysers et al. 2020 count examples, not occurrences); an example given as a mapping
-    item -> weight (:func:`example_compound_weights`) contributes its own weights. ``weights``
-    multiplies every count by a weight per item (e.g. the pool-wide :func:`compound_weights`).
-    The same rule is the CMaxEnt objective (:mod:`hf_synthsample.sampling.cmaxent`).
+    An example counts each distinct item **once** (Keysers et al. 2020), or its own weights when
+    given as a mapping (:func:`example_compound_weights`); ``weights`` multiplies each item's count.
 
     Example:
         >>> frequencies([["a", "b", "a"], ["a"]])
@@ -205,11 +192,8 @@ def atom_divergence(a: Iterable[Iterable[str]], b: Iterable[Iterable[str]]) -> f
 def compound_divergence(
     a: Iterable[Iterable[str]], b: Iterable[Iterable[str]], weights: Mapping[str, float] | None = None
 ) -> float:
-    """Compound divergence ``D_C = 1 - C_0.1(F_C(a) || F_C(b))``.
-
-    ``a`` and ``b`` hold per-example compound lists, or per-example mappings compound -> weight
-    (Keysers et al.'s weights: :func:`example_compound_weights`); ``weights`` is one weight per
-    compound (the pool-wide :func:`compound_weights`).
+    """Compound divergence ``D_C = 1 - C_0.1(F_C(a) || F_C(b))`` of per-example compound lists or
+    mappings (:func:`example_compound_weights`); ``weights``: one per compound (:func:`compound_weights`).
 
     Example:
         >>> w = example_compound_weights(["(g (f x))", "(h (f x))"], language="sexpr")
