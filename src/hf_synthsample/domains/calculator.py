@@ -366,12 +366,8 @@ def _bal(rng: random.Random, alg: Algebra, depth: int):
     return alg.node(_op(rng), left, right)
 
 
-def sample(
-    rng: random.Random,
-    distribution: str,
-    params: CalculatorParams = CalculatorParams(),
-    algebra: Algebra = TREE_ALGEBRA,
-):
+def sample(rng: random.Random, distribution: str, params: CalculatorParams = CalculatorParams(),
+           algebra: Algebra = TREE_ALGEBRA):
     """Draw one expression from ``distribution`` (one of :data:`DISTRIBUTIONS`).
 
     With the default algebra the result is a tree; with :data:`RENDER_ALGEBRA` it is a tuple

@@ -142,13 +142,9 @@ def scan_split(name: str, *, seed: int = 0, train_fraction: float = 0.8) -> dict
         verbs, template = ("jump",), template[1:]
     tail = " ".join(template)
     held = [f"{u} {tail}" for u in verbs]
-    dropped = f"turn {tail}"
-    train, test = [], []
-    for r in rows:
-        if _has(r[0], dropped):
-            continue
-        (test if any(_has(r[0], h) for h in held) else train).append(r)
-    return {"train": train, "test": test}
+    kept = [r for r in rows if not _has(r[0], f"turn {tail}")]
+    held_out = [any(_has(r[0], h) for h in held) for r in kept]
+    return {"train": [r for r, h in zip(kept, held_out) if not h], "test": [r for r, h in zip(kept, held_out) if h]}
 
 
 # ---------------------------------------------------------------- SCAN*
@@ -236,16 +232,9 @@ class StarGrammar:
             one = [_TURN[s.turn], verb] * s.steps
         return " ".join(one * s.repeat)
 
-    def sample_block(
-        self,
-        rng: random.Random,
-        n: int,
-        min_length: int,
-        max_length: int,
-        pool: Sequence[int] | None = None,
-        max_unique: int | None = None,
-        force: int | None = None,
-    ) -> "StarBlock":
+    def sample_block(self, rng: random.Random, n: int, min_length: int, max_length: int,
+                     pool: Sequence[int] | None = None, max_unique: int | None = None,
+                     force: int | None = None) -> "StarBlock":
         """``n`` command structures of ``min_length..max_length`` words (length uniform).
 
         Parts are drawn left to right, each shape uniform among those that fit the words left
@@ -359,12 +348,10 @@ class StarGrammar:
         group = [pa[shapes[0]][prims[0]]]
         for c, s, p in zip(conjs, shapes[1:], prims[1:]):
             if c == 0:
-                group.reverse()
-                out += group
+                out += group[::-1]
                 group = []
             group.append(pa[s][p])
-        group.reverse()
-        out += group
+        out += group[::-1]
         plen, pcount = self.part_length, self.part_action_count
         n_in = sum([plen[s] for s in shapes]) + len(conjs)
         n_out = sum([pcount[s] for s in shapes])

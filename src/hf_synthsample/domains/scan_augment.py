@@ -2,14 +2,10 @@
 written as ``Dataset.map(batched=True)`` functions.
 
 * :class:`PrimitiveAugmenter` -- Kx primitive augmentation (Jiang et al. 2022, replicated in
-  Zhou et al. App. C.1): each primitive of a lexicon (the verbs aligned with the held-out one;
-  the directions too for around-right) gets ``k`` mutated copies ``walk_1 .. walk_k`` with
-  actions ``I_WALK_1 .. I_WALK_k``; every example yields up to ``k`` distinct variants.
+  Zhou et al. App. C.1): ``k`` mutated copies ``walk_1 .. walk_k`` of each primitive of a lexicon.
 * :class:`AugZero` -- augmentation with zero prior knowledge (App. C.3): ``k`` copies of the
-  whole vocabulary; copy ``j`` rewrites every input and output token ``w`` of an example to
-  ``w_j`` (copy 1 is the original).
-* :func:`scan_complexity_columns` -- complexity difficulty (section 5.1): input length, output length,
-  unique primitives.
+  whole vocabulary.
+* :func:`scan_complexity_columns` -- complexity difficulty (section 5.1).
 
 Example:
     >>> import datasets
@@ -49,9 +45,8 @@ def scan_lexicon(directions: bool = False, verbs: Sequence[str] = SCAN_VERBS) ->
 STRUCTURE_WORDS = frozenset({"and", "after", "twice", "thrice", "around", "opposite", "turn"})
 
 
-def induce_lexicon(
-    commands: Sequence[str], actions: Sequence[str], ignore: Iterable[str] = STRUCTURE_WORDS
-) -> dict[str, str]:
+def induce_lexicon(commands: Sequence[str], actions: Sequence[str],
+                   ignore: Iterable[str] = STRUCTURE_WORDS) -> dict[str, str]:
     """The rule-based dictionary of Zhou et al. App. C.1 (after Jiang et al. 2022): input word
     ``v`` -> output token ``w`` where ``v`` in the input is both sufficient (every example with
     ``v`` has ``w``) and necessary (every example with ``w`` has ``v``) for ``w`` in the output.
@@ -95,31 +90,23 @@ def _check_columns(batch: Mapping, columns: Sequence[str]) -> None:
 
 def _expand(batch: Mapping, source_rows: list[int], new_values: Mapping[str, list]) -> dict:
     """Every column of ``batch`` repeated along ``source_rows``, with ``new_values`` replacing some."""
-    out = {}
-    for name, values in batch.items():
-        out[name] = new_values[name] if name in new_values else [values[i] for i in source_rows]
-    for name, values in new_values.items():
-        out.setdefault(name, values)
-    return out
+    return {**{name: [values[i] for i in source_rows] for name, values in batch.items()}, **new_values}
 
 
 class PrimitiveAugmenter:
     """Kx primitive augmentation, for ``Dataset.map(aug, batched=True, with_indices=True)``.
 
-    For every example, the lexicon words it contains are found; then, up to ``2k`` times, each of
-    them is replaced by one of its ``k + 1`` forms (``walk``, ``walk_1`` .. ``walk_k``, uniformly),
-    the same form everywhere in the example, and its action token (``I_WALK`` -> ``I_WALK_j``)
-    likewise in the output; new distinct variants are kept until there are ``k`` of them. The
-    original row comes first when ``keep_original``. Randomness is seeded by ``seed`` and the row
+    Up to ``2k`` times per example, each lexicon word in it is replaced by one of its ``k + 1``
+    forms (``walk``, ``walk_1`` .. ``walk_k``, uniformly), the same form everywhere in the example,
+    and its action token likewise (``I_WALK`` -> ``I_WALK_j``); up to ``k`` distinct variants are
+    kept, after the original row if ``keep_original``. Randomness is seeded by ``seed`` and the row
     index, so results do not depend on the batch size.
 
     Args:
         k: copies per primitive (2, 20, 200 in the paper); ``k >= 1``.
         lexicon: input word -> action token (default: SCAN's verbs, see :func:`scan_lexicon`).
         directions: add ``left``/``right`` to the default lexicon (the around-right split).
-        seed: random seed.
         columns: (input column, output column).
-        keep_original: keep the unchanged example before its variants.
 
     Example:
         >>> import datasets
@@ -129,16 +116,8 @@ class PrimitiveAugmenter:
         (3, 'jump twice')
     """
 
-    def __init__(
-        self,
-        k: int,
-        lexicon: Mapping[str, str] | None = None,
-        *,
-        directions: bool = False,
-        seed: int = 0,
-        columns: Sequence[str] = ("commands", "actions"),
-        keep_original: bool = True,
-    ) -> None:
+    def __init__(self, k: int, lexicon: Mapping[str, str] | None = None, *, directions: bool = False, seed: int = 0,
+                 columns: Sequence[str] = ("commands", "actions"), keep_original: bool = True) -> None:
         self.k = check_int("k", k, min=1)
         self.seed = check_int("seed", seed, min=0)
         lex = dict(scan_lexicon(directions) if lexicon is None else lexicon)
@@ -186,19 +165,13 @@ class PrimitiveAugmenter:
             raise ValueError("PrimitiveAugmenter needs the row indices: use ds.map(aug, batched=True, with_indices=True)")
         _check_columns(batch, self.columns)
         cin, cout = self.columns
-        rows, commands, actions, variant = [], [], [], []
+        out = []  # (source row, command, actions, variant)
         for i, (command, act, index) in enumerate(zip(batch[cin], batch[cout], indices)):
-            rng = random.Random(f"{self.seed}-{index}")
             if self.keep_original:
-                rows.append(i)
-                commands.append(command)
-                actions.append(act)
-                variant.append(0)
-            for j, (c, a) in enumerate(self._variants(command, act, rng), 1):
-                rows.append(i)
-                commands.append(c)
-                actions.append(a)
-                variant.append(j)
+                out.append((i, command, act, 0))
+            variants = self._variants(command, act, random.Random(f"{self.seed}-{index}"))
+            out += [(i, c, a, j) for j, (c, a) in enumerate(variants, 1)]
+        rows, commands, actions, variant = (list(col) for col in zip(*out)) if out else ([], [], [], [])
         return _expand(batch, rows, {cin: commands, cout: actions, "augmented": variant})
 
     def __repr__(self) -> str:
@@ -208,33 +181,18 @@ class PrimitiveAugmenter:
 class AugZero:
     """AugZero: ``k`` copies of the vocabulary, for ``Dataset.map(aug, batched=True)``.
 
-    Copy 1 is the original vocabulary; copy ``j >= 2`` rewrites every input and output token ``w``
+    Copy 1 is the original vocabulary; copy ``j >= 2`` rewrites every token ``w`` of ``columns``
     to ``w_j``. With ``expand=True`` (the paper) every example becomes ``k`` rows, one per copy;
-    with ``expand=False`` every example is rewritten with one copy index drawn uniformly from
-    ``1..k`` (seeded by ``seed`` and the row index: ``map(..., with_indices=True)``). A ``copy``
-    column records ``j``.
-
-    Args:
-        k: copies of the vocabulary (200 in the paper); ``k >= 1`` (1 changes nothing).
-        columns: the token columns to rewrite (space-separated tokens).
-        copy_column: name of the copy-index column.
-        expand: ``k`` rows per example (True) or one row with a random copy (False).
-        seed: random seed of ``expand=False``.
+    with ``expand=False`` it is rewritten with one copy drawn uniformly from ``1..k`` (seeded by
+    ``seed`` and the row index: ``map(..., with_indices=True)``). ``copy_column`` records ``j``.
 
     Example:
         >>> AugZero(2)({"commands": ["walk"], "actions": ["I_WALK"]})
         {'commands': ['walk', 'walk_2'], 'actions': ['I_WALK', 'I_WALK_2'], 'copy': [1, 2]}
     """
 
-    def __init__(
-        self,
-        k: int,
-        columns: Sequence[str] = ("commands", "actions"),
-        copy_column: str = "copy",
-        *,
-        expand: bool = True,
-        seed: int = 0,
-    ) -> None:
+    def __init__(self, k: int, columns: Sequence[str] = ("commands", "actions"), copy_column: str = "copy", *,
+                 expand: bool = True, seed: int = 0) -> None:
         self.k = check_int("k", k, min=1)
         if not columns or not all(isinstance(c, str) for c in columns):
             raise ValueError(f"columns must be a non-empty sequence of column names, got {columns!r}")
@@ -274,16 +232,13 @@ class AugZero:
 
 def _is_primitive(token: str) -> bool:
     base, sep, suffix = token.partition("_")
-    if base in FUNCTION_WORDS and (not sep or suffix.isdigit()):
-        return False
-    return True
+    return not (base in FUNCTION_WORDS and (not sep or suffix.isdigit()))
 
 
 def scan_complexity_columns(batch: Mapping, input_column: str = "commands", output_column: str = "actions") -> dict:
-    """Complexity difficulty of SCAN-like rows: ``input_length`` and ``output_length`` (tokens) and
-    ``unique_primitives`` (distinct verb words: everything but and/after/twice/thrice/opposite/
-    around/turn/left/right and their AugZero copies). For ``Dataset.map(batched=True)``; pass
-    other column names with ``fn_kwargs``.
+    """Complexity difficulty of SCAN-like rows, for ``Dataset.map(batched=True)``: ``input_length`` and
+    ``output_length`` (tokens) and ``unique_primitives`` (distinct words but the function words and
+    their AugZero copies).
 
     Example:
         >>> scan_complexity_columns({"commands": ["walk and walk_1 left"], "actions": ["I_WALK I_TURN_LEFT I_WALK_1"]})

@@ -94,18 +94,11 @@ def _split(tokens: list[str], word: str) -> list[list[str]]:
     return parts
 
 
-def interpret(
-    command: str,
-    *,
-    star: bool = False,
-    verbs: Iterable[str] | None = None,
-    unify_around_opposite: bool | None = None,
-    copy: int | None = None,
-) -> str:
-    """The action sequence (space-separated) of a SCAN or SCAN* ``command``.
+def interpret(command: str, *, star: bool = False, verbs: Iterable[str] | None = None,
+              unify_around_opposite: bool | None = None, copy: int | None = None) -> str:
+    """The action sequence (space-separated) of a SCAN or SCAN* ``command`` (space-separated words).
 
     Args:
-        command: space-separated words.
         star: SCAN* rules (any number of conjunctions, no ``turn``); SCAN allows one conjunction.
         verbs: accepted verb words (default: SCAN's four verbs for SCAN, any non-function word for
             SCAN*).
@@ -128,10 +121,7 @@ def interpret(
         if not all(t.endswith(suffix) for t in tokens):
             raise ValueError(f"copy={copy}: every token must end in {suffix!r}")
         tokens = [t[: -len(suffix)] for t in tokens]
-    if verbs is None:
-        verb_set = None if star else frozenset(SCAN_VERBS)
-    else:
-        verb_set = frozenset(verbs)
+    verb_set = frozenset(verbs) if verbs is not None else None if star else frozenset(SCAN_VERBS)
     unify = star if unify_around_opposite is None else bool(unify_around_opposite)
     if not tokens:
         raise ValueError("empty command")

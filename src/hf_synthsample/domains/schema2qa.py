@@ -358,9 +358,8 @@ def read_annotated(folder: str | os.PathLike, domains: Sequence[str] | None = No
     return rows
 
 
-def compositional_split(
-    templates: Sequence[str], seed: int, dev_fraction: float, test_fraction: float, template_share: float = 0.25
-) -> tuple[set[str], set[str], set[str]]:
+def compositional_split(templates: Sequence[str], seed: int, dev_fraction: float, test_fraction: float,
+                        template_share: float = 0.25) -> tuple[set[str], set[str], set[str]]:
     """Template-disjoint ``(train, dev, test)`` template sets (Oren et al. 2021, Appendix A).
 
     Templates are shuffled with ``seed``; each is offered to dev, test or train with probability

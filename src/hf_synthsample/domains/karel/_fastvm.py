@@ -1,12 +1,8 @@
-"""Compiled runner (numba) for the I/O sampler: one program on a whole batch of grids.
+"""Compiled kernels (numba) for the I/O sampler: a batch of grids drawn, and one program run on all of them.
 
-Imported by :mod:`.io` when numba is importable (the ``fast`` extra: ``pip install 'hf-synthsample[fast]'``) and
-``HF_SYNTHSAMPLE_NO_NUMBA`` is unset; otherwise the sampler
-runs the pure-Python VM of :mod:`.interpreter` on each candidate. Both give the same results: the
-candidate grids come from the same numpy draws, and this is the same instruction set with the
-same semantics (``_vm``), so the same candidates are accepted and the rows are identical with or
-without numba (checked by ``tests/test_karel_dsl.py``). It has no early exit for infinite loops:
-such runs simply use up the tick budget and end as a timeout, as they do in ``_vm``.
+Imported by :mod:`.io` when numba is importable (the ``fast`` extra) and ``HF_SYNTHSAMPLE_NO_NUMBA`` is
+unset. The grids are the words of ``io._uniform_numpy`` and the instruction set is ``interpreter._vm``'s,
+so the rows are the same with or without numba; infinite loops simply run out of ticks (no cycle check).
 """
 
 from __future__ import annotations

@@ -129,12 +129,9 @@ class _Reference:
     def test(self, cond: Cond) -> bool:
         if isinstance(cond, tuple):
             return not self.test(cond[1])
-        if cond == "frontIsClear":
-            return self.clear(self.d)
-        if cond == "leftIsClear":
-            return self.clear((self.d - 1) % 4)
-        if cond == "rightIsClear":
-            return self.clear((self.d + 1) % 4)
+        turn = {"frontIsClear": 0, "leftIsClear": -1, "rightIsClear": 1}.get(cond)
+        if turn is not None:
+            return self.clear((self.d + turn) % 4)
         present = self.markers.get((self.r, self.c), 0) > 0
         return present if cond == "markersPresent" else not present
 
@@ -189,9 +186,8 @@ class _Reference:
                 self.run(s[3])
 
 
-def execute(
-    program: Body, world: World, *, max_markers: int = DEFAULT_MAX_MARKERS, tick_budget: int = DEFAULT_TICK_BUDGET
-) -> ExecutionResult:
+def execute(program: Body, world: World, *, max_markers: int = DEFAULT_MAX_MARKERS,
+            tick_budget: int = DEFAULT_TICK_BUDGET) -> ExecutionResult:
     """Run ``program`` on ``world`` with the reference tree walker (the input world is not changed)."""
     _check_limits(max_markers, tick_budget)
     m = _Reference(world, max_markers, tick_budget)
@@ -398,13 +394,8 @@ def compile_program(program: Body) -> CompiledProgram:
     return CompiledProgram(program)
 
 
-def execute_fast(
-    program: Body | CompiledProgram,
-    world: World,
-    *,
-    max_markers: int = DEFAULT_MAX_MARKERS,
-    tick_budget: int = DEFAULT_TICK_BUDGET,
-) -> ExecutionResult:
+def execute_fast(program: Body | CompiledProgram, world: World, *, max_markers: int = DEFAULT_MAX_MARKERS,
+                 tick_budget: int = DEFAULT_TICK_BUDGET) -> ExecutionResult:
     """:func:`execute` through the compiled path (same result, faster on repeated runs)."""
     _check_limits(max_markers, tick_budget)
     compiled = program if isinstance(program, CompiledProgram) else compile_program(program)

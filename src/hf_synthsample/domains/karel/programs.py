@@ -17,7 +17,6 @@ Two samplers, chosen by :attr:`ProgramParams.mode`:
 
 Example:
     >>> import random
-    >>> from hf_synthsample.domains.karel.dsl import to_string
     >>> prog = sample_program(random.Random(0), ProgramParams(mode="actions", min_actions=3, max_actions=3))
     >>> len(prog)
     3
@@ -29,7 +28,7 @@ import dataclasses
 import random
 
 from ...validation import check_choice, check_float, check_int, check_str_tuple
-from .dsl import ACTIONS, CONDITIONS, CONTROL, MAX_REPEAT, Body
+from .dsl import ACTIONS, CONDITIONS, CONTROL, MAX_REPEAT, Body, to_tokens
 
 __all__ = ["MODES", "PATTERNS", "ProgramParams", "ProgramSamplingError", "sample_program", "program_size",
            "control_flow_count", "nesting_depth", "action_count", "has_pattern"]
@@ -101,27 +100,9 @@ class ProgramParams:
 
 
 # ------------------------------------------------------------------------------ measures
-def _cond_size(cond) -> int:
-    return 1 if isinstance(cond, str) else 3 + _cond_size(cond[1])
-
-
-def _body_size(body: Body) -> int:
-    n = 0
-    for s in body:
-        if isinstance(s, str):
-            n += 1
-        elif s[0] == "repeat":
-            n += 4 + _body_size(s[2])
-        elif s[0] == "ifelse":
-            n += 8 + _cond_size(s[1]) + _body_size(s[2]) + _body_size(s[3])
-        else:
-            n += 5 + _cond_size(s[1]) + _body_size(s[2])
-    return n
-
-
 def program_size(program: Body) -> int:
-    """Number of tokens of the printed program (``len(to_tokens(program))``)."""
-    return 4 + _body_size(program)
+    """Number of tokens of the printed program."""
+    return len(to_tokens(program))
 
 
 def _bodies(s: tuple) -> tuple:
