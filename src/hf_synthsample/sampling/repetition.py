@@ -1,18 +1,9 @@
 """Repetition curricula (Zhou et al. 2023, section 5; ALGORITHMS.md §7) as a training order.
 
-The first ``hold`` (20 %) of the optimizer steps draw their batches from an initial pool only;
-the pool then grows linearly, in ranking order, until it holds every example at ``full_at``
-(80 %) of the steps. Two initial pools (``repeat``):
-
-* example repetition (``"examples"``): a random 20 % of the examples;
-* primitive repetition (``"primitives"``): the examples whose primitives all lie in a random
-  20 % of the primitives.
-
-The settings are :class:`~hf_synthsample.sampling.settings.RepetitionSettings`; :meth:`~RepetitionCurriculum.fit`
-draws the initial pool and the ranking (``ranking_``). The mechanism is that of
-:mod:`hf_synthsample.curriculum`, shared with the cartography curricula (a ranking of rows + a pool size per step,
-batches drawn uniformly without replacement from the pool; ``indices`` / ``batches`` / ``sampler``), so a
-stock ``transformers.Trainer`` follows it without subclassing::
+The first ``hold`` of the optimizer steps draw their batches from an initial pool only (a random
+``fraction`` of the examples, or the examples whose primitives all lie in a random ``fraction`` of
+the primitives); the pool then grows, in ranking order, until it holds every example at ``full_at``.
+The batches come from :mod:`hf_synthsample.curriculum`, so a stock ``transformers.Trainer`` follows it::
 
     cur = RepetitionCurriculum(batch_size=32, seed=0).fit(train)     # or .example_repetition(len(train), ...)
     trainer = Trainer(..., train_dataset=train.select(cur.indices(num_steps=1000)),
@@ -46,8 +37,7 @@ class RepetitionCurriculum(Estimator, GrowingPoolSchedule):
     """Batches over a ranking whose first ``initial_size_`` rows are the repeated initial pool.
 
     Configured by :class:`~hf_synthsample.sampling.settings.RepetitionSettings`; :meth:`fit` sets
-    ``ranking_`` (the initial pool first, the rest in the order they join), ``initial_size_`` and,
-    for primitive repetition, ``chosen_primitives_``. ``ranking`` / ``initial_size`` read them.
+    ``ranking_``, ``initial_size_`` and, for primitive repetition, ``chosen_primitives_``.
 
     Example:
         >>> prims = [["jump"], ["walk"], ["jump", "walk"], ["look"]]
@@ -92,11 +82,7 @@ class RepetitionCurriculum(Estimator, GrowingPoolSchedule):
     @classmethod
     def primitive_repetition(cls, primitives: Sequence[Sequence[str]], *, batch_size: int, fraction: float = 0.2,
                              seed: int = 0, **kwargs) -> "RepetitionCurriculum":
-        """Initial pool: rows whose primitives all lie in a random ``fraction`` of the primitives.
-
-        ``primitives``: per row, its primitives (e.g. the ``atoms`` column, or SCAN's
-        command words). ``chosen_primitives_`` keeps the drawn primitives.
-        """
+        """Initial pool: rows whose ``primitives`` (per row) all lie in a random ``fraction`` of them."""
         return cls(batch_size=batch_size, repeat="primitives", fraction=fraction, seed=seed, **kwargs).fit(primitives)
 
     # the names the schedule (and earlier releases) read

@@ -37,12 +37,7 @@ def kl_to_uniform(counts: Mapping[Hashable, int], support: Iterable[Hashable] | 
     if total <= 0:
         raise ValueError("counts: need at least one observation to compute a KL divergence")
     k = len(set(support)) if support is not None else sum(1 for c in counts.values() if c > 0)
-    kl = 0.0
-    for c in counts.values():
-        if c > 0:
-            p = c / total
-            kl += p * math.log(p * k)
-    return max(kl, 0.0)
+    return max(sum(c / total * math.log(c / total * k) for c in counts.values() if c > 0), 0.0)
 
 
 def _encode(value: Any) -> Any:
@@ -61,19 +56,10 @@ def _bar(frac: float, width: int = 20) -> str:
 class HomogenizationReport:
     """What homogenization did to the salient variables.
 
-    Attributes:
-        variables: the homogenized salient variables.
-        mode: ``"joint"`` (the tuple of values is homogenized) or ``"sequential"``.
-        method: ``"generator"`` (rejection sampling while drawing) or ``"pool"`` (subset selection).
-        eps: the tolerance of the generator-side algorithm (``None`` for pool-side).
-        before: per histogram key, counts over everything drawn (generator) or the pool.
-        after: per histogram key, counts over the accepted / selected examples.
-        draws: number of examples drawn from the original sampler (generator-side).
-        accepted: number of examples kept.
-        theoretical_draws_per_accepted: ``prod over levels of 1 / sum_v min(P(v), eps)``, with P
-            estimated from what each level was offered (generator-side).
-
-    Histogram keys are the variable names, plus ``"(a, b)"`` for the joint value of several.
+    ``method``: ``"generator"`` (rejection sampling; ``eps``, ``draws`` and
+    ``theoretical_draws_per_accepted``: ``prod over levels of 1 / sum_v min(P(v), eps)``) or
+    ``"pool"``. ``before`` / ``after``: per histogram key (the variable names, plus ``"(a, b)"``
+    for the joint value of several), the counts over what was drawn (or the pool) and what was kept.
     """
 
     variables: tuple[str, ...]
@@ -86,7 +72,6 @@ class HomogenizationReport:
     accepted: int = 0
     theoretical_draws_per_accepted: float | None = None
 
-    # ---------------------------------------------------------------------------- figures
     @property
     def keys(self) -> list[str]:
         return list(self.before)
@@ -125,22 +110,17 @@ class HomogenizationReport:
         # One support for before and after, so the two KLs are comparable.
         return set(self.before[key]) | set(self.after[key])
 
-    # ---------------------------------------------------------------------------- display
+    def _draw_cost(self, note: str = "") -> str:
+        theory = self.theoretical_draws_per_accepted
+        return f"{self.draws_per_accepted:.3f} measured" + (f", {theory:.3f} theoretical{note}" if theory else "")
+
     def summary(self) -> str:
         """One line per histogram key: KL before / after and the reduction, plus the draw cost."""
-        lines = []
-        for key in self.keys:
-            lines.append(
-                f"KL to uniform of {key}: before {self.kl_before(key):.4f} nats, "
-                f"after {self.kl_after(key):.4f} nats ({100 * self.kl_reduction(key):.1f}% lower)"
-            )
+        lines = [f"KL to uniform of {key}: before {self.kl_before(key):.4f} nats, after {self.kl_after(key):.4f} "
+                 f"nats ({100 * self.kl_reduction(key):.1f}% lower)" for key in self.keys]
         if self.draws_per_accepted is not None:
-            theory = self.theoretical_draws_per_accepted
-            lines.append(
-                f"draws per accepted example: {self.draws_per_accepted:.3f} measured"
-                + (f", {theory:.3f} theoretical (1 / sum_v min(P(v), eps))" if theory else "")
-                + f" [{self.draws} draws, {self.accepted} accepted, eps={self.eps}]"
-            )
+            lines.append(f"draws per accepted example: {self._draw_cost(' (1 / sum_v min(P(v), eps))')} "
+                         f"[{self.draws} draws, {self.accepted} accepted, eps={self.eps}]")
         return "\n".join(lines)
 
     def histogram_table(self, key: str | None = None) -> str:
@@ -161,38 +141,24 @@ class HomogenizationReport:
         return "\n".join(rows)
 
     def __str__(self) -> str:
-        title = (
-            f"Homogenization ({self.method}-side, {self.mode}) of {', '.join(self.variables)}"
-            + (f", eps={self.eps}" if self.eps is not None else "")
-        )
+        title = (f"Homogenization ({self.method}-side, {self.mode}) of {', '.join(self.variables)}"
+                 + (f", eps={self.eps}" if self.eps is not None else ""))
         return "\n\n".join([title, self.histogram_table(), self.summary()])
 
     def to_markdown(self) -> str:
         """A Markdown table of the figures, for dataset cards."""
-        lines = [
-            "| salient variable | KL before (nats) | KL after (nats) | reduction | values |",
-            "|---|---:|---:|---:|---:|",
-        ]
-        for key in self.keys:
-            lines.append(
-                f"| {key} | {self.kl_before(key):.4f} | {self.kl_after(key):.4f} | "
-                f"{100 * self.kl_reduction(key):.1f}% | {len(self._support(key))} |"
-            )
+        lines = ["| salient variable | KL before (nats) | KL after (nats) | reduction | values |",
+                 "|---|---:|---:|---:|---:|"]
+        lines += [f"| {key} | {self.kl_before(key):.4f} | {self.kl_after(key):.4f} | "
+                  f"{100 * self.kl_reduction(key):.1f}% | {len(self._support(key))} |" for key in self.keys]
         text = "\n".join(lines)
         if self.draws_per_accepted is not None:
-            text += (
-                f"\n\nDraws per accepted example: {self.draws_per_accepted:.3f} measured"
-                + (
-                    f", {self.theoretical_draws_per_accepted:.3f} theoretical"
-                    if self.theoretical_draws_per_accepted
-                    else ""
-                )
-                + f" (eps = {self.eps}, {self.draws} draws for {self.accepted} examples)."
-            )
+            text += (f"\n\nDraws per accepted example: {self._draw_cost()} "
+                     f"(eps = {self.eps}, {self.draws} draws for {self.accepted} examples).")
         return text
 
     def plot(self, path: str, key: str | None = None) -> str:
-        """Save the before/after histogram of ``key`` as an image (PNG by extension) and return the path."""
+        """Save the before/after histogram of ``key`` as an image (PNG by extension); returns ``path``."""
         import matplotlib
 
         matplotlib.use("Agg", force=False)
@@ -211,14 +177,11 @@ class HomogenizationReport:
         ax.set_xticks(list(xs)[::step], [str(v) for v in values][::step], rotation=45)
         ax.set_xlabel(key)
         ax.set_ylabel("fraction")
-        ax.set_title(
-            f"{key}: KL to uniform {self.kl_before(key):.3f} -> {self.kl_after(key):.3f} nats"
-        )
+        ax.set_title(f"{key}: KL to uniform {self.kl_before(key):.3f} -> {self.kl_after(key):.3f} nats")
         ax.legend()
         fig.tight_layout()
         return save_figure_atomic(fig, path, dpi=100)
 
-    # ---------------------------------------------------------------------------- persistence
     def to_dict(self) -> dict:
         """A JSON-safe dict (histograms as ``[value, count]`` pairs, tuples as lists)."""
         return {

@@ -13,7 +13,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from ..settings import Settings, setting
 from ..validation import check_float, check_non_empty_str
@@ -21,9 +21,7 @@ from ..validation import check_float, check_non_empty_str
 __all__ = ["StructureSource", "UniformSettings", "UATSettings", "CMaxEntSettings", "HomogenizeSettings", "DifficultySettings",
            "StreamHomogenizeSettings", "DiversitySettings", "RepetitionSettings", "MISSING_POLICIES", "MODES", "SAMPLER_SETTINGS"]
 
-#: what a sampler does with rows whose value it needs is missing (null / NaN): ``"raise"`` (the
-#: default: a ``ValueError`` naming the column, how many rows and the first one) or ``"drop"``
-#: (those rows are never selected; the others are sampled as if they were the whole dataset).
+#: what a sampler does with rows whose value it needs is missing (null / NaN): an error, or never select them
 MISSING_POLICIES = ("raise", "drop")
 
 #: homogenization modes: the joint distribution of the columns, or one column after another
@@ -58,10 +56,14 @@ def _device(name: str, value: Any) -> str:
     return check_device(name, value)  # before any work, not at the first tensor
 
 
-def _cmaxent_weights(name: str, value: Any) -> Any:
-    if not (value is None or isinstance(value, (bool, Mapping))):
-        raise TypeError(f"{name} must be None, a bool or a mapping compound -> weight, got {value!r}")
-    return value
+def _weights_check(pool_variant: bool) -> Callable[[str, Any], Any]:
+    def check(name: str, value: Any) -> Any:
+        if value is None or isinstance(value, Mapping) or (pool_variant and isinstance(value, bool)):
+            return value
+        raise TypeError(f"{name} must be None{', a bool' if pool_variant else ''} or a mapping compound -> weight, "
+                        f"got {value!r}")
+
+    return check
 
 
 def _quantile(name: str, value: Any) -> Any:
@@ -126,7 +128,7 @@ class CMaxEntSettings(_StructureSettings):
     w_atoms: float = setting(1.0, help="weight of the atom entropy", min=0.0)
     w_compounds: float = setting(1.0, help="weight of the compound entropy", min=0.0)
     compound_weights: Any = setting(None, help="True: one weight per compound over the pool; a mapping compound -> "
-                                               "weight; None: all 1", kind="any", check=_cmaxent_weights,
+                                               "weight; None: all 1", kind="any", check=_weights_check(True),
                                     cli="a mapping or the pool variant: set it from Python")
     device: str = setting("cpu", help="torch device of the per-step vector work ('cuda' for big pools)",
                           check=_device)
@@ -150,19 +152,13 @@ class HomogenizeSettings(Settings):
             raise ValueError("columns: give at least one column to homogenize")
 
 
-def _weights_mapping(name: str, value: Any) -> Any:
-    if not (value is None or isinstance(value, Mapping)):
-        raise TypeError(f"{name} must be None or a mapping compound -> weight, got {value!r}")
-    return value
-
-
 @dataclass(frozen=True)
 class DiversitySettings(StructureSource):
     """:class:`~hf_synthsample.sampling.DiversityReporter` and ``diversity_report``: where the rows'
     structure comes from, and the compounds' weights."""
 
     compound_weights: Any = setting(None, help="a mapping compound -> weight of the compound entropy and D_C; None: "
-                                               "all 1", kind="any", check=_weights_mapping,
+                                               "all 1", kind="any", check=_weights_check(False),
                                     cli="a mapping: set it from Python")
 
 

@@ -3,7 +3,6 @@
 import evaluate
 
 from hf_synthsample.metrics import pair_metric_info
-
 from hf_synthsample.metrics.scores import bleu
 
 _DESCRIPTION = "Corpus BLEU and mean sentence BLEU with sacrebleu (one reference per prediction)."

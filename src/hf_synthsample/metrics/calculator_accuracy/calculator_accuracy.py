@@ -3,7 +3,6 @@
 import evaluate
 
 from hf_synthsample.metrics import pair_metric_info
-
 from hf_synthsample.metrics.scores import calculator_accuracy
 
 _DESCRIPTION = "Accuracy of Calculator answers, overall and per group (e.g. the source distribution of a mixture)."

@@ -3,7 +3,6 @@
 import evaluate
 
 from hf_synthsample.metrics import pair_metric_info
-
 from hf_synthsample.metrics.scores import exact_match
 
 _DESCRIPTION = "Fraction of predictions identical to their reference; whitespace runs are collapsed unless normalize_whitespace=False."

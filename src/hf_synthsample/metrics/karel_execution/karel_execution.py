@@ -63,7 +63,6 @@ class KarelExecution(evaluate.Metric):
                              f"got {None if examples is None else len(examples)}")
         if isinstance(num_shown, bool) or not isinstance(num_shown, int) or num_shown < 1:
             raise ValueError(f"num_shown must be an int >= 1, got {num_shown!r}")
-        n = len(predictions)
         exact = semantic = general = unparsable = 0
         for pred, ref, pairs in zip(predictions, references, examples):
             worlds = [(World.from_json(p["inpgrid_json"]), World.from_json(p["outgrid_json"])) for p in pairs]
@@ -78,6 +77,6 @@ class KarelExecution(evaluate.Metric):
                 semantic += 1
                 if _correct(program, worlds[num_shown:], max_markers, tick_budget):
                     general += 1
-        denom = n or 1
+        denom = len(predictions) or 1
         return {"exact_match": exact / denom, "semantic_accuracy": semantic / denom,
                 "generalization_accuracy": general / denom, "num_unparsable": unparsable}
