@@ -1,33 +1,14 @@
 """The dataset-builder pattern every synthetic domain uses.
 
-A domain builder subclasses :class:`SyntheticBuilder` and supplies its ``Features``, a config
-class (a :class:`SyntheticConfig` dataclass with its own parameters) and ``_draw(rng)``, which
-returns one row. This base class does the rest, the same way for every domain:
-
-* **Sharded, seeded generation.** Each split is cut into blocks of ``block_size`` rows; block
-  ``b`` of split stream ``s`` draws from its own ``random.Random`` seeded by
-  ``SeedSequence([seed, s, b])``. Blocks are the ``gen_kwargs`` shards, so ``num_proc`` only
-  changes which process writes a block, never its rows: the same seed gives the same rows (and
-  the same fingerprint) whatever ``num_proc`` is. A streamed dataset has one shard per block, so
-  ``datasets.distributed.split_dataset_by_node`` hands each node whole blocks: disjoint,
-  reproducible parts of the same rows.
-* **One block function for every engine.** ``split_plans`` computes once what a split's blocks
-  share (block specs, the homogenization pilot...) and ``block_table`` turns one block spec into
-  its Arrow table; ``_generate_tables`` only loops over them, and
-  :mod:`hf_synthsample.engines` (Ray Data) calls the same two methods, so every engine writes the
-  same rows.
-* **Generator-side homogenization** (``homogenize=``): rejection sampling inside each block
-  (:class:`~hf_synthsample.sampling.homogenize.HomogenizerChain`), every block starting its
-  running estimate from one shared pilot sample. Per-block counts are written next to the
-  Arrow files and merged into ``homogenization.json`` in the cache directory, which
-  :func:`homogenization_report` reads back.
-* **Fast writing.** Blocks are written as whole Arrow tables (an ``ArrowBasedBuilder``): the
-  per-example encode path of ``GeneratorBasedBuilder`` alone caps out near 25,000 rows/s per
-  process, below this library's generation targets.
-* **Validation first.** Unknown or ill-typed config parameters raise a ``ValueError`` /
-  ``TypeError`` naming the parameter and the accepted values before anything is created.
-* **Cache invalidation.** The builder's ``hash`` covers this package's version and the source
-  of the modules that produce the rows, so a changed generator never reads a stale cache.
+A domain builder subclasses :class:`SyntheticBuilder` and supplies its ``FEATURES``, a config class
+(a :class:`SyntheticConfig` dataclass with its own parameters) and ``_draw(rng)``, which returns one
+row. The base class validates the config before any work, cuts each split into blocks of
+``block_size`` rows, each drawn from its own ``SeedSequence([seed, stream, block])`` (so the rows do
+not depend on ``num_proc``, and a streamed dataset's shards are whole blocks), homogenizes inside
+each block from one shared pilot (``homogenize=``; counts merged into ``homogenization.json``, read
+by :func:`homogenization_report`), writes whole Arrow tables, and hashes the source of the modules
+that make the rows into the cache key. ``split_plans`` and ``block_table`` are the one block
+function every engine (``datasets``, :mod:`hf_synthsample.engines`) calls.
 """
 
 from __future__ import annotations
@@ -138,6 +119,12 @@ class SyntheticConfig(datasets.BuilderConfig):
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in _BASE_FIELDS}
 
 
+def params_of(config: Any, cls: type, renamed: Mapping[str, str] | None = None) -> Any:
+    """A ``cls`` dataclass from the config's fields of the same names (``renamed``: its field -> config field)."""
+    renamed = renamed or {}
+    return cls(**{f.name: getattr(config, renamed.get(f.name, f.name)) for f in dataclasses.fields(cls)})
+
+
 def config_parameters(config_class: type) -> dict[str, dict]:
     """``{name: {"default": ..., "help": ...}}`` for the user-settable fields of a config class."""
     out = {}
@@ -151,13 +138,9 @@ def config_parameters(config_class: type) -> dict[str, dict]:
 
 def check_named_parameters(builder_class: type, base: datasets.BuilderConfig, config: datasets.BuilderConfig,
                            overridden: Sequence[str]) -> None:
-    """Refuse an override that contradicts the config's name, before any work.
-
-    ``load_dataset("calculator", "dcfg", distribution="t2t")`` would write T2T rows under the name
-    ``dcfg`` (and a card saying "from the DCFG distribution"): the parameters a config's name
-    stands for (its ``named_parameters``) may be repeated with the same value, never changed.
-    ``base`` and ``config`` are the named config before and after the overrides, both validated.
-    """
+    """Refuse an override that contradicts the config's name (its ``named_parameters``), before any work:
+    ``load_dataset("calculator", "dcfg", distribution="t2t")`` would write T2T rows named ``dcfg``.
+    ``base`` and ``config`` are the named config before and after the overrides, both validated."""
     for field in getattr(base, "named_parameters", ()):
         if field not in overridden or getattr(config, field) == getattr(base, field):
             continue
@@ -212,20 +195,16 @@ def _free_bytes(path: str) -> int:
 
 
 def _human(num: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
-        if num < 1000 or unit == "PB":
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if num < 1000:
             return f"{num:,.1f} {unit}"
         num /= 1000
-    return f"{num:,.1f} PB"  # pragma: no cover
+    return f"{num:,.1f} PB"
 
 
 def check_fits_on_disk(builder: "SyntheticBuilder", sizes: Mapping[str, int]) -> None:
-    """Refuse a size whose Arrow files cannot fit on the cache's disk, before any row is generated.
-
-    Bytes per row come from 32 rows drawn with a seed of their own (the rows of the dataset are
-    not touched); the estimate is that times the rows of every split, against the free space of
-    the cache directory. Small sizes (under 100,000 rows in all) are not estimated.
-    """
+    """Refuse a size whose Arrow files cannot fit on the cache's disk, before any row is generated
+    (bytes per row from 32 rows of a seed of their own; under 100,000 rows in all, no estimate)."""
     total = sum(sizes.values())
     if total < _ESTIMATE_FROM_ROWS:
         return
@@ -380,23 +359,14 @@ class SyntheticBuilder(datasets.ArrowBasedBuilder):
     # the job: the datasets builder, or the Ray driver), ``block_table`` once per block (in any
     # process, any order). ``hf_synthsample.engines`` calls the same two methods.
     def split_plans(self, stats_dir: str | None = None) -> dict[str, tuple[list, dict]]:
-        """``split -> (blocks, context)``: the block specs of each generated split and the
-        split-wide inputs every block needs (computed once: the homogenization pilot...).
-
-        ``block_table(blocks[i], **context)`` is block ``i``; the blocks concatenated in order
-        are the split. Specs and context are small, picklable values.
-        """
+        """``split -> (blocks, context)``: each generated split's block specs and the split-wide inputs
+        every block needs (computed once: the homogenization pilot...), small picklable values;
+        ``block_table(blocks[i], **context)`` is block ``i`` of the split."""
         cfg = self.config
         pilot = None
         if cfg.homogenize:
-            counts = pilot_counts(
-                self._draw,
-                block_rng(cfg.seed, _PILOT_STREAM, 0),
-                cfg.homogenize_pilot,
-                cfg.homogenize,
-                cfg.homogenize_mode,
-                cfg.eps,
-            )
+            counts = pilot_counts(self._draw, block_rng(cfg.seed, _PILOT_STREAM, 0), cfg.homogenize_pilot,
+                                  cfg.homogenize, cfg.homogenize_mode, cfg.eps)
             pilot = tuple(counts)  # a tuple: datasets shards gen_kwargs over lists only
         plans = {}
         for split, size in cfg.split_sizes().items():
@@ -416,32 +386,37 @@ class SyntheticBuilder(datasets.ArrowBasedBuilder):
 
     def block_table(self, block, *, split, pilot=None, stats_dir=None) -> pa.Table:
         """The rows of one block (spec ``(stream, block, size)``) as an Arrow table."""
-        schema = self.info.features.arrow_schema
         cfg = self.config
         stream, index, size = block
         rng = block_rng(cfg.seed, stream, index)
         self._start_block(split, stream, index)
         if cfg.homogenize:
-            chain = HomogenizerChain(cfg.homogenize, cfg.eps, cfg.homogenize_mode, pilot)
-            rows = []
-            while len(rows) < size:
-                row = self._draw(rng)
-                if chain.offer(row, rng):
-                    rows.append(row)
-            if stats_dir is not None:
-                write_json_atomic(os.path.join(stats_dir, f"{split}-{index:07d}.json"), _stats_to_json(chain.stats()))
+            rows = self._accepted_rows(lambda _: self._draw(rng), rng, block, split, pilot, stats_dir)
         else:
             rows = self._draw_block(rng, size)
-        return pa.Table.from_pylist(rows, schema=schema)
+        return pa.Table.from_pylist(rows, schema=self.info.features.arrow_schema)
+
+    def _accepted_rows(self, draw: Callable[[int], dict | None], rng: random.Random, block, split: str,
+                       pilot, stats_dir: str | None) -> list[dict]:
+        """The block's rows: ``draw(rows so far)`` (``None``: a rejected draw) through the homogenizer, if any."""
+        cfg = self.config
+        _, index, size = block
+        chain = HomogenizerChain(cfg.homogenize, cfg.eps, cfg.homogenize_mode, pilot) if cfg.homogenize else None
+        rows: list[dict] = []
+        while len(rows) < size:
+            row = draw(len(rows))
+            if row is not None and (chain is None or chain.offer(row, rng)):
+                rows.append(row)
+        if chain is not None and stats_dir is not None:
+            write_json_atomic(os.path.join(stats_dir, f"{split}-{index:07d}.json"), _stats_to_json(chain.stats()))
+        return rows
 
     def _generate_tables(self, blocks, **context) -> Iterator[tuple[Key, pa.Table]]:
         for i, block in enumerate(blocks):
             yield Key(i, 0), self.block_table(block, **context)
 
     def _download_and_prepare(self, dl_manager, verification_mode, **prepare_split_kwargs):
-        sizes = getattr(self.config, "split_sizes", None)
-        if sizes is not None:
-            check_fits_on_disk(self, sizes())
+        check_fits_on_disk(self, self.config.split_sizes())
         super()._download_and_prepare(dl_manager, verification_mode, **prepare_split_kwargs)
         stats_dir = os.path.join(self._output_dir, _STATS_DIRNAME)
         if not os.path.isdir(stats_dir):

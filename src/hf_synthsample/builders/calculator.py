@@ -22,7 +22,7 @@ import random
 
 from ..domains import calculator as calc
 from ..validation import check_choice, check_float, check_int
-from .base import SyntheticBuilder, SyntheticConfig, homogenized_config_name, param
+from .base import SyntheticBuilder, SyntheticConfig, homogenized_config_name, param, params_of
 
 __all__ = ["CalculatorConfig", "Calculator"]
 
@@ -68,44 +68,22 @@ class CalculatorConfig(SyntheticConfig):
         self.bal_max_depth = check_int("bal_max_depth", self.bal_max_depth, min=self.bal_min_depth, max=16)
 
     def params(self) -> calc.CalculatorParams:
-        return calc.CalculatorParams(
-            p_digit=self.p_digit,
-            max_tree_depth=self.max_tree_depth,
-            max_length=self.max_length,
-            max_run=self.max_run,
-            t2t_min_depth=self.t2t_min_depth,
-            t2t_max_depth=self.t2t_max_depth,
-            bal_min_depth=self.bal_min_depth,
-            bal_max_depth=self.bal_max_depth,
-        )
+        return params_of(self, calc.CalculatorParams)
 
 
 def _builder_configs() -> list[CalculatorConfig]:
-    configs = [
-        CalculatorConfig(name=d, distribution=d, named_parameters=("distribution",), description=f"Calculator expressions from the {d.upper()} distribution.")
-        for d in calc.DISTRIBUTIONS
+    return [
+        *(CalculatorConfig(name=d, distribution=d, named_parameters=("distribution",),
+                           description=f"Calculator expressions from the {d.upper()} distribution.")
+          for d in calc.DISTRIBUTIONS),
+        CalculatorConfig(name="mixture", distribution="mixture", named_parameters=("distribution",),
+                         description="Each row drawn from DCFG, T2T, RCFG or BAL with equal probability "
+                         "(the evaluation distribution of Shin et al. 2019, section 6.2)."),
+        *(CalculatorConfig(name=homogenized_config_name(d, v), distribution=d, homogenize=(v,),
+                           named_parameters=("distribution", "homogenize"),
+                           description=f"{d.upper()} expressions homogenized on {v} (generator-side, eps from the config).")
+          for d in calc.DISTRIBUTIONS for v in calc.SALIENT_VARIABLES),
     ]
-    configs.append(
-        CalculatorConfig(
-            name="mixture",
-            distribution="mixture",
-            named_parameters=("distribution",),
-            description="Each row drawn from DCFG, T2T, RCFG or BAL with equal probability "
-            "(the evaluation distribution of Shin et al. 2019, section 6.2).",
-        )
-    )
-    for d in calc.DISTRIBUTIONS:
-        for v in calc.SALIENT_VARIABLES:
-            configs.append(
-                CalculatorConfig(
-                    name=homogenized_config_name(d, v),
-                    distribution=d,
-                    homogenize=(v,),
-                    named_parameters=("distribution", "homogenize"),
-                    description=f"{d.upper()} expressions homogenized on {v} (generator-side, eps from the config).",
-                )
-            )
-    return configs
 
 
 class Calculator(SyntheticBuilder):

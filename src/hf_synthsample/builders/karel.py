@@ -1,39 +1,20 @@
 """Karel dataset builder: program synthesis tasks (program + I/O grids) with salient-variable controls
 (Shin et al. 2019, sections 4-5; the DSL and data format of Bunel et al. 2018).
 
-Each row is one task: ``guid``, ``program_tokens``, ``program_json`` (JSON text), ``examples``
-(``num_shown`` shown pairs, then ``num_held_out`` held-out pairs, each with ``example_index``,
-``actions`` and the input/output grid JSON; with ``tensors=True`` also the sparse tensors), and
-the salient variables of :mod:`hf_synthsample.domains.karel.features`. Every pair runs without a
-crash or timeout, changes the world (``reject_noop``), and the shown pairs cover every branch
-(``require_coverage``); a program that cannot get such a set in ``max_attempts`` input draws is
-discarded and another one drawn.
+Each row: ``guid``, ``program_tokens``, ``program_json``, ``examples`` (``num_shown`` shown then
+``num_held_out`` held-out pairs: ``example_index``, ``actions``, input/output grid JSON, and the sparse
+tensors with ``tensors=True``) and the salient variables of :mod:`hf_synthsample.domains.karel.features`.
+Every pair runs without a crash or timeout and changes the world; the shown pairs cover every branch.
 
-Configs:
+Configs: ``baseline`` (grammar programs with at least two actions and a move; walls and markers on
+10% of cells; grids 2..16), ``uniform-io``, ``narrow-io`` and the paper's twelve
+``narrow-m<marker>-w<wall>-<counts>`` sets, ``action-only``, ``while-in-while``, ``while-in-if``, and
+``baseline-homogenized-<variable>``.
 
-* ``baseline``: programs from the grammar (at least two actions and a move, as in the field's
-  standard synthetic data), inputs with fixed per-cell probabilities (walls 0.1, markers 0.1,
-  geometric marker counts), grids 2..16: in the style of the field's data, not a copy of it;
-* ``uniform-io``: the baseline's program distribution with the paper's uniform salient I/O;
-* ``narrow-io`` (``marker_ratio``, ``wall_ratio``, ``marker_counts`` exposed) and the paper's twelve
-  narrow sets ``narrow-m<marker>-w<wall>-<counts>`` for (marker, wall) ratios (0.05, 0.85),
-  (0.25, 0.65), (0.65, 0.25), (0.85, 0.05) and the three marker-count distributions;
-* ``action-only``: action-only programs of 1..20 uniform actions, uniform I/O;
-* ``while-in-while``, ``while-in-if``: every program has that nesting pattern (baseline I/O);
-* ``baseline-homogenized-<variable>`` for every program and input salient variable (``_`` written
-  ``-``); any config homogenizes on any salient variable with ``homogenize=``.
-
-**Deduplication, independent of** ``num_proc``: blocks are seeded independently, so a block
-cannot see another block's programs. Every program is therefore *routed* by a stable hash of its
-tokens (BLAKE2b mapped to [0, 1), an interval cut in proportion to the split sizes) and a block
-only keeps programs that hash into its own split's interval: no program can appear in two
-splits. Within a block, a program already used is redrawn. With ``dedup="split"`` (default) two
-blocks of one split can still draw the same program, which only happens where the program space
-is small next to the split (e.g. short action-only programs); ``dedup="exact"`` gives every block
-an equal share of its split's interval, so no program appears twice anywhere, at the price of
-about one accepted program per number-of-blocks draws (cheap next to I/O sampling for up to a few
-dozen blocks). The scheme depends only on the seed and the config, so rows are the same for
-every ``num_proc``.
+Deduplication, independent of ``num_proc``: a program is routed by a stable hash of its tokens into
+an interval cut in proportion to the split sizes, and a block keeps only programs of its split's
+interval (no program in two splits) and redraws one it already used. ``dedup="exact"`` gives every
+block an equal share of the interval: no program twice anywhere, for more draws per row.
 
 Example:
     >>> import hf_synthsample
@@ -61,7 +42,7 @@ from ..domains.karel.interpreter import compile_program
 from ..domains.karel.io import DISTRIBUTIONS, MARKER_COUNTS, IOParams, IOSamplingError, flat_pairs_to_examples, sample_io_flat
 from ..domains.karel.programs import MODES, PATTERNS, ProgramParams, sample_program
 from ..validation import check_choice, check_int
-from .base import SyntheticBuilder, SyntheticConfig, homogenized_config_name, param
+from .base import SyntheticBuilder, SyntheticConfig, homogenized_config_name, param, params_of
 
 __all__ = ["KarelConfig", "Karel", "karel_features", "resample_io", "resample_karel_io", "limit_shown"]
 
@@ -130,14 +111,10 @@ class KarelConfig(SyntheticConfig):
             raise ValueError(f"tensors: the tensor encoding holds grids up to 16x16; max_grid_size is {self.max_grid_size}")
 
     def program_params(self) -> ProgramParams:
-        p = ProgramParams(**{f.name: getattr(self, "program_mode" if f.name == "mode" else f.name)
-                             for f in dataclasses.fields(ProgramParams)})
-        return p.validate()
+        return params_of(self, ProgramParams, {"mode": "program_mode"}).validate()
 
     def io_params(self) -> IOParams:
-        p = IOParams(**{f.name: getattr(self, "io_distribution" if f.name == "distribution" else f.name)
-                        for f in dataclasses.fields(IOParams)})
-        return p.validate()
+        return params_of(self, IOParams, {"distribution": "io_distribution"}).validate()
 
 
 _BASELINE = dict(require_move=True, min_actions=2, io_distribution="uniform", wall_ratio_range=(0.1, 0.1),
@@ -304,10 +281,9 @@ def resample_io(batch: dict, *, seed: int = 0, io_params: IOParams | None = None
                 on_failure: str = "raise", **io_kwargs) -> dict:
     """Keep the programs, replace the I/O (the paper's section 4.2/5.1): for ``Dataset.map(batched=True)``.
 
-    Each row's new pairs come from a random source seeded by ``seed`` and the row's ``guid`` and
-    program, so the result does not depend on batch size or ``num_proc``. Salient variables are
-    recomputed. ``on_failure="drop"`` drops rows whose program gets no valid I/O set (map then
-    returns fewer rows); ``"raise"`` raises :class:`~hf_synthsample.domains.karel.io.IOSamplingError`.
+    A row's pairs are seeded by ``seed``, its ``guid`` and program (not by batch size or ``num_proc``).
+    ``on_failure="drop"`` drops rows whose program gets no valid I/O set; ``"raise"`` raises
+    :class:`~hf_synthsample.domains.karel.io.IOSamplingError`.
 
     Example:
         >>> import hf_synthsample
@@ -319,12 +295,8 @@ def resample_io(batch: dict, *, seed: int = 0, io_params: IOParams | None = None
     """
     check_choice("on_failure", on_failure, ("raise", "drop"))
     p = dataclasses.replace(io_params or IOParams(), **io_kwargs).validate()
-    out: dict = {k: [] for k in batch}
-    for k in ("examples", *F.SALIENT_VARIABLES):
-        out.setdefault(k, [])
-    n = len(batch["program_tokens"])
-    for i in range(n):
-        tokens = batch["program_tokens"][i]
+    out: dict = {k: [] for k in (*batch, "examples", *F.SALIENT_VARIABLES)}
+    for i, tokens in enumerate(batch["program_tokens"]):
         guid = batch["guid"][i] if "guid" in batch else ""
         program = parse(tokens)
         digest = hashlib.blake2b(f"{seed}\x00{guid}\x00{' '.join(tokens)}".encode(), digest_size=16).digest()
@@ -342,11 +314,8 @@ def resample_io(batch: dict, *, seed: int = 0, io_params: IOParams | None = None
 
 
 def limit_shown(batch: dict, *, num_grids: int, num_shown: int = 5) -> dict:
-    """Keep ``num_grids`` of the ``num_shown`` shown pairs (and every held-out pair) per row, for the
-    "number of grids" salient variable (the paper trains with 1..5 shown grids per mini-batch).
-
-    Usable with ``Dataset.map(batched=True)`` or, with a random ``num_grids`` per call, in a
-    ``set_transform``; ``num_grids`` and the input salient columns are recomputed.
+    """Keep ``num_grids`` of the ``num_shown`` shown pairs (and every held-out pair) per row: the
+    "number of grids" variable, for ``Dataset.map(batched=True)`` or a ``set_transform``.
 
     Example:
         >>> import hf_synthsample
@@ -370,6 +339,7 @@ def limit_shown(batch: dict, *, num_grids: int, num_shown: int = 5) -> dict:
         for k, v in F.input_features(stats).items():
             out[k][i] = v
     return out
+
 
 #: the name under which ``hf_synthsample`` exports :func:`resample_io`
 resample_karel_io = resample_io

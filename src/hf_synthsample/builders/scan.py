@@ -26,7 +26,6 @@ import copy
 import dataclasses
 import functools
 import random
-from typing import Any
 
 import datasets
 import numpy as np
@@ -34,7 +33,7 @@ import pyarrow as pa
 
 from ..domains import scan as sc
 from ..validation import check_choice, check_float, check_int
-from .base import _BASE_FIELDS, SyntheticBuilder, SyntheticConfig, block_rng, param
+from .base import SyntheticBuilder, SyntheticConfig, block_rng, param
 
 __all__ = ["ScanConfig", "Scan", "ScanStarConfig", "ScanStar"]
 
@@ -86,8 +85,7 @@ class ScanConfig(datasets.BuilderConfig):
     def split_sizes(self) -> dict[str, int]:
         return {split: len(rows) for split, rows in _scan_rows(self.name, self.seed, self.train_fraction, self.shuffle).items()}
 
-    def parameters(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in _BASE_FIELDS}
+    parameters = SyntheticConfig.parameters
 
 
 @functools.lru_cache(maxsize=4)
@@ -198,46 +196,20 @@ class ScanStarConfig(SyntheticConfig):
 
 
 def _star_configs() -> list[ScanStarConfig]:
-    configs = [
-        ScanStarConfig(
-            name="random",
-            named_parameters=("kind",),
-            description="SCAN* commands of 1..max_length words (uniform), 200 primitives, any number of conjunctions.",
-        )
+    halved = "halved from the L=source_max_length dataset"
+    return [
+        ScanStarConfig(name="random", named_parameters=("kind",), description="SCAN* commands of 1..max_length "
+                       "words (uniform), 200 primitives, any number of conjunctions."),
+        ScanStarConfig(name="length", kind="length", named_parameters=("kind",), num_test=1_000,
+                       description="SCAN* length split at any L=max_length: train 0<l<=L, test L<l<=2L words, "
+                       f"{halved} (the named length_L configs fix L to the paper's values)."),
+        *(ScanStarConfig(name=f"length_{L}", kind="length", max_length=L, named_parameters=("kind", "max_length"),
+                         num_test=1_000, description=f"SCAN* length split L={L}: train 0<l<={L}, test {L}<l<={2 * L} "
+                         f"words, {halved} (Zhou et al. 2023, App. A.2).") for L in (31, 62, 125, 250)),
+        ScanStarConfig(name="jump", kind="jump", num_test=1_000, named_parameters=("kind",),
+                       description="SCAN* jump split: train has 'jump' only bare (held_out_fraction of the rows); "
+                       "every test command uses 'jump' with other primitives."),
     ]
-    configs.append(
-        ScanStarConfig(
-            name="length",
-            kind="length",
-            named_parameters=("kind",),
-            num_test=1_000,
-            description="SCAN* length split at any L=max_length: train 0<l<=L, test L<l<=2L words, halved from the "
-            "L=source_max_length dataset (the named length_L configs fix L to the paper's values).",
-        )
-    )
-    for L in (31, 62, 125, 250):
-        configs.append(
-            ScanStarConfig(
-                name=f"length_{L}",
-                kind="length",
-                max_length=L,
-                named_parameters=("kind", "max_length"),
-                num_test=1_000,
-                description=f"SCAN* length split L={L}: train 0<l<={L}, test {L}<l<={2 * L} words, halved from "
-                "the L=source_max_length dataset (Zhou et al. 2023, App. A.2).",
-            )
-        )
-    configs.append(
-        ScanStarConfig(
-            name="jump",
-            kind="jump",
-            num_test=1_000,
-            named_parameters=("kind",),
-            description="SCAN* jump split: train has 'jump' only bare (held_out_fraction of the rows); every test "
-            "command uses 'jump' with other primitives.",
-        )
-    )
-    return configs
 
 
 class ScanStar(SyntheticBuilder):

@@ -1,18 +1,12 @@
 """Schema2QA dataset builder: the synthetic (utterance, ThingTalk) pool over six schema.org domains,
 its compositional split, and the annotated data with i.i.d. and compositional splits.
 
-Configs:
-
-* ``all`` and one per domain (``restaurants``, ``people``, ``hotels``, ``books``, ``movies``,
-  ``music``): the synthetic pool (train; ``num_validation`` / ``num_test`` add i.i.d. draws).
-* ``all-compositional`` and ``<domain>-compositional``: the pool split of Oren et al. (2021,
-  Appendix A): pool examples whose abstract template is in the annotated compositional
-  validation (test) set form the validation (test) split; every other example, including those
-  with templates the annotated data never uses, is training data. Needs ``annotated_dir``.
-* ``annotated-iid`` and ``annotated-compositional``: the annotated TSVs of ``annotated_dir``
-  (``<domain>.tsv``: id, utterance, program). Templates are split into three disjoint sets; two
-  are the compositional validation and test sets, the third is cut i.i.d. into the common train
-  set and the i.i.d. validation and test sets. Both configs share the same train split.
+Configs: ``all`` and one per domain (the synthetic pool); ``all-compositional`` and
+``<domain>-compositional`` (the pool split of Oren et al. 2021, Appendix A: examples whose abstract
+template is in the annotated compositional validation (test) set form the validation (test) split,
+every other one is training data); ``annotated-iid`` and ``annotated-compositional`` (the
+``<domain>.tsv`` files of ``annotated_dir``, both with the same train split). The compositional and
+annotated configs need ``annotated_dir``.
 
 Example:
     >>> import hf_synthsample
@@ -28,16 +22,15 @@ import hashlib
 import math
 import os
 import random
+
 import datasets
 import pyarrow as pa
 
-from ..atomic import write_json_atomic
 from ..domains import schema2qa as s2q
 from ..domains import thingtalk
 from ..logging import get_logger
-from ..sampling.homogenize import HomogenizerChain
 from ..validation import check_choice, check_float, check_int
-from .base import SyntheticBuilder, SyntheticConfig, _code_hash, _stats_to_json, block_rng, param
+from .base import SyntheticBuilder, SyntheticConfig, _code_hash, block_rng, param
 
 __all__ = ["Schema2QAConfig", "Schema2QA", "annotated_splits"]
 
@@ -99,14 +92,11 @@ class Schema2QAConfig(SyntheticConfig):
 
 
 def annotated_splits(config: Schema2QAConfig) -> dict[str, list[dict]]:
-    """The annotated rows of ``config`` cut into train / validation / test.
-
-    Templates are split first (:func:`~hf_synthsample.domains.schema2qa.compositional_split`);
-    the train-template examples are then cut i.i.d. The ``compositional`` config returns the
-    template-disjoint validation and test sets, the ``iid`` config the i.i.d. ones; both share train.
-    """
+    """The annotated rows of ``config`` cut into train / validation / test: templates split first
+    (:func:`~hf_synthsample.domains.schema2qa.compositional_split`), the train templates' rows then
+    cut i.i.d.; validation and test are the template-disjoint sets or the i.i.d. ones (``split``)."""
     rows = _annotated_rows(config.annotated_dir, config.schema_domain)
-    comp = _template_sets(config)
+    comp = _template_sets(config, rows)
     train_pool = [r for r in rows if r["template"] in comp[0]]
     tr, dev, test = s2q.iid_split(len(train_pool), config.split_seed, config.iid_validation_fraction, config.iid_test_fraction)
     out = {"train": [train_pool[i] for i in tr]}
@@ -130,8 +120,8 @@ def _annotated_rows(folder: str, domain: str) -> list[dict]:
     return rows
 
 
-def _template_sets(config: Schema2QAConfig) -> tuple[set, set, set]:
-    rows = _annotated_rows(config.annotated_dir, config.schema_domain)
+def _template_sets(config: Schema2QAConfig, rows: list[dict] | None = None) -> tuple[set, set, set]:
+    rows = _annotated_rows(config.annotated_dir, config.schema_domain) if rows is None else rows
     return s2q.compositional_split(
         [r["template"] for r in rows], config.split_seed, config.comp_validation_fraction, config.comp_test_fraction
     )
@@ -148,35 +138,20 @@ def _folder_hash(folder: str) -> str:
 
 
 def _builder_configs() -> list[Schema2QAConfig]:
-    configs = [
-        Schema2QAConfig(name=d, schema_domain=d, named_parameters=("schema_domain",), description=f"Synthetic Schema2QA pool ({'all six domains' if d == 'all' else d}).")
-        for d in _DOMAIN_CHOICES
+    return [
+        *(Schema2QAConfig(name=d, schema_domain=d, named_parameters=("schema_domain",),
+                          description=f"Synthetic Schema2QA pool ({'all six domains' if d == 'all' else d}).")
+          for d in _DOMAIN_CHOICES),
+        *(Schema2QAConfig(name=f"{d}-compositional", schema_domain=d, split="compositional",
+                          named_parameters=("schema_domain", "split"), num_validation=1_000, num_test=1_000,
+                          description=f"Synthetic pool ({d}) split by the annotated compositional split: validation/"
+                          "test hold only examples whose template is in the annotated compositional validation/test "
+                          "set; train never does.") for d in _DOMAIN_CHOICES),
+        *(Schema2QAConfig(name=f"annotated-{k}", source="annotated", split=k, named_parameters=("source", "split"),
+                          description=f"Annotated Schema2QA questions (annotated_dir) with the {k} validation/test "
+                          "split of Oren et al. (2021, Appendix A); the train split is shared by both annotated "
+                          "configs.") for k in ("iid", "compositional")),
     ]
-    configs += [
-        Schema2QAConfig(
-            name=f"{d}-compositional",
-            schema_domain=d,
-            split="compositional",
-            named_parameters=("schema_domain", "split"),
-            num_validation=1_000,
-            num_test=1_000,
-            description=f"Synthetic pool ({d}) split by the annotated compositional split: validation/test hold only "
-            "examples whose template is in the annotated compositional validation/test set; train never does.",
-        )
-        for d in _DOMAIN_CHOICES
-    ]
-    configs += [
-        Schema2QAConfig(
-            name=f"annotated-{k}",
-            source="annotated",
-            split=k,
-            named_parameters=("source", "split"),
-            description=f"Annotated Schema2QA questions (annotated_dir) with the {k} validation/test split of "
-            "Oren et al. (2021, Appendix A); the train split is shared by both annotated configs.",
-        )
-        for k in ("iid", "compositional")
-    ]
-    return configs
 
 
 class Schema2QA(SyntheticBuilder):
@@ -243,11 +218,6 @@ class Schema2QA(SyntheticBuilder):
     def _draw(self, rng: random.Random) -> dict:
         return s2q.generate(rng, self.config.schema_domain)
 
-    def _draw_block(self, rng: random.Random, n: int) -> list[dict]:
-        domain = self.config.schema_domain
-        generate = s2q.generate
-        return [generate(rng, domain) for _ in range(n)]
-
     # ------------------------------------------------------------------ splits
     def split_plans(self, stats_dir=None) -> dict[str, tuple[list, dict]]:
         cfg = self.config
@@ -293,26 +263,20 @@ class Schema2QA(SyntheticBuilder):
             return super().block_table(block, split=split, pilot=pilot, stats_dir=stats_dir)
         cfg = self.config
         mode, templates, draws_per_row = accept
-        include = mode == "include"
         stream, index, size = block
         rng = block_rng(cfg.seed, stream, index)
-        chain = HomogenizerChain(cfg.homogenize, cfg.eps, cfg.homogenize_mode, pilot) if cfg.homogenize else None
         budget = math.ceil(draws_per_row * size) + 1_000
-        out = []
         draws = 0
-        while len(out) < size:
+
+        def draw(found: int) -> dict | None:
+            nonlocal draws
             if draws >= budget:
                 raise ValueError(
-                    f"split: only {len(out)} of {size} rows of the {split} split found in {draws:,} draws; the "
+                    f"split: only {found} of {size} rows of the {split} split found in {draws:,} draws; the "
                     "templates of this split are too rare in the pool"
                 )
             draws += 1
             row = s2q.generate(rng, cfg.schema_domain)
-            if (row["template"] in templates) != include:
-                continue
-            if chain is not None and not chain.offer(row, rng):
-                continue
-            out.append(row)
-        if chain is not None and stats_dir is not None:
-            write_json_atomic(os.path.join(stats_dir, f"{split}-{index:07d}.json"), _stats_to_json(chain.stats()))
-        return pa.Table.from_pylist(out, schema=schema)
+            return row if (row["template"] in templates) == (mode == "include") else None
+
+        return pa.Table.from_pylist(self._accepted_rows(draw, rng, block, split, pilot, stats_dir), schema=schema)

@@ -1,13 +1,10 @@
 """The engine-neutral block function: block id -> Arrow table, the one generation path.
 
-A split of a generated config is a sequence of independently seeded blocks. :func:`plan_split`
-validates the parameters and computes, once, everything the blocks share (the builder's
-``split_plans``: the block specs and e.g. the homogenization pilot); :func:`block_table` then
-turns block ``i`` of the plan into its Arrow table in any process, in any order, by calling the
-same ``block_table`` method the ``datasets`` builder calls for ``load_dataset``. So the rows of
-block ``i`` are the same whichever engine runs it (``datasets`` with any ``num_proc``, Ray Data
-with any number of workers, or Spark's ``mapInArrow`` over a DataFrame of block ids), and the
-blocks concatenated in order are exactly ``hf_synthsample.load_dataset(...)[split]``.
+:func:`plan_split` validates the parameters and computes once what a split's independently seeded
+blocks share (the builder's ``split_plans``); :func:`block_table` turns block ``i`` into its Arrow
+table in any process and order through the builder's own ``block_table``. So every engine
+(``datasets`` with any ``num_proc``, Ray Data, Spark's ``mapInArrow``) writes the same rows, and
+the blocks concatenated in order are exactly ``hf_synthsample.load_dataset(...)[split]``.
 
 Example:
     >>> import pyarrow as pa, hf_synthsample
@@ -37,15 +34,9 @@ __all__ = ["BlockPlan", "plan_split", "plan_splits", "block_table"]
 class BlockPlan:
     """One split of one generated config, cut into blocks (small and picklable: ship it to workers).
 
-    Attributes:
-        domain, config_name: the builder and its named config.
-        overrides: the parameters that differ from the named config (sorted ``(name, value)`` pairs).
-        split: the split.
-        blocks: the builder's block specs, in order.
-        context: the split-wide inputs every block needs (computed once by :func:`plan_split`).
-        num_rows: rows of each block.
-        schema: the Arrow schema of every block.
-        parameters: every generation parameter and its value (for cards and provenance).
+    ``overrides`` are the parameters that differ from the named config (sorted ``(name, value)``
+    pairs), ``blocks`` the builder's block specs in order, ``context`` the split-wide inputs every
+    block needs, ``parameters`` every generation parameter (for cards and provenance).
     """
 
     domain: str
@@ -71,17 +62,10 @@ class BlockPlan:
         return int(sum(self.num_rows))
 
 
-def _engine_cache_dir() -> str:
-    # builders are only used for their block function here; their cache folder is never written
-    return os.path.join(tempfile.gettempdir(), "hf_synthsample_engine_builders")
-
-
 def plan_splits(domain: str, name: str | None = None, *, cache_dir: str | None = None,
                 **params: Any) -> dict[str, BlockPlan]:
-    """``{split: BlockPlan}`` of every split the config generates (planned once; no block generated).
-
-    Raises ``ValueError`` for an unknown domain, config or parameter, before any work.
-    """
+    """``{split: BlockPlan}`` of every split the config generates (no block generated); ``ValueError``
+    for an unknown domain, config or parameter."""
     from ..load import resolve_config
 
     _, config, overrides = resolve_config(domain, name, **params)
@@ -89,17 +73,9 @@ def plan_splits(domain: str, name: str | None = None, *, cache_dir: str | None =
     builder = _builder(domain, config.name, key, cache_dir)
     schema = builder.info.features.arrow_schema
     return {
-        split: BlockPlan(
-            domain=domain,
-            config_name=config.name,
-            overrides=key,
-            split=split,
-            blocks=tuple(blocks),
-            context=dict(context),
-            num_rows=tuple(builder.block_num_rows(b) for b in blocks),
-            schema=schema,
-            parameters=dict(config.parameters()),
-        )
+        split: BlockPlan(domain=domain, config_name=config.name, overrides=key, split=split, blocks=tuple(blocks),
+                         context=dict(context), num_rows=tuple(builder.block_num_rows(b) for b in blocks),
+                         schema=schema, parameters=dict(config.parameters()))
         for split, (blocks, context) in builder.split_plans(stats_dir=None).items()
     }
 
@@ -127,8 +103,9 @@ def _builder(domain: str, config_name: str, overrides: tuple, cache_dir: str | N
     if key not in _BUILDERS:
         if len(_BUILDERS) >= 8:
             _BUILDERS.pop(next(iter(_BUILDERS)))
-        _BUILDERS[key] = load_dataset_builder(domain, config_name, cache_dir=cache_dir or _engine_cache_dir(),
-                                              **dict(overrides))
+        # only the builder's block function is used: its cache folder is never written
+        cache_dir = cache_dir or os.path.join(tempfile.gettempdir(), "hf_synthsample_engine_builders")
+        _BUILDERS[key] = load_dataset_builder(domain, config_name, cache_dir=cache_dir, **dict(overrides))
     return _BUILDERS[key]
 
 

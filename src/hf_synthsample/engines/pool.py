@@ -8,6 +8,7 @@ counter-based randomness that makes a row's draw independent of workers and batc
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
@@ -80,13 +81,18 @@ def _is_ray_dataset(pool: Any) -> bool:
     return isinstance(pool, ray.data.Dataset)
 
 
+def _indexed(table: pa.Table, column: str) -> pa.Table:
+    """``table`` with its pool index column ``column`` moved to :data:`INDEX` (``int64``)."""
+    return table.drop_columns([column]).append_column(INDEX, table.column(column).cast(pa.int64()))
+
+
 class _Pool:
     """Runs a per-batch function (Arrow table with the index column ``INDEX`` -> small Arrow table)
     over the pool and yields the results."""
 
     def __init__(self, pool: Any, index_column: str | None, batch_size: int):
         self.pool = pool
-        self.batch_size = batch_size
+        self.batch_size = check_int("batch_size", batch_size, min=1)
         self.ray = _is_ray_dataset(pool)
         if self.ray:
             if index_column is None:
@@ -124,25 +130,20 @@ class _Pool:
         import datasets
 
         cols = list(dict.fromkeys([*columns, *([self.index_column] if self.index_column else [])]))
-        start = 0
-        if isinstance(self.pool, datasets.Dataset):
-            ds = self.pool.select_columns(cols) if cols else self.pool
-            for i in range(0, len(ds), self.batch_size):
-                t = ds.with_format("arrow")[i:i + self.batch_size]
-                yield self._with_index(t, start)
-                start += t.num_rows
-            return
         ds = self.pool.select_columns(cols) if cols else self.pool
-        for batch in ds.iter(batch_size=self.batch_size):
-            t = pa.table(batch) if cols else pa.table({"_": [0] * len(next(iter(batch.values())))})
-            yield self._with_index(t, start)
+        if isinstance(ds, datasets.Dataset):
+            arrow = ds.with_format("arrow")
+            batches = (arrow[i:i + self.batch_size] for i in range(0, len(ds), self.batch_size))
+        else:
+            batches = (pa.table(b) if cols else pa.table({"_": [0] * len(next(iter(b.values())))})
+                       for b in ds.iter(batch_size=self.batch_size))
+        start = 0
+        for t in batches:
+            if self.index_column is not None:
+                yield _indexed(t, self.index_column)
+            else:
+                yield t.append_column(INDEX, pa.array(np.arange(start, start + t.num_rows, dtype=np.int64)))
             start += t.num_rows
-
-    def _with_index(self, table: pa.Table, start: int) -> pa.Table:
-        if self.index_column is not None:
-            idx = table.column(self.index_column)
-            return table.drop_columns([self.index_column]).append_column(INDEX, idx.cast(pa.int64()))
-        return table.append_column(INDEX, pa.array(np.arange(start, start + table.num_rows, dtype=np.int64)))
 
     def map(self, fn: Callable[[pa.Table], pa.Table], columns: Sequence[str]) -> Iterator[pa.Table]:
         if not self.ray:
@@ -153,8 +154,7 @@ class _Pool:
         index_column = self.index_column
 
         def run(table: pa.Table) -> pa.Table:
-            idx = table.column(index_column)
-            return fn(table.drop_columns([index_column]).append_column(INDEX, idx.cast(pa.int64())))
+            return fn(_indexed(table, index_column))
 
         out = ds.map_batches(run, batch_format="pyarrow", batch_size=self.batch_size, zero_copy_batch=True)
         for batch in out.iter_batches(batch_format="pyarrow", batch_size=None):
@@ -168,11 +168,11 @@ def read_pool(paths: str | os.PathLike | Sequence[str | os.PathLike], *, columns
     each row's pool index in ``index_column``: rows in file order, files in name order. Offsets
     come from the files' footers (nothing else is read up front); a read task reads consecutive
     row groups of about ``rows_per_task`` rows, one Arrow block per row group."""
-    from .ray import _ordered, require_ray
-
-    ray = require_ray()
     import pyarrow.parquet as pq
 
+    from .ray import _ranges, _read, require_ray
+
+    require_ray()
     rows_per_task = check_int("rows_per_task", rows_per_task, min=1)
     files = _pool_files(paths, config, split)
     tasks = []  # (file, row group, first row index, rows)
@@ -194,44 +194,22 @@ def read_pool(paths: str | os.PathLike | Sequence[str | os.PathLike], *, columns
         raise ValueError(f"columns: no column {missing[0]!r} in the pool; columns: {schema.names}")
     if index_column in cols:
         raise ValueError(f"index_column: {index_column!r} is already a column of the pool")
-    from ray.data.block import BlockMetadata
-    from ray.data.datasource import Datasource, ReadTask
-
     out_schema = pa.schema([schema.field(c) for c in cols] + [pa.field(index_column, pa.int64())])
+    groups = [tasks[a:b] for a, b in _ranges([t[3] for t in tasks], rows_per_task)]
 
-    class PoolDatasource(Datasource):
-        def estimate_inmemory_data_size(self):
-            return None
+    def read(group: list) -> Iterator[pa.Table]:
+        by_file: dict = {}  # consecutive row groups of one file: one read, one block
+        for f, g, first, _ in group:
+            by_file.setdefault(f, []).append((g, first))
+        for f, parts in by_file.items():
+            t = pq.ParquetFile(f).read_row_groups([g for g, _ in parts], columns=cols)
+            first = parts[0][1]
+            yield t.append_column(index_column, pa.array(np.arange(first, first + t.num_rows, dtype=np.int64)))
 
-        def get_read_tasks(self, parallelism, per_task_row_limit=None, data_context=None):
-            groups, current, rows = [], [], 0
-            for task in tasks:
-                current.append(task)
-                rows += task[3]
-                if rows >= rows_per_task:
-                    groups.append(current)
-                    current, rows = [], 0
-            if current:
-                groups.append(current)
-            out = []
-            for group in groups:
-                def read(group=group):
-                    by_file: dict = {}  # consecutive row groups of one file: one read, one block
-                    for f, g, first, _ in group:
-                        by_file.setdefault(f, []).append((g, first))
-                    for f, parts in by_file.items():
-                        t = pq.ParquetFile(f).read_row_groups([g for g, _ in parts], columns=cols)
-                        first = parts[0][1]
-                        yield t.append_column(index_column,
-                                              pa.array(np.arange(first, first + t.num_rows, dtype=np.int64)))
-
-                meta = BlockMetadata(num_rows=sum(t[3] for t in group), size_bytes=None,
-                                     input_files=sorted({t[0] for t in group}), exec_stats=None)
-                out.append(ReadTask(read, meta, schema=out_schema))
-            return out
-
-    ntasks = max(1, math.ceil(start / rows_per_task))
-    return _ordered(ray.data.read_datasource(PoolDatasource(), override_num_blocks=ntasks))
+    reads = [(functools.partial(read, group), sum(t[3] for t in group), sorted({t[0] for t in group}))
+             for group in groups]
+    return _read(reads, out_schema, name="hf_synthsample[pool]", size=None,
+                 num_blocks=max(1, math.ceil(start / rows_per_task)))
 
 
 def _pool_files(paths, config: str | None, split: str) -> list[str]:
@@ -281,7 +259,6 @@ def _fetch(ref):
     import ray
 
     return ray.get(ref)
-
 
 
 # ---------------------------------------------------------------------------------- selection

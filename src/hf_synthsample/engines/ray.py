@@ -1,31 +1,19 @@
-"""Generation and structure / salient columns on Ray Data, and Hub-layout folders written from it.
+"""Generation, structure / salient columns and Hub-layout folders on Ray Data.
 
-* :func:`generate` returns a ``ray.data.Dataset`` whose rows are exactly those of
-  ``hf_synthsample.load_dataset(domain, config, **params)[split]``, in the same order, with any
-  number of Ray workers: each read task runs the engine-neutral block function
-  (:mod:`hf_synthsample.engines.blocks`) on a contiguous range of blocks, and the dataset keeps
-  block order (``preserve_order``).
-* :func:`map_columns` runs any ``Dataset.map(batched=True)`` function on the cluster
-  (``map_batches``) and appends its columns; :func:`structure_columns` (``template``, ``atoms``,
-  ``compounds``) and :func:`salient_columns` use it with the local functions, so the values are
-  the local ones.
-* :func:`write` / :func:`to_hub_folder` write Parquet shards and a dataset card (provenance:
-  library version, domain, config parameters, engine) in the layout ``hf-synthsample generate``
-  writes, loadable by ``datasets.load_dataset(folder)``. The folder is written to a temporary
-  sibling and renamed into place: a failed task leaves no half-written folder. On a cluster the
-  folder must be on a filesystem every node sees (NFS, or a mounted bucket).
+:func:`generate` returns the rows of ``hf_synthsample.load_dataset(domain, config, **params)[split]``
+in the same order with any number of workers: each read task runs the engine-neutral block
+function (:mod:`hf_synthsample.engines.blocks`) on a contiguous range of blocks. :func:`map_columns`
+runs a ``Dataset.map(batched=True)`` function on the cluster (:func:`structure_columns` and
+:func:`salient_columns` use the local functions, so the values are the local ones). :func:`write` /
+:func:`to_hub_folder` write the layout ``hf-synthsample generate`` writes, through a temporary
+sibling renamed into place (on a cluster, on a filesystem every node sees).
 
-Ray is optional (``pip install 'hf-synthsample[ray]'``): this module imports without it, and
-every function raises an ``ImportError`` naming the extra when it is missing. Every argument is
-checked (and the config planned) before any task is submitted.
-
-Ray is started when first needed (:func:`start_ray`: a local runtime, or the cluster of
-``RAY_ADDRESS``) with its console at warning level; a ``ray.init(...)`` of your own comes first
-and keeps its settings.
+Ray is optional (``pip install 'hf-synthsample[ray]'``): this module imports without it, and every
+function raises an ``ImportError`` naming the extra when it is missing. Arguments are checked before
+any task is submitted; Ray is started when first needed (:func:`start_ray`).
 
 Example (a local two-CPU runtime)::
 
-    import ray, hf_synthsample
     from hf_synthsample.engines import ray as hf_ray
 
     hf_ray.start_ray(num_cpus=2)   # optional (the first call below starts Ray the same way)
@@ -36,11 +24,12 @@ Example (a local two-CPU runtime)::
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import signal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -92,11 +81,9 @@ def require_ray(start: bool = True):
 
 
 def start_ray(address: str | None = None, **init_kwargs: Any) -> bool:
-    """Start a local Ray runtime, or join ``address`` (default: ``RAY_ADDRESS`` if set), with the
-    console at :data:`RAY_CONSOLE_LEVEL`: Ray's own logger, and Ray Data's console handler (its
-    progress and execution logs; its log file keeps them). ``init_kwargs`` go to ``ray.init``
-    (``num_cpus=2``; ``logging_level=logging.INFO`` for Ray's own lines back). Returns ``False``
-    and changes nothing when Ray already runs: a user's own ``ray.init(...)`` keeps its settings.
+    """Start a local Ray runtime, or join ``address`` (default: ``RAY_ADDRESS``), with Ray's and Ray
+    Data's console at :data:`RAY_CONSOLE_LEVEL`; ``init_kwargs`` go to ``ray.init``. Returns ``False``
+    and changes nothing when Ray already runs (a user's own ``ray.init(...)`` keeps its settings).
 
     Example::
 
@@ -122,15 +109,9 @@ _FORK_HOOKS: list = []
 
 
 def _keep_ray_sigterm_out_of_forks(before: Any) -> None:
-    """Forked children (``datasets``' ``num_proc`` pools, ``multiprocessing``) get back the SIGTERM
-    handler the process had before ``ray.init``.
-
-    ``ray.init`` installs a SIGTERM handler (``sys.exit``) in the driver, and it stays after
-    ``ray.shutdown``. A pool worker forked later inherits it; the pool's ``terminate()`` then raises
-    ``SystemExit`` inside the worker, which can leave it blocked on the pool's queue lock: a
-    ``load_dataset(..., num_proc=2)`` after Ray hung at shutdown. The driver keeps Ray's handler.
-    """
-
+    """Forked children get back the SIGTERM handler from before ``ray.init``."""
+    # Ray's handler (sys.exit) outlives ray.shutdown; in a forked pool worker, terminate() then raised
+    # SystemExit that could leave it blocked on the queue lock (load_dataset(num_proc=2) after Ray hung).
     ray_handler = signal.getsignal(signal.SIGTERM)
     if ray_handler is before or not hasattr(os, "register_at_fork"):
         return
@@ -142,6 +123,8 @@ def _keep_ray_sigterm_out_of_forks(before: Any) -> None:
     if not _FORK_HOOKS:  # once per process: the hook checks the handler it finds at fork time
         os.register_at_fork(after_in_child=lambda: [hook() for hook in _FORK_HOOKS])
     _FORK_HOOKS.append(restore_in_child)
+
+
 def _quiet_ray_data_console() -> None:
     """Ray Data's console handler at :data:`RAY_CONSOLE_LEVEL` (not its log file), unless the user
     gave Ray Data a logging config of their own (``RAY_DATA_LOGGING_CONFIG``)."""
@@ -150,61 +133,56 @@ def _quiet_ray_data_console() -> None:
     for handler in logging.getLogger("ray.data").handlers:
         if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
             handler.setLevel(max(handler.level, RAY_CONSOLE_LEVEL))
+
+
 # ---------------------------------------------------------------------------------- generation
-def _read_tasks(plan: BlockPlan, rows_per_task: int, index_column: str | None):
-    """``(first block, stop block)`` ranges of about ``rows_per_task`` rows each, in order."""
+def _ranges(sizes: Sequence[int], rows_per_task: int) -> list[tuple[int, int]]:
+    """``(first, stop)`` ranges of consecutive parts (of ``sizes`` rows) of about ``rows_per_task`` rows each."""
     ranges, start, rows = [], 0, 0
-    for i, n in enumerate(plan.num_rows):
+    for i, n in enumerate(sizes):
         rows += n
-        if rows >= rows_per_task or i == len(plan) - 1:
+        if rows >= rows_per_task or i == len(sizes) - 1:
             ranges.append((start, i + 1))
             start, rows = i + 1, 0
     return ranges
-def _plan_tables(plan: BlockPlan, start: int, stop: int, index_column: str | None) -> pa.Table:
+
+
+def _plan_tables(plan: BlockPlan, start: int, stop: int, index_column: str | None) -> Iterator[pa.Table]:
     """Blocks ``start..stop`` of ``plan`` as one table (plus the split row index, if asked)."""
-    tables = [block_table(plan, i) for i in range(start, stop)]
-    table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+    table = pa.concat_tables([block_table(plan, i) for i in range(start, stop)])
     if index_column is not None:
-        first = int(sum(plan.num_rows[:start]))
+        first = int(plan.offsets[start])
         table = table.append_column(index_column, pa.array(np.arange(first, first + table.num_rows, dtype=np.int64)))
-    return table
-def _datasource(plan: BlockPlan, rows_per_task: int, index_column: str | None):
+    yield table
+
+
+def _read(tasks: Sequence[tuple[Callable[[], Iterator[pa.Table]], int, list | None]], schema: pa.Schema, *,
+          name: str, size: int | None, num_blocks: int) -> "ray.data.Dataset":
+    """The ordered Ray dataset of read tasks ``(read, rows, input files)`` (``size``: estimated bytes)."""
+    ray = require_ray()
     from ray.data.block import BlockMetadata
     from ray.data.datasource import Datasource, ReadTask
 
-    schema = plan.schema
-    if index_column is not None:
-        schema = schema.append(pa.field(index_column, pa.int64()))
-
-    class SyntheticDatasource(Datasource):
-        """Read tasks over contiguous block ranges of one plan (the engine-neutral block function)."""
-
+    class _Source(Datasource):
         def estimate_inmemory_data_size(self):
-            return plan.total_rows * 200
+            return size
 
         def get_name(self) -> str:
-            return f"hf_synthsample[{plan.domain}/{plan.config_name}/{plan.split}]"
+            return name
 
         def get_read_tasks(self, parallelism, per_task_row_limit=None, data_context=None):
-            tasks = []
-            for start, stop in _read_tasks(plan, rows_per_task, index_column):
-                meta = BlockMetadata(num_rows=int(sum(plan.num_rows[start:stop])), size_bytes=None,
-                                     input_files=None, exec_stats=None)
+            return [ReadTask(read, BlockMetadata(num_rows=rows, size_bytes=None, input_files=files, exec_stats=None),
+                             schema=schema) for read, rows, files in tasks]
 
-                def read(start=start, stop=stop):
-                    yield _plan_tables(plan, start, stop, index_column)
+    return _ordered(ray.data.read_datasource(_Source(), override_num_blocks=num_blocks))
 
-                try:
-                    tasks.append(ReadTask(read, meta, schema=schema))
-                except TypeError:  # pragma: no cover - Ray versions whose ReadTask takes no schema
-                    tasks.append(ReadTask(read, meta))
-            return tasks
 
-    return SyntheticDatasource()
 def _ordered(ds: "ray.data.Dataset") -> "ray.data.Dataset":
     # rows in block order whatever the scheduling: the dataset keeps this for every later step
     ds.context.execution_options.preserve_order = True
     return ds
+
+
 def generate(
     domain: str,
     config: str | None = None,
@@ -216,19 +194,11 @@ def generate(
     index_column: str | None = None,
     **params: Any,
 ) -> "ray.data.Dataset":
-    """The rows of ``hf_synthsample.load_dataset(domain, config, **params)[split]`` as a Ray dataset.
+    """The rows of ``hf_synthsample.load_dataset(domain, config, **params)[split]`` as a Ray dataset,
+    in the same order whatever the number of workers (``num_examples``, ``seed``: ``None``, the config's).
 
-    Same parameters, same seed: same rows in the same order, whatever the number of workers.
-    ``num_examples`` and ``seed`` are the config parameters of the same names (``None``: the
-    config's default), ``params`` any other config parameter (``hf-synthsample configs DOMAIN``).
-
-    Args:
-        rows_per_task: rows one read task generates (whole blocks; the unit of scheduling).
-        index_column: also add the split row index (``int64``) under this name, for the
-            pool-scale samplers (:mod:`hf_synthsample.engines.sampling`).
-
-    Raises ``ImportError`` without Ray and ``ValueError`` for an unknown domain, config,
-    parameter or split, before any task is submitted.
+    ``rows_per_task``: rows one read task generates (whole blocks). ``index_column``: also add the
+    split row index (``int64``) under this name, for :mod:`hf_synthsample.engines.sampling`.
     """
     require_ray()
     if num_examples is not None:
@@ -238,15 +208,21 @@ def generate(
     if index_column is not None and not (isinstance(index_column, str) and index_column):
         raise TypeError(f"index_column must be a non-empty str or None, got {index_column!r}")
     return from_plan(plan_split(domain, config, split, **params), rows_per_task=rows_per_task, index_column=index_column)
+
+
 def from_plan(plan: BlockPlan, *, rows_per_task: int = 50_000, index_column: str | None = None) -> "ray.data.Dataset":
     """The Ray dataset of a :class:`~hf_synthsample.engines.blocks.BlockPlan` (see :func:`generate`)."""
-    ray = require_ray()
+    require_ray()
     rows_per_task = check_int("rows_per_task", rows_per_task, min=1)
     if index_column is not None and index_column in plan.schema.names:
         raise ValueError(f"index_column: {index_column!r} is already a column; columns: {plan.schema.names}")
-    ntasks = len(_read_tasks(plan, rows_per_task, index_column))
-    ds = ray.data.read_datasource(_datasource(plan, rows_per_task, index_column), override_num_blocks=ntasks)
-    return _ordered(ds)
+    schema = plan.schema if index_column is None else plan.schema.append(pa.field(index_column, pa.int64()))
+    tasks = [(functools.partial(_plan_tables, plan, start, stop, index_column), int(sum(plan.num_rows[start:stop])),
+              None) for start, stop in _ranges(plan.num_rows, rows_per_task)]
+    return _read(tasks, schema, name=f"hf_synthsample[{plan.domain}/{plan.config_name}/{plan.split}]",
+                 size=plan.total_rows * 200, num_blocks=len(tasks))
+
+
 # ---------------------------------------------------------------------------------- columns
 class _BatchColumns:
     """A ``map_batches`` callable: run a ``Dataset.map(batched=True)`` function on an Arrow batch
@@ -272,6 +248,8 @@ class _BatchColumns:
             else:
                 table = table.append_column(name, pa.array(values))
         return table
+
+
 def _known_schema(ds: "ray.data.Dataset") -> pa.Schema | None:
     """The dataset's schema when Ray knows it without running anything (a read, a finished step);
     ``None`` after a step whose output is only known once it runs."""
@@ -283,30 +261,28 @@ def _known_schema(ds: "ray.data.Dataset") -> pa.Schema | None:
         return None
     base = getattr(schema, "base_schema", schema)
     return base if isinstance(base, pa.Schema) else None
-def check_columns(ds: "ray.data.Dataset", columns: Sequence[str], arg: str,
-                  types: Mapping[str, Callable[[pa.DataType], bool]] | None = None,
-                  expected: str = "", why: str = "") -> None:
-    """``columns`` are in ``ds``'s schema (and pass ``types``), checked when the plan is built
-    wherever Ray knows the schema then; otherwise the tasks check them when they run."""
+
+
+def check_columns(ds: "ray.data.Dataset", columns: Sequence[str], arg: str, why: str = "",
+                  programs: bool = False) -> None:
+    """``columns`` are in ``ds`` (and hold ``str`` with ``programs``) wherever Ray knows the schema
+    without running; otherwise the tasks check them when they run."""
     schema = _known_schema(ds)
     if schema is None:
         return
     missing = [c for c in columns if c not in schema.names]
     if missing:
         raise ValueError(f"{arg}: no column {missing[0]!r}{why}; columns: {schema.names}")
-    for c, ok in (types or {}).items():
+    for c in columns if programs else ():
         t = schema.field(c).type
-        if not ok(t):
-            raise TypeError(f"{arg}: column {c!r} holds {t} values; it must hold {expected}")
+        if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
+            raise TypeError(f"{arg}: column {c!r} holds {t} values; it must hold programs as str")
+
+
 def map_columns(ds: "ray.data.Dataset", fn: Callable[[Mapping], Mapping], *, input_columns: Sequence[str] | None = None,
                 batch_size: int = 1_000) -> "ray.data.Dataset":
-    """Append the columns of a ``Dataset.map(batched=True)`` function, computed on the cluster.
-
-    ``fn`` takes a dict of lists (``input_columns``, default all) and returns a dict of lists,
-    one value per row, exactly as for ``datasets.Dataset.map(fn, batched=True)``. Row order is kept.
-    ``input_columns`` missing from the dataset are an error here, before any task, wherever Ray
-    knows the schema without running (a generated or read dataset); else when the tasks run.
-    """
+    """Append the columns of a ``Dataset.map(batched=True)`` function ``fn`` (dict of lists of
+    ``input_columns``, default all -> dict of lists), computed on the cluster; row order is kept."""
     require_ray()
     if not callable(fn):
         raise TypeError(f"fn must be callable (a Dataset.map(batched=True) function), got {fn!r}")
@@ -317,6 +293,8 @@ def map_columns(ds: "ray.data.Dataset", fn: Callable[[Mapping], Mapping], *, inp
         check_columns(ds, input_columns, "input_columns")
     return _ordered(ds.map_batches(_BatchColumns(fn, input_columns), batch_format="pyarrow", batch_size=batch_size,
                                    zero_copy_batch=True))
+
+
 def structure_columns(ds: "ray.data.Dataset", column: str = "program", language: str = "thingtalk",
                       max_height: int = 2, outputs: Sequence[str] = ("template", "atoms", "compounds"),
                       batch_size: int = 1_000) -> "ray.data.Dataset":
@@ -325,9 +303,10 @@ def structure_columns(ds: "ray.data.Dataset", column: str = "program", language:
     from ..structure import StructureFunction
 
     fn = StructureFunction(column, language, max_height, outputs)  # validates before any task
-    check_columns(ds, [column], "column", {column: lambda t: pa.types.is_string(t) or pa.types.is_large_string(t)},
-                  "programs as str")
+    check_columns(ds, [column], "column", programs=True)
     return map_columns(ds, fn, input_columns=[column], batch_size=batch_size)
+
+
 def salient_columns(ds: "ray.data.Dataset", domain: str, batch_size: int = 1_000, **kwargs) -> "ray.data.Dataset":
     """``domain``'s salient-variable columns recomputed on the cluster (:func:`hf_synthsample.salient.salient_columns`)."""
     from ..salient import SALIENT_DOMAINS
@@ -336,12 +315,13 @@ def salient_columns(ds: "ray.data.Dataset", domain: str, batch_size: int = 1_000
     fn = local(domain, **kwargs)
     need = list(SALIENT_DOMAINS[domain])
     check_columns(ds, need, "ds", why=f" (the {domain} salient columns are computed from {need})")
-    return map_columns(ds, fn, input_columns=list(SALIENT_DOMAINS[domain]), batch_size=batch_size)
+    return map_columns(ds, fn, input_columns=need, batch_size=batch_size)
+
+
 # ---------------------------------------------------------------------------------- Hub folders
 def _parquet_sink(folder: str, split: str, rows_per_file: int):
-    """A datasink writing each task's blocks in order (one ``ParquetWriter``, no threads: the rows
-    of a file are in block order) to ``part-<split>-<task>-<i>.parquet``, a new file every
-    ``rows_per_file`` rows; renamed to Hub names afterwards (task index = dataset order)."""
+    """A datasink writing each task's blocks in order (one ``ParquetWriter``, no threads) to
+    ``part-<split>-<task>-<i>.parquet``, a new file every ``rows_per_file`` rows."""
     import pyarrow.parquet as pq
     from ray.data.block import BlockAccessor
     from ray.data.datasource import Datasink
@@ -371,9 +351,13 @@ def _parquet_sink(folder: str, split: str, rows_per_file: int):
             return total
 
     return OrderedParquetDatasink()
+
+
 def _part_order(name: str) -> tuple[int, int]:
     task, part = name[: -len(".parquet")].split("-")[-2:]
     return int(task), int(part)
+
+
 def _write_parts(tmp: Path, parts: Mapping[str, Mapping[str, "ray.data.Dataset"]], rows_per_file: int) -> tuple[dict, dict]:
     """Write every (config, split) dataset under ``tmp``; returns ``{config: {split: rows}}`` and
     ``{config: {split: [file names]}}`` (content-named, as every Hub folder writer names them)."""
@@ -396,6 +380,8 @@ def _write_parts(tmp: Path, parts: Mapping[str, Mapping[str, "ray.data.Dataset"]
             rows.setdefault(config, {})[split] = total
             files.setdefault(config, {})[split] = names
     return rows, files
+
+
 def write(
     data: "ray.data.Dataset | Mapping[str, ray.data.Dataset]",
     folder: str | os.PathLike,
@@ -406,13 +392,9 @@ def write(
     body: str | None = None,
     rows_per_file: int = 500_000,
 ) -> Path:
-    """Write a Ray dataset (or ``{split: dataset}``) as one config of a Hub-layout folder.
-
-    ``datasets.load_dataset(folder)`` reads it back in the same row order. Written to a
-    temporary sibling and renamed into place; on any failure (a worker's included) nothing is
-    left behind and an existing folder is untouched. ``rows_per_file`` is the most rows per
-    Parquet file (each write task writes at least one file).
-    """
+    """Write a Ray dataset (or ``{split: dataset}``) as one config of a Hub-layout folder, which
+    ``datasets.load_dataset(folder)`` reads back in the same row order; on any failure nothing is
+    left behind. ``rows_per_file``: the most rows per Parquet file."""
     require_ray()
     from ..hub.folder import check_target
 
@@ -422,6 +404,8 @@ def write(
     folder = check_target(folder, if_exists, IF_EXISTS)
     rows_per_file = check_int("rows_per_file", rows_per_file, min=1)
     return _write_folder(folder, {config_name: splits}, metadata or {}, body or f"# {folder.name}\n", rows_per_file)
+
+
 def _write_folder(folder: Path, parts, metadata: Mapping, body: str | Callable[[dict], str], rows_per_file: int) -> Path:
     from ..atomic import atomic_folder
     from ..hub import render_card, size_category
@@ -451,20 +435,15 @@ def to_hub_folder(
     license: str | None = None,
     **params: Any,
 ) -> Path:
-    """Generate every split of ``configs`` (default: the domain's default config) on Ray and
-    write them as a Hub-layout folder with a dataset card recording how the data was made.
-
-    The same layout and config names as ``hf-synthsample generate DOMAIN``; every config is
-    planned (validated) and the folder checked before any task is submitted. ``license``: the
-    card's Hub license id (e.g. ``"cc-by-4.0"``; none unless given).
-    """
+    """Generate every split of ``configs`` (default: the domain's default config) on Ray and write
+    them as ``hf-synthsample generate DOMAIN`` does, with a card recording how the data was made.
+    ``license``: the card's Hub license id (e.g. ``"cc-by-4.0"``; none unless given)."""
     require_ray()
     from ..builders import get_builder_class
     from ..hub.card import check_license
     from ..hub.folder import check_target
 
     license = check_license(license)
-
     cls = get_builder_class(domain)
     names = list(configs) if configs else [cls.DEFAULT_CONFIG_NAME]
     folder = check_target(folder, if_exists, IF_EXISTS)

@@ -1,38 +1,18 @@
 """Pool-scale sampling in bounded memory: UAT, salient-variable homogenization and CMaxEnt over a
-pool that is never held in one process.
+pool read batch by batch with each row's pool index (a ``ray.data.Dataset`` with an index column,
+whose per-batch work runs on the cluster, or a ``datasets.Dataset`` / ``IterableDataset`` streamed
+here); only small per-batch results reach the driver. Row draws come from counter-based randomness
+of ``(seed, row index)``, so the picks do not depend on workers or batching.
 
-A *pool* is read batch by batch, each batch with the pool row index of its rows:
-
-* a ``ray.data.Dataset`` with an index column (:func:`read_pool` reads Parquet files / a
-  Hub-layout folder with it; ``engines.ray.generate(..., index_column=...)`` adds it): the
-  per-batch work runs on the cluster (``map_batches``), only small partial results reach the
-  driver;
-* a ``datasets.Dataset`` / ``IterableDataset`` (streamed on this process; the index counts rows).
-
-Each sampler makes two passes (CMaxEnt one), each per-batch result small, the driver keeping:
-
-* **UAT** (:func:`uat_sample`): pass 1 counts templates (memory: distinct templates); pass 2
-  gives row ``i`` of template ``t`` the Efraimidis-Spirakis key ``E_i / p(t)^alpha`` and keeps
-  the ``k`` smallest: a weighted draw without replacement, renormalised over what is left: the
-  law of :class:`~hf_synthsample.sampling.UATSampler`. ``E_i`` is a counter-based exponential of
-  ``(seed, i)``, so the draw is the same for any number of workers and any batching. Workers only
-  return keys below a threshold computed from the pass-1 counts so that about ``k + 8 sqrt(k)``
-  rows survive (if fewer than ``k`` do, the pass is repeated with a larger one: the result is
-  always the exact ``k`` smallest keys). Memory: templates plus the sample.
-* **Homogenization** (:func:`homogenize_sample`, ``mode="joint"``): pass 1 counts the levels;
-  the quotas are :func:`~hf_synthsample.sampling.homogenize.water_fill` of those counts with
-  ``default_rng(seed)``: *exactly* the quotas (so the histogram after) of
-  :class:`~hf_synthsample.sampling.HomogenizeSampler`; pass 2 takes, per level, the quota rows
-  with the smallest counter-based uniforms: uniform without replacement within each level (the
-  in-memory sampler's law; its rows come from one permutation of the whole pool, which a
-  streaming pass cannot reproduce, so the *rows* differ while their distribution and the
-  histogram do not). Memory: levels plus the sample.
-* **CMaxEnt** (:func:`cmaxent_sample`): one pass groups the rows by structure (atom and compound
-  multisets) on the workers, each structure keeping its row first in the in-memory sampler's
-  seeded tie-break order; the driver merges the groups (memory: distinct structures) and runs the
-  exact greedy of :class:`~hf_synthsample.sampling.CMaxEntSampler` over them: the *same picks* as
-  the in-memory sampler (``distinct=True``). The tie-break order is the permutation the
-  in-memory sampler draws: 8 bytes per pool row, shared through Ray's object store.
+* **UAT** (:func:`uat_sample`): pass 1 counts templates; pass 2 keeps the ``k`` smallest
+  Efraimidis-Spirakis keys ``E_i / p(t)^alpha`` (the law of :class:`~hf_synthsample.sampling.UATSampler`),
+  workers returning only keys under a threshold from the counts (raised and repeated if too few).
+* **Homogenization** (:func:`homogenize_sample`, ``mode="joint"``): exactly the quotas (so the
+  histogram) of :class:`~hf_synthsample.sampling.HomogenizeSampler`, rows uniform without
+  replacement within each level (not the in-memory sampler's rows: it permutes the whole pool).
+* **CMaxEnt** (:func:`cmaxent_sample`): rows grouped by structure on the workers, the exact greedy
+  of :class:`~hf_synthsample.sampling.CMaxEntSampler` on the driver: the same picks
+  (``distinct=True``); its tie-break order costs 8 bytes per pool row, shared through Ray's object store.
 
 Bad input (unknown columns, ``k`` larger than the pool) is an error before any task is submitted.
 
@@ -64,11 +44,11 @@ __all__ = ["PoolSelection", "read_pool", "uat_sample", "homogenize_sample", "cma
 
 
 # ---------------------------------------------------------------------------------- pass 1: counts
-def _count_pass(pool: _Pool, columns: Sequence[str]) -> dict[tuple, int]:
+def _count_pass(pool: _Pool, columns: Sequence[str], binned: Callable | None = None) -> dict[tuple, int]:
     cols = list(columns)
 
     def counts(table: pa.Table) -> pa.Table:
-        return table.group_by(cols, use_threads=False).aggregate([([], "count_all")])
+        return (binned(table) if binned else table).group_by(cols, use_threads=False).aggregate([([], "count_all")])
 
     total: dict[tuple, int] = {}
     for part in pool.map(counts, cols):
@@ -93,11 +73,11 @@ def _level_codes(table: pa.Table, columns: Sequence[str], level_of: Mapping[tupl
     return out
 
 
-def _smallest(parts: Iterator[pa.Table], k: int, key: str = "key") -> tuple[np.ndarray, np.ndarray, int]:
+def _smallest(parts: Iterator[pa.Table], k: int) -> tuple[np.ndarray, np.ndarray, int]:
     """The ``k`` rows of smallest ``key`` over all parts (ties: smaller index): (keys, indices, survivors)."""
     keys, idx, seen = [np.zeros(0)], [np.zeros(0, np.int64)], 0
     for part in parts:
-        keys.append(part.column(key).to_numpy())
+        keys.append(part.column("key").to_numpy())
         idx.append(part.column(INDEX).to_numpy())
         seen += part.num_rows
         if sum(len(x) for x in keys) > 4 * max(k, 1024):  # keep the driver's buffer bounded
@@ -109,12 +89,10 @@ def _smallest(parts: Iterator[pa.Table], k: int, key: str = "key") -> tuple[np.n
     return kk[o], ii[o], seen
 
 
-def _check_k(k: int, n: int, what: str = "rows") -> int:
-    return check_int("k", k, min=0, max=n) if n else _raise_empty()
-
-
-def _raise_empty():
-    raise ValueError("pool: the pool is empty: nothing to sample from")
+def _check_k(k: int, n: int) -> int:
+    if not n:
+        raise ValueError("pool: the pool is empty: nothing to sample from")
+    return check_int("k", k, min=0, max=n)
 
 
 # ---------------------------------------------------------------------------------- UAT
@@ -140,7 +118,6 @@ def uat_sample(pool: Any, k: int, *, alpha: float = -1.0, template_column: str =
     ``p(t) = N_t / N``, ``alpha`` in ``[-1, 0]``; ``k`` rows without replacement."""
     alpha = check_float("alpha", alpha, min=-1.0, max=0.0)
     seed = check_int("seed", seed, min=0)
-    batch_size = check_int("batch_size", batch_size, min=1)
     src = _Pool(pool, index_column, batch_size)
     src.check_columns([template_column], "template_column")
     n_known = src.num_rows() if src.ray or getattr(pool, "num_rows", None) is not None else None
@@ -197,21 +174,18 @@ def homogenize_sample(pool: Any, columns: str | Sequence[str], k: int | None = N
         raise ValueError("columns: give at least one salient column")
     mode = check_choice("mode", mode, ("joint",))
     seed = check_int("seed", seed, min=0)
-    batch_size = check_int("batch_size", batch_size, min=1)
     edges = _edges(bins, cols)
     src = _Pool(pool, index_column, batch_size)
     src.check_columns(cols, "columns")
     if k is not None and (src.ray or getattr(pool, "num_rows", None) is not None):
         k = _check_k(k, src.num_rows())
-    binned = _binner(cols, edges)
+    binned = _binner(edges)
 
-    counts = _count_pass(src, cols) if not edges else _count_pass_binned(src, cols, binned)
+    counts = _count_pass(src, cols, binned)
     levels = sorted(counts, key=lambda key: tuple(_sort_key(v) for v in key))
     c = np.asarray([counts[lv] for lv in levels], dtype=np.int64)
     N = int(c.sum())
-    if N == 0:
-        _raise_empty()
-    k = int(c.min()) * len(c) if k is None else _check_k(k, N)
+    k = _check_k(int(min(c, default=0)) * len(c) if k is None else k, N)
     quotas = water_fill(c, k, np.random.default_rng(seed))
     level_of = {lv: i for i, lv in enumerate(levels)}
     target = np.where(quotas > 0, np.minimum(c, quotas + 8 * np.sqrt(quotas) + 16), 0).astype(np.float64)
@@ -232,9 +206,8 @@ def homogenize_sample(pool: Any, columns: str | Sequence[str], k: int | None = N
             return pa.table({"level": lv[keep], "key": u[keep], INDEX: idx[keep]})
 
         parts = list(src.map(pick, cols))  # survivors: about the sample size
-        lv = np.concatenate([p.column("level").to_numpy() for p in parts]) if parts else np.zeros(0, np.int64)
-        key = np.concatenate([p.column("key").to_numpy() for p in parts]) if parts else np.zeros(0)
-        idx = np.concatenate([p.column(INDEX).to_numpy() for p in parts]) if parts else np.zeros(0, np.int64)
+        lv, key, idx = (np.concatenate([np.zeros(0, t), *(p.column(c).to_numpy() for p in parts)])
+                        for c, t in (("level", np.int64), ("key", np.float64), (INDEX, np.int64)))
         o = np.lexsort((idx, key, lv))
         lv, key, idx = lv[o], key[o], idx[o]
         starts = np.searchsorted(lv, np.arange(len(levels)))
@@ -275,7 +248,7 @@ def _edges(bins, cols) -> dict:
     return out
 
 
-def _binner(cols, edges) -> Callable[[pa.Table], pa.Table]:
+def _binner(edges: Mapping[str, np.ndarray]) -> Callable[[pa.Table], pa.Table]:
     def binned(table: pa.Table) -> pa.Table:
         for c, e in edges.items():
             i = table.column_names.index(c)
@@ -283,18 +256,6 @@ def _binner(cols, edges) -> Callable[[pa.Table], pa.Table]:
         return table
 
     return binned
-
-
-def _count_pass_binned(src: _Pool, cols, binned) -> dict:
-    total: dict[tuple, int] = {}
-
-    def counts(table: pa.Table) -> pa.Table:
-        return binned(table).group_by(list(cols), use_threads=False).aggregate([([], "count_all")])
-
-    for part in src.map(counts, cols):
-        for key, n in zip(zip(*(part.column(c).to_pylist() for c in cols)), part.column("count_all").to_pylist()):
-            total[key] = total.get(key, 0) + n
-    return total
 
 
 # ---------------------------------------------------------------------------------- CMaxEnt
@@ -320,16 +281,12 @@ def cmaxent_sample(pool: Any, k: int, *, sampler: Any = None, index_column: str 
     if sampler.compound_weights is True:
         raise ValueError("sampler: compound_weights=True needs every program of the pool in one process; compute "
                          "hf_synthsample.structure.compound_weights on a sample and pass the mapping")
-    batch_size = check_int("batch_size", batch_size, min=1)
     src = _Pool(pool, index_column, batch_size)
-    have = [c for c in ("atoms", "compounds") if c in src.columns]
-    if len(have) < 2:
-        src.check_columns([sampler.program_column], "program_column")
+    need = ["atoms", "compounds"] if {"atoms", "compounds"} <= set(src.columns) else [sampler.program_column]
+    src.check_columns(need, "program_column")
     N = src.num_rows() if num_rows is None else check_int("num_rows", num_rows, min=1)
     k = _check_k(k, N)
-    prio = sampler.priority(N)  # the in-memory sampler's tie-break order
-    prio_ref = _share(prio, src.ray)
-    need = have if len(have) == 2 else [sampler.program_column]
+    prio_ref = _share(sampler.priority(N), src.ray)  # the in-memory sampler's tie-break order
     language, max_height, skip = sampler.language, sampler.max_height, sampler.skip_unparsable
     program_column = sampler.program_column
 
