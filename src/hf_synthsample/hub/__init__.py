@@ -1,12 +1,6 @@
-"""The Hub side of hf-synthsample: Hub-layout dataset folders, their cards, and publishing.
-
-* :mod:`.card`: the ``README.md`` dataset card (a ``huggingface_hub.DatasetCard``: YAML metadata, license, size categories).
-* :mod:`.folder`: :func:`write_hub_folder`, Parquet per config and split plus the card, written atomically.
-* :mod:`.materialization`: :func:`materialize`, a domain's configs as a folder with a card.
-* :mod:`.provenance`: :class:`Provenance` (from a sampler or a data map) and :func:`dataset_fingerprint`.
-* :mod:`.publish`: :func:`save_curated` / :func:`push_curated`, a curated subset with its :class:`Provenance`.
-
-Names are imported lazily (``import hf_synthsample.hub`` pulls in neither ``datasets`` nor the builders).
+"""The Hub side of hf-synthsample: Hub-layout dataset folders (:func:`write_hub_folder`,
+:func:`materialize`), their cards, and curated subsets with their :class:`Provenance`
+(:func:`save_curated`, :func:`push_curated`). Names are imported lazily.
 
 Example:
     >>> import tempfile, datasets

@@ -1,15 +1,8 @@
 """Dataset cards: the YAML front matter and Markdown body of a Hub-layout folder's ``README.md``.
 
-Cards are ``huggingface_hub.DatasetCard`` objects whose metadata is a ``DatasetCardData`` (the
-Hub's own fields: ``license``, ``language``, ``task_categories``, ``size_categories``,
-``pretty_name``, ``tags``, ``configs``..., and this library's ``hf_synthsample`` provenance), so
-``DatasetCard.load(folder / "README.md")`` reads every card this library writes.
-
-Cards are written for the Hub, so local paths never go in as they are: an absolute path is
-recorded as ``<local>/<last component>`` (:func:`portable_path`), and :func:`make_card` applies
-that to every string of the YAML metadata as a last line of defence. ``size_categories`` is
-computed from the rows of every config in the folder (:func:`count_rows`), not of the last one added.
-A ``license`` is the data owner's choice (:func:`check_license`); none is set unless given.
+Cards are ``huggingface_hub.DatasetCard`` objects (the Hub's metadata fields plus this library's
+``hf_synthsample`` provenance). They are written for the Hub, so an absolute local path goes in
+as ``<local>/<last component>`` (:func:`portable_path`). A ``license`` is set only when given.
 
 Example:
     >>> print(render_card({"size_categories": [size_category(2_100)], "license": "cc-by-4.0"}, "# toy"))
@@ -61,8 +54,8 @@ _LICENSE = re.compile(r"^[a-z0-9][a-z0-9.+\-]*$")
 
 
 def check_license(license: Any, arg: str = "license") -> str | None:
-    """``license`` if it has the form of a Hub license id (``"cc-by-4.0"``, ``"apache-2.0"``,
-    ``"mit"``, ``"other"``...), ``None`` for no license; ``ValueError`` naming ``arg`` otherwise.
+    """``license`` if it has the form of a Hub license id, ``None`` for no license; ``ValueError``
+    naming ``arg`` otherwise.
 
     Example:
         >>> check_license("cc-by-4.0")
@@ -107,8 +100,8 @@ def render_card(metadata: Mapping[str, Any], body: str) -> str:
 
 
 def load_card(folder: str | os.PathLike) -> "DatasetCard | None":
-    """The ``DatasetCard`` of ``folder/README.md`` (or of the card file ``folder``); ``None`` when
-    there is no card or it has no YAML front matter. Never reaches the Hub."""
+    """The ``DatasetCard`` of ``folder/README.md`` (or of the card file ``folder``), read locally;
+    ``None`` when there is no card or it has no YAML front matter."""
     from huggingface_hub import DatasetCard
 
     path = Path(folder)
@@ -138,27 +131,20 @@ def read_card_metadata(folder: str | os.PathLike) -> dict:
 
 #: how a local path is written into a card meant for the Hub (see :func:`portable_path`)
 LOCAL_PATH_PREFIX = "<local>/"
-
-
+# a path of this machine: /x..., ~/x, ~user/x, C:\x or \\server
 _ABSOLUTE = re.compile(r"^(/[^/\s]|~[^\s/]*/|[A-Za-z]:[\\/]|\\\\)")
-
-
-def _is_local_absolute(text: str) -> bool:
-    """``/x...``, ``~/x``, ``~user/x``, ``C:\\x`` or ``\\\\server``: a path of this machine."""
-    return bool(_ABSOLUTE.match(text))
 
 
 def portable_path(path: str | os.PathLike) -> str:
     """How a local path is recorded in a dataset card: an absolute (or ``~``) path becomes
-    ``<local>/<its last component>``, which says what it was without exposing the machine's
-    folders (user names, mount points); a relative path stays as given (with ``/``).
+    ``<local>/<its last component>`` (no user names or mount points); a relative one stays (with ``/``).
 
     Example:
         >>> portable_path("/home/alice/data/annotated/"), portable_path("data/annotated")
         ('<local>/annotated', 'data/annotated')
     """
     text = os.fspath(path)
-    if not _is_local_absolute(text):
+    if not _ABSOLUTE.match(text):
         return text.replace(os.sep, "/")
     name = re.split(r"[\\/]", text.rstrip("/\\"))[-1]
     return LOCAL_PATH_PREFIX + (name if name and name != "~" else "")
@@ -175,7 +161,7 @@ def redact_local_paths(value: Any) -> Any:
     if isinstance(value, os.PathLike):
         return portable_path(value)
     if isinstance(value, str):
-        return portable_path(value) if _is_local_absolute(value) else value
+        return portable_path(value) if _ABSOLUTE.match(value) else value
     if isinstance(value, Mapping):
         return {k: redact_local_paths(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -185,8 +171,7 @@ def redact_local_paths(value: Any) -> Any:
 
 def count_rows(folder: str | os.PathLike, configs: Sequence[Mapping[str, Any]]) -> int | None:
     """Rows of all configs (YAML ``configs:`` entries) of a Hub-layout ``folder``, read from the
-    Parquet footers; ``None`` when a data file is not Parquet (its rows are unknown without
-    reading it) or a pattern matches nothing."""
+    Parquet footers; ``None`` when a data file is not Parquet or a pattern matches nothing."""
     import pyarrow.parquet as pq
 
     folder = Path(folder)
@@ -210,16 +195,8 @@ def count_rows(folder: str | os.PathLike, configs: Sequence[Mapping[str, Any]]) 
 def auto_detected_config(files: Sequence[str], *, config_name: str = "default") -> dict | None:
     """The ``configs:`` entry that lists, explicitly, the data files the Hub and ``datasets``
     detect automatically in a repo or folder of ``files`` (relative paths) with no ``configs:``
-    YAML; ``None`` when there are no data files.
-
-    Why: once a card has a ``configs:`` list, only the configs listed there are loadable and shown
-    on the Hub (automatic detection is off; see the Hub's "Manual Configuration" docs). Adding a
-    config to such a repo must therefore also list the data that was found automatically, under
-    the name ``datasets`` gave it (``default``), or that data disappears from the Hub.
-
-    The split rules are ``datasets``' own (:func:`datasets.data_files.get_data_patterns`, run on
-    empty stand-ins of the files), and, as in ``datasets``, only files of the most common format
-    count.
+    YAML; ``None`` when there are no data files. Once a card has a ``configs:`` list, only the
+    configs listed are loadable, so adding one must list this data too.
 
     Example:
         >>> auto_detected_config(["README.md", "data/train.csv", "data/test.csv", "notes.txt"])
@@ -234,7 +211,7 @@ def auto_detected_config(files: Sequence[str], *, config_name: str = "default") 
     files = [f for f in files if f != "README.md" and not any(part.startswith((".", "__")) for part in Path(f).parts)]
     if not files:
         return None
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp:  # datasets' own split rules, on empty stand-ins of the files
         for rel in files:
             stand_in = Path(tmp, rel)
             stand_in.parent.mkdir(parents=True, exist_ok=True)
@@ -260,11 +237,7 @@ def keep_auto_detected(files: Sequence[str], new_configs: Sequence[str], where: 
     """The ``configs:`` entries that keep the automatically found data of ``files`` (a folder or
     repo with no ``configs:`` YAML) loadable once configs ``new_configs`` are added: the
     :func:`auto_detected_config`, as the default config; ``[]`` when there is no such data.
-
-    Raises ``ValueError`` (naming ``where``) when keeping it is impossible: a new config takes its
-    name (``default``), or the data is not Parquet (``datasets`` loads every config of a folder or
-    repo with the builder of the first config's files, so CSV/JSON next to Parquet configs breaks one
-    of them).
+    ``ValueError`` (naming ``where``) when a new config takes its name, or the data is not Parquet.
     """
     auto = auto_detected_config([f for f in files if f.split("/")[0] not in new_configs])
     if auto is None:

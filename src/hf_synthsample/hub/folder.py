@@ -1,13 +1,7 @@
 """Hub-layout dataset folders: Parquet per config and split, and a README.md dataset card whose
 YAML ``configs:`` lists them, so that ``datasets.load_dataset(folder, config)`` loads a config
-offline with no remote code, and the same folder can be pushed to the Hub as it is.
-
-Folders are written to a temporary sibling and renamed into place (:func:`hf_synthsample.atomic.atomic_folder`),
-so an interrupted run never leaves a half-written folder, and the next write repairs what a killed
-one left. Data file names carry a digest of their content, so that ``datasets.load_dataset`` never
-serves rows of a previous version of the folder from its cache.
-
-Layout::
+offline, and the folder can be pushed to the Hub as it is. Folders are written atomically
+(:func:`hf_synthsample.atomic.atomic_folder`). Layout::
 
     folder/
       README.md                      # YAML (configs, provenance) + card text
@@ -48,10 +42,8 @@ def check_config_name(name: Any, arg: str = "config_name") -> str:
 
 
 def check_target(folder: str | os.PathLike, if_exists: str, choices: tuple[str, ...] = IF_EXISTS) -> Path:
-    """``folder`` as a ``Path``, once a writer may write it with ``if_exists`` (one of ``choices``):
-    checked before any work. A write killed earlier is put back first, an existing folder is
-    refused with ``"error"``, a file is never replaced, and ``"overwrite"`` replaces only a folder
-    hf-synthsample wrote."""
+    """``folder`` as a ``Path``, once a writer may write it with ``if_exists`` (one of ``choices``): a
+    write killed earlier is put back first, and ``"overwrite"`` replaces only a folder hf-synthsample wrote."""
     check_choice("if_exists", if_exists, choices)
     folder = Path(folder)
     recover_folder(folder)  # a write killed earlier may have left the old folder aside: put it back first
@@ -88,31 +80,22 @@ def write_hub_folder(
     max_rows_per_file: int = 500_000,
     license: str | None = None,
 ) -> Path:
-    """Write ``configs`` (name -> ``DatasetDict`` or single-split ``Dataset``) as a Hub-layout folder.
+    """Write ``configs`` (name -> ``DatasetDict`` or single-split ``Dataset``) as a Hub-layout folder;
+    returns its path.
 
     Args:
-        folder: the output folder.
-        configs: the data, one entry per config.
         body: the Markdown text of the dataset card.
         metadata: extra YAML metadata (``configs`` and ``size_categories``, from the rows of every
             config in the folder, are filled in here; absolute local paths are redacted).
         default_config: the config ``datasets.load_dataset(folder)`` picks (default: the first).
         extra_files: relative path -> ``bytes``, ``str`` (text), ``pathlib.Path`` (a file to copy),
-            or a callable writing the file at the (temp) path it is given, e.g. a report's
-            ``plot``: drawn inside the folder's temp copy, so nothing is left in ``/tmp``.
+            or a callable writing the file at the (temp) path it is given (e.g. a report's ``plot``).
         if_exists: ``"error"``, ``"overwrite"`` (replace the folder) or ``"add"`` (keep the
-            folder's other configs and files, replace the named ones). Adding to a folder whose
-            data ``datasets`` found automatically (no ``configs:`` YAML) lists that data as the
-            ``default`` config, so that it stays loadable. Only a folder hf-synthsample wrote
-            (it holds :data:`~hf_synthsample.atomic.FOLDER_MARKER`) is replaced, and only its
-            configs are replaced by ``"add"``; adding to another folder (the user's) keeps all
-            its files and its card's text, and refuses a config name it already has.
-        max_rows_per_file: rows per Parquet file.
-        license: the card's ``license`` (a Hub license id such as ``"cc-by-4.0"``; the data
-            owner's choice: none unless given, or kept from the folder's card with ``"add"``).
-
-    Returns:
-        The folder's path.
+            folder's other configs and files; data found automatically becomes the ``default``
+            config). Only a folder hf-synthsample wrote (it holds
+            :data:`~hf_synthsample.atomic.FOLDER_MARKER`) has configs replaced; adding to a user's
+            folder keeps its files and card text, and refuses a config name it already has.
+        license: the card's Hub license id (none unless given, or kept from the card with ``"add"``).
 
     Example:
         >>> import tempfile, datasets
@@ -168,11 +151,7 @@ def write_hub_folder(
             entries.append({"config_name": name, "data_files": data_files})
         kept = [c for c in previous_meta.get("configs", []) if c.get("config_name") not in configs]
         all_entries = kept + entries
-        default = default_config or next((c["config_name"] for c in kept if c.get("default")), None) or entries[0]["config_name"]
-        for entry in all_entries:
-            entry.pop("default", None)
-            if entry["config_name"] == default:
-                entry["default"] = True
+        mark_default(all_entries, default_config or marked_default(kept) or entries[0]["config_name"])
         meta = {k: v for k, v in previous_meta.items() if k != "configs"}
         meta.update(metadata or {})
         if license is not None:
@@ -199,11 +178,22 @@ def write_hub_folder(
     return folder
 
 
+def marked_default(entries: list[dict]) -> str | None:
+    """The name of the ``configs:`` entry marked ``default``, if any."""
+    return next((c["config_name"] for c in entries if c.get("default")), None)
+
+
+def mark_default(entries: list[dict], default: str) -> None:
+    """Mark the ``configs:`` entry named ``default`` as the default (and no other), in place."""
+    for entry in entries:
+        entry.pop("default", None)
+        if entry["config_name"] == default:
+            entry["default"] = True
+
 
 def check_can_add(folder: str | os.PathLike, configs: list[str], name: str = "configs") -> None:
     """``FileExistsError`` when adding ``configs`` to ``folder`` would replace a config of a folder
-    hf-synthsample did not write (a user's: only a folder holding the marker has configs the
-    library may replace). Called before any work by every writer that adds."""
+    hf-synthsample did not write (it holds no marker)."""
     folder = Path(folder)
     if not folder.is_dir() or written_by_library(folder):
         return
@@ -233,12 +223,7 @@ def _link_or_copy(src: str, dst: str) -> None:
 
 
 def _write_parquet_shards(ds: "Dataset", folder: Path, split: str, max_rows_per_file: int) -> list[str]:
-    """Write ``ds`` as ``<split>-<i>-of-<n>-<digest>.parquet`` files in ``folder``; returns their names.
-
-    The digest (of the file's bytes) is in the name because ``datasets`` caches a local folder by
-    its card and file names, not by the files' contents: a folder overwritten with new rows under
-    the same names would keep loading the old rows from the cache.
-    """
+    """Write ``ds`` as ``<split>-<i>-of-<n>-<digest>.parquet`` files in ``folder``; returns their names."""
     n_files = max(1, math.ceil(len(ds) / max_rows_per_file))
     names = []
     for i in range(n_files):
@@ -251,7 +236,9 @@ def _write_parquet_shards(ds: "Dataset", folder: Path, split: str, max_rows_per_
 
 def name_by_content(path: str | os.PathLike, split: str, index: int, count: int) -> str:
     """Rename a written Parquet file to ``<split>-<index>-of-<count>-<digest>.parquet`` beside it;
-    returns the new name. Every writer of Hub folders names its files this way (see above: why)."""
+    returns the new name."""
+    # datasets caches a local folder by its card and file names, not contents: without the digest a
+    # folder rewritten with new rows under the same names would keep loading the old rows
     path = Path(path)
     digest = hashlib.sha256()
     with open(path, "rb") as f:

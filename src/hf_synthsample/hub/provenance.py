@@ -1,10 +1,6 @@
 """Where a derived dataset came from: :class:`Provenance` (the record a curated folder's card
-carries) and :func:`dataset_fingerprint`.
-
-A sampler's subset gets its record from :meth:`Provenance.from_sampler`, a data-map subset from
-:meth:`Provenance.from_datamap`; both fill the same fields (source, its fingerprint and rows, the
-selection with its parameters and seed), which :func:`~hf_synthsample.hub.save_curated` writes
-into the card's YAML and a table of its text.
+carries, from :meth:`Provenance.from_sampler` or :meth:`Provenance.from_datamap`) and
+:func:`dataset_fingerprint`.
 
 Example:
     >>> from datasets import Dataset
@@ -27,17 +23,14 @@ __all__ = ["Provenance", "dataset_fingerprint"]
 
 def dataset_fingerprint(dataset: Any) -> str | None:
     """The ``datasets`` fingerprint of ``dataset`` (a hash of its data and of every transform that
-    made it, so a shuffled, filtered or re-tokenized copy has another one); ``None`` for anything
-    that is not a ``datasets.Dataset``. ``datasets`` keeps it in a private attribute; this is the
-    one place that reads it."""
+    made it); ``None`` for anything that is not a ``datasets.Dataset``."""
+    # datasets keeps it in a private attribute: this is the one place that reads it
     fingerprint = getattr(dataset, "_fingerprint", None)
     return fingerprint if isinstance(fingerprint, str) else None
 
 
 def _jsonable(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, list):
+    if isinstance(value, (tuple, list)):
         return [_jsonable(v) for v in value]
     if isinstance(value, Mapping):
         return {str(k): _jsonable(v) for k, v in value.items()}
@@ -117,14 +110,11 @@ class Provenance:
         source_config: Mapping[str, Any] | None = None,
         description: str = "",
     ) -> "Provenance":
-        """Provenance of ``datamap.subset(dataset, region, fraction, ...)``: the counterpart of
-        :meth:`from_sampler` for a data-map subset, with the same fields.
+        """Provenance of ``datamap.subset(dataset, region, fraction, ...)``, with :meth:`from_sampler`'s fields.
 
-        The source is ``dataset`` (its fingerprint and rows; ``source`` names it, e.g. its path),
-        or, for a subset of the map's ids alone (``dataset=None``), the dynamics (``dynamics``:
-        their folder) and the training set they were recorded on. The "sampler" is
-        ``DataMap.select`` with the map's measure, pass and epoch window and the selection's
-        region, fraction, proportions and OOV columns, and the number of examples it selects.
+        The source is ``dataset``, or with ``dataset=None`` the dynamics (``dynamics``: their folder)
+        and the training set they were recorded on. The "sampler" is ``DataMap.select`` with the
+        map's measure, pass and epochs and the selection's arguments and size.
 
         Example:
             >>> import pyarrow as pa

@@ -1,13 +1,9 @@
 """Save or push a curated subset with a dataset card that records how it was made.
 
-A curated subset is one config of a Hub-layout dataset (see :mod:`hf_synthsample.hub.folder`). Its card
-section and its YAML entry under ``hf_synthsample.curated.<config>`` record the
-:class:`Provenance`: the source (generator and config, or a dataset path / repo), the source's
-fingerprint and size, the sampler with its parameters and seed, the subset's sizes, and any
-statistics and plots given. Other configs already in the folder / repo are left untouched:
-their files, YAML entries and card sections stay as they are.
-
-Tokens are only ever handed to the Hub client; they are never written to a card or logged.
+A curated subset is one config of a Hub-layout dataset; its card section and its YAML entry under
+``hf_synthsample.curated.<config>`` record its :class:`Provenance`, sizes, statistics and plots.
+Other configs already in the folder / repo are left untouched. Tokens are only ever handed to the
+Hub client, never written to a card or logged.
 
 Example:
     >>> import tempfile, datasets
@@ -39,7 +35,7 @@ from ..logging import get_logger
 
 from .card import (SIZE_CATEGORIES, check_license, keep_auto_detected, load_card, read_card_metadata, redact_local_paths,
                    render_card, size_category)
-from .folder import _as_dict, check_config_name, write_hub_folder
+from .folder import _as_dict, check_config_name, mark_default, marked_default, write_hub_folder
 from .provenance import Provenance, _jsonable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -118,8 +114,7 @@ def _merge_body(previous: str, config_name: str, section: str) -> str:
 
 
 def _read_card(path: Path) -> tuple[dict, str]:
-    """``(metadata, body)`` of the card file ``path`` (a ``huggingface_hub.DatasetCard``); a card
-    without YAML front matter is all body, a missing one is ``({}, "")``."""
+    """``(metadata, body)`` of the card file ``path``; without YAML it is all body, missing ``({}, "")``."""
     if not path.is_file():
         return {}, ""
     card = load_card(path)
@@ -143,24 +138,24 @@ def _curated_card(
     ours["curated"] = curated
     meta["hf_synthsample"] = ours
     tags = list(meta.get("tags") or [])
-    for tag in ("hf-synthsample", "curated"):
-        if tag not in tags:
-            tags.append(tag)
-    meta["tags"] = tags
+    meta["tags"] = tags + [tag for tag in ("hf-synthsample", "curated") if tag not in tags]
     if license is not None:  # else the card keeps the license it had (or has none)
         meta["license"] = license
     body = _merge_body(previous_body, config_name, _section(config_name, provenance, sizes, statistics, plots))
     return meta, body
 
 
-def _check_inputs(dataset: "Dataset | DatasetDict", provenance: Provenance, config_name: str) -> dict:
+def _check_inputs(dataset: "Dataset | DatasetDict", provenance: Provenance, config_name: str, statistics: Any,
+                  license: Any) -> tuple[dict, str | None]:
+    """``({split: Dataset}, license)`` once the arguments both writers share are checked, before any work."""
     if not isinstance(provenance, Provenance):
         raise TypeError(f"provenance must be a Provenance, got {type(provenance).__name__}")
     parts = _as_dict(dataset)
     if not parts or not any(len(ds) for ds in parts.values()):
         raise ValueError("dataset is empty: nothing to publish")
     check_config_name(config_name, "config_name")
-    return parts
+    _statistics(statistics)
+    return parts, check_license(license)
 
 
 def save_curated(
@@ -175,30 +170,32 @@ def save_curated(
 ) -> Path:
     """Write ``dataset`` as config ``config_name`` of the Hub-layout ``folder`` with its provenance.
 
-    Other configs in ``folder`` are kept. ``statistics`` is Markdown for the card, or a report
-    (``DiversityReport``, ``HomogenizationReport``: anything with ``to_markdown()``) or a list of
-    them, whose numbers (``to_dict()``) also go into the card's YAML; ``plots`` maps a name to an
-    image file, copied under ``plots/``, or to a callable drawing it at the path it is given (e.g.
-    ``report.plot``: drawn inside the folder's temp copy, so no temp folder is left anywhere).
-    ``license``: the card's Hub license id (e.g. ``"cc-by-4.0"``; default: the folder's card keeps
-    the one it has, if any).
+    Other configs in ``folder`` are kept. ``statistics`` is Markdown, or a report with
+    ``to_markdown()`` (e.g. ``DiversityReport``) or a list of them, whose ``to_dict()`` numbers also
+    go into the card's YAML; ``plots`` maps a name to an image file, copied under ``plots/``, or to a
+    callable drawing it at the path it is given (e.g. ``report.plot``). ``license``: the card's Hub
+    license id (default: the folder's card keeps the one it has, if any).
     """
-    parts = _check_inputs(dataset, provenance, config_name)
-    _statistics(statistics)  # a bad statistics argument fails before any work
-    license = check_license(license)
+    parts, license = _check_inputs(dataset, provenance, config_name, statistics, license)
     folder = Path(check_path("folder", folder))
-    previous_meta, previous_body = _read_card(folder / "README.md")
+    _write_curated(folder, parts, _read_card(folder / "README.md"), config_name, provenance, statistics, plots,
+                   license, if_exists="add", default_config=None)
+    return folder
+
+
+def _write_curated(folder: Path, parts: dict, previous: tuple[dict, str], config_name: str, provenance: Provenance,
+                   statistics: Any, plots: Mapping | None, license: str | None, **write_args: Any) -> str:
+    """Write config ``config_name`` and its card (merged into ``previous``, the card's ``(metadata, body)``)
+    into ``folder``; returns the card's body."""
+    from datasets import DatasetDict
+
     extra = {f"plots/{config_name}-{name}.png": path if callable(path) else Path(path)
              for name, path in (plots or {}).items()}
     sizes = {split: len(ds) for split, ds in parts.items()}
-    meta, body = _curated_card(previous_meta, previous_body, config_name, provenance, sizes, statistics, list(extra),
-                               license)
-    from datasets import DatasetDict
-
-    return write_hub_folder(
-        folder, {config_name: DatasetDict(parts)}, body=body, metadata=meta, extra_files=extra,
-        if_exists="add", default_config=None,
-    )
+    meta, body = _curated_card(*previous, config_name, provenance, sizes, statistics, list(extra), license)
+    write_hub_folder(folder, {config_name: DatasetDict(parts)}, body=body, metadata=meta, extra_files=extra,
+                     **write_args)
+    return body
 
 
 def _known_rows(meta: Mapping, config_name: str) -> int | None:
@@ -240,39 +237,23 @@ def push_curated(
     api: Any = None,
     license: str | None = None,
 ):
-    """Push ``dataset`` as config ``config_name`` of the Hub dataset ``repo_id``, in one commit.
+    """Push ``dataset`` as config ``config_name`` of the Hub dataset ``repo_id``, in one commit; returns
+    its ``CommitInfo``.
 
-    The repo's other configs are not touched: only ``<config_name>/*`` files (replaced), the
-    plots of this config and the merged ``README.md`` change. A repo whose data the Hub found
-    automatically (no ``configs:`` YAML in its card) gets that data listed as its ``default``
-    config, because a card with a ``configs:`` list shows only the configs it lists.
-
-    The commit is made on top of ``parent_commit`` (default: the head read before the card is
-    merged), so a push that happened in between is never overwritten: the Hub refuses the
-    commit and this raises, and pushing again merges with the new head. Everything is checked
-    (dataset, config name, repo id, token, license) before anything is uploaded. ``api`` defaults
-    to ``huggingface_hub.HfApi(token=token)``. Offline (``HF_HUB_OFFLINE``) or without a network
-    it raises a ``ConnectionError`` naming the Hub and the repo at the first call, with nothing
-    uploaded; a local path given as ``repo_id`` is refused (write folders with :func:`save_curated`). ``license``: the card's Hub license id (default:
-    the repo's card keeps the one it has, if any).
-
-    Why not ``Dataset.push_to_hub(repo_id, config_name=...)``: for a plain config it does the
-    job, and it works on repos written here (it reads and updates the card as a
-    ``huggingface_hub.DatasetCard``, keeping the curated configs, their sections and the
-    license). A curated config needs what it lacks: the data, the curated card and its plots in
-    one commit (``push_to_hub`` writes its own card, and splits more than 50 files over several
-    commits), and a commit on top of a known ``parent_commit`` that fails if the repo moved
-    (``push_to_hub`` re-reads the head and retries, so a push in between is merged over).
-
-    Returns:
-        The ``CommitInfo`` of the commit.
+    Only ``<config_name>/*`` files, this config's plots and the merged ``README.md`` change; data the
+    Hub found automatically (no ``configs:`` YAML) is listed as the ``default`` config so that it
+    stays visible. The commit is made on top of ``parent_commit`` (default: the head read first), so
+    a push in between is never overwritten: this raises, and pushing again merges with the new head.
+    Every argument is checked before anything is uploaded; offline or without a network it raises a
+    ``ConnectionError`` naming the Hub and the repo, with nothing uploaded. ``api`` defaults to
+    ``huggingface_hub.HfApi(token=token)``; ``statistics``, ``plots`` and ``license`` as in :func:`save_curated`.
     """
+    # not Dataset.push_to_hub: it writes its own card, may split the upload over several commits, and
+    # re-reads the head and retries (merging over a push in between) where this must fail
     from huggingface_hub import HfApi
     from huggingface_hub.utils import HFValidationError, get_token, validate_repo_id
 
-    parts = _check_inputs(dataset, provenance, config_name)
-    _statistics(statistics)  # a bad statistics argument fails before any work
-    license = check_license(license)
+    parts, license = _check_inputs(dataset, provenance, config_name, statistics, license)
     _check_not_a_path(repo_id)
     try:
         validate_repo_id(repo_id)
@@ -369,22 +350,14 @@ def _push(api, parts: dict, repo_id: str, *, provenance: Provenance, config_name
     with tempfile.TemporaryDirectory() as tmp:
         # Build this config alone (plus the merged card) locally, then upload exactly those files.
         local = Path(tmp) / "repo"
-        extra = {f"plots/{config_name}-{name}.png": Path(path) for name, path in (plots or {}).items()}
-        sizes = {split: len(ds) for split, ds in parts.items()}
-        meta, body = _curated_card(previous_meta, previous_body, config_name, provenance, sizes, statistics, list(extra),
-                                   license)
-        from datasets import DatasetDict
-
-        write_hub_folder(local, {config_name: DatasetDict(parts)}, body=body, metadata=meta, extra_files=extra)
+        body = _write_curated(local, parts, (previous_meta, previous_body), config_name, provenance, statistics,
+                              plots, license)
         new_meta = read_card_metadata(local)
         new_meta["configs"] = kept + new_meta["configs"]
-        new_meta["size_categories"] = [_repo_size_category(previous_meta, kept, sum(sizes.values()))]
+        rows = sum(len(ds) for ds in parts.values())
+        new_meta["size_categories"] = [_repo_size_category(previous_meta, kept, rows)]
         if kept:  # keep the repo's default config
-            default = next((c["config_name"] for c in kept if c.get("default")), None)
-            for c in new_meta["configs"]:
-                c.pop("default", None)
-                if c["config_name"] == (default or new_meta["configs"][0]["config_name"]):
-                    c["default"] = True
+            mark_default(new_meta["configs"], marked_default(kept) or kept[0]["config_name"])
         (local / "README.md").write_text(render_card(new_meta, body))
         uploads = sorted(p.relative_to(local).as_posix() for p in local.rglob("*")
                          if p.is_file() and p.name != FOLDER_MARKER)  # the local marker is no data
