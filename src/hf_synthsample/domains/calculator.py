@@ -191,7 +191,8 @@ def _row_features(r: tuple) -> dict:
     }
 
 
-# ---------------------------------------------------------------- Parsing and evaluation (independent of the printer: the tests use them as its oracle)
+# ---------------------------------------------------------------- Parsing and evaluation
+# independent of the printer: the tests use them as its oracle
 def parse(text: str) -> Expr:
     """Parse an expression with the usual precedence (``*`` over ``+ -``), left-associative.
 

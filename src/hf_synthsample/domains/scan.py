@@ -2,10 +2,8 @@
 the length-halving procedure (Lake & Baroni 2018; Loula et al. 2018; Zhou et al. 2023;
 ALGORITHMS.md section 4).
 
-Commands are *built* from the grammar's productions here, each production carrying its meaning,
-so a command and its actions come out together. The reference interpreter
-(:mod:`hf_synthsample.domains.scan_interpreter`) parses command strings instead; the tests check
-every generated pair against it.
+Commands and their actions are *built* together from the grammar's productions; the tests check
+every pair against :mod:`hf_synthsample.domains.scan_interpreter`, which parses command strings.
 
 Exact SCAN::
 
@@ -24,8 +22,7 @@ SCAN*: any number of conjunctions (``after`` binds tighter than ``and``), ``n`` 
 Example:
     >>> len(scan_commands())
     20910
-    >>> sizes = {s: len(rows) for s, rows in scan_split("addprim_jump").items()}
-    >>> sizes
+    >>> {s: len(rows) for s, rows in scan_split("addprim_jump").items()}
     {'train': 14670, 'test': 7706}
     >>> g = StarGrammar(num_primitives=10)
     >>> ex = g.render(g.sample_structure(random.Random(0), 12, 12))
@@ -76,7 +73,8 @@ def _scan_v() -> list[tuple[str, tuple[str, ...]]]:
     out += [(f"{x} {d}", (_TURN[d],) + act[x]) for x in act for d in DIRECTIONS]  # V -> D
     for x in act:  # V -> X opposite DIR | X around DIR
         for d in DIRECTIONS:
-            out += [(f"{x} opposite {d}", (_TURN[d], _TURN[d]) + act[x]), (f"{x} around {d}", ((_TURN[d],) + act[x]) * 4)]
+            t = _TURN[d]
+            out += [(f"{x} opposite {d}", (t, t) + act[x]), (f"{x} around {d}", ((t,) + act[x]) * 4)]
     return out
 
 

@@ -127,10 +127,11 @@ class _Parser:
     def error(self, message: str, index: int | None = None):
         raise ThingTalkSyntaxError(message, self.program, self.i if index is None else index, self.toks)
 
-    def expect(self, tok: str) -> None:
-        if self.toks[self.i] != tok:
-            self.error(f"expected {tok!r}" + (" but the program ended" if self.i >= self.n else ""))
-        self.i += 1
+    def expect(self, *toks: str) -> None:
+        for tok in toks:
+            if self.toks[self.i] != tok:
+                self.error(f"expected {tok!r}" + (" but the program ended" if self.i >= self.n else ""))
+            self.i += 1
 
     def param(self) -> Node:
         tok = self.toks[self.i]
@@ -144,11 +145,9 @@ class _Parser:
 
     # -------------------------------------------------------------- program
     def program_(self) -> Node:
-        self.expect("now")
-        self.expect("=>")
+        self.expect("now", "=>")
         query = self.table()
-        self.expect("=>")
-        self.expect("notify")
+        self.expect("=>", "notify")
         if self.i != self.n:
             self.error("unexpected token after the end of the program")
         return Node("program", (query,), "", "program")
@@ -166,14 +165,9 @@ class _Parser:
         if tok == "(":
             t = self.operand()
             links = 0
-            while True:
-                tok = self.toks[self.i]
-                if tok in ("filter", "[", "join"):  # each link puts the table one level deeper
-                    self.enter()
-                    links += 1
-                else:
-                    self.depth -= links
-                    return t
+            while (tok := self.toks[self.i]) in ("filter", "[", "join"):
+                self.enter()  # each link puts the table one level deeper
+                links += 1
                 if tok == "filter":
                     self.i += 1
                     t = Node("filter", (t, self.filter_()), "", "filter")
@@ -182,14 +176,15 @@ class _Parser:
                 else:
                     self.i += 1
                     t = Node("join", (t, self.operand()), "", "join")
+            self.depth -= links
+            return t
         if tok.startswith("@"):
             self.i += 1
             return _TABLES.get(tok) or _cached(_TABLES, tok, Node(tok, (), "table", "table"))
         if tok == "[":
             self.i += 1
             params = self.separated(",", self.param)
-            self.expect("]")
-            self.expect("of")
+            self.expect("]", "of")
             return Node("projection", (*params, self.operand()), "", "projection")
         if tok == "sort":
             self.i += 1

@@ -42,39 +42,35 @@ def run_batch(code, nslots, B, M, pos0, d0, rows, cols, T, X, D, noop_ok):  # pr
             a = code[pc, 1]
             b = code[pc, 2]
             pc += 1
-            if op < 5:
+            if op < 6 or op == 9 or (op == 8 and ctr[a] != 0):  # the ops that take a tick
                 t += 1
                 if t > T:
                     status = 3
                     break
-                if op == 0:
-                    nxt = pos + D[d]
-                    w = B[nxt]
-                    if w:
-                        status = w
-                        break
-                    pos = nxt
-                elif op == 1:
-                    d = (d + 3) & 3
-                elif op == 2:
-                    d = (d + 1) & 3
-                elif op == 3:
-                    m = Mw[pos]
-                    if m == 0:
-                        status = 4
-                        break
-                    Mw[pos] = m - 1
-                else:
-                    m = np.int64(Mw[pos]) + 1
-                    if m > X:
-                        status = 5
-                        break
-                    Mw[pos] = m
+            if op == 0:
+                nxt = pos + D[d]
+                w = B[nxt]
+                if w:
+                    status = w
+                    break
+                pos = nxt
+            elif op == 1:
+                d = (d + 3) & 3
+            elif op == 2:
+                d = (d + 1) & 3
+            elif op == 3:
+                m = Mw[pos]
+                if m == 0:
+                    status = 4
+                    break
+                Mw[pos] = m - 1
+            elif op == 4:
+                m = np.int64(Mw[pos]) + 1
+                if m > X:
+                    status = 5
+                    break
+                Mw[pos] = m
             elif op == 5 or op == 9:
-                t += 1
-                if t > T:
-                    status = 3
-                    break
                 c = a & 7
                 if c < 3:
                     v = B[pos + D[(d + turn[c]) & 3]] == 0
@@ -91,34 +87,17 @@ def run_batch(code, nslots, B, M, pos0, d0, rows, cols, T, X, D, noop_ok):  # pr
             elif op == 6:
                 pc = a
             elif op == 8:
-                r = ctr[a]
-                if r:
-                    t += 1
-                    if t > T:
-                        status = 3
-                        break
-                    ctr[a] = r - 1
+                if ctr[a]:
+                    ctr[a] -= 1
                 else:
                     pc = b
             else:
                 ctr[a] = b
         if status == 0 and not noop_ok and pos == pos0[j] and d == d0[j]:
-            same = True
-            for i in range(j * S, j * S + S):
-                if Mw[i] != M[i]:
-                    same = False
-                    break
-            if same:
+            if (Mw[j * S : j * S + S] == M[j * S : j * S + S]).all():
                 status = 6  # a no-op
         if status == 0:
-            out[valid, 0] = j
-            out[valid, 1] = pos
-            out[valid, 2] = d
-            out[valid, 3] = cov
-            out[valid, 4] = pos0[j]
-            out[valid, 5] = d0[j]
-            out[valid, 6] = rows[j]
-            out[valid, 7] = cols[j]
+            out[valid] = (j, pos, d, cov, pos0[j], d0[j], rows[j], cols[j])
             valid += 1
     return out[:valid]
 

@@ -27,8 +27,8 @@ from typing import Any, Sequence, Union
 
 from ...validation import MAX_NESTING, nesting_message
 
-__all__ = ["ACTIONS", "CONDITIONS", "CONTROL", "MAX_REPEAT", "PROGRAM_TOKENS", "SPECIAL_TOKENS", "TOKENS", "KarelSyntaxError",
-           "parse", "to_tokens", "to_string", "to_json", "from_json", "tokenize"]
+__all__ = ["ACTIONS", "CONDITIONS", "CONTROL", "MAX_REPEAT", "PROGRAM_TOKENS", "SPECIAL_TOKENS", "TOKENS",
+           "KarelSyntaxError", "parse", "to_tokens", "to_string", "to_json", "from_json", "tokenize"]
 
 ACTIONS: tuple[str, ...] = ("move", "turnLeft", "turnRight", "pickMarker", "putMarker")
 CONDITIONS: tuple[str, ...] = ("frontIsClear", "leftIsClear", "rightIsClear", "markersPresent", "noMarkersPresent")
@@ -86,11 +86,13 @@ class _Parser:
     def peek(self) -> str | None:
         return self.toks[self.i] if self.i < len(self.toks) else None
 
-    def expect(self, tok: str) -> None:
-        got = self.peek()
-        if got != tok:
-            raise KarelSyntaxError(f"expected {tok!r}, got {'end of program' if got is None else repr(got)}", self.i)
-        self.i += 1
+    def expect(self, *toks: str) -> None:
+        for tok in toks:
+            got = self.peek()
+            if got != tok:
+                got = "end of program" if got is None else repr(got)
+                raise KarelSyntaxError(f"expected {tok!r}, got {got}", self.i)
+            self.i += 1
 
     def body(self, close: str) -> Body:
         stmts = []
@@ -149,8 +151,7 @@ class _Parser:
             body = self.body("i)")
             if tok == "IF":
                 return ("if", cond, body)
-            self.expect("ELSE")
-            self.expect("e(")
+            self.expect("ELSE", "e(")
             return ("ifelse", cond, body, self.body("e)"))
         raise KarelSyntaxError(f"expected a statement, got {tok!r}", self.i)
 
@@ -167,9 +168,7 @@ def parse(program: str | Sequence[str]) -> Body:
     """
     toks = tokenize(program)
     p = _Parser(toks)
-    p.expect("DEF")
-    p.expect("run")
-    p.expect("m(")
+    p.expect("DEF", "run", "m(")
     body = p.body("m)")
     if p.i != len(toks):
         raise KarelSyntaxError(f"unexpected {toks[p.i]!r} after the end of the program", p.i)

@@ -40,9 +40,9 @@ from .dsl import ACTIONS, Body, Cond
 from .programs import _bodies
 from .world import World
 
-__all__ = ["DEFAULT_TICK_BUDGET", "DEFAULT_MAX_MARKERS", "CRASH_REASONS", "ExecutionResult", "CompiledProgram", "execute",
-           "execute_fast", "compile_program", "num_branch_points", "required_coverage", "coverage_bits_to_set",
-           "to_flat", "from_flat"]
+__all__ = ["DEFAULT_TICK_BUDGET", "DEFAULT_MAX_MARKERS", "CRASH_REASONS", "ExecutionResult", "CompiledProgram",
+           "execute", "execute_fast", "compile_program", "num_branch_points", "required_coverage",
+           "coverage_bits_to_set", "to_flat", "from_flat"]
 
 DEFAULT_TICK_BUDGET = 200
 DEFAULT_MAX_MARKERS = 10

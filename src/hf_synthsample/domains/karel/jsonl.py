@@ -30,10 +30,9 @@ __all__ = ["read_jsonl", "write_jsonl", "task_to_row"]
 
 def _grid(data, where: str) -> dict:
     try:
-        w = World.from_json(data)
+        return World.from_json(data).to_json()
     except ValueError as e:
         raise ValueError(f"{where}: {e}") from None
-    return w.to_json()
 
 
 def task_to_row(task: dict, *, num_shown: int = 5, tensors: bool = False, where: str = "task") -> dict:
@@ -67,11 +66,9 @@ def task_to_row(task: dict, *, num_shown: int = 5, tensors: bool = False, where:
     shown = [World.from_json(e["inpgrid_json"]) for e in examples[:num_shown]]
     if not shown:
         raise ValueError(f"{where}: a task needs at least one example")
-    out = {"guid": str(task.get("guid", "")), "program_tokens": to_tokens(program),
-           "program_json": json.dumps(to_json(program)), "examples": examples}
-    out.update(program_features(program))
-    out.update(input_features([world_stats(w) for w in shown]))
-    return out
+    return {"guid": str(task.get("guid", "")), "program_tokens": to_tokens(program),
+            "program_json": json.dumps(to_json(program)), "examples": examples,
+            **program_features(program), **input_features([world_stats(w) for w in shown])}
 
 
 def _rows(path: str, num_shown: int, tensors: bool, stamp: tuple) -> Iterable[dict]:
@@ -127,13 +124,11 @@ def write_jsonl(dataset, path: str | os.PathLike, *, tensors: bool = True) -> st
             examples = []
             for ex in row["examples"]:
                 ex = dict(ex)
-                if tensors:
-                    for k in ("inpgrid_tensor", "outgrid_tensor"):
-                        if not ex.get(k):
-                            ex[k] = World.from_json(ex[k.replace("tensor", "json")]).to_sparse_tensor()
-                else:
-                    ex.pop("inpgrid_tensor", None)
-                    ex.pop("outgrid_tensor", None)
+                for k in ("inpgrid_tensor", "outgrid_tensor"):
+                    if not tensors:
+                        ex.pop(k, None)
+                    elif not ex.get(k):
+                        ex[k] = World.from_json(ex[k.replace("tensor", "json")]).to_sparse_tensor()
                 examples.append(ex)
             task = {"guid": row["guid"], "examples": examples, "program_json": json.loads(row["program_json"]),
                     "program_tokens": list(row["program_tokens"])}
