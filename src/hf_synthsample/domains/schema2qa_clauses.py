@@ -10,7 +10,6 @@ from ..structure import Node
 from .schema2qa_schema import CATEGORY_PHRASES, DOMAINS, VALUES, Prop, Table
 
 _ENUM_SURFACE = {"EBook": "ebook", "Hardcover": "hardcover", "Paperback": "paperback"}
-_CMP = "cmp"
 
 # ---------------------------------------------------------------------- node helpers
 
@@ -28,7 +27,7 @@ def _table(name: str) -> Node:
 
 
 def _cmp(lhs: Node, op: str, rhs: Node) -> Node:
-    return Node(op, (lhs, rhs), "op", _CMP)
+    return Node(op, (lhs, rhs), "op", "cmp")
 
 
 def _and(clauses: list[Node]) -> Node:
@@ -83,12 +82,9 @@ def _number(ex: _Ex, small: tuple[int, ...] = (1, 2, 3, 4, 5)) -> str:
     return ex.placeholder("NUMBER") if ex.chance(0.7) else str(ex.choice(small))
 
 
-def _phrases(prop: Prop, op: str) -> tuple[str, ...]:
-    return prop.phrases.get(op) or CATEGORY_PHRASES[prop.cat][op]
-
-
 def _say(ex: _Ex, prop: Prop, op: str, v: str) -> str:
-    return ex.choice(_phrases(prop, op)).format(v=v, np=prop.np, unit=prop.unit or prop.np)
+    phrases = prop.phrases.get(op) or CATEGORY_PHRASES[prop.cat][op]
+    return ex.choice(phrases).format(v=v, np=prop.np, unit=prop.unit or prop.np)
 
 
 # ---------------------------------------------------------------------- filter clauses
@@ -254,17 +250,15 @@ def _clauses(ex: _Ex, table: Table, k: int, allow_id: bool = True) -> tuple[list
     """``k`` filter clauses on distinct properties, sorted as genie prints them, and their words."""
     info = _INFO[table.name]
     props = info.filterable if allow_id else info.no_id
-    arrays = info.arrays
-    has_geo = info.has_geo
     out = []
     used: set[str] = set()
     tries = 0
     while len(out) < k and tries < 4 * k + 8:
         tries += 1
         r = ex.rng.random()
-        if r < 0.12 and arrays:
-            c = _count_clause(ex, ex.choice(arrays))
-        elif r < 0.18 and has_geo:
+        if r < 0.12 and info.arrays:
+            c = _count_clause(ex, ex.choice(info.arrays))
+        elif r < 0.18 and info.has_geo:
             c = _distance_clause(ex)
         elif r < 0.24 and table.name == "@org.schema.Restaurant.Restaurant":
             c = _subquery_clause(ex)

@@ -391,97 +391,59 @@ def _emit(node: Node, out: list, tout: list) -> None:
         out.append("param:" + c[0].label + ":" + c[1].label if len(c) == 2 else "param:" + c[0].label)
         tout.append("param:property:type")  # an omitted type is still a type: same template
     elif rule == "value" or rule == "bool_filter":
-        out.append(node.label)
-        tout.append("entity")
+        _seq(out, tout, (node.label, "entity"))
     elif rule == "cmp":
-        _emit(c[0], out, tout)
-        _say(out, tout, node.label, "op")
-        _emit(c[1], out, tout)
+        _seq(out, tout, c[0], (node.label, "op"), c[1])
     elif rule == "table":
-        _say(out, tout, node.label, "@table")
+        _seq(out, tout, (node.label, "@table"))
     elif rule == "filter":
-        _operand(c[0], out, tout)
-        _say(out, tout, "filter")
-        _emit(c[1], out, tout)
+        _seq(out, tout, "(", c[0], ")", "filter", c[1])
     elif rule == "and" or rule == "or":
-        _emit_list(c, out, tout, node.label, "op")
+        _seq(out, tout, *_separated(c, (node.label, "op")))
     elif rule == "projection":
-        _say(out, tout, "[")
-        _emit_list(c[:-1], out, tout)
-        _say(out, tout, "]", "]", "of")
-        _operand(c[-1], out, tout)
+        _seq(out, tout, "[", *_separated(c[:-1], ","), "]", "of", "(", c[-1], ")")
     elif rule == "program":
-        _say(out, tout, "now", "now", "=>")
-        _emit(c[0], out, tout)
-        _say(out, tout, "=>", "=>", "notify")
+        _seq(out, tout, "now", "=>", c[0], "=>", "notify")
     elif rule == "index" or rule == "slice":
-        _operand(c[0], out, tout)
-        _say(out, tout, "[")
-        _emit_list(c[1:], out, tout, "," if rule == "index" else ":")
-        _say(out, tout, "]")
+        _seq(out, tout, "(", c[0], ")", "[", *_separated(c[1:], "," if rule == "index" else ":"), "]")
     elif rule == "sort":
-        _say(out, tout, "sort", "func")
-        _emit(c[0], out, tout)
-        _say(out, tout, c[1].label, "func_mod", "of")
-        _operand(c[2], out, tout)
+        _seq(out, tout, ("sort", "func"), c[0], (c[1].label, "func_mod"), "of", "(", c[2], ")")
     elif rule == "compute":
-        _say(out, tout, "compute")
-        _emit(c[0], out, tout)
-        _say(out, tout, "of")
-        _operand(c[1], out, tout)
+        _seq(out, tout, "compute", c[0], "of", "(", c[1], ")")
     elif rule == "call":
-        _say(out, tout, node.label, "func", "(")
-        _emit_list(c, out, tout)
-        _say(out, tout, ")")
+        _seq(out, tout, (node.label, "func"), "(", *_separated(c, ","), ")")
     elif rule == "not":
-        _say(out, tout, "not", "op")
-        _emit(c[0], out, tout)
+        _seq(out, tout, ("not", "op"), c[0])
     elif rule == "group":
-        _operand(c[0], out, tout)
-    elif rule == "aggregate":
-        _say(out, tout, "aggregate", "func")
-        _say(out, tout, c[0].label, "func")
-        if len(c) == 3:
-            _emit(c[1], out, tout)
-        _say(out, tout, "of")
-        _operand(c[-1], out, tout)
-    elif rule == "array_filter" or rule == "subquery":
-        _emit(c[0], out, tout)
-        if rule == "array_filter":
-            _say(out, tout, "filter")
-        _say(out, tout, "{")
-        _emit(c[1], out, tout)
-        _say(out, tout, "}")
+        _seq(out, tout, "(", c[0], ")")
+    elif rule == "aggregate":  # the operator, an optional parameter, the table
+        _seq(out, tout, ("aggregate", "func"), (c[0].label, "func"), *c[1:-1], "of", "(", c[-1], ")")
+    elif rule == "array_filter":
+        _seq(out, tout, c[0], "filter", "{", c[1], "}")
+    elif rule == "subquery":
+        _seq(out, tout, c[0], "{", c[1], "}")
     elif rule == "join":
-        _operand(c[0], out, tout)
-        _say(out, tout, "join")
-        _operand(c[1], out, tout)
+        _seq(out, tout, "(", c[0], ")", "join", "(", c[1], ")")
     else:
         raise ValueError(f"tree: unknown ThingTalk node rule {rule!r} (label {node.label!r})")
 
 
-def _say(out: list, tout: list, word: str, token: str | None = None, then: str | None = None) -> None:
-    """``word`` into the program and ``token`` (default: the word itself) into the template, then
-    ``then`` into both."""
-    out.append(word)
-    tout.append(word if token is None else token)
-    if then is not None:
-        out.append(then)
-        tout.append(then)
+def _seq(out: list, tout: list, *items) -> None:
+    """Each item in order: a node (emitted), a ``(word, template token)`` pair, or a word that is its own token."""
+    for item in items:
+        if type(item) is str:
+            out.append(item)
+            tout.append(item)
+        elif type(item) is tuple:
+            out.append(item[0])
+            tout.append(item[1])
+        else:
+            _emit(item, out, tout)
 
 
-def _emit_list(nodes, out: list, tout: list, sep: str = ",", token: str | None = None) -> None:
-    """``nodes`` separated by ``sep`` (``token`` in the template; default: ``sep``)."""
-    for i, child in enumerate(nodes):
-        if i:
-            _say(out, tout, sep, token)
-        _emit(child, out, tout)
-
-
-def _operand(node: Node, out: list, tout: list) -> None:
-    _say(out, tout, "(")
-    _emit(node, out, tout)
-    _say(out, tout, ")")
+def _separated(nodes, sep) -> list:
+    """``nodes`` with ``sep`` between them."""
+    return [x for i, n in enumerate(nodes) for x in ((sep, n) if i else (n,))]
 
 
 def render(tree: Node) -> tuple[str, str]:
