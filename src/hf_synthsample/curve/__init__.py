@@ -1,14 +1,7 @@
 """The compositionality curve: test accuracy against compound divergence over a sweep of splits,
-for your dataset and your model (Keysers et al. 2020, "Measuring Compositional Generalization").
-
-* :func:`compositionality_curve` (and the estimator :class:`CompositionalityCurve`): splits at
-  chosen compound divergences (:func:`~hf_synthsample.splits.divergence_sweep`), one model per
-  split trained with the stock ``Seq2SeqTrainer`` until it fits its own rows, fit and test exact
-  match per split, Spearman's rho; a :class:`CurveResult` with a table, a plot and a Hub folder.
-* :class:`CurveSettings`: every setting, checked once.
-* :func:`spearman`, :func:`subsample`, :func:`error_kinds`: the figures that need no model.
-
-Names are imported lazily (no torch at import).
+for your dataset and your model (Keysers et al. 2020): :func:`compositionality_curve` (the estimator
+:class:`CompositionalityCurve`) with its :class:`CurveSettings` gives a :class:`CurveResult`;
+:func:`spearman`, :func:`subsample`, :func:`error_kinds` need no model. Imported lazily (no torch).
 
 Example:
     >>> from hf_synthsample.curve import CurveSettings, spearman

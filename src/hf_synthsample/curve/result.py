@@ -33,11 +33,8 @@ def _example_record(target: float, dc: float, fit: float, test: float) -> dict[s
 
 @dataclass
 class CurveResult:
-    """The curve: ``records`` (one dict per split, in target order: ``target``, ``config``,
-    ``compound_divergence``, ``atom_divergence``, sizes, ``fit``, ``fit_reached``, ``steps``,
-    ``fit_history``, ``test_exact_match``, ``errors``, seconds), the ``settings``, the ``sweep``
-    (:class:`~hf_synthsample.splits.SplitSweep`, the splits themselves), ``model`` (a description of
-    the model), ``seconds`` (wall time).
+    """The curve: ``records`` (one dict per split, in target order), the ``settings``, the ``sweep``
+    (:class:`~hf_synthsample.splits.SplitSweep`: the splits), ``model`` (its description), ``seconds``.
     """
 
     records: list
@@ -96,8 +93,7 @@ class CurveResult:
         return self.to_markdown()
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON: the records, Spearman's rho (``None`` when undefined), whether every model fitted,
-        the settings, the model."""
+        """Plain JSON of the curve (Spearman's rho ``None`` when undefined)."""
         rho = self.spearman_rho
         return {"spearman_rho": None if rho != rho else rho, "all_fitted": self.all_fitted, "not_fitted": self.not_fitted,
                 "records": self.records, "settings": self.settings.to_record(), "model": self.model,
@@ -135,12 +131,9 @@ class CurveResult:
 
     def save(self, folder: str, *, if_exists: str = "error", title: str | None = None, plots: bool = False,
              license: str | None = None, provenance: dict[str, Any] | None = None) -> str:
-        """Write the curve as one Hub-layout folder: a config per split (``dc_0.10``, ...: ``train`` and
-        ``test``, loadable with ``datasets.load_dataset(folder, "dc_0.10")``), a card with the curve's
-        table and Spearman's rho above the sweep's split reports, ``curve.png`` and ``curve.json``
-        (:meth:`to_dict`); card metadata ``hf_synthsample.compositionality_curve``. ``plots``: each
-        split report's plot too; ``provenance`` (e.g. the data's source) goes to the card's settings.
-        Returns the folder."""
+        """Write the curve as the sweep's Hub-layout folder (a config per split, ``dc_0.10``) with the
+        curve's table above the split reports in the card, ``curve.png`` and ``curve.json``; ``plots``:
+        each split report's plot too; ``provenance`` goes to the card's settings. Returns the folder."""
         import json
 
         if self.sweep is None:

@@ -73,29 +73,14 @@ def _torch_threads(n: int) -> Iterator[None]:
 
 def compositionality_curve(dataset: "Dataset", model: ModelSpec = None, *, settings: CurveSettings | None = None,
                            **changes: Any) -> CurveResult:
-    """The compositionality curve of ``model`` on ``dataset``.
+    """The compositionality curve (a :class:`CurveResult`) of ``model`` on ``dataset``.
 
-    Args:
-        dataset: the rows (a ``datasets.Dataset``) with the structure column (``column``, read by
-            ``language``) and the model's source and target text columns.
-        model: ``None`` (a scratch seq2seq from the settings' model fields, a word tokenizer per
-            split), a checkpoint folder (``save_pretrained`` output; loaded afresh per split), or a
-            callable ``(split, seed) -> (model, tokenizer)`` returning a fresh encoder-decoder model.
-        settings: a :class:`CurveSettings` (default: its defaults); ``changes`` (any of its field
-            names) override it, checked as at construction.
-
-    What it does: :func:`~hf_synthsample.splits.divergence_sweep` at ``targets`` (every split the
-    same sizes, D_A within its bound); per split a model trained with the stock ``Seq2SeqTrainer``
-    until its exact match on ``fit_rows`` of its own training rows reaches ``fit_target`` (at most
-    ``max_steps``; a model that does not is reported, never dropped); its test exact match on
-    ``test_rows`` rows of the split's test side. Deterministic for a seed (whatever ``jobs``).
-
-    Returns:
-        :class:`CurveResult`: ``records``, ``spearman_rho``, ``not_fitted``, ``to_markdown()``,
-        ``plot(path)``, ``save(folder)`` (a Hub folder: the splits, the table in the card).
-
-    Raises:
-        TypeError / ValueError: bad settings, dataset, columns or model, before any work.
+    ``model``: ``None`` (a scratch seq2seq from the settings), a checkpoint folder (loaded afresh per
+    split) or a callable ``(split, seed) -> (model, tokenizer)``; ``settings`` (default: the
+    defaults) with ``changes`` to its fields. Per split of the sweep at ``targets``, a model trained
+    until its exact match on ``fit_rows`` of its own rows reaches ``fit_target`` (one that does not
+    is reported, never dropped), then scored on ``test_rows`` test rows. Deterministic for a seed
+    (whatever ``jobs``); bad settings, dataset, columns or model raise before any work.
     """
     return CompositionalityCurve(settings, **changes).fit(dataset, model).result_
 

@@ -1,8 +1,5 @@
-"""The settings of a compositionality curve: one frozen dataclass (:class:`~hf_synthsample.settings.Settings`),
-every field typed, bounded, defaulted and described, checked once when it is made.
-
-The fields' specs are also what the ``hf-synthsample curve`` options are generated from
-(:func:`~hf_synthsample.settings.add_arguments`), so a setting is described in one place.
+"""The settings of a compositionality curve, checked once when made; the ``hf-synthsample curve``
+options are generated from the same fields.
 
 Example:
     >>> s = CurveSettings(targets=[0.1, 0.3], fit_target=95)
@@ -50,11 +47,8 @@ def _non_empty(name: str, value: Any) -> Any:
 @dataclass(frozen=True)
 class CurveSettings(Settings):
     """Everything :func:`~hf_synthsample.curve.compositionality_curve` needs besides the dataset and
-    the model. Bad values raise ``ValueError`` (``TypeError`` for a wrong type) naming the field.
-
-    The scratch-model fields (``architecture`` ... ``dropout``) are used only when no model is given.
-    ``jobs`` / ``threads`` change the speed, never the results.
-    """
+    the model; the scratch-model fields serve only when no model is given, ``jobs`` / ``threads``
+    only the speed."""
 
     # the splits (hf_synthsample.splits.divergence_sweep)
     targets: tuple = setting((0.0, 0.12, 0.24, 0.36, 0.48, 0.6), check=_check_targets, kind="any",

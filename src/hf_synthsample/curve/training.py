@@ -96,14 +96,9 @@ def _built(made: Any) -> tuple:
 
 def train_split(split: "DatasetDict", factory: ModelFactory, settings: CurveSettings, *, output_dir: str,
                 name: str = "split") -> dict[str, Any]:
-    """Train one model on ``split["train"]`` until its exact match on ``settings.fit_rows`` of those
-    rows reaches ``settings.fit_target`` (checked every ``check_every`` steps; at most ``max_steps``),
-    then score it on ``settings.test_rows`` of ``split["test"]``.
-
-    Returns a record: ``fit`` (the last check's exact match, %), ``fit_reached``, ``steps`` (with the
-    settle phase's), ``fit_step`` (the check that reached the target, or the last one),
-    ``fit_history`` (``[step, fit]`` per check), ``test_exact_match`` (%), ``num_test_scored``,
-    ``num_fit``, ``errors`` (:func:`~hf_synthsample.curve.stats.error_kinds`), seconds.
+    """Train one model on ``split["train"]`` until its exact match on ``fit_rows`` of those rows
+    reaches ``fit_target`` (checked every ``check_every`` steps, at most ``max_steps``), then score it
+    on ``test_rows`` of ``split["test"]``; returns the record (``fit`` is the last check's).
     """
     from ..models import FitTargetCallback, evaluate_seq2seq, train_seq2seq
 

@@ -90,7 +90,7 @@ def check_template_column(dataset: "Dataset", column: str, arg: str = "template_
 
 
 def check_program_column(dataset: "Dataset", column: str, arg: str = "column") -> None:
-    """``column`` holds programs as strings (nulls are left to the parser: unparsable rows)."""
+    """``column`` holds programs as strings (a null is an unparsable row)."""
     import pyarrow as pa
 
     from ..columns import column_arrow
@@ -267,8 +267,7 @@ def read_structures(
         if compounds_fn is not None:
             raise ValueError(f"compound_weights={compound_weights!r} is defined for the language's compounds; with "
                              "compounds_fn pass compound_weights=False or a mapping compound -> weight")
-    # the structure columns are checked whole before any parsing: a null or a wrong type must be an
-    # error naming the column, never an empty or made-up structure (or a raw Arrow error)
+    # checked whole before any parsing: a null or a wrong type is an error naming the column, never a made-up structure
     if atoms_column is not None:
         check_list_column(dataset, atoms_column, "atoms_column", non_empty=True)
     if compounds_column is not None:
@@ -341,8 +340,7 @@ def _weighted(c_coo: tuple, weights: str | Mapping, comp_vocab: list, members: A
                              "compounds as the language writes them (hf_synthsample.structure.compounds)")
         w = np.asarray([weights.get(name, 1.0) for name in comp_vocab], dtype=np.float64)[c]
     else:
-        # one representative tree per group (its first row), counted as often as the group has rows:
-        # P(G'|G) is over every row read; rows of a group share their atoms and compounds
+        # one tree per group (its first row), counted once per row of the group: P(G'|G) is over every row read
         reps = members.heads()
         programs = column_arrow(view, column).take(pa.array(reps)).to_pylist()
         rows, p = _occurrence_supers(programs, language, max_height, counts=members.sizes.tolist())

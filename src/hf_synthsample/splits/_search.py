@@ -39,9 +39,8 @@ class Search:
         self.value = goal.value  # how good a D_C (or an array of them) is for the goal: higher is better
         self.aim = 0.25  # stop at this share of goal_tolerance (a stall within the tolerance is still a success)
         self.stop_at: float | None = None  # goal "max" only: stop once D_C reaches this
-        # a round counts as progress above this gain: any for the maximiser (as in issue 13);
-        # towards a target or the minimum, MIN_ROUND_GAIN (COGS: the minimiser creeps down by
-        # ~5e-5 a round for minutes, and a search for an unreachable target would never end)
+        # progress is any gain for the maximiser; MIN_ROUND_GAIN otherwise (COGS: the minimiser
+        # creeps down by ~5e-5 a round for minutes; a search for an unreachable target never ends)
         self.min_gain = 1e-9 if goal.kind == "max" else MIN_ROUND_GAIN
         self.sizes = st.sizes.astype(np.float64)
         self.G = len(self.sizes)
@@ -53,7 +52,6 @@ class Search:
         self.atom_fixes = 5  # swaps that may repair the atom bound after a hold-out (COGS: it binds)
         self.drop_batch = 8  # single groups left out per step of the train_size phase
 
-    # ------------------------------------------------------------------ objective
     def reached(self, e: Engine) -> bool:
         """Close enough to stop: within a quarter of the tolerance (a split at the tolerance's edge
         would be a poor point on a curve; the last steps there are cheap)."""
@@ -69,7 +67,6 @@ class Search:
         """The goal lies above the current D_C (hold-outs only raise it: skip them otherwise)."""
         return self.goal.kind == "max" or (self.goal.is_target and e.compound_divergence < self.goal.target)
 
-    # ------------------------------------------------------------------ start
     def in_window(self, rows) -> Any:
         return np.abs(np.asarray(rows) - self.target) <= self.tol
 
@@ -157,7 +154,6 @@ class Search:
                 f"{e.atom_divergence:.4f}; atoms furthest apart: {names}. Raise max_atom_divergence, or give the "
                 "data more rows per atom")
 
-    # ------------------------------------------------------------------ moves
     def swap_step(self, e: Engine, tr: np.ndarray, te: np.ndarray) -> bool:
         """One swap, kept if D_C gets better for the goal. Raising D_C, the train group goes first
         (its move to test is what can make a compound unseen); lowering it, the test group goes
@@ -306,10 +302,8 @@ class Search:
                     gain = np.where(da <= self.max_da, (self.value(dc) - old) / self.sizes[U], -np.inf)
                     order = np.argsort(-gain, kind="stable")
                     if gain[order[0]] > best_gain:
-                        # the few best single groups at once when each gains on its own (a sample of
-                        # random groups rarely shares compounds); the sums are exact again after.
-                        # Towards a target or the minimum, the least losses too: the search after
-                        # the drop corrects what they cost together
+                        # the few best single groups at once (random groups rarely share compounds);
+                        # towards a target or the minimum the least losses too: the search after corrects them
                         top = order[:self.drop_batch]
                         ok = gain[top] > 0 if self.goal.kind == "max" else np.isfinite(gain[top])
                         top = top[ok & (np.cumsum(self.sizes[U[top]]) <= budget)]
@@ -341,7 +335,6 @@ class Search:
             if len(best) > 1 and e.atom_divergence > self.max_da:  # together they broke the bound: one at a time
                 e.place_block(best[1:], 0)
 
-    # ------------------------------------------------------------------ loop
     def run(self, e: Engine, *, time_limit, max_steps, patience, progress, t0) -> str:
         from tqdm.auto import tqdm
 

@@ -21,15 +21,6 @@ Example:
     (48, 12)
     >>> split.mcd_result.compound_divergence > 0.3 and split.mcd_result.atom_divergence <= 0.02
     True
-
-    A split at a chosen divergence, from either side of a random split's (here every program is
-    its own compound, so any split above has D_C 1; nested programs share compounds):
-
-    >>> nested = Dataset.from_dict({"program": [f"({op} ({f} {a}) {b})" for op in "pq" for f in "fgh"
-    ...                                         for a in "abcd" for b in "abc"]})
-    >>> at = mcd_split(nested, language="sexpr", target_divergence=0.45, compound_weights=False, progress=False)
-    >>> abs(at.mcd_result.compound_divergence - 0.45) <= 0.01, at.mcd_result.stop_reason
-    (True, 'target reached')
 """
 
 from __future__ import annotations
@@ -42,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
 
+from ..progress import show_progress
 from ..validation import check_float
 from ._data import Structures, check_test_size, check_train_size
 from ._engine import Engine, ranges
@@ -146,9 +138,7 @@ class Plan:
                 raise ValueError(f"train_size: {s.train_size} leaves no room beside the {len(st.unparsable)} "
                                  "unparsable rows kept in train; raise train_size")
         if progress is None:
-            from datasets.utils.logging import is_progress_bar_enabled
-
-            progress = is_progress_bar_enabled()
+            progress = show_progress(None, None)
         return cls(s, target, int(math.floor(s.size_tolerance_share * total)), train_target, total, progress,
                    time.perf_counter() if t0 is None else t0, s.time_limit, s.max_steps, s.patience, stop_at)
 
@@ -190,8 +180,7 @@ def _search_once(st: Structures, goal: Goal, goal_tol: float, rng: np.random.Gen
     first = dict(run, patience=min(p.patience, RANGE_PATIENCE)) if dropping and goal.is_target else run
     reason = search.run(e, **first)
     if dropping:
-        # rows left out only now: the partition search has placed the held-out compounds, so
-        # the rows that still carry them into train are the ones worth leaving out
+        # only now: the rows that still carry the held-out compounds into train are the ones worth leaving out
         search.drop(e, p.train_target)
         e.recompute()
         if reason in ("no improving move", "target reached"):  # leaving rows out moved D_C: on towards the goal
@@ -234,10 +223,9 @@ def search_range(st: Structures, settings: SplitSettings) -> tuple[float, float]
 
 
 def _from_the_far_side(st: Structures, x: float, goal_tol: float, p: Plan, stuck: _Start) -> tuple[_Start, str]:
-    """The search towards ``x`` stalled outside the tolerance. Find the reachable range (the
-    minimising and the maximising search from the same seeds); outside it, a ``ValueError``
-    naming it; inside it, search towards ``x`` again from the extreme on the other side of ``x``
-    (a hold-out may have jumped past ``x`` to where swaps cannot bring D_C back)."""
+    """After a search towards ``x`` stalled outside the tolerance: an error naming the reachable range
+    if ``x`` is out of it, else a search towards ``x`` from the extreme on its other side (a hold-out
+    may have jumped past ``x`` to where swaps cannot bring D_C back)."""
     lo, hi = _bounds(st, p)
     found = (lo.engine.compound_divergence, hi.engine.compound_divergence, stuck.engine.compound_divergence)
     d_lo, d_hi = min(found), max(found)
@@ -296,11 +284,8 @@ def mcd_search(
     patience: int = 100, batch_size: int = 64, size_tolerance: float = 0.0, restarts: int = 0,
     train_size: float | None = None, progress: bool | None = None,
 ) -> MCDResult:
-    """The search on prepared :class:`~hf_synthsample.splits._data.Structures` (see :func:`mcd_split`).
-
-    ``stop_at_divergence``: the maximising search stops as soon as ``D_C`` reaches this (how long
-    the search takes to reach a divergence: the peer comparison in ``benchmarks/bench_splits.py``);
-    unlike ``target_divergence`` it never lowers ``D_C``."""
+    """The search on prepared :class:`~hf_synthsample.splits._data.Structures` (see :func:`mcd_split`);
+    ``stop_at_divergence``: the maximising search stops once ``D_C`` reaches it (never lowering it)."""
     goal = Goal.of(target_divergence, minimize)
     settings = SplitSettings(
         test_size=test_size, train_size=train_size, max_atom_divergence=max_atom_divergence, seed=seed, goal=goal,

@@ -189,14 +189,15 @@ def split_report(
 
     from ..columns import column_arrow
 
-    for name, ds in (("train", train), ("test", test)):
+    sides = {"train": train, "test": test}
+    for name, ds in sides.items():
         if not hasattr(ds, "column_names"):
             raise TypeError(f"{name} must be a datasets.Dataset, got {type(ds).__name__}")
         if not len(ds):
             raise ValueError(f"{name} has no rows")
     text_column = text_column or column
     for arg, col in (("text_column", text_column), ("length_column", length_column), ("template_column", template_column)):
-        for name, ds in (("train", train), ("test", test)):
+        for name, ds in sides.items():
             if col is not None and col not in ds.column_names:
                 raise ValueError(f"{arg}: no column {col!r} in {name}; columns: {ds.column_names}")
     from ..sampling.base import check_column_values
@@ -204,7 +205,7 @@ def split_report(
 
     compound_weights = check_compound_weights(compound_weights)  # read_structures takes it checked
     text_arg = "text_column" if text_column != column else "column"
-    for name, ds in (("train", train), ("test", test)):  # types and nulls before any work
+    for name, ds in sides.items():  # types and nulls before any work
         ok = check_column_values(ds, text_column, kind="scalar", missing="drop", name=text_arg)
         if ok is not None:  # a null text would be an "exact duplicate" of any other null
             raise ValueError(f"{text_arg}: column {text_column!r} of {name}: {_bad_rows(~ok, 'are null')}; fill them "
@@ -217,20 +218,19 @@ def split_report(
                 raise ValueError(f"length_column: column {length_column!r} of {name}: "
                                  f"{_bad_rows(~ok, 'have no length (null or NaN)')}; fill them or leave those rows "
                                  "out first (dataset.filter)")
-    texts = {s: column_arrow(ds, text_column).to_pylist() for s, ds in (("train", train), ("test", test))}
+    texts = {s: column_arrow(ds, text_column).to_pylist() for s, ds in sides.items()}
     train_exact = set(map(str, texts["train"]))
     train_near = {normalize_text(t) for t in texts["train"]}
     exact = sum(str(t) in train_exact for t in texts["test"])
     near = sum(normalize_text(t) in train_near for t in texts["test"])
-    lv = {s: _lengths(ds, text_column, length_column) for s, ds in (("train", train), ("test", test))}
+    lv = {s: _lengths(ds, text_column, length_column) for s, ds in sides.items()}
     report = SplitReport(
         train_rows=len(train), test_rows=len(test), text_column=text_column, exact_duplicates=int(exact),
         near_duplicates=int(near),
         lengths={"unit": length_column or "words", "train": _stats(lv["train"]), "test": _stats(lv["test"])},
         _length_values=lv,
     )
-    structural = language is not None or (atoms_column is not None and compounds_column is not None)
-    if structural:
+    if language is not None or (atoms_column is not None and compounds_column is not None):
         from ._data import read_structures
         from ._engine import Engine
 
@@ -248,12 +248,12 @@ def split_report(
         report._compound_freqs = (e.C.P / max(e.C.SP, 1e-300), e.C.Q / max(e.C.SQ, 1e-300))
     if template_column is not None or language is not None:
         if template_column is not None:
-            tt = {s: column_arrow(ds, template_column).to_pylist() for s, ds in (("train", train), ("test", test))}
+            tt = {s: column_arrow(ds, template_column).to_pylist() for s, ds in sides.items()}
         else:
             from ..sampling.structural import StructureColumns
 
             src = StructureColumns(column, language)
-            tt = {s: src.read(ds, ["template"])[0]["template"] for s, ds in (("train", train), ("test", test))}
+            tt = {s: src.read(ds, ["template"])[0]["template"] for s, ds in sides.items()}
         train_t = set(tt["train"])
         test_t = set(tt["test"])
         report.test_templates = len(test_t)
@@ -273,8 +273,8 @@ def save_split(
     if_exists: str = "error",
     license: str | None = None,
 ) -> str:
-    """Write ``split`` as a Hub-layout folder (Parquet per split) whose card carries the report,
-    its plot and the provenance (and ``license``, a Hub license id, if given); returns the folder.
+    """Write ``split`` as a Hub-layout folder whose card carries the report, its plot, the provenance
+    and ``license``; returns the folder.
 
     Example:
         >>> import tempfile, datasets

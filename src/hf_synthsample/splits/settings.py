@@ -23,6 +23,7 @@ import numpy as np
 
 from ..settings import Settings, setting
 from ..validation import check_float
+from ._data import check_compound_weights
 
 __all__ = ["Goal", "SplitSettings", "SweepSettings", "METHODS", "SIZE_TOLERANCE", "SWEEP_RESTARTS", "check_targets",
            "parse_targets"]
@@ -45,8 +46,7 @@ _SEARCH = {"method": ("mcd", "tmcd")}
 
 @dataclass(frozen=True)
 class Goal:
-    """What the MCD search aims at: the highest compound divergence (``"max"``), the lowest
-    (``"min"``) or a target ``D_C`` in [0, 1], reached from either side.
+    """What the MCD search aims at: the highest D_C (``"max"``), the lowest (``"min"``) or a target.
 
     Example:
         >>> Goal.parse("min").value(0.4), float(Goal.parse(0.3).value(0.4)), Goal.of(None, False)
@@ -111,19 +111,9 @@ class Goal:
         return f"Goal({str(self)!r})"
 
 
-def _goal(name: str, value: Any) -> Goal:
-    return Goal.parse(value, name)
-
-
 def _is_target(goal: Goal) -> bool:
     """--target-divergence D_C"""
     return goal.is_target
-
-
-def _weights(name: str, value: Any) -> Any:
-    from ._data import check_compound_weights
-
-    return check_compound_weights(value)
 
 
 def _parse_weights(text: str) -> Any:
@@ -166,10 +156,6 @@ def check_targets(targets: Any, name: str = "targets") -> list[float]:
     return out
 
 
-def _targets(name: str, value: Any) -> tuple[float, ...]:
-    return tuple(check_targets(value, name))
-
-
 def parse_targets(text: str) -> tuple[float, ...]:
     """The CLI's ``--sweep 0,0.1,0.2``: comma-separated compound divergences."""
     try:
@@ -208,11 +194,11 @@ class SplitSettings(Settings):
     compound_weights: Any = setting(
         None, help="how compounds are weighted in D_C: 'example' (Keysers et al.'s weight of each compound in each "
                    "example; the default for a language's compounds), 'pool' (one weight per compound), none "
-                   "(False), or a mapping compound -> weight", kind="any", check=_weights, parse=_parse_weights,
-        metavar="{example,pool,none}", applies_when=_SEARCH)
+                   "(False), or a mapping compound -> weight", kind="any", parse=_parse_weights,
+        check=lambda name, value: check_compound_weights(value), metavar="{example,pool,none}", applies_when=_SEARCH)
     goal: Goal = setting(Goal(), help="MCD goal: 'max' (the highest compound divergence), 'min' (the lowest) or a "
-                                      "compound divergence to reach from either side", kind="any", check=_goal,
-                         parse=Goal.parse, flag="--target-divergence", aliases=("--goal",), metavar="D_C|max|min",
+                                      "compound divergence to reach from either side", kind="any",
+                         check=lambda name, value: Goal.parse(value, name), parse=Goal.parse, flag="--target-divergence", aliases=("--goal",), metavar="D_C|max|min",
                          applies_when=_SEARCH)
     divergence_tolerance: float = setting(0.01, help="how far from the target divergence a split may be",
                                           min=0.0, max=1.0, applies_when={**_SEARCH, "goal": _is_target})
@@ -294,7 +280,8 @@ class SweepSettings(SplitSettings):
     every setting of :class:`SplitSettings` but the goal (each target is its own)."""
 
     targets: tuple[float, ...] = setting(help="compound divergences, ascending, in [0, 1] (0: the lowest the search "
-                                              "finds), one split each", kind="any", check=_targets, parse=parse_targets,
+                                              "finds), one split each", kind="any", parse=parse_targets,
+                                         check=lambda name, value: tuple(check_targets(value, name)),
                                          flag="--sweep", metavar="D_C,D_C,...")
     divergence_tolerance: float = setting(0.01, help="how far from its target each split may be", min=0.0, max=1.0)
     restarts: int = setting(SWEEP_RESTARTS, help="further random starts, only for a search that stalls short of its "

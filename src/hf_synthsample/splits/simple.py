@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from ..validation import check_float, check_int
-from ._data import as_split, check_dataset, check_template_column, check_test_size
+from ._data import _bad_rows, as_split, check_dataset, check_template_column, check_test_size
 from .settings import SIZE_TOLERANCE
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -162,9 +162,8 @@ def length_split(
         raise TypeError(f"length must be a column name or a function, got {length!r}")
     lengths = np.asarray([np.nan if v is None else v for v in values], dtype=np.float64)
     if np.isnan(lengths).any():
-        bad = np.flatnonzero(np.isnan(lengths))
-        raise ValueError(f"length: {len(bad)} of {n} rows have no length (null or NaN), the first at row {int(bad[0])}; "
-                         "fill them or leave those rows out first (dataset.filter)")
+        raise ValueError(f"length: {_bad_rows(np.isnan(lengths), 'have no length (null or NaN)')}; fill them or "
+                         "leave those rows out first (dataset.filter)")
     if threshold is None:
         distinct = np.unique(lengths)
         # share of rows >= each length but the shortest (which stays in train)

@@ -1,9 +1,6 @@
-"""Split specifications as ``datasets`` accepts them: ``"train"``, ``"train[:10%]"``,
-``"train[10:20]"``, ``"train+test"``, ``"test[-5%:](pct1_dropremainder)"``.
-
-The syntax is ``datasets``' own (:class:`datasets.ReadInstruction`); this module only parses a
-spec early, to check the split names it reads against the splits there are before any work, and
-to name the split a selection is written under.
+"""Split specifications in ``datasets``' own syntax (``"train[:10%]+test"``,
+:class:`datasets.ReadInstruction`), parsed early to check the split names before any work and to
+name the split a selection is written under.
 
 Example:
     >>> split_names("train[:10%]+test[10:20]")
@@ -26,9 +23,7 @@ def normalize_split(split: Any, arg: str = "split") -> str:
     or a ``datasets.ReadInstruction``; ``TypeError`` naming ``arg`` for anything else."""
     import datasets
 
-    if isinstance(split, datasets.ReadInstruction):
-        return str(split)
-    if isinstance(split, datasets.NamedSplit):
+    if isinstance(split, (datasets.ReadInstruction, datasets.NamedSplit)):
         return str(split)
     if not isinstance(split, str):
         raise TypeError(f"{arg} must be a split name or slice ({_EXAMPLES}), got {type(split).__name__} {split!r}")
@@ -36,10 +31,8 @@ def normalize_split(split: Any, arg: str = "split") -> str:
 
 
 def split_names(split: Any, arg: str = "split") -> list[str]:
-    """The split names a spec reads, in order (a name repeated by ``+`` is listed each time).
-
-    ``ValueError`` naming ``arg`` when ``datasets`` cannot parse the spec.
-    """
+    """The split names a spec reads, in order (repeats included); ``ValueError`` naming ``arg`` when
+    ``datasets`` cannot parse it."""
     from datasets import ReadInstruction
 
     spec = normalize_split(split, arg)
@@ -51,8 +44,7 @@ def split_names(split: Any, arg: str = "split") -> list[str]:
 
 
 def check_split(split: Any, available: Sequence[str], arg: str = "split") -> str:
-    """``split`` (as a spec string) when every split it reads is in ``available``, else ``ValueError``
-    naming ``arg``, the missing split and the available ones.
+    """``split`` as a spec string when every split it reads is in ``available``, else ``ValueError``.
 
     Example:
         >>> check_split("train[:50%]", ["train", "test"])

@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from ..progress import show_progress
 from ._data import as_split, check_dataset
 from .mcd import UnreachableDivergence, search
 from .settings import SWEEP_RESTARTS, TARGET_DECIMALS, Goal, SweepSettings, check_targets
@@ -51,10 +52,7 @@ def _config_names(targets: Sequence[float]) -> dict[float, str]:
 @dataclass
 class SplitSweep:
     """Splits of one dataset at chosen compound divergences (see :func:`divergence_sweep`), each
-    figure keyed by target. The divergences are the split report's on the returned rows: the
-    search's (``results[t]``) for a partition; with rows left out by ``train_size`` the report
-    recomputes the weights on the kept rows (SCAN: up to 0.01 apart).
-    """
+    figure keyed by target; the divergences are the split report's on the returned rows."""
 
     splits: dict
     compound_divergence: dict
@@ -221,9 +219,7 @@ def run_sweep(dataset: "Dataset", s: SweepSettings, *, progress: bool | None = N
         raise ValueError(f"{'text_column' if s.text_column else 'column'}: no column {text!r} for the split reports "
                          f"(duplicates, lengths); columns: {dataset.column_names}")
     if progress is None:
-        from datasets.utils.logging import is_progress_bar_enabled
-
-        progress = is_progress_bar_enabled()
+        progress = show_progress(None, None)
     t0 = time.perf_counter()
     st = MCDSplitter(s)._structures(dataset)
     read_seconds = time.perf_counter() - t0
@@ -286,10 +282,8 @@ def divergence_range(
     atoms_column: str | None = None, compounds_column: str | None = None, patience: int = 100, restarts: int = 0,
     size_tolerance: float = 0.0, skip_unparsable: bool = False,
 ) -> tuple[float, float]:
-    """``(lowest, highest)`` compound divergence the minimising and maximising searches find
-    (``MCDSplitter(...).reachable_range(dataset)``): the targets :func:`divergence_sweep` can reach,
-    +/- its tolerance. It is the range *found* for this seed and ``restarts`` (a sweep runs 2: pass
-    ``restarts=2`` for its range); a longer search may go a little beyond it.
+    """``(lowest, highest)`` D_C the minimising and maximising searches find for this seed and
+    ``restarts`` (a sweep runs 2): the targets :func:`divergence_sweep` can reach, +/- its tolerance.
 
     Example:
         >>> from datasets import Dataset

@@ -1,6 +1,5 @@
-"""Distributions of atoms and compounds over a dataset (Keysers et al. 2020): the compound weights
-(per example, and the pool-wide variant), frequencies, and the measures that compare two
-distributions: entropy, the Chernoff coefficient, atom and compound divergence."""
+"""Distributions of atoms and compounds over a dataset (Keysers et al. 2020): compound weights,
+frequencies, entropy, the Chernoff coefficient, atom and compound divergence."""
 
 from __future__ import annotations
 

@@ -18,8 +18,7 @@ def abstract_template(program: str | Node, language: str = "thingtalk") -> str:
         >>> abstract_template('now => aggregate count of ( @org.schema.Person.Person ) => notify')
         'now => func func of ( @table ) => notify'
     """
-    lang = get_language(language)
-    return lang.template(parse(program, language))
+    return get_language(language).template(parse(program, language))
 
 
 def atoms(program: str | Node, language: str = "thingtalk") -> list[str]:
@@ -33,12 +32,8 @@ def atoms(program: str | Node, language: str = "thingtalk") -> list[str]:
 
 
 def _occurrences(tree: Node, H: int, parents: list | None = None) -> list:
-    """Compound occurrences, bottom-up: ``s`` or, with ``parents``, ``(node_id, h, s)``.
-
-    Node ids are pre-order numbers of internal nodes; ``parents[i]`` is the parent id of ``i``.
-    Height ``h`` of a node is kept only when its subtree is at least that high (no duplicates)
-    and its truncation reaches a terminal of the program.
-    """
+    """Compound occurrences, bottom-up: ``s`` or, with ``parents`` (filled: parent id of each
+    internal node, numbered pre-order), ``(node_id, h, s)``; a height only where the subtree has it."""
     out: list = []
     track = parents is not None
 
@@ -99,14 +94,6 @@ def _atoms_compounds2(node: Node, out: list, atoms: list) -> tuple[str, str | No
     return label, s1, leaf_child
 
 
-def _compounds(tree: Node, max_height: int) -> list[str]:
-    if max_height == 2:
-        out: list[str] = []
-        _atoms_compounds2(tree, out, [])
-        return out
-    return _occurrences(tree, max_height)
-
-
 def _atoms_and_compounds(tree: Node, max_height: int) -> tuple[list[str], list[str]]:
     out: list[str] = []
     if max_height == 2:
@@ -117,17 +104,15 @@ def _atoms_and_compounds(tree: Node, max_height: int) -> tuple[list[str], list[s
 
 
 def compounds(program: str | Node, language: str = "thingtalk", max_height: int = 2) -> list[str]:
-    """Compounds: each internal node with its descendants down to depth 1..``max_height``.
-
-    A compound is kept when it contains at least one terminal (leaf) of the program; values are
-    abstracted to ``entity``. Returned as s-expressions, bottom-up.
+    """Compounds, bottom-up: each internal node with its descendants down to depth 1..``max_height``
+    that hold a terminal (leaf) of the program, values abstracted to ``entity``.
 
     Example:
         >>> compounds("(a (b c) (d (e f)))", language="sexpr", max_height=2)
         ['(b c)', '(e f)', '(d (e f))', '(a (b c) (d e))']
     """
     max_height = check_int("max_height", max_height, min=1)
-    return _compounds(parse(program, language), max_height)
+    return _atoms_and_compounds(parse(program, language), max_height)[1]
 
 
 def structure(program: str | Node, language: str = "thingtalk", max_height: int = 2) -> tuple[str, list[str], list[str]]:

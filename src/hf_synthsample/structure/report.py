@@ -64,15 +64,10 @@ def diagnostics(
     max_height: int = 2,
     compound_weighting: bool | str = False,
 ) -> dict[str, Any]:
-    """Structural diagnostics of a set of programs, optionally against a reference set.
-
-    Returns ``num_programs``, ``num_templates``, ``template_counts``, ``atom_entropy`` and
-    ``compound_entropy`` (nats); with ``reference`` also ``template_coverage`` (share of the
-    reference's templates found in ``programs``), ``uncovered_templates``, ``atom_divergence``
-    and ``compound_divergence``. ``compound_weighting`` weights the compounds: ``"example"`` or
-    ``True`` with Keysers et al.'s per-example weights (:func:`example_compound_weights`, ``P(G'|G)``
-    over ``programs``, for the reference's examples too), ``"pool"`` with the pool-wide variant
-    (:func:`compound_weights` of ``programs``), ``False`` unweighted.
+    """Structural diagnostics of a set of programs: ``num_programs``, ``num_templates``,
+    ``template_counts``, ``atom_entropy``, ``compound_entropy`` (nats); with ``reference`` also
+    ``template_coverage``, ``uncovered_templates``, ``atom_divergence``, ``compound_divergence``.
+    ``compound_weighting``: ``"example"`` / ``True`` or ``"pool"`` (weights over ``programs``), ``False``.
 
     Example:
         >>> d = diagnostics(["(a (b c))", "(a (b 'x))"], reference=["(a (b c))"], language="sexpr")

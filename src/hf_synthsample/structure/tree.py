@@ -1,8 +1,6 @@
-"""The language-agnostic program tree (:class:`Node`, the abstraction's node kinds), the
-s-expression parser (the ``"sexpr"`` language), and the registry of language adapters
-(``parse(text) -> Node``, ``template(tree) -> str``) with :func:`parse`, which reads a program with
-one. Adapters register into the registry; it imports none of them (:data:`ADAPTER_MODULES`,
-imported by name on the first lookup)."""
+"""The language-agnostic program tree (:class:`Node`), the s-expression parser (``"sexpr"``), and
+the registry of language adapters with :func:`parse`; the registry imports no adapter module
+(:data:`ADAPTER_MODULES` are imported by name on the first lookup)."""
 
 from __future__ import annotations
 
@@ -28,10 +26,8 @@ KINDS = ("", *ABSTRACT_TOKENS)
 
 
 class Node:
-    """One node of a program tree.
-
-    ``label`` is the atom, ``kind`` one of :data:`KINDS` (``""``: never abstracted), and ``rule``
-    a tag the language's printer dispatches on (``""`` when the label is enough).
+    """One node of a program tree: ``label`` (the atom), ``kind`` (one of :data:`KINDS`; ``""``: never
+    abstracted) and ``rule`` (a tag the language's printer dispatches on).
 
     Example:
         >>> Node("and", (Node("a"), Node("b")), kind="op").is_leaf
@@ -63,10 +59,8 @@ class Node:
         best, stack = 0, [(self, 1)]
         while stack:
             node, d = stack.pop()
-            if d > best:
-                best = d
-            for c in node.children:
-                stack.append((c, d + 1))
+            best = max(best, d)
+            stack.extend((c, d + 1) for c in node.children)
         return best
 
     def iter(self):
@@ -84,17 +78,14 @@ class Node:
             return label
         return "(" + label + " " + " ".join(c.to_sexpr(abstract) for c in self.children) + ")"
 
+    def _key(self) -> tuple:
+        return self.label, self.kind, self.rule, self.children
+
     def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, Node)
-            and self.label == other.label
-            and self.kind == other.kind
-            and self.rule == other.rule
-            and self.children == other.children
-        )
+        return isinstance(other, Node) and self._key() == other._key()
 
     def __hash__(self) -> int:
-        return hash((self.label, self.kind, self.rule, self.children))
+        return hash(self._key())
 
     def __repr__(self) -> str:
         return f"Node({self.to_sexpr()})"
@@ -162,10 +153,8 @@ _LANGUAGES: dict[str, Language] = {}
 
 def register_language(name: str, parse: Callable[[str], Node], template: Callable[[Node], str] | None = None,
                       *, default: bool = False) -> None:
-    """Register a language adapter (``template`` defaults to the abstract s-expression of the tree).
-
-    ``default=True`` registers only if the name is free: the built-in adapters register so when
-    their module is imported, and an adapter a user registered under that name first stays.
+    """Register a language adapter (``template`` defaults to the abstract s-expression of the tree);
+    with ``default=True`` (the built-in adapters) only if the name is free.
 
     Example:
         >>> from hf_synthsample.structure import atoms
@@ -181,23 +170,9 @@ def register_language(name: str, parse: Callable[[str], Node], template: Callabl
         raise TypeError(f"template must be callable or None, got {template!r}")
     if default and name in _LANGUAGES:
         return
-    _LANGUAGES[name] = Language(name, _height_checked(parse), template or (lambda tree: tree.to_sexpr(abstract=True)))
-
-
-def _height_checked(parse: Callable[[str], Node]) -> Callable[[str], Node]:
-    """``parse`` whose trees are at most :data:`~hf_synthsample.validation.MAX_NESTING` high.
-
-    The walkers of this module (templates, atoms, compounds, printing, hashing) recurse over the
-    tree; a deeper tree (``1+1+...+1`` of 200 terms is 200 levels of calculator tree) is a
-    ``ValueError`` here instead of a ``RecursionError`` there. A parser that recurses itself must
-    bound its own nesting (the built-in ones do).
-    """
-
-    def parse_checked(text: str) -> Node:
-        return _check_height(parse(text))
-
-    parse_checked.__wrapped__ = parse  # type: ignore[attr-defined]
-    return parse_checked
+    # the walkers recurse over the tree: one over MAX_NESTING high is a ValueError here, not a RecursionError there
+    _LANGUAGES[name] = Language(name, lambda text: _check_height(parse(text)),
+                                template or (lambda tree: tree.to_sexpr(abstract=True)))
 
 
 def _check_height(tree: Node) -> Node:
@@ -242,11 +217,8 @@ def _builtin() -> None:
 
 
 def parse(program: str | Node, language: str = "thingtalk") -> Node:
-    """The tree of ``program`` (a tree is returned as it is).
-
-    A program or tree nested deeper than :data:`~hf_synthsample.validation.MAX_NESTING` levels is
-    a ``ValueError`` naming the depth (the walkers of this module recurse over the tree).
-    """
+    """The tree of ``program`` (a tree is returned as it is); ``ValueError`` naming the depth when
+    it is nested deeper than :data:`~hf_synthsample.validation.MAX_NESTING` levels."""
     if isinstance(program, Node):
         return _check_height(program)
     if not isinstance(program, str):
