@@ -42,10 +42,7 @@ SIZE_CATEGORIES = [label for _, label in _SIZE_BOUNDS] + ["n>1B"]
 
 def size_category(n: int) -> str:
     """The Hub's ``size_categories`` tag for ``n`` rows."""
-    for bound, label in _SIZE_BOUNDS:
-        if n < bound:
-            return label
-    return "n>1B"
+    return next((label for bound, label in _SIZE_BOUNDS if n < bound), "n>1B")
 
 
 # The Hub's license identifiers are lower-case SPDX-like ids ("apache-2.0", "cc-by-4.0", "mit",
@@ -94,8 +91,7 @@ def make_card(metadata: Mapping[str, Any], body: str) -> "DatasetCard":
 
 
 def render_card(metadata: Mapping[str, Any], body: str) -> str:
-    """A README.md: YAML front matter (absolute local paths in it redacted) and a Markdown body
-    (the text of :func:`make_card`)."""
+    """The README.md text of :func:`make_card`."""
     return str(make_card(metadata, body))
 
 
@@ -127,6 +123,16 @@ def read_card_metadata(folder: str | os.PathLike) -> dict:
     """The YAML front matter of ``folder/README.md`` as a dict (empty if there is none)."""
     card = load_card(folder)
     return card.data.to_dict() if card is not None else {}
+
+
+def read_card(path: Path) -> tuple[dict, str]:
+    """``(metadata, body)`` of the card file ``path``; without YAML it is all body, missing ``({}, "")``."""
+    if not path.is_file():
+        return {}, ""
+    card = load_card(path)
+    if card is None:
+        return {}, path.read_text()
+    return card.data.to_dict(), card.text.lstrip("\n")
 
 
 #: how a local path is written into a card meant for the Hub (see :func:`portable_path`)

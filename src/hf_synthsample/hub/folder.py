@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ..atomic import FOLDER_MARKER, atomic_folder, check_replaceable, recover_folder, written_by_library
 from ..validation import check_choice, check_int, check_path
-from .card import (check_license, count_rows, keep_auto_detected, load_card, read_card_metadata, render_card,
+from .card import (check_license, count_rows, keep_auto_detected, read_card, read_card_metadata, render_card,
                    size_category)
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -117,7 +117,7 @@ def write_hub_folder(
     users = if_exists == "add" and folder.is_dir() and not written_by_library(folder)
     if users:  # a folder of the user's: add, never replace
         check_can_add(folder, list(configs))
-        previous_text = _previous_body(folder)
+        previous_text = read_card(folder / "README.md")[1].strip()
         if previous_text and previous_text not in body:
             body = previous_text.rstrip() + "\n\n" + body  # the user's card text is kept
     splits = {name: _as_dict(ds) for name, ds in configs.items()}
@@ -204,15 +204,6 @@ def check_can_add(folder: str | os.PathLike, configs: list[str], name: str = "co
             f"{name}: {folder} already has config {taken[0]!r} and was not written by hf-synthsample (it holds no "
             f"{FOLDER_MARKER} file), so it is not replaced: choose another config name, or delete "
             f"{folder / taken[0]} yourself (and its entry in README.md)")
-
-
-def _previous_body(folder: Path) -> str:
-    """The Markdown text (after the YAML block) of ``folder``'s README.md, or ``""``."""
-    path = folder / "README.md"
-    if not path.is_file():
-        return ""
-    card = load_card(path)  # the same reading of a card as every other reader (DatasetCard)
-    return (card.text if card is not None else path.read_text(encoding="utf-8", errors="replace")).strip()
 
 
 def _link_or_copy(src: str, dst: str) -> None:

@@ -41,18 +41,9 @@ def _jsonable(value: Any) -> Any:
 
 @dataclasses.dataclass
 class Provenance:
-    """How a curated subset was made.
-
-    Attributes:
-        source: where the rows came from, e.g. ``"hf_synthsample:calculator/dcfg"``, a folder or a repo id.
-        source_config: the generator's parameters (or any description of the source config).
-        source_fingerprint: the ``datasets`` fingerprint of the source dataset.
-        source_size: rows in the source.
-        sampler: the sampler, e.g. ``"HomogenizeSampler"``.
-        sampler_params: the sampler's parameters (``sampler.get_params()``).
-        seed: the seed of the selection.
-        description: free text.
-    """
+    """How a curated subset was made: its ``source`` (e.g. ``"hf_synthsample:calculator/dcfg"``, a
+    folder or a repo id) with its config, fingerprint and rows, and the ``sampler`` (e.g.
+    ``"HomogenizeSampler"``) with its parameters and ``seed``."""
 
     source: str
     source_config: Mapping[str, Any] = dataclasses.field(default_factory=dict)

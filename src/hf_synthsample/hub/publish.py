@@ -33,8 +33,8 @@ from ..atomic import FOLDER_MARKER
 from ..validation import check_path
 from ..logging import get_logger
 
-from .card import (SIZE_CATEGORIES, check_license, keep_auto_detected, load_card, read_card_metadata, redact_local_paths,
-                   render_card, size_category)
+from .card import (SIZE_CATEGORIES, check_license, keep_auto_detected, read_card, read_card_metadata,
+                   redact_local_paths, render_card, size_category)
 from .folder import _as_dict, check_config_name, mark_default, marked_default, write_hub_folder
 from .provenance import Provenance, _jsonable
 
@@ -113,16 +113,6 @@ def _merge_body(previous: str, config_name: str, section: str) -> str:
     return previous.rstrip() + "\n\n" + section
 
 
-def _read_card(path: Path) -> tuple[dict, str]:
-    """``(metadata, body)`` of the card file ``path``; without YAML it is all body, missing ``({}, "")``."""
-    if not path.is_file():
-        return {}, ""
-    card = load_card(path)
-    if card is None:
-        return {}, path.read_text()
-    return card.data.to_dict(), card.text.lstrip("\n")
-
-
 def _curated_card(
     previous_meta: Mapping, previous_body: str, config_name: str, provenance: Provenance,
     sizes: Mapping[str, int], statistics: Any, plots: Mapping[str, str], license: str | None = None,
@@ -178,7 +168,7 @@ def save_curated(
     """
     parts, license = _check_inputs(dataset, provenance, config_name, statistics, license)
     folder = Path(check_path("folder", folder))
-    _write_curated(folder, parts, _read_card(folder / "README.md"), config_name, provenance, statistics, plots,
+    _write_curated(folder, parts, read_card(folder / "README.md"), config_name, provenance, statistics, plots,
                    license, if_exists="add", default_config=None)
     return folder
 
@@ -337,7 +327,7 @@ def _push(api, parts: dict, repo_id: str, *, provenance: Provenance, config_name
         stale = [f for f in files if f.startswith(f"{config_name}/")]
         if "README.md" in files:
             readme = api.hf_hub_download(repo_id, "README.md", repo_type="dataset", revision=parent_commit, token=token)
-            previous_meta, previous_body = _read_card(Path(readme))
+            previous_meta, previous_body = read_card(Path(readme))
         if "configs" in previous_meta:
             kept = [c for c in previous_meta["configs"] if c.get("config_name") != config_name]
         else:  # the Hub finds this repo's data automatically: list it, or the new card hides it

@@ -1,11 +1,6 @@
 """Models for synthetic tasks: tokenizers from a dataset's vocabulary, the field's small seq2seq
-Transformer, a pre-trained encoder-decoder warm-started from a local encoder checkpoint
-(``warm_start_seq2seq``, BERT2BERT), training / generation / exact-match helpers, and the Calculator
-character LSTM.
-
-Everything is a stock ``transformers`` object (``PreTrainedTokenizerFast``, ``T5Config``,
-``Seq2SeqTrainer``, ``PreTrainedModel``), so ``save_pretrained`` / ``from_pretrained``,
-``accelerate launch`` and the Hub work as usual. Names are imported lazily (no torch at import).
+models (Transformer, LSTM, BERT2BERT warm start), training / generation / exact-match helpers, and
+the Calculator character LSTM; all stock ``transformers`` objects. Names are imported lazily.
 
 Example:
     >>> from hf_synthsample.models import build_word_tokenizer, scratch_config

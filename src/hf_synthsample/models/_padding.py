@@ -6,11 +6,11 @@ import torch
 
 
 def right_padded_lengths(input_ids: torch.Tensor, attention_mask: torch.Tensor | None, pad_token_id: int | None):
-    """``(mask as bool, per-row lengths)`` of a right-padded ``(batch, length)`` batch.
-
-    Without ``attention_mask`` the mask is ``input_ids != pad_token_id``. Raises ``ValueError`` for
-    a row with no tokens or a mask that is not right padding (packing would read the wrong tokens).
-    """
+    """``(mask as bool, per-row lengths)`` of a right-padded ``(batch, length)`` batch (without
+    ``attention_mask``: ``input_ids != pad_token_id``); ``ValueError`` for any other batch."""
+    if input_ids is None or input_ids.dim() != 2:
+        raise ValueError(f"input_ids must be a (batch, length) tensor, got "
+                         f"{None if input_ids is None else tuple(input_ids.shape)}")
     if attention_mask is None:
         attention_mask = input_ids.ne(pad_token_id) if pad_token_id is not None else torch.ones_like(
             input_ids, dtype=torch.bool)

@@ -24,11 +24,8 @@ def training_arguments(
     seed: Any,
     extra: dict[str, Any],
 ):
-    """``args_class(...)`` (a ``TrainingArguments`` dataclass) from checked arguments.
-
-    Defaults: no logging, no saving, no evaluation, ``report_to="none"``; ``extra`` (any other
-    field of ``args_class``) overrides them. Unknown names raise with close matches.
-    """
+    """``args_class(...)`` (a ``TrainingArguments`` dataclass) from checked arguments: no logging, no
+    saving, no evaluation, ``report_to="none"``, unless ``extra`` (other fields of ``args_class``) says."""
     import torch
 
     if not isinstance(output_dir, (str, os.PathLike)):

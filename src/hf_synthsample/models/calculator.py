@@ -111,8 +111,6 @@ class CharLSTMForSequenceClassification(PreTrainedModel):
         labels: torch.LongTensor | None = None,
         return_dict: bool | None = None,
     ) -> SequenceClassifierOutput | tuple:
-        if input_ids is None or input_ids.dim() != 2:
-            raise ValueError(f"input_ids must be a (batch, length) tensor, got {None if input_ids is None else tuple(input_ids.shape)}")
         _, lengths = right_padded_lengths(input_ids, attention_mask, self.config.pad_token_id)
         packed = nn.utils.rnn.pack_padded_sequence(
             self.embeddings(input_ids), lengths.cpu(), batch_first=True, enforce_sorted=False

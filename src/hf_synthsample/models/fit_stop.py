@@ -10,11 +10,6 @@ Example:
     >>> guard = FitTargetCallback(lambda model: 0.0, 90.0, 250, unit="step", abandon_below=5.0, abandon_after=1500)
     >>> guard.abandon_below, guard.abandon_after, guard.abandoned
     (5.0, 1500, False)
-    >>> sure = FitTargetCallback(lambda model: 95.0, 90.0, 1, confirm=lambda model: 88.0)
-    >>> sure.confirm is not None
-    True
-    >>> FitTargetCallback(lambda model: 95.0, 90.0, 250, unit="step", settle=1000).settle
-    1000
 """
 
 from __future__ import annotations

@@ -105,9 +105,6 @@ class LSTMSeq2SeqForConditionalGeneration(PreTrainedModel):
     # ------------------------------------------------------------------------------------ encoder
     def encode(self, input_ids: torch.LongTensor, attention_mask: torch.Tensor | None = None):
         """(encoder states ``(batch, length, hidden)``, the attention mask as bool)."""
-        if input_ids is None or input_ids.dim() != 2:
-            raise ValueError(f"input_ids must be a (batch, length) tensor, got "
-                             f"{None if input_ids is None else tuple(input_ids.shape)}")
         mask, lengths = right_padded_lengths(input_ids, attention_mask, self.config.pad_token_id)
         packed = nn.utils.rnn.pack_padded_sequence(self.dropout(self.source_embeddings(input_ids)), lengths.cpu(),
                                                    batch_first=True, enforce_sorted=False)
@@ -195,8 +192,7 @@ class LSTMSeq2SeqForConditionalGeneration(PreTrainedModel):
         **kwargs: Any,
     ) -> torch.LongTensor:
         """Greedy decoding: ``(batch, 1 + steps)`` ids starting with the decoder start token, padded after
-        each row's eos, as ``transformers``' ``generate`` returns them. Beam search and sampling are not
-        implemented (``num_beams`` > 1 or ``do_sample=True`` raise ``ValueError``)."""
+        each row's eos, as ``transformers``' ``generate`` returns them (no beam search, no sampling)."""
         if num_beams != 1 or do_sample:
             raise ValueError(f"LSTMSeq2SeqForConditionalGeneration.generate decodes greedily only: num_beams must be 1 "
                              f"and do_sample False (got num_beams={num_beams}, do_sample={do_sample})")

