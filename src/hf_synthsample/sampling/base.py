@@ -100,16 +100,19 @@ def check_column_values(dataset: "Dataset", column: str, *, kind: str, missing: 
             + (" (cast it first, e.g. dataset.cast_column or dataset.map)" if kind == "numeric" else "")
         )
     bad = _missing_mask(arr)
-    if not bad.any():
-        return None
     if missing == "drop":
-        return ~bad
-    rows = np.flatnonzero(bad)
+        return ~bad if bad.any() else None
     what = "a missing value (a null list or a null item)" if kind == "list" else "a missing value (null or NaN)"
-    raise ValueError(
-        f"{name}: column {column!r}: {len(rows)} of {len(arr)} rows have {what}, the first at row {int(rows[0])}; "
-        "pass missing='drop' to leave them out, or fill them first (dataset.filter / dataset.map)"
-    )
+    _raise_if_any(bad, f"{name}: column {column!r}: ", f"rows have {what}",
+                  "pass missing='drop' to leave them out, or fill them first (dataset.filter / dataset.map)")
+    return None
+
+
+def _raise_if_any(bad: np.ndarray, head: str, what: str, hint: str) -> None:
+    """A ``ValueError`` "``head`` N of M ``what``, the first at row R; ``hint``" if any of ``bad`` is set."""
+    rows = np.flatnonzero(bad)
+    if len(rows):
+        raise ValueError(f"{head}{len(rows)} of {len(bad)} {what}, the first at row {int(rows[0])}; {hint}")
 
 
 def _check_size(k: int | None, n: int, rows: str, needed_by: str | None = None) -> None:

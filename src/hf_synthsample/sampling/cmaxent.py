@@ -45,8 +45,7 @@ class _Side:
         self.sizes = torch.as_tensor(sizes, device=device, dtype=dtype)
         self.size_id = torch.as_tensor(size_id.reshape(-1), device=device)
         self.n = np.zeros(num_features, dtype=np.float64)  # counts of S (host: small, scalar-indexed)
-        self.M = 0.0
-        self.A = 0.0
+        self.M = self.A = 0.0
         # CSR of every group (host): the pick's features and multiplicities
         key = rows * max(num_features, 1) + cols
         if len(key) > 1 and not (key[1:] > key[:-1]).all():
@@ -70,11 +69,8 @@ class _Side:
         # exceptions: present with another value, or absent while the default is nonzero
         exc = vals != default[cols]
         e_rows, e_cols, e_vals = [rows[exc]], [cols[exc]], [vals[exc]]
-        present = np.zeros(G, dtype=bool)
         for c in np.flatnonzero(default > 0).tolist():
-            present[:] = False
-            present[rows[cols == c]] = True
-            absent = np.flatnonzero(~present)
+            absent = np.setdiff1d(np.arange(G), rows[cols == c])
             e_rows.append(absent)
             e_cols.append(np.full(len(absent), c, dtype=np.int64))
             e_vals.append(np.zeros(len(absent)))
@@ -247,18 +243,9 @@ class GreedyEntropy:
     ``members``: per group, its rows in tie-break order; ``priority``: per row, smaller wins ties.
     """
 
-    def __init__(
-        self,
-        atoms: tuple,
-        compounds: tuple,
-        members: "GroupMembers | Sequence[Sequence[int]]",
-        priority: np.ndarray,
-        *,
-        w_atoms: float = 1.0,
-        w_compounds: float = 1.0,
-        device: str = "cpu",
-        tol: float = TOL,
-    ):
+    def __init__(self, atoms: tuple, compounds: tuple, members: "GroupMembers | Sequence[Sequence[int]]",
+                 priority: np.ndarray, *, w_atoms: float = 1.0, w_compounds: float = 1.0, device: str = "cpu",
+                 tol: float = TOL):
         import torch
 
         self.torch = torch
@@ -389,19 +376,10 @@ class GreedyEntropy:
             torch.set_num_threads(before)
 
 
-def reference_greedy(
-    atoms: Sequence[Sequence[str]],
-    compounds: Sequence[Sequence[str]],
-    k: int,
-    priority: Sequence[float],
-    *,
-    w_atoms: float = 1.0,
-    w_compounds: float = 1.0,
-    compound_weights: Mapping[str, float] | None = None,
-    candidates: Sequence[int] | None = None,
-    tol: float = TOL,
-    distinct: bool = True,
-) -> list[int]:
+def reference_greedy(atoms: Sequence[Sequence[str]], compounds: Sequence[Sequence[str]], k: int,
+                     priority: Sequence[float], *, w_atoms: float = 1.0, w_compounds: float = 1.0,
+                     compound_weights: Mapping[str, float] | None = None, candidates: Sequence[int] | None = None,
+                     tol: float = TOL, distinct: bool = True) -> list[int]:
     """The naive greedy, the oracle of :class:`GreedyEntropy`: ``H(S + e)`` from scratch for every row.
 
     ``distinct``: once a row is picked, rows with the same atom and compound multisets are no longer candidates.

@@ -28,7 +28,7 @@ import numpy as np
 from ..columns import column_array
 from ..extras import require
 from ..validation import check_columns, check_int
-from .base import BaseSampler, _check_size, check_column_values
+from .base import BaseSampler, _check_size, _raise_if_any, check_column_values
 from .settings import DifficultySettings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -127,20 +127,14 @@ def _difficulties(values: Sequence[float]) -> np.ndarray:
     """``values`` as a float array; strings, bools, None and NaN are refused (they have no difficulty order)."""
     arr = np.asarray(values)
     if arr.dtype == object:
-        none = np.flatnonzero(np.equal(arr, None))
-        if len(none):
-            raise ValueError(f"values: {len(none)} of {len(arr)} are None, the first at row {int(none[0])}; "
-                             "a difficulty must be a number")
+        _raise_if_any(np.equal(arr, None), "values: ", "are None", "a difficulty must be a number")
     if arr.dtype.kind not in "iuf" and not (arr.dtype == object and all(
             isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))
             for x in arr.tolist())):
         raise TypeError(f"values: a difficulty must be a number (int or float), got {arr.dtype} values "
                         "(strings sort alphabetically, not by difficulty)")
     arr = arr.astype(np.float64)
-    nan = np.flatnonzero(np.isnan(arr))
-    if len(nan):
-        raise ValueError(f"values: {len(nan)} of {len(arr)} are NaN, the first at row {int(nan[0])}; "
-                         "a missing difficulty is neither easy nor hard")
+    _raise_if_any(np.isnan(arr), "values: ", "are NaN", "a missing difficulty is neither easy nor hard")
     return arr
 
 

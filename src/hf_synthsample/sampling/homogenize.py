@@ -29,24 +29,15 @@ import numpy as np
 from ..columns import column_array
 from ..settings import Estimator
 from ..validation import check_choice, check_columns, check_float, check_int
-from .base import BaseSampler, _check_size, check_column_values
+from .base import BaseSampler, _check_size, _raise_if_any, check_column_values
 from .report import HomogenizationReport, joint_key, sorted_histogram
 from .settings import MODES, HomogenizeSettings, StreamHomogenizeSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-__all__ = [
-    "MODES",
-    "StreamHomogenizer",
-    "HomogenizerChain",
-    "pilot_counts",
-    "homogenize_stream",
-    "StreamHomogenizeSampler",
-    "homogenize_indices",
-    "water_fill",
-    "HomogenizeSampler",
-]
+__all__ = ["MODES", "StreamHomogenizer", "HomogenizerChain", "pilot_counts", "homogenize_stream",
+           "StreamHomogenizeSampler", "homogenize_indices", "water_fill", "HomogenizeSampler"]
 
 
 class StreamHomogenizer:
@@ -85,13 +76,8 @@ class HomogenizerChain:
     """Generator-side homogenization of rows (dicts): one :class:`StreamHomogenizer` on the tuple
     of values (``joint``), or one per variable, each offered what the previous ones kept (``sequential``)."""
 
-    def __init__(
-        self,
-        variables: Sequence[str],
-        eps: float,
-        mode: str = "joint",
-        initial_counts: Sequence[Mapping[Hashable, int]] | None = None,
-    ):
+    def __init__(self, variables: Sequence[str], eps: float, mode: str = "joint",
+                 initial_counts: Sequence[Mapping[Hashable, int]] | None = None):
         s = StreamHomogenizeSettings(variables=variables, eps=eps, mode=mode)
         self.variables, self.mode, self.eps = s.variables, s.mode, s.eps
         self._keys = _level_keys(self.variables, self.mode)
@@ -137,10 +123,9 @@ def merge_stats(stats: Sequence[Mapping]) -> dict:
             for v, h in s[part].items():
                 out[part].setdefault(v, Counter()).update(h)
         for part in ("offered", "level_accepted"):
-            for i, h in enumerate(s[part]):
-                if len(out[part]) <= i:
-                    out[part].append(Counter())
-                out[part][i].update(h)
+            out[part] += [Counter() for _ in range(len(s[part]) - len(out[part]))]
+            for level, h in zip(out[part], s[part]):
+                level.update(h)
     return out
 
 
@@ -149,9 +134,8 @@ def theoretical_draws_per_accepted(offered: Sequence[Mapping[Hashable, int]], ep
     out = 1.0
     for h in offered:
         total = sum(h.values())
-        if total == 0:
-            continue
-        out /= sum(min(c / total, eps) for c in h.values())
+        if total:
+            out /= sum(min(c / total, eps) for c in h.values())
     return out
 
 
@@ -163,27 +147,13 @@ def report_from_stats(stats: Mapping, variables: Sequence[str], mode: str, eps: 
         # the joint level's offered histogram is exactly the joint histogram of all draws
         before[joint_key(variables)] = sorted_histogram(stats["offered"][0])
         after[joint_key(variables)] = sorted_histogram(stats["level_accepted"][0])
-    return HomogenizationReport(
-        variables=tuple(variables),
-        mode=mode,
-        method="generator",
-        eps=eps,
-        before=before,
-        after=after,
-        draws=stats["draws"],
-        accepted=stats["accepted"],
-        theoretical_draws_per_accepted=theoretical_draws_per_accepted(stats["offered"], eps),
-    )
+    return HomogenizationReport(variables=tuple(variables), mode=mode, method="generator", eps=eps, before=before,
+                                after=after, draws=stats["draws"], accepted=stats["accepted"],
+                                theoretical_draws_per_accepted=theoretical_draws_per_accepted(stats["offered"], eps))
 
 
-def pilot_counts(
-    draw: Callable[[random.Random], Mapping],
-    rng: random.Random,
-    size: int,
-    variables: Sequence[str],
-    mode: str = "joint",
-    eps: float = 0.01,
-) -> list[dict]:
+def pilot_counts(draw: Callable[[random.Random], Mapping], rng: random.Random, size: int, variables: Sequence[str],
+                 mode: str = "joint", eps: float = 0.01) -> list[dict]:
     """Histograms to start each level's running estimate from, from ``size`` draws of ``draw``
     (for ``sequential``, what the levels before each accept of them)."""
     check_int("size", size, min=0)
@@ -301,14 +271,9 @@ def _bin(values: np.ndarray, bins: int | Sequence[float] | None) -> np.ndarray:
     return np.digitize(values, edges)
 
 
-def homogenize_indices(
-    columns: Mapping[str, Sequence] | Sequence,
-    n: int | None = None,
-    *,
-    mode: str = "joint",
-    seed: int = 0,
-    bins: int | Sequence[float] | Mapping[str, Any] | None = None,
-) -> tuple[np.ndarray, HomogenizationReport]:
+def homogenize_indices(columns: Mapping[str, Sequence] | Sequence, n: int | None = None, *, mode: str = "joint",
+                       seed: int = 0, bins: int | Sequence[float] | Mapping[str, Any] | None = None
+                       ) -> tuple[np.ndarray, HomogenizationReport]:
     """Sorted indices of ``n`` rows of ``columns`` (``{name: values}`` or one sequence) with the most
     uniform salient histogram, and a :class:`HomogenizationReport`.
 
@@ -330,11 +295,8 @@ def homogenize_indices(
         raise ValueError("columns: the pool is empty: nothing to sample from")
     for name, a in arrays.items():
         a = arrays[name] = _scalar_values(name, a)
-        if a.dtype.kind == "f" and np.isnan(a).any():
-            # NaN is no level: np.unique would count every NaN as one value and balance it
-            nan_rows = np.flatnonzero(np.isnan(a))
-            raise ValueError(f"column {name!r}: {len(nan_rows)} of {size} values are NaN, the first at row "
-                             f"{int(nan_rows[0])}; drop or fill them first")
+        if a.dtype.kind == "f":  # NaN is no level: np.unique would count every NaN as one value and balance it
+            _raise_if_any(np.isnan(a), f"column {name!r}: ", "values are NaN", "drop or fill them first")
         per_col = bins.get(name) if isinstance(bins, Mapping) else bins
         arrays[name] = _bin(a, per_col)
     names = list(arrays)
@@ -356,10 +318,8 @@ def homogenize_indices(
         tuples = [tuple(values[j][codes[j][i]] for j in range(len(names))) for i in range(size)]
         before[joint_key(names)] = sorted_histogram(Counter(tuples))
         after[joint_key(names)] = sorted_histogram(Counter(tuples[i] for i in chosen))
-    report = HomogenizationReport(
-        variables=tuple(names), mode=mode, method="pool", eps=None, before=before, after=after, accepted=len(chosen)
-    )
-    return chosen, report
+    return chosen, HomogenizationReport(variables=tuple(names), mode=mode, method="pool", eps=None, before=before,
+                                        after=after, accepted=len(chosen))
 
 
 def _scalar_values(name: str, a: np.ndarray) -> np.ndarray:
@@ -368,11 +328,8 @@ def _scalar_values(name: str, a: np.ndarray) -> np.ndarray:
         raise TypeError(f"column {name!r} must hold scalar values (int, float, str, bool), got an array of ndim {a.ndim}")
     if a.dtype != object:
         return a
-    none = np.flatnonzero(np.equal(a, None))
-    if len(none):
-        # None is no level: it would be counted and balanced like a value
-        raise ValueError(f"column {name!r}: {len(none)} of {len(a)} values are None, the first at row "
-                         f"{int(none[0])}; drop or fill them first")
+    # None is no level: it would be counted and balanced like a value
+    _raise_if_any(np.equal(a, None), f"column {name!r}: ", "values are None", "drop or fill them first")
     kinds = {type(x) for x in a.tolist()}
     if kinds <= {str}:
         return a.astype(str)

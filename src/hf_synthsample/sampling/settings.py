@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from ..settings import Settings, setting
-from ..validation import check_float, check_non_empty_str
+from ..validation import check_device, check_float, check_non_empty_str
 
 __all__ = ["StructureSource", "UniformSettings", "UATSettings", "CMaxEntSettings", "HomogenizeSettings", "DifficultySettings",
            "StreamHomogenizeSettings", "DiversitySettings", "RepetitionSettings", "MISSING_POLICIES", "MODES", "SAMPLER_SETTINGS"]
@@ -48,12 +48,6 @@ def _language(name: str, value: str) -> str:
 
     get_language(value)
     return value
-
-
-def _device(name: str, value: Any) -> str:
-    from ..validation import check_device
-
-    return check_device(name, value)  # before any work, not at the first tensor
 
 
 def _weights_check(pool_variant: bool) -> Callable[[str, Any], Any]:
@@ -131,7 +125,7 @@ class CMaxEntSettings(_StructureSettings):
                                                "weight; None: all 1", kind="any", check=_weights_check(True),
                                     cli="a mapping or the pool variant: set it from Python")
     device: str = setting("cpu", help="torch device of the per-step vector work ('cuda' for big pools)",
-                          check=_device)
+                          check=check_device)  # before any work, not at the first tensor
     distinct: bool = setting(True, help="each structure (program with values abstracted) at most once")
 
 

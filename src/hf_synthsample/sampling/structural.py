@@ -15,9 +15,6 @@ selected (``unparsable_``, ``missing_``). ``order_`` holds the selection order o
 
 Example:
     >>> from datasets import Dataset
-    >>> ds = Dataset.from_dict({"template": ["a"] * 8 + ["b", "c"]})
-    >>> sorted(set(ds.select(UATSampler(alpha=-1, seed=1).indices(ds, 3))["template"]))  # each template 1/3 first
-    ['a', 'b', 'c']
     >>> progs = Dataset.from_dict({"program": ["(f a)", "(f a)", "(f b)", "(g a)"]})
     >>> CMaxEntSampler(language="sexpr", seed=0).indices(progs, 2).tolist()  # never both (f a): ties go by seed
     [1, 2]
@@ -40,14 +37,7 @@ from .settings import CMaxEntSettings, StructureSource, UATSettings, UniformSett
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-__all__ = [
-    "StructureColumns",
-    "UniformSampler",
-    "UATSampler",
-    "CMaxEntSampler",
-    "HybridSampler",
-    "uat_order",
-]
+__all__ = ["StructureColumns", "UniformSampler", "UATSampler", "CMaxEntSampler", "HybridSampler", "uat_order"]
 
 
 @dataclass(frozen=True)
@@ -65,14 +55,11 @@ class StructureColumns(StructureSource):
         have = set(dataset.column_names)
         out = {c: column_arrow(dataset, c).to_pylist() for c in need if c in have}
         missing = [c for c in need if c not in out]
-        bad = np.zeros(0, dtype=np.int64)
         if not missing:
-            return out, bad
+            return out, np.zeros(0, dtype=np.int64)
         if self.program_column not in have:
-            raise ValueError(
-                f"program_column: the dataset has no {', '.join(repr(c) for c in missing)} column and no program "
-                f"column {self.program_column!r} to compute it from; columns: {dataset.column_names}"
-            )
+            raise ValueError(f"program_column: the dataset has no {', '.join(repr(c) for c in missing)} column and no "
+                             f"program column {self.program_column!r} to compute it from; columns: {dataset.column_names}")
         from ..progress import progress_bar
         from ..structure import structure
 
@@ -83,12 +70,11 @@ class StructureColumns(StructureSource):
         for i, program in enumerate(bar):
             try:
                 parts = dict(zip(("template", "atoms", "compounds"), structure(program, self.language, self.max_height)))
-                for c in computed:
-                    computed[c].append(parts[c])
             except (ValueError, TypeError, IndexError, KeyError) as err:
                 errors.append((i, f"{type(err).__name__}: {err}"))
-                for c in computed:
-                    computed[c].append(None)
+                parts = {}
+            for c in computed:
+                computed[c].append(parts.get(c))
         if errors and not self.skip_unparsable:
             shown = "; ".join(f"row {i}: {msg}" for i, msg in errors[:5])
             raise ValueError(
@@ -107,9 +93,7 @@ class StructureColumns(StructureSource):
         """
         import pyarrow as pa
 
-        have = set(dataset.column_names)
-        missing = [c for c in need if c not in have]
-        computed, bad = self.read(dataset, missing) if missing else ({}, np.zeros(0, dtype=np.int64))
+        computed, bad = self.read(dataset, [c for c in need if c not in dataset.column_names])
         out = {}
         for c in need:
             arr = pa.array(computed[c]) if c in computed else column_arrow(dataset, c).combine_chunks()
@@ -181,11 +165,8 @@ class UniformSampler(_StructuralSampler):
 
 
 def uat_order(templates: Sequence, alpha: float, k: int, seed: int, candidates: np.ndarray | None = None) -> np.ndarray:
-    """The first ``k`` rows of a UAT draw (selection order), over ``candidates`` (default all rows).
-
-    Row ``i`` has weight ``p(t_i)^alpha`` (``p(t) = N_t / N`` over the candidates); drawing
-    without replacement, renormalised over what is left, is the ascending order of the
-    Efraimidis-Spirakis keys ``E_i / w_i`` (``E_i`` standard exponential).
+    """The first ``k`` rows of a UAT draw (selection order), over ``candidates`` (default all rows):
+    weights ``p(t_i)^alpha``, drawn without replacement as the order of Efraimidis-Spirakis keys.
 
     Example:
         >>> uat_order(["a", "a", "a", "b"], alpha=-1.0, k=4, seed=0).shape
@@ -202,20 +183,14 @@ def uat_order(templates: Sequence, alpha: float, k: int, seed: int, candidates: 
     p = counts[codes] / len(rows)
     rng = np.random.default_rng(seed)
     keys = rng.standard_exponential(len(rows)) * p ** (-alpha)  # E / w with w = p^alpha
-    if k < len(rows):
-        top = np.argpartition(keys, k)[:k]
-    else:
-        top = np.arange(len(rows))
+    top = np.argpartition(keys, k)[:k] if k < len(rows) else np.arange(len(rows))
     top = top[np.argsort(keys[top], kind="stable")]
     return rows[top]
 
 
 class UATSampler(_StructuralSampler):
-    """Uniform Abstract Template sampling: weight ``p(t)^alpha``, ``alpha`` in ``[-1, 0]``.
-
-    ``alpha=0`` is uniform over rows; ``alpha=-1`` starts uniform over templates. Needs a
-    ``template`` column, or a program column to compute it from. Settings:
-    :class:`~hf_synthsample.sampling.settings.UATSettings`.
+    """Uniform Abstract Template sampling (:class:`~hf_synthsample.sampling.settings.UATSettings`): weight
+    ``p(t)^alpha``; ``alpha=0`` is uniform over rows, ``alpha=-1`` starts uniform over templates.
 
     Example:
         >>> from datasets import Dataset
@@ -445,8 +420,7 @@ class HybridSampler(CMaxEntSampler):
         eng, group_templates = self.engine(dataset, k)
         names, codes = np.unique(group_templates, return_inverse=True)
         by_template = [torch.as_tensor(np.flatnonzero(codes == t), device=eng.device) for t in range(len(names))]
-        left = np.zeros(len(names), dtype=np.int64)
-        np.add.at(left, codes, eng.members.sizes)
+        left = np.bincount(codes, weights=eng.members.sizes, minlength=len(names)).astype(np.int64)
         rng = np.random.default_rng(self.seed)
         order = []
         with eng.threads():
