@@ -293,11 +293,9 @@ def _first_prop(node: Node) -> str:
 
 
 def generate(rng: random.Random, domain: str = "all") -> dict:
-    """One synthetic example: ``utterance``, ``program``, ``template``, ``domain`` and two salient
-    variables (``num_clauses``: comparisons in the program, ``program_length``: its tokens).
-
-    ``domain`` is one of :data:`DOMAIN_NAMES` or ``"all"`` (a domain drawn uniformly).
-    """
+    """One synthetic example of ``domain`` (one of :data:`DOMAIN_NAMES`, or ``"all"``: one drawn uniformly):
+    ``utterance``, ``program``, ``template``, ``domain`` and two salient variables (``num_clauses``:
+    comparisons in the program, ``program_length``: its tokens)."""
     if domain == "all":
         domain = DOMAIN_NAMES[int(rng.random() * len(DOMAIN_NAMES))]
     elif domain not in DOMAINS:
@@ -306,8 +304,7 @@ def generate(rng: random.Random, domain: str = "all") -> dict:
     ex = _Ex(rng)
     table = tables[0] if len(tables) == 1 or domain == "restaurants" or ex.chance(0.7) else tables[1]
     query, words = _query(ex, table, domain)
-    tree = _program(query)
-    program, template = thingtalk.render(tree)
+    program, template = thingtalk.render(_program(query))
     tokens = program.split()
     return {
         "utterance": " ".join(words.split()),
@@ -326,9 +323,8 @@ def generate(rng: random.Random, domain: str = "all") -> dict:
 def read_annotated(folder: str | os.PathLike, domains: Sequence[str] | None = None) -> list[dict]:
     """Rows ``{id, domain, utterance, program}`` of ``<folder>/<domain>.tsv`` (id, utterance, program).
 
-    ``id`` is ``<domain>/<id in the file>#<line>``: the released files reuse ids across lines.
-
-    Every program is parsed (a :class:`~.thingtalk.ThingTalkSyntaxError` names the file and line).
+    ``id`` is ``<domain>/<id in the file>#<line>``: the released files reuse ids across lines. Every
+    program is parsed (a :class:`~.thingtalk.ThingTalkSyntaxError` names the file and line).
     """
     folder = os.fspath(folder)
     if not os.path.isdir(folder):

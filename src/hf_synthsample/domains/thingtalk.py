@@ -118,8 +118,8 @@ class _Parser:
         # bounded by MAX_NESTING, so neither this parser nor a walker of its tree recurses too deep
         self.depth = 0
 
-    def enter(self, levels: int = 1) -> None:
-        self.depth += levels
+    def enter(self) -> None:
+        self.depth += 1
         if self.depth > MAX_NESTING:
             self.error(nesting_message())
 
@@ -244,8 +244,7 @@ class _Parser:
         if tok.startswith("param:"):
             p = self.param()
             if self.toks[self.i] == "filter":
-                self.i += 1
-                self.expect("{")
+                self.expect("filter", "{")
                 f = self.filter_()
                 self.expect("}")
                 return Node("filter", (p, f), "", "array_filter")
@@ -290,12 +289,10 @@ class _Parser:
             self.i += 1
             return Node(tok, (), "entity", "bool_filter")
         if tok.startswith("@"):
-            self.i += 1
-            table = Node(tok, (), "table", "table")
-            self.expect("{")
+            self.expect(tok, "{")
             f = self.filter_()
             self.expect("}")
-            return Node("subquery", (table, f), "", "subquery")
+            return Node("subquery", (Node(tok, (), "table", "table"), f), "", "subquery")
         if not tok:
             self.error("expected a filter but the program ended")
         lhs = self.scalar()
@@ -366,10 +363,8 @@ class _Parser:
 
 
 def parse(program: str) -> Node:
-    """The tree of a ThingTalk 1.x program; :class:`ThingTalkSyntaxError` (a ``ValueError``) if invalid.
-
-    Input nested deeper than :data:`~hf_synthsample.validation.MAX_NESTING` (tables, filters,
-    scalar calls, values, filter / index / join links) is a :class:`ThingTalkSyntaxError` too.
+    """The tree of a ThingTalk 1.x program; :class:`ThingTalkSyntaxError` (a ``ValueError``) if invalid,
+    or nested deeper than :data:`~hf_synthsample.validation.MAX_NESTING` (tables, filters, calls, values, links).
 
     Example:
         >>> parse('now => @org.schema.Book.Book => notify').children[0].kind

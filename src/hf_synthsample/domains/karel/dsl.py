@@ -111,8 +111,7 @@ class _Parser:
             self.i += 1
             return tok
         if tok == "not":
-            self.i += 1
-            self.expect("c(")
+            self.expect("not", "c(")
             self.enter()
             inner = self.cond()
             self.depth -= 1
@@ -140,8 +139,7 @@ class _Parser:
             self.expect("r(")
             return ("repeat", k, self.body("r)"))
         if tok in ("WHILE", "IF", "IFELSE"):
-            self.i += 1
-            self.expect("c(")
+            self.expect(tok, "c(")
             cond = self.cond()
             self.expect("c)")
             if tok == "WHILE":
@@ -157,10 +155,8 @@ class _Parser:
 
 
 def parse(program: str | Sequence[str]) -> Body:
-    """Parse the token form (``DEF run m( ... m)``) to the run body; :class:`KarelSyntaxError` if invalid.
-
-    Control structures and ``not`` nested deeper than :data:`~hf_synthsample.validation.MAX_NESTING`
-    are a :class:`KarelSyntaxError` too (so is such a ``program_json`` for :func:`from_json`).
+    """Parse the token form (``DEF run m( ... m)``) to the run body; :class:`KarelSyntaxError` if invalid,
+    or nested deeper than :data:`~hf_synthsample.validation.MAX_NESTING` (as :func:`from_json` too).
 
     Example:
         >>> parse(["DEF", "run", "m(", "move", "m)"])

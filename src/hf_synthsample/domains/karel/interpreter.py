@@ -224,10 +224,7 @@ def to_flat(world: World) -> tuple[list, list, int, int, tuple]:
 def from_flat(world: World, M: list, pos: int, d: int, crashed: bool = False) -> World:
     """The world ``world`` with the markers ``M`` and the hero at flat ``pos`` facing ``d``."""
     w2 = world.cols + 2
-    markers = {}
-    for i, n in enumerate(M):
-        if n:
-            markers[(i // w2 - 1, i % w2 - 1)] = n
+    markers = {(i // w2 - 1, i % w2 - 1): n for i, n in enumerate(M) if n}
     return World(world.rows, world.cols, (pos // w2 - 1, pos % w2 - 1, d), world.walls, markers, crashed)
 
 
