@@ -4,19 +4,13 @@ Subcommands: ``quickstart``, ``generate DOMAIN``, ``configs``, ``homogenize``, `
 ``split``, ``datamap``, ``curve`` (:data:`COMMANDS`); each module's docstring says what its
 subcommand does, and ``hf-synthsample COMMAND --help`` shows it with the options.
 
-Every option is checked before any work (generation, loading, training); an error is one line on
-stderr, ``hf-synthsample COMMAND: error: ...``, naming the option (``--k``, ``--out``) and the path
-(never an internal temp path), and the exit status is 2, as for argparse's own usage errors;
-operating-system errors (permission denied, read-only or full disk, a path that is a file) are
-reported the same way, never as a traceback. Ctrl-C exits with 130 and ``kill`` (SIGTERM) with
-143, after removing what the command had half-written. An existing output folder is replaced only
-with ``--overwrite`` and only when hf-synthsample wrote it (it holds a ``.hf-synthsample`` file).
+Every option is checked before any work; an error (operating-system ones included) is one line
+on stderr naming the option and the user's path, with exit status 2. Ctrl-C exits with 130 and
+SIGTERM with 143, after removing what was half-written.
 
-A subcommand is a module here with ``HELP`` (one line), ``add_arguments(parser)`` and
-``run(args) -> int``; optionally ``PARAMETERS`` (the library's parameter names that differ from
-its options, for error messages), ``parameter_options(args)``, and, where its options are made
-from settings classes, ``SETTINGS`` (those classes) and ``OWN_OPTIONS`` (its other options, each
-with what it is). Adding one is that module and one line in :data:`COMMANDS`.
+A subcommand is a module here with ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``;
+optionally ``PARAMETERS`` (library parameter -> option, for messages), ``parameter_options(args)``,
+``SETTINGS`` (the settings classes its options come from) and ``OWN_OPTIONS`` (its other options).
 """
 
 from __future__ import annotations
@@ -33,17 +27,9 @@ from ._errors import user_path as _user_path
 
 __all__ = ["COMMANDS", "main"]
 
-#: subcommand -> its module in this package, in the order ``--help`` lists them
-COMMANDS = {
-    "quickstart": "quickstart",
-    "generate": "generate",
-    "configs": "configs",
-    "homogenize": "homogenize",
-    "sample": "sample",
-    "split": "split",
-    "datamap": "datamap",
-    "curve": "curve",
-}
+#: subcommand -> its module in this package (of the same name), in the order ``--help`` lists them
+COMMANDS = {name: name for name in ("quickstart", "generate", "configs", "homogenize", "sample", "split", "datamap",
+                                    "curve")}
 
 
 def _module(command: str):
@@ -63,10 +49,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``hf-synthsample`` console script.
-
-    Every error is one line on stderr naming the option (exit status 2); see the module docstring.
-    """
+    """Entry point of the ``hf-synthsample`` console script (errors: see the module docstring)."""
     parser = _build_parser()
     args = parser.parse_args(argv)
     module = _module(args.command)

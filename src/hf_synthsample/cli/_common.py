@@ -1,6 +1,4 @@
-"""What the subcommands share: the options several of them take (declared here once), the
-``NAME=VALUE`` parser, and the checks of output folders and files made before any work.
-"""
+"""What the subcommands share: common options, the ``NAME=VALUE`` parser, the output checks."""
 
 from __future__ import annotations
 
@@ -10,8 +8,7 @@ import contextlib
 import os
 from typing import Any, Sequence
 
-#: The options several subcommands share, declared once: name -> (flag, argparse keywords). A
-#: help text may hold ``{what}`` (the data the option is about), filled in by :func:`add_shared`.
+#: The options several subcommands share: name -> (flag, argparse keywords); ``{what}`` filled in by :func:`add_shared`.
 SHARED: dict[str, tuple[str, dict[str, Any]]] = {
     "builder_param": ("--builder-param", dict(nargs="+", default=[], metavar="NAME=VALUE",
                                               help="generator parameters of a DOMAIN/CONFIG source, "
@@ -31,8 +28,7 @@ _WHAT = {"config": "source", "split": "split of the source to read", "seed": "ra
 
 
 def add_shared(parser: Any, *names: str, defaults: dict[str, Any] | None = None, **what: str) -> None:
-    """Add the :data:`SHARED` options ``names`` to ``parser`` (an argparse parser or group);
-    ``what``: per option, the words its help fills in; ``defaults``: per option, another default."""
+    """Add the :data:`SHARED` options ``names`` to ``parser``; ``what``, ``defaults``: per option, its help's words."""
     for name in names:
         flag, kwargs = SHARED[name]
         kwargs = dict(kwargs, help=kwargs["help"].format(what=what.get(name, _WHAT.get(name, ""))))
@@ -42,7 +38,7 @@ def add_shared(parser: Any, *names: str, defaults: dict[str, Any] | None = None,
 
 
 def require(parser: argparse.ArgumentParser, *dests: str) -> None:
-    """Make the options ``dests`` required: settings fields with a library default the command asks for."""
+    """Make the options ``dests`` required (settings fields the command asks for despite their default)."""
     for action in parser._actions:
         if action.dest in dests:
             action.required = True
@@ -73,8 +69,7 @@ def key_values(option: str, items: Sequence[str]) -> dict:
 
 
 def builder_param_options(args: argparse.Namespace) -> dict[str, str]:
-    """A generator's parameters given as ``--builder-param NAME=VALUE``, as ``{name: "--builder-param name="}``
-    (for the error translator)."""
+    """``{name: "--builder-param name="}`` for the parameters of the source's generator (for messages)."""
     table: dict[str, str] = {}
     if getattr(args, "builder_param", None) is not None:
         from ..builders import get_builder_class, list_domains
@@ -96,9 +91,8 @@ def check_license(args: argparse.Namespace) -> str | None:
 
 def check_output_folder(option: str, out: str, *, overwrite: bool, add: bool = False,
                         how: str = "--overwrite to replace it", configs: Sequence[str] = ()) -> None:
-    """Every check of an output folder, before any work: a path (not a file) in a folder the user
-    can write; an existing folder only with ``--overwrite`` (replaced only if hf-synthsample wrote
-    it) or ``--add`` (where it must not replace ``configs`` of a folder of the user's)."""
+    """An output folder is writable; an existing one only with ``--overwrite`` (and replaceable) or
+    ``--add`` (and its ``configs`` can be added)."""
     from ..atomic import check_replaceable, recover_folder
     from ..validation import check_writable_path
 
@@ -117,8 +111,7 @@ def check_output_folder(option: str, out: str, *, overwrite: bool, add: bool = F
 
 
 def check_output_file(option: str, path: str, *, overwrite: bool, magic: bytes, kind: str) -> None:
-    """An output file: writable; an existing one only with ``--overwrite``, and only when it is
-    what this option writes (``magic``: its first bytes), never a file of another kind."""
+    """An output file is writable; an existing one only with ``--overwrite``, and only when it starts with ``magic``."""
     from ..validation import check_writable_path
 
     check_writable_path(option, path, folder=False)
@@ -134,8 +127,7 @@ def check_output_file(option: str, path: str, *, overwrite: bool, magic: bytes, 
 
 @contextlib.contextmanager
 def quiet_datasets_bars():
-    """``datasets``' own bars off inside the block (one "Creating parquet" bar per config and side
-    would bury the job's bar), restored after."""
+    """``datasets``' own bars off inside the block (yields whether they were on)."""
     from datasets.utils.logging import disable_progress_bar, enable_progress_bar, is_progress_bar_enabled
 
     was_on = is_progress_bar_enabled()

@@ -1,7 +1,5 @@
-"""The CLI's one error translator: library messages name Python parameters (``time_limit``,
-``k``), the user typed options (``--time-limit``, ``--size``); operating-system errors name the
-option and the user's path, never an internal temp path; SIGTERM cleans up like Ctrl-C.
-"""
+"""The CLI's one error translator: library messages name Python parameters, the user typed options;
+operating-system errors name the option and the user's path (never a temp path)."""
 
 from __future__ import annotations
 
@@ -27,10 +25,8 @@ def subparser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argp
 
 
 def option_table(parser: argparse.ArgumentParser, args: argparse.Namespace, module) -> dict[str, str]:
-    """Python parameter name -> the option the user typed, for the sub-command ``args`` ran: every
-    option of its parser (``time_limit`` -> ``--time-limit``, a generator parameter ``num_examples``
-    -> ``--num-examples``; a positional stays as argparse's usage names it), the module's declared
-    ``PARAMETERS`` and its ``parameter_options(args)`` (``--param NAME=`` ones)."""
+    """Python parameter name -> the option the user typed (``time_limit`` -> ``--time-limit``), for the
+    sub-command ``args`` ran: its parser's options, the module's ``PARAMETERS`` and ``parameter_options(args)``."""
     from ._common import builder_param_options
 
     table: dict[str, str] = {}
@@ -50,10 +46,8 @@ def option_table(parser: argparse.ArgumentParser, args: argparse.Namespace, modu
 
 
 def typed(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, str]:
-    """The values of the sub-command's options with declared choices (``--measure el2n``), by
-    parameter name: a message naming the parameter with that value (``measure 'el2n' is not
-    recorded``) speaks of the option. Free values (``--column program``) are data names: a
-    message's ``column 'program'`` is the column, not the option."""
+    """The values of the sub-command's options with choices (``--measure el2n``), by parameter name:
+    ``measure 'el2n' is ...`` speaks of the option (a free value such as a column name does not)."""
     return {a.dest: getattr(args, a.dest) for a in subparser(parser, args)._actions
             if a.option_strings and a.choices and isinstance(getattr(args, a.dest, None), str)}
 
@@ -65,13 +59,10 @@ _CHECK_POSITION = r"(?=(?:=|:| must\b| is\b| lists\b| needs\b| has\b| \(| contra
 
 def as_options(message: str, table: dict[str, str], anywhere: Sequence[str] = (),
                typed: Mapping[str, str] | None = None) -> str:
-    """``message`` with the Python parameters it names written as the options of ``table``:
-    ``time_limit=3`` -> ``--time-limit 3``, ``distribution='t2t'`` -> ``--distribution t2t`` (as typed),
-    ``k must be >= 1`` -> ``--k must be >= 1``; an option ending in ``=`` is a NAME=VALUE one
-    (``skip_unparsable=True`` -> ``--param skip_unparsable=True``). A name with ``_`` (or in
-    ``anywhere``: a generator's parameters) is renamed wherever it stands alone; a plain word only
-    where a check names it (:data:`_CHECK_POSITION`), or where the value the option was given
-    (``typed``: name -> value) follows it (``measure 'el2n' is not recorded``).
+    """``message`` with the Python parameters it names written as the options of ``table``
+    (``time_limit=3`` -> ``--time-limit 3``; an option ending in ``=`` is a NAME=VALUE one). A name
+    with ``_`` (or in ``anywhere``) is renamed wherever it stands alone; a plain word only where a
+    check names it (:data:`_CHECK_POSITION`) or its ``typed`` value follows it.
 
     Example:
         >>> as_options("time_limit must be > 0.0, got -1", {"time_limit": "--time-limit"})
@@ -117,8 +108,7 @@ _OS_REASONS = {
 
 
 def user_path(path: str) -> str:
-    """``path`` with an internal temp name (``.out.tmp-123-abcd1234``, ``.tmp-x.json-123-abcd1234.json``)
-    written as the path the user gave (``out``, ``x.json``).
+    """``path`` with an internal temp name written as the path the user gave.
 
     Example:
         >>> user_path("/data/.out.tmp-123-0123abcd/cfg/x.parquet")
@@ -151,7 +141,7 @@ class _Terminated(SystemExit):
 
 @contextlib.contextmanager
 def terminate_cleanly():
-    """SIGTERM raises (exit status 143) inside the block, so temp folders are removed on ``kill``."""
+    """SIGTERM raises (exit status 143) inside the block."""
     import signal
     import threading
 

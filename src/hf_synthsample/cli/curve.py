@@ -50,8 +50,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 @contextlib.contextmanager
 def _progress() -> Iterator[None]:
-    """The curve's progress (the sweep, every fit check, every split's scores) shown on stderr for
-    the command, the logger's own level restored after."""
+    """The curve's progress logged (INFO) inside the block."""
     lg = logging.getLogger("hf_synthsample.curve")
     before = lg.level
     lg.setLevel(logging.INFO)

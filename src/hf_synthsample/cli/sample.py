@@ -47,12 +47,6 @@ def add_arguments(sm: argparse.ArgumentParser) -> None:
                overwrite="replace config --name if the output folder has it")
 
 
-def _sampler_class(args: argparse.Namespace):
-    from .. import sampling
-
-    return getattr(sampling, SAMPLERS[args.sampler])
-
-
 def parameter_options(args: argparse.Namespace) -> dict[str, str]:
     """The settings given as ``--param NAME=VALUE``, named so in messages (the others are their options)."""
     try:
@@ -62,8 +56,8 @@ def parameter_options(args: argparse.Namespace) -> dict[str, str]:
 
 
 def _settings_values(args: argparse.Namespace) -> tuple[dict, dict]:
-    """The chosen sampler's settings from its options and ``--param``, and the report-only ones (a
-    uniform sample's report reads a language); anything the sampler does not take is refused."""
+    """The chosen sampler's settings from its options and ``--param``, and the report-only ones;
+    anything else is refused."""
     fields = SAMPLER_SETTINGS[args.sampler].specs()
     options = {n: getattr(args, n) for cls in SETTINGS for n in cls.specs() if hasattr(args, n)}
     params = key_values("--param", args.param)
@@ -89,18 +83,18 @@ def _spec(name: str):
 
 
 def run(args: argparse.Namespace) -> int:
+    from .. import sampling
     from ..hub import Provenance, save_curated
     from ..hub.folder import check_config_name
-    from ..sampling import DiversityReporter
     from ..split_spec import split_names
     from ..validation import check_int, check_writable_path
     from ._source import SPLIT_ROWS, folder_configs, resolve_source, rows_to_generate
 
     values, report_only = _settings_values(args)
     check_int("--k", args.k, min=1)
-    sampler = _sampler_class(args)(**values)  # its settings validate the values before any loading
+    sampler = getattr(sampling, SAMPLERS[args.sampler])(**values)  # its settings validate the values before any loading
     report_params = {p: getattr(sampler, p) for p in _REPORT_PARAMETERS if hasattr(sampler, p)} | report_only
-    reporter = DiversityReporter(**report_params)  # and the report's settings (a uniform sample's language)
+    reporter = sampling.DiversityReporter(**report_params)  # and the report's settings (a uniform sample's language)
     check_license(args)
     split_names(args.split, "--split")  # a slice that does not parse fails before the output is looked at
     name = check_config_name(args.name or args.sampler, "--name")

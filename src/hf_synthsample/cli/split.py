@@ -4,9 +4,7 @@ card carries the split report (divergences, unseen atoms, leakage, lengths) and 
 ``--sweep D_C,D_C,...``: MCD splits at each target, one config each (the structure read once), with
 one progress bar for the job (``datasets``' per-write bars off inside it) and its true elapsed time.
 
-The split's options are the fields of :class:`~hf_synthsample.splits.settings.SplitSettings`
-(``--sweep`` the targets of :class:`~hf_synthsample.splits.settings.SweepSettings`); an option
-that does not apply to the ``--method`` is refused.
+Options: the fields of :class:`~hf_synthsample.splits.settings.SplitSettings` (and ``SweepSettings``).
 """
 
 from __future__ import annotations
@@ -44,8 +42,7 @@ def add_arguments(sp: argparse.ArgumentParser) -> None:
 
 
 def settings_of(args: argparse.Namespace):
-    """The :class:`SplitSettings` (:class:`SweepSettings` with ``--sweep``) the options give; a bad
-    value, or an option that does not apply to the method, is an error naming the option."""
+    """The :class:`SplitSettings` (:class:`SweepSettings` with ``--sweep``) the options give."""
     if args.no_compound_weights:
         if getattr(args, "compound_weights", "none") != "none":
             raise ValueError(f"--no-compound-weights contradicts --compound-weights {args.compound_weights} (give one)")
@@ -58,13 +55,12 @@ def settings_of(args: argparse.Namespace):
 
 
 def record(settings) -> dict:
-    """What a card records of the settings that ran: the fields that apply to its method."""
+    """The fields of ``settings`` that apply to its method, for the card."""
     return {k: v for k, v in settings.to_record().items() if applies(settings, k)}
 
 
 def _check_split_columns(s, ds) -> None:
-    """Every column option of ``split`` names a column of the data (and the atom / compound
-    columns hold lists), checked on loading, before the split or its report start."""
+    """Every column option names a column of ``ds`` (the atom / compound columns hold lists)."""
     from datasets import LargeList, Sequence
 
     from ..validation import check_columns
@@ -131,8 +127,7 @@ def _run_split(args: argparse.Namespace, ds, settings: SplitSettings, provenance
 
 
 def _run_sweep(args: argparse.Namespace, ds, settings, provenance: dict, started: float) -> int:
-    """Search, report and write the sweep of ``settings`` (a :class:`SweepSettings`) of ``ds``: one
-    bar over its searches, reports and plots; the elapsed time from the command's start."""
+    """Search, report and write the sweep of ``settings`` (a :class:`SweepSettings`) under one bar."""
     from tqdm.auto import tqdm
 
     from ..hub.card import portable_path
