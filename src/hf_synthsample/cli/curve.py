@@ -3,10 +3,7 @@ splits at the ``--targets`` compound divergences, one model per split trained wi
 ``Seq2SeqTrainer`` until it fits its own rows, fit and test exact match per split, Spearman's rho,
 written as a Hub-layout folder (the splits, the table and ``curve.png`` in its card).
 
-SOURCE is a Hub-layout folder, a Parquet/JSON/CSV file or a generator's ``DOMAIN/CONFIG``
-(default: ``scan/simple``, its train split: SCAN commands -> actions); ``--model`` a checkpoint
-folder (``save_pretrained`` output; default: a scratch model from the ``--d-model`` ... options).
-The other options are the fields of :class:`~hf_synthsample.curve.CurveSettings`.
+Options: SOURCE, ``--model``, ``--out`` and the fields of :class:`~hf_synthsample.curve.CurveSettings`.
 """
 
 from __future__ import annotations
