@@ -205,10 +205,9 @@ class StarGrammar:
     def __post_init__(self) -> None:
         self.primitives = star_primitives(self.num_primitives)
         self.shapes = _shapes(self.unify_around_opposite)
-        self._verb_actions = ["I_" + p.upper() for p in self.primitives]
         # parts rendered once: part_words[shape][prim], part_actions[shape][prim]
         self.part_words = [[p + s.words for p in self.primitives] for s in self.shapes]
-        self.part_actions = [[self._actions(s, a) for a in self._verb_actions] for s in self.shapes]
+        self.part_actions = [[self._actions(s, "I_" + p.upper()) for p in self.primitives] for s in self.shapes]
         self.part_length = [s.length for s in self.shapes]
         self.part_action_count = [len(self.part_actions[i][0].split()) for i in range(len(self.shapes))]
         # shapes a part may take when `r` words are left: it must fit, and never leave exactly one

@@ -61,20 +61,15 @@ def _parse_v(tokens: list[str], star: bool, verbs: frozenset | None, unify: bool
         act = ["I_" + head.upper()]
     if not rest:
         return act
-    if len(rest) == 1:
-        turn = _direction(rest[0])
+    if len(rest) == 1 or (len(rest) == 2 and rest[0] in ("opposite", "around")):
+        turn = _direction(rest[-1])
         if turn is None:
-            raise ValueError(f"expected a direction after {head!r}, got {rest[0]!r}")
-        return [turn] + act
-    if len(rest) == 2 and rest[0] in ("opposite", "around"):
-        turn = _direction(rest[1])
-        if turn is None:
-            raise ValueError(f"expected a direction after {rest[0]!r}, got {rest[1]!r}")
+            raise ValueError(f"expected a direction after {tokens[-2]!r}, got {rest[-1]!r}")
         if rest[0] == "around":
             return ([turn] + act) * 4
-        if unify:  # SCAN*: opposite is "around" with two quarter turns
-            return ([turn] + act) * 2
-        return [turn, turn] + act
+        if rest[0] == "opposite":  # SCAN* (unify): "around" with two quarter turns
+            return ([turn] + act) * 2 if unify else [turn, turn] + act
+        return [turn] + act
     raise ValueError(f"cannot parse phrase {' '.join(tokens)!r}")
 
 

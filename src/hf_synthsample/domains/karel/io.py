@@ -231,19 +231,16 @@ def _uniform_numpy(raw: np.ndarray, k: int, p: IOParams) -> tuple:
 
 
 class GridSource:
-    """Candidate input grids of one distribution, in batches, in one padded flat layout.
+    """Candidate input grids of one distribution, in batches, all in the padded flat layout of the largest grid.
 
-    Every grid of a source uses the layout of the largest grid: ``W = max_grid_size + 2`` columns,
-    ``S = (max_grid_size + 2) * W`` cells, cell ``(r, c)`` at ``(r + 1) * W + c + 1``; cells off a
-    smaller grid hold 2 like its border ring (``B``: 0 free, 1 wall, 2 off the grid; ``M``: marker
-    counts). :meth:`batch` returns ``(rows, cols, B, M, pos, dir)`` for ``k`` grids: ``B`` and
-    ``M`` the ``k`` layouts back to back as ``bytes``, ``pos`` Karel's index in that buffer (grid
-    ``j`` starts at ``j * S``), all others lists. Moves never leave a grid (its ring is not free),
-    so a program runs on the whole buffer from any grid's ``pos``.
+    That is ``W = max_grid_size + 2`` columns, ``S = (max_grid_size + 2) * W`` cells, cell ``(r, c)`` at
+    ``(r + 1) * W + c + 1``; ``B``: 0 free, 1 wall, 2 off the grid (its ring and beyond a smaller grid);
+    ``M``: marker counts. :meth:`batch` returns ``(rows, cols, B, M, pos, dir)`` for ``k`` grids: ``B`` and
+    ``M`` back to back as ``bytes``, ``pos`` Karel's index in that buffer (grid ``j`` starts at ``j * S``).
+    Moves never leave a grid, so a program runs on the whole buffer from any grid's ``pos``.
 
-    Karel's cell in a uniform grid is made free and its markers drawn afresh with the marker
-    ratio (a free cell's law): the reading of "a random location not containing a wall" that
-    keeps cells independent.
+    Karel's cell in a uniform grid is made free and its markers drawn afresh with the marker ratio (a free
+    cell's law): the reading of "a random location not containing a wall" that keeps cells independent.
     """
 
     def __init__(self, rng: random.Random, params: IOParams):
