@@ -58,9 +58,8 @@ REPORT_FILENAME = "homogenization.json"
 _BASE_FIELDS = {"name", "version", "data_dir", "data_files", "description", "named_parameters"}
 
 
-#: Most blocks per split (rows / ``block_size``): the block list is built before any row is drawn,
-#: so a size like 10**15 rows must be refused up front rather than fill memory. 10**6 blocks is a
-#: billion rows at the default ``block_size``; raise ``block_size`` for more.
+#: Most blocks per split: the block list is built before any row is drawn, so 10**15 rows must be refused
+#: up front rather than fill memory (10**6 blocks: a billion rows at the default ``block_size``).
 MAX_BLOCKS = 1_000_000
 #: Sizes below this many rows in all skip the disk estimate (they cannot matter).
 _ESTIMATE_FROM_ROWS = 100_000
@@ -90,9 +89,8 @@ class SyntheticConfig(datasets.BuilderConfig):
     eps: float = param(0.01, "homogenization tolerance eps > 0 (smaller: more uniform, more draws)")
     homogenize_mode: str = param("joint", "several variables: 'joint' (tuple) or 'sequential'")
     homogenize_pilot: int = param(10_000, "draws that initialise the running estimate (0: none)")
-    #: the parameters the config's name stands for (``dcfg``: ``distribution``): an override that
-    #: gives one of them another value is an error (see :func:`check_named_parameters`). Not a
-    #: generation parameter: it cannot be passed to ``load_dataset``.
+    #: the parameters the config's name stands for (``dcfg``: ``distribution``), which no override may
+    #: change (:func:`check_named_parameters`); not a generation parameter.
     named_parameters: tuple = dataclasses.field(default=(), repr=False, compare=False)
 
     def validate(self, salient_variables: Mapping[str, str]) -> None:
@@ -146,13 +144,11 @@ def check_named_parameters(builder_class: type, base: datasets.BuilderConfig, co
             continue
         # the most specific config of the same family (its name stands for some of the same
         # parameters) whose name fits the values asked for
-        fits = sorted(
-            (c for c in builder_class.BUILDER_CONFIGS
-             if getattr(c, "named_parameters", ()) and set(c.named_parameters) <= set(base.named_parameters)
-             and all(_same(getattr(c, f), getattr(config, f)) for f in c.named_parameters)),
-            key=lambda c: -len(c.named_parameters),
-        )
-        hint = f"use config {fits[0].name!r} instead" if fits else "use another config"
+        fit = max((c for c in builder_class.BUILDER_CONFIGS
+                   if getattr(c, "named_parameters", ()) and set(c.named_parameters) <= set(base.named_parameters)
+                   and all(_same(getattr(c, f), getattr(config, f)) for f in c.named_parameters)),
+                  key=lambda c: len(c.named_parameters), default=None)
+        hint = f"use config {fit.name!r} instead" if fit is not None else "use another config"
         raise ValueError(
             f"{field}={getattr(config, field)!r} contradicts config {base.name!r}, whose name stands for "
             f"{field}={getattr(base, field)!r}; {hint}, or leave {field} out"
@@ -272,23 +268,20 @@ class SyntheticBuilder(datasets.ArrowBasedBuilder):
     DESCRIPTION: ClassVar[str] = ""
     CITATION: ClassVar[str] = ""
     HOMEPAGE: ClassVar[str] = ""
-    #: Hub card YAML known for the domain: ``language``, ``task_categories`` (a ``license`` only
-    #: where the source data's license is known; generated data's license is the user's choice)
+    #: Hub card YAML known for the domain (``language``, ``task_categories``; a ``license`` only if known)
     CARD_METADATA: ClassVar[dict[str, Any]] = {}
     #: column -> ``datasets.Value`` dtype, in column order (read by :meth:`_features`)
     FEATURES: ClassVar[dict[str, str]] = {}
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("hash", _code_hash(type(self)))
-        # The cache folder is named after dataset_name: a plain name ("calculator", "scan") is what
-        # datasets.load_dataset("calculator") finds offline in the same cache, and SCAN and SCAN*
-        # (one module) would share one; the package prefix keeps every domain's cache its own.
+        # the cache folder is named after dataset_name: a plain "calculator" is what datasets.load_dataset
+        # finds offline in the same cache, and SCAN / SCAN* (one module) would share one
         kwargs.setdefault("dataset_name", cache_name(self.DOMAIN))
         super().__init__(*args, **kwargs)
 
     def download_and_prepare(self, *args, **kwargs):
-        """``datasets``' method, with the ``num_proc`` workers dying with this process (a SIGKILL
-        here must not leave generators running; see :mod:`hf_synthsample.processes`)."""
+        """``datasets``' method, with the ``num_proc`` workers dying with this process (see ``processes``)."""
         from ..processes import children_die_with_parent
 
         with children_die_with_parent():
@@ -296,9 +289,9 @@ class SyntheticBuilder(datasets.ArrowBasedBuilder):
 
     # ------------------------------------------------------------------ config handling
     def _create_builder_config(self, config_name=None, custom_features=None, config_id=None, **config_kwargs):
-        names = list(self.builder_configs)
         if config_name is not None and config_name not in self.builder_configs:
-            raise ValueError(f"config {config_name!r} does not exist for {self.DOMAIN}; available configs: {names}")
+            raise ValueError(f"config {config_name!r} does not exist for {self.DOMAIN}; "
+                             f"available configs: {list(self.builder_configs)}")
         accepted = config_parameters(self.BUILDER_CONFIG_CLASS)
         unknown = [k for k in config_kwargs if k == "named_parameters" or (k not in accepted and k not in _BASE_FIELDS)]
         if unknown:
@@ -339,25 +332,19 @@ class SyntheticBuilder(datasets.ArrowBasedBuilder):
 
     # ------------------------------------------------------------------ datasets hooks
     def _info(self) -> datasets.DatasetInfo:
-        return datasets.DatasetInfo(
-            description=self.DESCRIPTION,
-            features=self._features(),
-            citation=self.CITATION,
-            homepage=self.HOMEPAGE,
-        )
+        return datasets.DatasetInfo(description=self.DESCRIPTION, features=self._features(), citation=self.CITATION,
+                                    homepage=self.HOMEPAGE)
 
     def _split_generators(self, dl_manager):
         streaming = isinstance(dl_manager, datasets.StreamingDownloadManager)
-        stats_dir = None if streaming or not getattr(self.config, "homogenize", ()) else os.path.join(self._output_dir, _STATS_DIRNAME)
+        homogenized = getattr(self.config, "homogenize", ()) and not streaming
+        stats_dir = os.path.join(self._output_dir, _STATS_DIRNAME) if homogenized else None
         return [
             datasets.SplitGenerator(name=split, gen_kwargs={"blocks": list(blocks), **context})
             for split, (blocks, context) in self.split_plans(stats_dir).items()
         ]
 
-    # ------------------------------------------------------------------ the block function
-    # One generation path for every engine: ``split_plans`` runs once (in the process that plans
-    # the job: the datasets builder, or the Ray driver), ``block_table`` once per block (in any
-    # process, any order). ``hf_synthsample.engines`` calls the same two methods.
+    # ------------------------------------------------------------------ the block function (every engine's)
     def split_plans(self, stats_dir: str | None = None) -> dict[str, tuple[list, dict]]:
         """``split -> (blocks, context)``: each generated split's block specs and the split-wide inputs
         every block needs (computed once: the homogenization pilot...), small picklable values;
@@ -442,14 +429,9 @@ class SyntheticBuilder(datasets.ArrowBasedBuilder):
 
 def _convert_stats(stats: Mapping, hist: Callable[[Any], Any]) -> dict:
     """The homogenization statistics with every histogram passed through ``hist``."""
-    return {
-        "draws": stats["draws"],
-        "accepted": stats["accepted"],
-        "before": {v: hist(h) for v, h in stats["before"].items()},
-        "after": {v: hist(h) for v, h in stats["after"].items()},
-        "offered": [hist(h) for h in stats["offered"]],
-        "level_accepted": [hist(h) for h in stats["level_accepted"]],
-    }
+    return {"draws": stats["draws"], "accepted": stats["accepted"],
+            **{key: {v: hist(h) for v, h in stats[key].items()} for key in ("before", "after")},
+            **{key: [hist(h) for h in stats[key]] for key in ("offered", "level_accepted")}}
 
 
 def _stats_to_json(stats: Mapping) -> dict:
@@ -461,11 +443,8 @@ def _stats_from_json(data: Mapping) -> dict:
 
 
 def homogenization_report(dataset: datasets.Dataset) -> HomogenizationReport | None:
-    """The generator-side :class:`HomogenizationReport` of a split built with ``homogenize=``.
-
-    Reads ``homogenization.json`` from the dataset's builder cache directory; returns ``None``
-    for datasets that were not homogenized while generating (or do not come from a builder cache).
-    """
+    """The generator-side :class:`HomogenizationReport` of a split built with ``homogenize=`` (from
+    its cache directory's ``homogenization.json``), or ``None``."""
     files = getattr(dataset, "cache_files", None) or []
     if not files:
         return None

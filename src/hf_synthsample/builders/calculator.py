@@ -1,10 +1,8 @@
 """Calculator dataset builder: the four distributions of Shin et al. (2019), their mixture, and
 homogenized variants on each salient variable.
 
-Configs: ``dcfg``, ``t2t``, ``rcfg``, ``bal`` (one distribution each), ``mixture`` (each row from
-one of the four, uniformly: the paper's evaluation distribution), and
-``<distribution>-homogenized-<variable>`` for every distribution and salient variable (the
-variable with ``_`` written ``-``, e.g. ``dcfg-homogenized-max-paren-depth``).
+Configs: ``dcfg``, ``t2t``, ``rcfg``, ``bal``, ``mixture`` (each row from one of the four: the paper's
+evaluation distribution) and e.g. ``dcfg-homogenized-max-paren-depth`` for every distribution and variable.
 
 Example:
     >>> import hf_synthsample

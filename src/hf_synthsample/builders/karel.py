@@ -122,39 +122,34 @@ _BASELINE = dict(require_move=True, min_actions=2, io_distribution="uniform", wa
 
 
 def _builder_configs() -> list[KarelConfig]:
-    configs = [
+    return [
         KarelConfig(name="baseline", **_BASELINE, description="Grammar programs with at least two actions and a "
                     "move; inputs with walls and markers each on 10% of cells (geometric counts); grids 2..16."),
         KarelConfig(name="uniform-io", require_move=True, min_actions=2, named_parameters=("io_distribution",),
-                    description="Baseline programs with the "
-                    "uniform salient I/O distribution (Shin et al. 2019, section 4.2)."),
+                    description="Baseline programs with the uniform salient I/O distribution (Shin et al. 2019, "
+                    "section 4.2)."),
         KarelConfig(name="narrow-io", require_move=True, min_actions=2, io_distribution="narrow",
                     named_parameters=("io_distribution",),
                     description="Baseline programs with a narrow I/O distribution (marker_ratio, wall_ratio and "
                     "marker_counts are parameters)."),
+        *(KarelConfig(name=f"narrow-m{mr:g}-w{wr:g}-{counts.replace('_', '-')}", require_move=True, min_actions=2,
+                      io_distribution="narrow", marker_ratio=mr, wall_ratio=wr, marker_counts=counts,
+                      named_parameters=("io_distribution", "marker_ratio", "wall_ratio", "marker_counts"),
+                      description=f"Narrow I/O: marker ratio {mr}, wall ratio {wr}, {counts} marker counts (paper "
+                      "Table 1).") for mr, wr in NARROW_RATIOS for counts in MARKER_COUNTS),
+        KarelConfig(name="action-only", program_mode="actions", min_actions=1, max_actions=20,
+                    named_parameters=("program_mode",),
+                    description="Action-only programs of 1..20 uniform actions (paper section 4.3), uniform I/O."),
+        *(KarelConfig(name=pattern, **_BASELINE, pattern=pattern, min_nesting=2, p_control=0.5, max_size=50,
+                      named_parameters=("pattern",), description=f"Every program nests a "
+                      f"{pattern.replace('-', ' ')} (paper section 4.3), baseline I/O.")
+          for pattern in ("while-in-while", "while-in-if")),
+        # num_grids is constant within a config (num_shown)
+        *(KarelConfig(name=homogenized_config_name("baseline", v), **_BASELINE, homogenize=(v,), eps=0.05,
+                      homogenize_pilot=500, named_parameters=("homogenize",),
+                      description=f"Baseline homogenized on {v} (generator-side).")
+          for v in F.SALIENT_VARIABLES if v != "num_grids"),
     ]
-    for mr, wr in NARROW_RATIOS:
-        for counts in MARKER_COUNTS:
-            configs.append(KarelConfig(
-                name=f"narrow-m{mr:g}-w{wr:g}-{counts.replace('_', '-')}", require_move=True, min_actions=2,
-                io_distribution="narrow", marker_ratio=mr, wall_ratio=wr, marker_counts=counts,
-                named_parameters=("io_distribution", "marker_ratio", "wall_ratio", "marker_counts"),
-                description=f"Narrow I/O: marker ratio {mr}, wall ratio {wr}, {counts} marker counts (paper Table 1)."))
-    configs.append(KarelConfig(name="action-only", program_mode="actions", min_actions=1, max_actions=20,
-                               named_parameters=("program_mode",),
-                               description="Action-only programs of 1..20 uniform actions (paper section 4.3), uniform I/O."))
-    for pattern in ("while-in-while", "while-in-if"):
-        configs.append(KarelConfig(name=pattern, **_BASELINE, pattern=pattern, min_nesting=2, p_control=0.5,
-                                   named_parameters=("pattern",),
-                                   max_size=50, description=f"Every program nests a {pattern.replace('-', ' ')} "
-                                   "(paper section 4.3), baseline I/O."))
-    for v in F.SALIENT_VARIABLES:
-        if v == "num_grids":
-            continue  # constant within a config (num_shown)
-        configs.append(KarelConfig(name=homogenized_config_name("baseline", v), **_BASELINE, homogenize=(v,),
-                                   eps=0.05, homogenize_pilot=500, named_parameters=("homogenize",),
-                                   description=f"Baseline homogenized on {v} (generator-side)."))
-    return configs
 
 
 def karel_features(tensors: bool = False) -> datasets.Features:

@@ -1,14 +1,10 @@
 """SCAN and SCAN* dataset builders (two domains: ``scan`` and ``scan_star``).
 
-``scan`` is the exact SCAN benchmark: a deterministic enumeration of all 20,910 commands cut into
-the splits users know from the Hub (``simple``, ``length``, ``addprim_jump``,
-``addprim_turn_left``, ``template_around_right``, ``template_jump_around_right``,
-``template_opposite_right``, ``template_right``), columns ``commands`` and ``actions``. Rows are
-in a seeded order; their multiset is the public release's.
-
-``scan_star`` draws SCAN* commands (Zhou et al. 2023) in independently seeded blocks like every
-synthetic domain: ``random``, the length splits ``length_31`` .. ``length_250`` (built from one
-longest dataset by repeated halving; ``length`` takes any ``max_length``) and ``jump``.
+``scan`` is the exact SCAN benchmark: all 20,910 commands, enumerated, cut into the Hub's eight
+splits (``simple``, ``length``, ``addprim_jump``...), in a seeded order; their multiset is the public
+release's. ``scan_star`` draws SCAN* commands (Zhou et al. 2023) in seeded blocks: ``random``, the
+length splits ``length_31`` .. ``length_250`` (by repeated halving; ``length``: any ``max_length``)
+and ``jump``.
 
 Example:
     >>> import hf_synthsample
@@ -60,9 +56,7 @@ _MAX_PRIMITIVES = 10_000
 _DRAW_AHEAD = 32
 
 
-# ------------------------------------------------------------------------------------------------
-# Exact SCAN
-# ------------------------------------------------------------------------------------------------
+# -------------------- Exact SCAN
 @dataclasses.dataclass
 class ScanConfig(datasets.BuilderConfig):
     """An exact SCAN split. Only the row order (and ``simple``'s random split) depend on parameters."""
@@ -133,15 +127,11 @@ class Scan(SyntheticBuilder):
         cfg = self.config
         start, stop = block
         part = _scan_rows(cfg.name, cfg.seed, cfg.train_fraction, cfg.shuffle)[split][start:stop]
-        return pa.table(
-            {"commands": [c for c, _ in part], "actions": [a for _, a in part]},
-            schema=self.info.features.arrow_schema,
-        )
+        return pa.table({"commands": [c for c, _ in part], "actions": [a for _, a in part]},
+                        schema=self.info.features.arrow_schema)
 
 
-# ------------------------------------------------------------------------------------------------
-# SCAN*
-# ------------------------------------------------------------------------------------------------
+# -------------------- SCAN*
 KINDS = ("random", "length", "jump")
 STAR_SALIENT = {
     "input_length": "words in the command",
@@ -243,9 +233,8 @@ class ScanStar(SyntheticBuilder):
     _buffer: tuple = (None, [])  # (rng, rows drawn ahead for it)
 
     def _draw(self, rng: random.Random) -> dict:
-        # Row-by-row draws (homogenization) take rows from a block drawn ahead with the same rng:
-        # the vectorized sampler costs about as much for 32 rows as for one. The base class draws
-        # one block (one rng) at a time, so one buffer suffices and the rows stay deterministic.
+        # row-by-row draws (homogenization) come from a block drawn ahead with the same rng (32 rows cost
+        # about one); blocks are drawn one rng at a time, so one buffer keeps the rows deterministic
         owner, rows = self._buffer
         if owner is not rng or not rows:
             rows = self._draw_block(rng, _DRAW_AHEAD)[::-1]
@@ -278,10 +267,8 @@ class ScanStar(SyntheticBuilder):
         lo, hi = (S + 1, 2 * S) if test else (1, S)
         chunks, count, empty = [], 0, 0
         while count < n:
-            # Halve the rows of the longest dataset: the first chunk drawn here is exactly that
-            # dataset's block, so its rows map one to one; an example must stay inside the bounds
-            # of every intermediate split (it is in each of those datasets), else it is dropped,
-            # and further chunks of the same stream fill the block up.
+            # halve the longest dataset's block (the first chunk); an example must stay inside the bounds of
+            # every intermediate split, else it is dropped and further chunks of the stream fill the block
             block = g.sample_block(rng, n, lo, hi, max_unique=cfg.max_unique_primitives)
             bound = S
             for _ in range(steps):

@@ -72,12 +72,8 @@ class Schema2QAConfig(SyntheticConfig):
         if self.source == "annotated" and self.homogenize:
             raise ValueError("homogenize: only the synthetic pool can be homogenized while generating; got source='annotated'")
 
-    @property
-    def needs_annotated(self) -> bool:
-        return self.source == "annotated" or self.split == "compositional"
-
     def require_annotated(self) -> None:
-        if self.needs_annotated and self.annotated_dir is None:
+        if (self.source == "annotated" or self.split == "compositional") and self.annotated_dir is None:
             raise ValueError(
                 f"annotated_dir: config {self.name!r} needs the annotated Schema2QA folder "
                 "(<domain>.tsv files: id, utterance, program); pass annotated_dir='path/to/folder'"
@@ -99,14 +95,11 @@ def annotated_splits(config: Schema2QAConfig) -> dict[str, list[dict]]:
     comp = _template_sets(config, rows)
     train_pool = [r for r in rows if r["template"] in comp[0]]
     tr, dev, test = s2q.iid_split(len(train_pool), config.split_seed, config.iid_validation_fraction, config.iid_test_fraction)
-    out = {"train": [train_pool[i] for i in tr]}
     if config.split == "compositional":
-        out["validation"] = [r for r in rows if r["template"] in comp[1]]
-        out["test"] = [r for r in rows if r["template"] in comp[2]]
+        held = {s: [r for r in rows if r["template"] in t] for s, t in (("validation", comp[1]), ("test", comp[2]))}
     else:
-        out["validation"] = [train_pool[i] for i in dev]
-        out["test"] = [train_pool[i] for i in test]
-    return out
+        held = {"validation": [train_pool[i] for i in dev], "test": [train_pool[i] for i in test]}
+    return {"train": [train_pool[i] for i in tr], **held}
 
 
 def _annotated_rows(folder: str, domain: str) -> list[dict]:

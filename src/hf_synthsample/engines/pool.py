@@ -1,9 +1,7 @@
-"""A pool read batch by batch, wherever it lives, for the pool-scale samplers
-(:mod:`hf_synthsample.engines.sampling`): a ``ray.data.Dataset`` with an index column
-(:func:`read_pool`), or a ``datasets.Dataset`` / ``IterableDataset`` streamed on this process; the
-counter-based randomness that makes a row's draw independent of workers and batching; and
-:func:`select_rows`, the picked rows of a Ray pool.
-"""
+"""A pool read batch by batch for :mod:`hf_synthsample.engines.sampling` (a ``ray.data.Dataset`` with
+an index column, e.g. from :func:`read_pool`, or a ``datasets`` dataset streamed here), the
+counter-based randomness that makes a row's draw independent of workers and batching, and
+:func:`select_rows`."""
 
 from __future__ import annotations
 
@@ -28,16 +26,9 @@ INDEX = "__row__"
 
 @dataclasses.dataclass
 class PoolSelection:
-    """The rows a pool-scale sampler picked.
-
-    Attributes:
-        indices: pool row indices, ascending.
-        order: the same rows in selection order.
-        num_rows: rows in the pool.
-        counts: pass-1 counts (UAT: per template; homogenization: per level) or ``None``.
-        quotas: homogenization: rows taken per level.
-        passes: passes over the pool (a repeated pass counts).
-    """
+    """The rows a pool-scale sampler picked: ``indices`` (pool rows, ascending) and ``order`` (the
+    same in selection order) of a pool of ``num_rows``; ``counts``: pass-1 counts (per template or
+    level), ``quotas``: rows taken per level (homogenization), ``passes`` over the pool."""
 
     indices: np.ndarray
     order: np.ndarray
@@ -175,19 +166,15 @@ def read_pool(paths: str | os.PathLike | Sequence[str | os.PathLike], *, columns
     require_ray()
     rows_per_task = check_int("rows_per_task", rows_per_task, min=1)
     files = _pool_files(paths, config, split)
-    tasks = []  # (file, row group, first row index, rows)
-    start = 0
-    schema = None
+    if not files:
+        raise ValueError(f"paths: no Parquet files in {paths!r}")
+    schema = pq.read_schema(files[0])
+    tasks, start = [], 0  # (file, row group, first row index, rows)
     for f in files:
         meta = pq.ParquetFile(f).metadata
-        if schema is None:
-            schema = pq.read_schema(f)
         for g in range(meta.num_row_groups):
-            n = meta.row_group(g).num_rows
-            tasks.append((f, g, start, n))
-            start += n
-    if schema is None:
-        raise ValueError(f"paths: no Parquet files in {paths!r}")
+            tasks.append((f, g, start, meta.row_group(g).num_rows))
+            start += meta.row_group(g).num_rows
     cols = list(columns) if columns is not None else list(schema.names)
     missing = [c for c in cols if c not in schema.names]
     if missing:
@@ -243,14 +230,6 @@ def _pool_files(paths, config: str | None, split: str) -> list[str]:
         else:
             raise ValueError(f"paths: {p!r} is neither a Parquet file nor a folder")
     return files
-
-
-def _share(array: np.ndarray, on_ray: bool):
-    if not on_ray:
-        return array
-    import ray
-
-    return ray.put(array)  # once per node in the object store, read zero-copy by the workers
 
 
 def _fetch(ref):

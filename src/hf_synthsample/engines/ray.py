@@ -1,12 +1,11 @@
 """Generation, structure / salient columns and Hub-layout folders on Ray Data.
 
-:func:`generate` returns the rows of ``hf_synthsample.load_dataset(domain, config, **params)[split]``
-in the same order with any number of workers: each read task runs the engine-neutral block
-function (:mod:`hf_synthsample.engines.blocks`) on a contiguous range of blocks. :func:`map_columns`
-runs a ``Dataset.map(batched=True)`` function on the cluster (:func:`structure_columns` and
-:func:`salient_columns` use the local functions, so the values are the local ones). :func:`write` /
-:func:`to_hub_folder` write the layout ``hf-synthsample generate`` writes, through a temporary
-sibling renamed into place (on a cluster, on a filesystem every node sees).
+:func:`generate` returns the rows of ``hf_synthsample.load_dataset(...)[split]`` in the same order with
+any number of workers (each read task runs :mod:`~hf_synthsample.engines.blocks` on a range of blocks);
+:func:`map_columns` runs a ``Dataset.map(batched=True)`` function on the cluster (so do
+:func:`structure_columns` and :func:`salient_columns`, with the local functions); :func:`write` /
+:func:`to_hub_folder` write what ``hf-synthsample generate`` writes (on a cluster, to a filesystem
+every node sees).
 
 Ray is optional (``pip install 'hf-synthsample[ray]'``): this module imports without it, and every
 function raises an ``ImportError`` naming the extra when it is missing. Arguments are checked before
@@ -53,7 +52,6 @@ __all__ = [
     "to_hub_folder",
 ]
 
-INSTALL_HINT = "pip install 'hf-synthsample[ray]'"
 IF_EXISTS = ("error", "overwrite")
 
 
@@ -63,16 +61,14 @@ RAY_CONSOLE_LEVEL = logging.WARNING
 
 
 def require_ray(start: bool = True):
-    """The ``ray`` module with Ray Data; ``ImportError`` naming the extra when it is missing.
-
-    ``start``: also start (or join) Ray quietly unless it runs already (:func:`start_ray`).
-    """
+    """The ``ray`` module with Ray Data (``ImportError`` naming the extra when it is missing);
+    ``start``: also start (or join) Ray quietly unless it runs already (:func:`start_ray`)."""
     try:
         import ray
         import ray.data  # noqa: F401
     except ImportError as err:
         raise ImportError(
-            f"hf_synthsample.engines.ray needs Ray Data, which is not installed: {INSTALL_HINT} "
+            "hf_synthsample.engines.ray needs Ray Data, which is not installed: pip install 'hf-synthsample[ray]' "
             f"(or pip install 'ray[data]')"
         ) from err
     if start:
@@ -84,12 +80,7 @@ def start_ray(address: str | None = None, **init_kwargs: Any) -> bool:
     """Start a local Ray runtime, or join ``address`` (default: ``RAY_ADDRESS``), with Ray's and Ray
     Data's console at :data:`RAY_CONSOLE_LEVEL`; ``init_kwargs`` go to ``ray.init``. Returns ``False``
     and changes nothing when Ray already runs (a user's own ``ray.init(...)`` keeps its settings).
-
-    Example::
-
-        from hf_synthsample.engines import ray as hf_ray
-        hf_ray.start_ray(num_cpus=2)   # or nothing: every function here starts Ray this way when needed
-    """
+    Every function here starts Ray this way when needed (see the module's example)."""
     ray = require_ray(start=False)
     if ray.is_initialized():
         return False
@@ -224,21 +215,14 @@ def from_plan(plan: BlockPlan, *, rows_per_task: int = 50_000, index_column: str
 
 
 # ---------------------------------------------------------------------------------- columns
-class _BatchColumns:
-    """A ``map_batches`` callable: run a ``Dataset.map(batched=True)`` function on an Arrow batch
-    and append (or replace) the columns it returns."""
-
-    def __init__(self, fn: Callable[[Mapping], Mapping], inputs: Sequence[str] | None):
-        self.fn = fn
-        self.inputs = None if inputs is None else list(inputs)
-
-    def __call__(self, table: pa.Table) -> pa.Table:
-        names = table.column_names if self.inputs is None else self.inputs
+def _batch_columns(fn: Callable[[Mapping], Mapping], inputs: Sequence[str] | None) -> Callable[[pa.Table], pa.Table]:
+    """A ``map_batches`` function: ``fn`` on an Arrow batch, its columns appended (or replaced)."""
+    def run(table: pa.Table) -> pa.Table:
+        names = table.column_names if inputs is None else list(inputs)
         missing = [c for c in names if c not in table.column_names]
         if missing:
             raise ValueError(f"input_columns: no column {missing[0]!r}; columns: {table.column_names}")
-        out = self.fn(table.select(names).to_pydict())
-        for name, values in out.items():
+        for name, values in fn(table.select(names).to_pydict()).items():
             if len(values) != table.num_rows:
                 raise ValueError(f"the function returned {len(values)} values for column {name!r}, "
                                  f"expected one per row ({table.num_rows})")
@@ -248,6 +232,8 @@ class _BatchColumns:
             else:
                 table = table.append_column(name, pa.array(values))
         return table
+
+    return run
 
 
 def _known_schema(ds: "ray.data.Dataset") -> pa.Schema | None:
@@ -291,7 +277,7 @@ def map_columns(ds: "ray.data.Dataset", fn: Callable[[Mapping], Mapping], *, inp
         if isinstance(input_columns, str) or not all(isinstance(c, str) for c in input_columns):
             raise TypeError(f"input_columns must be a list of column names, got {input_columns!r}")
         check_columns(ds, input_columns, "input_columns")
-    return _ordered(ds.map_batches(_BatchColumns(fn, input_columns), batch_format="pyarrow", batch_size=batch_size,
+    return _ordered(ds.map_batches(_batch_columns(fn, input_columns), batch_format="pyarrow", batch_size=batch_size,
                                    zero_copy_batch=True))
 
 
@@ -365,20 +351,17 @@ def _write_parts(tmp: Path, parts: Mapping[str, Mapping[str, "ray.data.Dataset"]
 
     from ..hub.folder import name_by_content
 
-    rows: dict = {}
-    files: dict = {}
+    rows: dict = {config: {} for config in parts}
+    files: dict = {config: {} for config in parts}
     for config, splits in parts.items():
         target = tmp / config
         target.mkdir(parents=True, exist_ok=True)
         for split, ds in splits.items():
             _ordered(ds).write_datasink(_parquet_sink(str(target), split, rows_per_file))
             written = sorted((p for p in os.listdir(target) if p.startswith(f"part-{split}-")), key=_part_order)
-            total, names = 0, []
-            for i, name in enumerate(written):
-                total += pq.ParquetFile(target / name).metadata.num_rows
-                names.append(name_by_content(target / name, split, i, len(written)))
-            rows.setdefault(config, {})[split] = total
-            files.setdefault(config, {})[split] = names
+            rows[config][split] = sum(pq.ParquetFile(target / name).metadata.num_rows for name in written)
+            files[config][split] = [name_by_content(target / name, split, i, len(written))
+                                    for i, name in enumerate(written)]
     return rows, files
 
 

@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..validation import check_choice, check_float, check_int, check_str_tuple
-from .pool import INDEX, PoolSelection, _fetch, _Pool, _share, counter_uniform, read_pool, select_rows
+from .pool import INDEX, PoolSelection, _fetch, _Pool, counter_uniform, read_pool, select_rows
 
 __all__ = ["PoolSelection", "read_pool", "uat_sample", "homogenize_sample", "cmaxent_sample", "select_rows",
            "counter_uniform"]
@@ -75,18 +75,16 @@ def _level_codes(table: pa.Table, columns: Sequence[str], level_of: Mapping[tupl
 
 def _smallest(parts: Iterator[pa.Table], k: int) -> tuple[np.ndarray, np.ndarray, int]:
     """The ``k`` rows of smallest ``key`` over all parts (ties: smaller index): (keys, indices, survivors)."""
-    keys, idx, seen = [np.zeros(0)], [np.zeros(0, np.int64)], 0
+    keys, idx, seen = np.zeros(0), np.zeros(0, np.int64), 0
     for part in parts:
-        keys.append(part.column("key").to_numpy())
-        idx.append(part.column(INDEX).to_numpy())
+        keys = np.concatenate([keys, part.column("key").to_numpy()])
+        idx = np.concatenate([idx, part.column(INDEX).to_numpy()])
         seen += part.num_rows
-        if sum(len(x) for x in keys) > 4 * max(k, 1024):  # keep the driver's buffer bounded
-            kk, ii = np.concatenate(keys), np.concatenate(idx)
-            o = np.lexsort((ii, kk))[:k]
-            keys, idx = [kk[o]], [ii[o]]
-    kk, ii = np.concatenate(keys), np.concatenate(idx)
-    o = np.lexsort((ii, kk))[:k]
-    return kk[o], ii[o], seen
+        if len(keys) > 4 * max(k, 1024):  # keep the driver's buffer bounded
+            o = np.lexsort((idx, keys))[:k]
+            keys, idx = keys[o], idx[o]
+    o = np.lexsort((idx, keys))[:k]
+    return keys[o], idx[o], seen
 
 
 def _check_k(k: int, n: int) -> int:
@@ -120,9 +118,8 @@ def uat_sample(pool: Any, k: int, *, alpha: float = -1.0, template_column: str =
     seed = check_int("seed", seed, min=0)
     src = _Pool(pool, index_column, batch_size)
     src.check_columns([template_column], "template_column")
-    n_known = src.num_rows() if src.ray or getattr(pool, "num_rows", None) is not None else None
-    if n_known is not None:
-        k = _check_k(k, n_known)
+    if src.ray or getattr(pool, "num_rows", None) is not None:  # a known size: k checked before any pass
+        k = _check_k(k, src.num_rows())
     counts = _count_pass(src, [template_column])
     templates = sorted(counts)
     N = sum(counts.values())
@@ -159,13 +156,11 @@ def _weights_of(column: pa.ChunkedArray | pa.Array, weight_of: Mapping) -> np.nd
 def homogenize_sample(pool: Any, columns: str | Sequence[str], k: int | None = None, *, mode: str = "joint",
                       bins: Mapping[str, Sequence[float]] | Sequence[float] | None = None, seed: int = 0,
                       index_column: str | None = None, batch_size: int = 65_536) -> PoolSelection:
-    """Pool-side homogenization in two passes (see the module docstring): the quotas of
-    :class:`~hf_synthsample.sampling.HomogenizeSampler` exactly, rows uniform within each level.
+    """Pool-side homogenization of the salient ``columns`` in two passes (see the module docstring).
 
-    ``columns``: salient column(s); ``mode``: ``"joint"`` only (``"sequential"`` interleaves its
-    seeded choices with whole-pool permutations); ``bins``: bin *edges* for numeric columns (as
-    ``numpy.digitize``; equal-width ``int`` bins need the pool's range: compute edges first);
-    ``k=None``: the largest exactly uniform subset.
+    ``mode``: ``"joint"`` only (``"sequential"`` interleaves its choices with whole-pool permutations);
+    ``bins``: bin *edges* for numeric columns (as ``numpy.digitize``); ``k=None``: the largest
+    exactly uniform subset.
     """
     from ..sampling.homogenize import water_fill
 
@@ -264,11 +259,10 @@ def cmaxent_sample(pool: Any, k: int, *, sampler: Any = None, index_column: str 
     """CMaxEnt over a pool's distinct structures: grouped batch by batch (on the cluster for a Ray
     pool), greedy on the driver; the picks of ``sampler.indices(pool, k)`` for a pool in memory.
 
-    ``sampler``: a :class:`~hf_synthsample.sampling.CMaxEntSampler` (default ``CMaxEntSampler()``)
-    with ``distinct=True`` and ``compound_weights`` ``None`` or a mapping; its ``atoms`` /
-    ``compounds`` columns are read, or computed on the workers from its ``program_column``.
-    ``num_rows``: the pool's size if known (else counted first: free for a read pool, a whole
-    pass for a Ray dataset with ``map_batches`` steps, whose row count Ray cannot know ahead).
+    ``sampler``: a :class:`~hf_synthsample.sampling.CMaxEntSampler` with ``distinct=True`` and
+    ``compound_weights`` ``None`` or a mapping; ``atoms`` / ``compounds`` columns are read, or
+    computed on the workers from its ``program_column``. ``num_rows``: the pool's size if known
+    (else counted first: a whole pass for a Ray dataset with ``map_batches`` steps).
     """
     from ..sampling.structural import CMaxEntSampler, HybridSampler
 
@@ -286,7 +280,11 @@ def cmaxent_sample(pool: Any, k: int, *, sampler: Any = None, index_column: str 
     src.check_columns(need, "program_column")
     N = src.num_rows() if num_rows is None else check_int("num_rows", num_rows, min=1)
     k = _check_k(k, N)
-    prio_ref = _share(sampler.priority(N), src.ray)  # the in-memory sampler's tie-break order
+    prio_ref = sampler.priority(N)  # the in-memory sampler's tie-break order
+    if src.ray:
+        import ray
+
+        prio_ref = ray.put(prio_ref)  # once per node in the object store, read zero-copy by the workers
     language, max_height, skip = sampler.language, sampler.max_height, sampler.skip_unparsable
     program_column = sampler.program_column
 
@@ -366,10 +364,9 @@ def _greedy_over_structures(sampler, merged: Mapping, k: int, N: int) -> PoolSel
     import datasets
 
     reps = sorted(merged.values(), key=lambda r: r[1])  # pool order
+    strings = datasets.List(datasets.Value("string"))
     reps_ds = datasets.Dataset.from_dict({"atoms": [r[2] for r in reps], "compounds": [r[3] for r in reps]},
-                                         features=datasets.Features({
-                                             "atoms": datasets.List(datasets.Value("string")),
-                                             "compounds": datasets.List(datasets.Value("string"))}))
+                                         features=datasets.Features({"atoms": strings, "compounds": strings}))
     prio = np.asarray([r[0] for r in reps], dtype=np.int64)
     greedy = copy.copy(sampler)
     greedy.priority = lambda n: prio  # the representatives keep their place in the pool's order
