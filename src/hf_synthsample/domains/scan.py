@@ -404,12 +404,8 @@ class StarBlock:
     def concat(blocks: Sequence["StarBlock"]) -> "StarBlock":
         shift = np.cumsum([0] + [b.offsets[-1] for b in blocks[:-1]])
         offsets = np.concatenate([[0]] + [b.offsets[1:] + d for b, d in zip(blocks, shift)])
-        return StarBlock(
-            np.concatenate([b.shapes for b in blocks]),
-            np.concatenate([b.prims for b in blocks]),
-            np.concatenate([b.conjs for b in blocks]),
-            offsets.astype(np.int64),
-        )
+        columns = (np.concatenate([getattr(b, name) for b in blocks]) for name in ("shapes", "prims", "conjs"))
+        return StarBlock(*columns, offsets.astype(np.int64))
 
 
 def halve_block(grammar: StarGrammar, block: StarBlock) -> StarBlock:

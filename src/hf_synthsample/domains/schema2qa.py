@@ -176,13 +176,12 @@ def _query(ex: _Ex, table: Table, domain: str) -> tuple[Node, str]:
             id_prop = table.props[0]
             v, w = _simple_value(ex, id_prop)
             nodes2 = [_cmp(_param(id_prop.name, id_prop.type), "=~", _value(v))]
+            x = w
             if ex.chance(0.25):
                 extra, ewords = _clauses(ex, table, 1, allow_id=False)
                 pairs = sorted([(id_prop.name, nodes2), (_first_prop(extra[0]), extra)], key=lambda t: t[0])
                 nodes2 = [n for _, ns in pairs for n in ns]
                 x = f"{w} {ewords}"
-            else:
-                x = w
             return _projection(ex, table, _filter(_table(table.name), nodes2), x)
         if r2 < 0.75:
             src, pl, _ = _base_or_filtered(ex, table, 0.75)
@@ -243,6 +242,7 @@ def _join(ex: _Ex) -> tuple[Node, str]:
     id_prop = rest.props[0]
     v, w = _simple_value(ex, id_prop)
     left: Node = _filter(_table(rest.name), [_cmp(_param(id_prop.name, id_prop.type), "=~", _value(v))])
+    what = w
     r = ex.rng.random()
     if r < 0.15:
         nodes, words = _clauses(ex, rest, 1, allow_id=False)
@@ -251,8 +251,6 @@ def _join(ex: _Ex) -> tuple[Node, str]:
         comp = Node("compute", (_call("distance", _param("geo", "Location"), _value("location:current_location")), left), "", "compute")
         left = _index(_sort(_param("distance", "Measure(m)"), "asc", comp), "1")
         what = f"the {w} nearest to me"
-    else:
-        what = w
     right: Node = _table(review.name)
     rwords = []
     if ex.chance(0.3):

@@ -372,9 +372,8 @@ def sample_io_flat(program: Body | CompiledProgram, rng: random.Random, params: 
     candidates = _valid_fast(compiled, source, p) if fast else _valid_pure(run, source, p)
     done, limit = 0, min(p.probe_attempts, p.max_attempts)
     pairs: list = []
-    cov = 0
     want = p.num_shown
-    seen = 0  # branches taken by any valid input so far, kept or discarded
+    cov = seen = 0  # seen: branches taken by any valid input so far, kept or discarded
     check_at = 2 * p.probe_attempts if p.require_coverage else -1
     for attempt, cand in candidates:
         # the rules of the attempts done + 1 .. attempt, in their order (nothing changed in between)
