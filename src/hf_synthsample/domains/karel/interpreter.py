@@ -177,12 +177,9 @@ class _Reference:
             elif s[0] == "while":
                 while self.check(s):
                     self.run(s[2])
-            elif s[0] == "if":
-                if self.check(s):
-                    self.run(s[2])
-            elif self.check(s):
+            elif self.check(s):  # if, ifelse
                 self.run(s[2])
-            else:
+            elif s[0] == "ifelse":
                 self.run(s[3])
 
 
