@@ -1,30 +1,15 @@
-"""Curricula as a training order: one schedule mechanism behind the data-map curricula (ALGORITHMS.md
-§6: :class:`ExponentialPacing`, :class:`BinnedCurriculum`, :func:`curriculum_order`, also importable
-from :mod:`hf_synthsample.cartography`) and the repetition curricula
-(:mod:`hf_synthsample.sampling.repetition`).
+"""Curricula as a training order (ALGORITHMS.md §6): one schedule mechanism behind the data-map
+curricula (:class:`ExponentialPacing`, :class:`BinnedCurriculum`, :func:`curriculum_order`) and the
+repetition curricula (:mod:`hf_synthsample.sampling.repetition`).
 
 A schedule turns a *ranking* of row indices (most preferred first) into ``num_steps`` batches of
-``batch_size`` rows, one per optimizer step (per-device batch x devices x gradient accumulation).
-``indices(num_steps)`` is the flat order for ``dataset.select``, so a stock Trainer follows it with
-no subclassing::
-
-    order = ExponentialPacing(ranking, batch_size=32, seed=0).indices(num_steps=1000)
-    trainer = Trainer(..., train_dataset=train.select(order),
-                      args=TrainingArguments(..., train_sampling_strategy="sequential",
-                                             per_device_train_batch_size=32, num_train_epochs=1))
-
-``sampler(num_steps)`` gives the same order as a ``torch.utils.data.Sampler`` for hand-written loops.
-
-* :class:`ExponentialPacing` (Hacohen & Weinshall 2019): the pool starts at ``start`` (4 %) of
-  the ranked data and grows by ``growth`` (x1.9) at each of equal phases until it holds all the
-  data; each batch is drawn uniformly without replacement from the pool.
-* :class:`BinnedCurriculum` (Zhang et al. 2019): the ranked data is cut into ``num_bins`` (10)
-  equal bins; each bin is sorted by length and cut into batches; every
-  ``unlock_fraction * num_steps / num_bins`` steps one more bin is unlocked, and each step takes
-  a random batch among the unlocked ones.
-
-The data-map rankings (``DataMap.ranking``: by region, or by a measure in its declared direction)
-become rows of a training set, shuffled or filtered, with :func:`curriculum_order`.
+``batch_size`` rows, one per optimizer step; ``indices(num_steps)`` is the flat order for
+``dataset.select`` (a stock Trainer follows it with ``train_sampling_strategy="sequential"`` and one
+epoch) and ``sampler(num_steps)`` the same as a ``torch.utils.data.Sampler``.
+:class:`ExponentialPacing` (Hacohen & Weinshall 2019) draws each batch from a pool of the best-ranked
+rows that grows by ``growth`` per phase; :class:`BinnedCurriculum` (Zhang et al. 2019) unlocks one
+more of ``num_bins`` bins every ``unlock_fraction * num_steps / num_bins`` steps and takes a random
+length-sorted batch among the unlocked ones.
 
 Example:
     >>> class FirstHalf(GrowingPoolSchedule):
@@ -90,8 +75,7 @@ class CurriculumSchedule:
 
 
 class GrowingPoolSchedule(CurriculumSchedule):
-    """A pool of the best-ranked rows that grows over the steps (subclasses give ``pool_sizes``);
-    each batch is drawn uniformly without replacement from the current pool."""
+    """Each batch drawn without replacement from a pool of the best-ranked rows of ``pool_sizes``."""
 
     def pool_sizes(self, num_steps: int) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -171,16 +155,10 @@ def curriculum_order(datamap, region: str, dataset, *, schedule: str = "exponent
                      **kwargs) -> np.ndarray:
     """The flat training order of a curriculum over ``datamap.ranking(region, order=order)``: rows of ``dataset``.
 
-    ``region="easy-to-learn"`` is easy-to-hard, ``"hard-to-learn"`` hard-to-easy. ``region`` may
-    also name a recorded measure, ranked by ``order`` (``"easiest-first"`` for easy-to-hard,
-    ``"hardest-first"`` by default; the name, or its ``MeasureInfo``, is resolved once by
-    ``DataMap.ranking`` and its declared direction read off it, so ``"loss"`` easiest-first starts
-    from the lowest losses).
-    ``schedule`` is ``"exponential"`` or ``"bins"`` (which needs ``lengths``, one per row of
-    ``dataset``). The ranked example ids are mapped to the rows of ``dataset`` by its
-    ``id_column`` (see :meth:`DataMap.positions`; without that column only with
-    ``assume_id_order=True``), so ``dataset.select(order)`` is the curriculum even when
-    ``dataset`` was shuffled or filtered after the dynamics were recorded.
+    ``region`` is a region (``"easy-to-learn"``: easy-to-hard) or a recorded measure ranked by
+    ``order`` in its declared direction. ``schedule`` is ``"exponential"`` or ``"bins"`` (which
+    needs ``lengths``, one per row of ``dataset``). Ids are mapped to rows as
+    :meth:`DataMap.positions` does, so a shuffled or filtered ``dataset`` gets the right rows.
 
     Example (the 2 lowest-loss rows first, in a shuffled dataset):
         >>> import pyarrow as pa

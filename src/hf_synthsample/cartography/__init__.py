@@ -1,17 +1,11 @@
 """Dataset cartography: training dynamics, data maps, subsets and curricula (ALGORITHMS.md §6).
 
-* :func:`track_dynamics`: one call on a built ``Trainer`` (or TRL ``SFTTrainer``) that wires the
-  three pieces below (ids, collator, column handling) and adds the callback.
-* :class:`TrainingDynamicsCallback` (alias :class:`CartographyCallback`) +
-  :class:`CartographyCollator` + :func:`add_example_ids`: record per-example, per-epoch inverse
-  perplexity / CHIA / AUM margin / EL2N / loss / correctness (forgetting events are counted from
-  it; optionally BLEU) during a stock ``Trainer`` run, saved as Parquet with each checkpoint.
-* :class:`DataMap`: confidence / variability / correctness, regions, subsets with OOV repair,
-  plot and summary; :func:`save_datamap_subset`: a subset as a Hub-layout folder with its provenance. Each measure's direction (which end is hard) is declared once in
-  :data:`MEASURE_INFO`; the map's confidence axis, regions and rankings follow it.
-* :func:`flag_noisy` (+ :func:`fit_curve`, :func:`noise_window`): likely mislabelled rows, by
-  rules read off the run's own dynamics (no labels needed); :func:`flag_noisy_lexical`: the same
-  without training, from a word-to-word table of the rows (small sets).
+* :func:`track_dynamics` (or by hand: :class:`TrainingDynamicsCallback` alias
+  :class:`CartographyCallback`, :class:`CartographyCollator`, :func:`add_example_ids`): record
+  per-example, per-epoch measures during a stock ``Trainer`` run, saved with each checkpoint.
+* :class:`DataMap`: confidence / variability / correctness, regions, subsets, plots;
+  :func:`save_datamap_subset`; each measure's direction is declared once in :data:`MEASURE_INFO`.
+* :func:`flag_noisy`, :func:`flag_noisy_lexical`: likely mislabelled rows, without labels.
 * :class:`ExponentialPacing`, :class:`BinnedCurriculum`: curricula as a training order.
 
 Names are imported lazily: the data-map side does not pull in ``transformers``.

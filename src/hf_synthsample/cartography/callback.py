@@ -1,36 +1,16 @@
 """Training dynamics for a stock ``transformers.Trainer``: :class:`TrainingDynamicsCallback`
 (also importable under its first name, :class:`CartographyCallback`).
 
-Measures (definitions in :mod:`hf_synthsample.cartography.measures` and docs/training-dynamics.md):
-``inv_ppl``, ``chia``, ``aum``, ``el2n``, ``loss`` (per example and epoch, from the training
-forward pass's own logits), ``forgetting`` (counted from the per-epoch ``correct``) and
-``bleu`` (end-of-epoch decodes).
-
-How it sees each training step without subclassing the Trainer:
-
-* :func:`add_example_ids` gives the training set an ``example_id`` column (row numbers), and
-  :class:`CartographyCollator` wraps the data collator so every batch carries those ids under
-  the key ``cartography_ids``. Set ``TrainingArguments(remove_unused_columns=False)`` so the id
-  column reaches the collator (the Trainer drops columns the model's ``forward`` does not name).
-* :func:`~hf_synthsample.cartography.track_dynamics` does this set-up (and adds the callback) in
-  one call on a built Trainer, keeping the ids without ``remove_unused_columns=False``.
-* At train start the callback registers a forward pre-hook on the model that pops
-  ``cartography_ids`` (the model never sees it) and a forward hook that reads the logits of that
-  very forward pass and the ``labels`` it was given: no extra forward pass. Per-example values
-  stay on the device until the next sync point (epoch end, checkpoint save, train end), where
-  they are gathered across processes with ``accelerate`` and de-duplicated: each (example,
-  epoch) is kept once, the first time it was seen (wrap-around padding of an uneven last batch
-  under data parallelism and gradient accumulation change nothing).
-* ``on_save`` writes the dynamics into the checkpoint folder (``checkpoint-N/cartography/``);
-  a run resumed from that checkpoint reloads them, and the Trainer skips exactly the batches the
-  checkpoint already covers, so nothing is lost or counted twice.
-
-Stored as Parquet (``dynamics.parquet``; ``eval_dynamics.parquet`` for the optional dropout-free
-end-of-epoch pass) with ``cartography.json`` (measures, task, epochs, the id type, and the
-training set's row count ``num_examples`` and ``dataset_fingerprints``, which a data map checks
-before it takes rows by position) in ``output_dir`` (default
-``<TrainingArguments.output_dir>/cartography``). Epochs are the Trainer's 0-based epoch indices.
-Example ids are the dataset's own (integers >= 0 or strings), written unchanged.
+:func:`add_example_ids` numbers the rows and :class:`CartographyCollator` hands each batch its ids
+(``remove_unused_columns=False``; :func:`~hf_synthsample.cartography.track_dynamics` does this
+set-up in one call). At train start the callback hooks the model: a pre-hook pops the ids, a
+forward hook reads the logits and labels of that very forward pass (no extra pass). Values stay on
+the device until a sync point (epoch end, save, train end), where they are gathered across
+processes and de-duplicated (each (example, epoch) kept the first time seen). ``on_save`` writes
+them into ``checkpoint-N/cartography/`` so a resumed run loses and repeats nothing. Stored as
+``dynamics.parquet`` (``eval_dynamics.parquet`` for the dropout-free pass) and ``cartography.json``
+in ``output_dir`` (default ``<TrainingArguments.output_dir>/cartography``); epochs are the
+Trainer's 0-based indices and example ids the dataset's own.
 
 Example (see README "Dataset cartography" for a full run):
     >>> from hf_synthsample.cartography import CartographyCallback, CartographyCollator
@@ -49,77 +29,31 @@ import numpy as np
 from transformers import TrainerCallback
 from ..logging import get_logger
 
+from ..atomic import write_json_atomic
 from ..validation import check_writable_path
 from ..hub.provenance import dataset_fingerprint
 from .ids import check_id_column, id_codes
 from .measures import MEASURES, STEP_MEASURES, infer_task, sequence_measures
 from .collator import ID_KEY, CartographyCollator, add_example_ids
-from .fused_head import has_token_log_probs, token_log_prob_measures
-from .store import (
-    _EVAL_SCHEMA,
-    _TRAIN_SCHEMA,
-    CHECKPOINT_SUBDIR,
-    DYNAMICS_FILE,
-    EVAL_DYNAMICS_FILE,
-    META_FILE,
-    _concat,
-    _dedup,
-    _empty,
-    _read_parquet,
-    _write_json,
-    _write_parquet,
-    load_dynamics,
-    read_meta,
-)
+from .fused_head import _field, base_model, has_token_log_probs, token_log_prob_measures
+from .store import (_EVAL_SCHEMA, _TRAIN_SCHEMA, CHECKPOINT_SUBDIR, DYNAMICS_FILE, EVAL_DYNAMICS_FILE, META_FILE,
+                    _concat, _dedup, _empty, _read_parquet, _write_parquet, load_dynamics, read_meta)
 
 logger = get_logger(__name__)
 
-__all__ = [
-    "TrainingDynamicsCallback",
-    "CartographyCallback",
-    "CartographyCollator",
-    "add_example_ids",
-    "load_dynamics",
-    "ID_KEY",
-    "DYNAMICS_FILE",
-    "EVAL_DYNAMICS_FILE",
-    "META_FILE",
-]
+__all__ = ["TrainingDynamicsCallback", "CartographyCallback", "CartographyCollator", "add_example_ids",
+           "load_dynamics", "ID_KEY", "DYNAMICS_FILE", "EVAL_DYNAMICS_FILE", "META_FILE"]
 
 # ----------------------------------------------------------------------------- callback
 class TrainingDynamicsCallback(TrainerCallback):
     """Records per-example, per-epoch training dynamics during ``Trainer.train()``.
 
-    Args:
-        measures: among ``"inv_ppl"``, ``"chia"``, ``"aum"``, ``"min_margin"``, ``"margin_deficit"``, ``"el2n"``, ``"loss"`` (from the
-            training forward pass's own logits, no extra forward), ``"forgetting"`` (forgetting
-            events, counted from the per-epoch ``correct`` by the data map) and ``"bleu"``
-            (sentence BLEU of greedy decodes in the end-of-epoch pass; seq2seq and decoder-only
-            models, the latter decoding from the prompt the labels mask). Teacher-forced
-            exact-match correctness (``correct``) and the gold token count are always recorded.
-        output_dir: where the final dynamics go (default ``<args.output_dir>/cartography``).
-        task: ``"auto"`` (from the model class) or one of ``"seq2seq"``, ``"causal_lm"``,
-            ``"classification"``.
-        id_column: the dataset column with example ids (see :func:`add_example_ids`): one per
-            row, integers >= 0 or non-empty strings (a dataset's own keys work as they are and
-            are written to the dynamics unchanged), none missing or repeated.
-        eval_pass: also run a dropout-free pass over the training examples at each epoch end
-            (implied by ``"bleu"``); its values go to ``eval_dynamics.parquet``.
-        eval_examples: ``None`` (all training examples) or how many, drawn with ``seed``.
-        eval_batch_size: batch size of that pass (default ``per_device_eval_batch_size``).
-        max_new_tokens: decode length limit (default: each example's gold length + 5).
-        seed: seed of the ``eval_examples`` draw.
-        resume_from: a checkpoint folder whose dynamics to reload when training resumes
-            (default ``<args.output_dir>/checkpoint-<global_step>``). Its dynamics must end at
-            the step the Trainer resumes from; an older or later checkpoint raises at train start
-            (it would lose, or record twice, the steps in between).
-
-    Raises at construction for unknown measures or bad numbers, at train start (before any
-    step; :func:`~hf_synthsample.cartography.track_dynamics` checks at its call) for a dataset
-    without ids or labels, an id column of another type or with a missing, negative or repeated id, ``remove_unused_columns=True`` dropping the ids,
-    or a measure the model type cannot give (``bleu`` for classification; any measure for a
-    regression or multi-label head), and at the first forward (before any optimizer step) when
-    the model returns no logits.
+    The arguments are the fields of :class:`~hf_synthsample.cartography.settings.DynamicsSettings`:
+    ``measures`` among :data:`~hf_synthsample.cartography.measures.MEASURES` (``correct`` and the
+    gold token count always; ``bleu`` implies ``eval_pass``, a dropout-free pass at each epoch end);
+    ``resume_from``'s dynamics must end at the resume step. Raises at construction for bad
+    arguments, at train start for a dataset without valid ids or labels or a measure the model
+    cannot give, and at the first forward when the model returns no logits.
 
     Example:
         >>> TrainingDynamicsCallback(measures=("aum", "forgetting", "el2n", "loss")).measures
@@ -150,8 +84,7 @@ class TrainingDynamicsCallback(TrainerCallback):
         for name, value in self.settings.get_params().items():
             setattr(self, name, value)
         self.eval_pass = self.eval_pass or "bleu" in self.measures
-        # fingerprints of other copies of the training set that are row for row the same examples
-        # (track_dynamics adds the trainer's dataset before and after it numbered the rows)
+        # fingerprints of copies of the training set holding the same rows (set by track_dynamics)
         self._known_fingerprints: list[str] = []
         self._reset()
 
@@ -213,9 +146,8 @@ class TrainingDynamicsCallback(TrainerCallback):
         else:
             m = sequence_measures(_logits_of(output, self.measures), labels, task=self._task,
                                   measures=self._step_measures)
-        n = ids.shape[0]
         self._pending.append((ids.detach(), self._epoch, self._state.global_step, self._order, m))
-        self._order += n
+        self._order += ids.shape[0]
         return None
 
     # -- helpers
@@ -234,11 +166,9 @@ class TrainingDynamicsCallback(TrainerCallback):
             return _empty(_TRAIN_SCHEMA)
         sizes = [p[0].shape[0] for p in self._pending]
         # one device->host copy per column, not one per step
+        # measures not asked for are not computed: _concat leaves them NaN (and they are not written)
         cat = {k: torch.cat([p[4][k] for p in self._pending]).cpu().numpy()
                for k in ("inv_ppl", "chia", "loss", *self._step_measures, "correct", "num_tokens")}
-        total = sum(sizes)
-        for k in STEP_MEASURES:  # measures not asked for are not computed (and not written)
-            cat.setdefault(k, np.full(total, np.nan, dtype=np.float32))
         table = {
             "example_id": torch.cat([p[0] for p in self._pending]).cpu().numpy(),
             "epoch": np.repeat([p[1] for p in self._pending], sizes),
@@ -273,8 +203,7 @@ class TrainingDynamicsCallback(TrainerCallback):
             "task": self._task,
             "id_column": self.id_column,
             "num_examples": self._num_examples,
-            # the training set these dynamics were recorded on (its rows, in id order, are the
-            # examples; a data map refuses to take rows by position from any other dataset)
+            # the training set recorded on: a data map takes rows by position from no other dataset
             "dataset_fingerprints": list(self._fingerprints),
             "id_type": "str" if self._id_values is not None else "int",
             "epochs": epochs,
@@ -285,8 +214,7 @@ class TrainingDynamicsCallback(TrainerCallback):
         }
 
     def _write(self, folder: str) -> None:
-        rank, _ = self._process()
-        if rank != 0:
+        if self._process()[0] != 0:  # rank 0 writes
             return
         os.makedirs(folder, exist_ok=True)
         step = [m for m in STEP_MEASURES if m in self.measures]
@@ -300,7 +228,7 @@ class TrainingDynamicsCallback(TrainerCallback):
             if "bleu" in self.measures:
                 ekeep += ["bleu", "exact_match"]
             _write_parquet(os.path.join(folder, EVAL_DYNAMICS_FILE), self._with_ids(self._eval), ekeep)
-        _write_json(os.path.join(folder, META_FILE), self._meta())
+        write_json_atomic(os.path.join(folder, META_FILE), self._meta(), indent=2, sort_keys=True)
 
     def _with_ids(self, table: dict) -> dict:
         """``table`` with the dataset's own ids in place of their codes."""
@@ -354,7 +282,7 @@ class TrainingDynamicsCallback(TrainerCallback):
                 "CartographyCallback: wrap the Trainer's data collator in CartographyCollator(...) so the "
                 "batches carry the example ids (or let hf_synthsample.cartography.track_dynamics(trainer) do the set-up)"
             )
-        self._task = infer_task(_base_model(model)) if self.task == "auto" else self.task
+        self._task = infer_task(base_model(model)) if self.task == "auto" else self.task
         accepted = [m for m in MEASURES if m != "bleu"]
         if "bleu" in self.measures and self._task == "classification":
             raise ValueError(
@@ -449,12 +377,6 @@ class TrainingDynamicsCallback(TrainerCallback):
         self._handles = []
 
 
-def _base_model(model):
-    """The model inside a PEFT wrapper (its class and config tell the task), else ``model``."""
-    get = getattr(model, "get_base_model", None)
-    return get() if callable(get) else model
-
-
 #: the first name of :class:`TrainingDynamicsCallback`, kept working
 CartographyCallback = TrainingDynamicsCallback
 
@@ -466,7 +388,7 @@ def _logits_of(output, measures) -> "Any":
     if isinstance(output, (tuple, list)):  # (loss, logits, ...) when labels are given
         logits = output[1] if len(output) > 1 and output[0].dim() == 0 else output[0]
     else:
-        logits = output.get("logits") if hasattr(output, "get") else getattr(output, "logits", None)
+        logits = _field(output, "logits")
     if not isinstance(logits, torch.Tensor) or logits.dim() < 2:
         found = list(output.keys()) if hasattr(output, "keys") else type(output).__name__
         raise ValueError(
@@ -477,11 +399,7 @@ def _logits_of(output, measures) -> "Any":
 
 
 def _merge(table: dict, new: dict, schema: dict) -> dict:
-    """``table`` (deduplicated, sorted by epoch) plus ``new`` rows, deduplicated.
-
-    Only epochs the new rows touch are re-sorted, so a sync costs the size of the recent epochs,
-    not of the whole history.
-    """
+    """``table`` plus ``new`` rows, deduplicated; only the epochs the new rows touch are re-sorted."""
     if not len(new["example_id"]):
         return table
     first = int(new["epoch"].min())

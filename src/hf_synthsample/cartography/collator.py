@@ -27,15 +27,9 @@ def add_example_ids(dataset, id_column: str = "example_id"):
 
 
 class CartographyCollator:
-    """Wraps a data collator so each batch carries the example ids (as ``batch["cartography_ids"]``).
-
-    Args:
-        collator: the collator to wrap (default: ``transformers.default_data_collator``).
-        id_column: the feature holding the example id (see :func:`add_example_ids`).
-        drop_columns: features to drop before the wrapped collator sees them (e.g. raw text
-            columns kept because of ``remove_unused_columns=False``).
-
-    Features without ``id_column`` (an evaluation set) are collated unchanged.
+    """Wraps a data collator (default: ``transformers.default_data_collator``) so each batch carries
+    the example ids of ``id_column`` as ``batch["cartography_ids"]``; ``drop_columns`` are dropped
+    before the wrapped collator, and features without ids (an evaluation set) collate unchanged.
 
     Example:
         >>> import torch

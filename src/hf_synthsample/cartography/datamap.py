@@ -1,29 +1,11 @@
-"""Data maps from training dynamics: confidence, variability, correctness, regions, subsets.
-
-Over a window of recorded epochs (``min_epoch`` .. ``max_epoch``, the convergence epoch, both
-inclusive, 0-based as recorded), per example (ALGORITHMS.md §6):
-
-* confidence  = mean of the measure over the window, **oriented so that higher = easier**: the
-  mean itself for a measure whose high end is confident (``inv_ppl``, ``chia``, ``aum``,
-  ``min_margin``, ``bleu``), its negation for one whose high end is hard (``loss``, ``el2n``,
-  ``margin_deficit``): a map on ``loss`` has confidence ``−mean loss``. The direction is
-  declared once, in :data:`~hf_synthsample.cartography.measures.MEASURE_INFO`; the plot, the
-  HTML map and the summary name the axis (``DataMap.confidence_label``).
-* variability = population standard deviation (ddof 0) of the measure over the window
-* correctness = fraction of the window's epochs with an exact greedy match
-
-Regions rank the examples: ``hard-to-learn`` (lowest confidence first), ``easy-to-learn``
-(highest confidence first), ``ambiguous`` (highest variability first) and ``random`` (a
-seeded permutation, the usual baseline). So a map on ``loss`` and one on ``inv_ppl`` call the
-same rows hard-to-learn (the highest losses). Values equal to 10 decimals are ties, broken by
-example id, ascending, so the same dynamics always give the same subset.
-
-Every other recorded measure is summarised over the same window in :attr:`DataMap.scores`
-(``inv_ppl``, ``chia``, ``aum``, ``el2n``, ``loss``, ``bleu``: the mean over the window's epochs;
-``forgetting``: forgetting events counted from ``correct``, with :attr:`DataMap.never_learned`
-flagging examples never correct, which rank as the most forgotten) and can rank and select:
-``dm.ranking("aum")``, ``dm.select_by("el2n", fraction=0.15)``: hardest first by default, i.e.
-lowest ``aum`` and highest ``el2n`` (docs/training-dynamics.md).
+"""Data maps from training dynamics (ALGORITHMS.md §6): per example, over an epoch window
+(``min_epoch`` .. ``max_epoch``, inclusive), the confidence (the measure's mean, negated for a
+measure whose high end is hard as :data:`~hf_synthsample.cartography.measures.MEASURE_INFO`
+declares, so higher = easier), the variability (population std) and the correctness (share of
+exact greedy matches). Regions rank the examples; values equal to 10 decimals are ties, broken by
+the smaller id, so the same dynamics always give the same subset. Every other recorded measure
+is summarised in :attr:`DataMap.scores` (``forgetting``: events counted from ``correct``) and can
+rank and select, hardest first by default (docs/training-dynamics.md).
 
 Example:
     >>> import pyarrow as pa
@@ -56,9 +38,9 @@ import numpy as np
 from ..validation import check_choice, check_float, check_int
 from .ids import as_ids as _as_ids
 from .measures import MEASURE_INFO, MeasureInfo
-from .settings import NAN_POLICIES, DataMapSettings  # noqa: F401 - NAN_POLICIES: its home before the split
-# data-map ids -> dataset rows (cli/datamap.py reads _dataset_rows from here)
-from .rows import _API_NAMES, _dataset_rows, _hover_texts, _subset, example_tokens  # noqa: F401
+from .settings import DataMapSettings
+# cli/datamap.py reads _dataset_rows from here
+from .rows import _API_NAMES, _dataset_rows, _hover_texts, _subset_rows, example_tokens, oov_repair
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -69,10 +51,8 @@ REGIONS = ("hard-to-learn", "easy-to-learn", "ambiguous", "random")
 #: regions as a partition of the map (the HTML map's colours): an example in several regions
 #: takes the first of these; "other" is in none
 MAP_REGIONS = ("ambiguous", "hard-to-learn", "easy-to-learn", "other")
-#: orders of a ranking by a measure; "hardest-first" (the default) is lowest-first for measures
-#: whose low end is hard (inv_ppl, chia, aum, min_margin, bleu, confidence, correctness),
-#: highest-first for the others (loss, el2n, margin_deficit, forgetting, variability), as
-#: ``measures.MEASURE_INFO`` declares; "easiest-first" is the reverse
+#: orders of a ranking by a measure; "hardest-first" (the default) starts at the end
+#: ``measures.MEASURE_INFO`` declares hard, "easiest-first" at the other
 ORDERS = ("hardest-first", "easiest-first", "lowest-first", "highest-first")
 
 
@@ -90,14 +70,18 @@ def parse_regions(regions: str | Sequence[str]) -> tuple[str, ...]:
 
 
 def _shares(proportions: Sequence[float] | None, regions: Sequence[str]) -> list[float]:
-    """The shares of combined ``regions`` (see :meth:`DataMap.select`), checked: one per region,
-    each in [0, 1], summing to 1."""
+    """The shares of combined ``regions`` (see :meth:`DataMap.select`): one per region, summing to 1."""
     if proportions is None:
         proportions = (2 / 3, 1 / 3) if len(regions) == 2 else (1 / len(regions),) * len(regions)
     proportions = [check_float("proportions", p, min=0.0, max=1.0) for p in proportions]
     if len(proportions) != len(regions) or not math.isclose(sum(proportions), 1.0, abs_tol=1e-9):
         raise ValueError(f"proportions must give one share per region ({len(regions)}) summing to 1, got {proportions}")
     return proportions
+
+
+def count_of(fraction: float | None, count: int | None, n: int) -> int:
+    """How many of ``n``: :func:`fraction_size` of ``fraction``, or ``count`` (at most ``n``)."""
+    return fraction_size(fraction, n) if fraction is not None else check_int("count", count, min=1, max=n)
 
 
 def fraction_size(fraction: float, n: int) -> int:
@@ -113,12 +97,8 @@ def fraction_size(fraction: float, n: int) -> int:
 
 
 class DataMap:
-    """Per-example confidence, variability and correctness over an epoch window.
-
-    Build it with :meth:`from_dynamics`. Arrays are aligned with :attr:`example_ids` (ascending).
-    ``confidence`` is oriented: higher = easier (:meth:`from_dynamics` negates the mean of a
-    measure whose high end is hard, such as ``loss``); :attr:`confidence_label` says what it holds.
-    """
+    """Per-example confidence (oriented: higher = easier), variability and correctness over an epoch
+    window, aligned with :attr:`example_ids` (ascending). Build it with :meth:`from_dynamics`."""
 
     def __init__(self, example_ids, confidence, variability, correctness, *, measure: str | MeasureInfo,
                  epochs: Sequence[int], source: str = "train", num_examples: int | None = None,
@@ -131,14 +111,12 @@ class DataMap:
         n = len(self.example_ids)
         if not (len(self.confidence) == len(self.variability) == len(self.correctness) == n):
             raise ValueError("example_ids, confidence, variability and correctness must have the same length")
-        #: the declaration of the map's measure (its direction, label, range), resolved here once and
-        #: read by the plot, summary and HTML map; ``None`` for a name the library does not know (a map built by hand)
+        #: the declaration of the map's measure, resolved once; ``None`` for a name the library does not know
         self.measure_info: MeasureInfo | None = measure if isinstance(measure, MeasureInfo) else MEASURE_INFO.get(measure)
         self.measure = measure.name if isinstance(measure, MeasureInfo) else measure
         self.epochs = tuple(int(e) for e in epochs)
         self.source = source
-        # examples the dynamics hold (NaN policies may leave some out of the map): the row count a
-        # dataset without an id column must have to be taken in id order
+        # examples the dynamics hold (NaN policies may leave some out): the rows assume_id_order needs
         self.num_examples = n if num_examples is None else int(num_examples)
         #: per-example summary of every recorded measure over the window, aligned with example_ids
         self.scores = {k: np.asarray(v, dtype=np.float64) for k, v in (scores or {}).items()}
@@ -147,8 +125,7 @@ class DataMap:
                 raise ValueError(f"scores[{k!r}] has {len(v)} values for {n} examples")
         #: examples never correct in the window (their forgetting count is 0 but they were never learned)
         self.never_learned = None if never_learned is None else np.asarray(never_learned, dtype=bool)
-        #: fingerprints of the training set the dynamics were recorded on (from ``cartography.json``;
-        #: empty for a map built from a bare table): rows are taken by position only from that dataset
+        #: fingerprints of the training set the dynamics were recorded on (empty from a bare table)
         self.dataset_fingerprints = tuple(str(f) for f in dataset_fingerprints)
 
     def __len__(self) -> int:
@@ -176,23 +153,11 @@ class DataMap:
         correctness: str | None = None,
         nan_policy: str = "raise",
     ) -> "DataMap":
-        """A data map from recorded dynamics.
-
-        Args:
-            dynamics: a dynamics folder (written by ``CartographyCallback``), the dict of
-                :func:`~hf_synthsample.cartography.load_dynamics`, or a table (``pyarrow.Table``
-                / ``pandas.DataFrame``) with ``example_id``, ``epoch`` and the measure column.
-            measure, min_epoch, max_epoch, source, correctness, nan_policy: the fields of
-                :class:`~hf_synthsample.cartography.settings.DataMapSettings` (type, bounds,
-                default and help are declared there; ``measure`` may also be its
-                :class:`~hf_synthsample.cartography.MeasureInfo`), validated there first.
-
-        Raises:
-            ValueError: before any computation, for dynamics that cannot give a faithful map: an
-                epoch of the window some examples lack (a partial last epoch, a resume that lost
-                steps: the message names the epochs and how many examples are missing), a NaN
-                under ``nan_policy="raise"``, metadata (``cartography.json``) listing epochs or an
-                example count the data does not hold, a damaged file (named).
+        """A data map from ``dynamics``: a dynamics folder, a :func:`~hf_synthsample.cartography.load_dynamics`
+        dict or a table with ``example_id``, ``epoch`` and the measure column. The other arguments
+        are the fields of :class:`~hf_synthsample.cartography.settings.DataMapSettings`. Raises
+        ``ValueError`` before any computation for dynamics that cannot give a faithful map (an
+        incomplete epoch window, a NaN under ``nan_policy="raise"``, contradicting metadata).
         """
         from .dynamics_table import settings_arrays
 
@@ -223,12 +188,9 @@ class DataMap:
     def ranking(self, region: str | MeasureInfo, *, seed: int = 0, order: str | None = None) -> np.ndarray:
         """Example ids in rank order for ``region`` (most typical of the region first), or by a measure.
 
-        ``region`` may also name a recorded measure (:attr:`rankable`: ``"aum"``, ``"el2n"``,
-        ``"loss"``, ``"forgetting"``, ``"inv_ppl"``, ... or ``"confidence"``/``"variability"``/
-        ``"correctness"``, or a :class:`~hf_synthsample.cartography.MeasureInfo`); then ``order`` is ``"hardest-first"`` (default: the end
-        ``measures.MEASURE_INFO`` declares hard first, so lowest ``aum`` but highest ``loss``),
-        ``"easiest-first"``, ``"lowest-first"`` or ``"highest-first"``. Ties (equal to 10
-        decimals) go to the smaller id; examples without a value (NaN) come last.
+        ``region`` may also name one of :attr:`rankable` (or be a ``MeasureInfo``), ranked by
+        ``order`` (one of :data:`ORDERS`; default ``"hardest-first"``: the end ``MEASURE_INFO``
+        declares hard). Ties (equal to 10 decimals) go to the smaller id; NaN comes last.
 
         Example:
             >>> import pyarrow as pa
@@ -255,24 +217,22 @@ class DataMap:
                 order = "lowest-first" if low_is_hard == (order == "hardest-first") else "highest-first"
             if order == "highest-first":
                 key = -key
-            # NaN last (np.lexsort puts NaN after every number); ties to the smaller id
-            return ids[np.lexsort((ids, np.round(key, 10)))]
-        if order is not None:
-            raise ValueError(f"order: only for a ranking by a measure, not for the region {region!r}")
-        check_choice("region", region, REGIONS)
-        if region == "random":
-            return ids[np.random.default_rng(seed).permutation(len(ids))]
-        key = {"hard-to-learn": self.confidence, "easy-to-learn": -self.confidence,
-               "ambiguous": -self.variability}[region]
-        # values equal to 10 decimals are ties: float noise (0.1 vs 0.09999999999999998) must not
-        # decide the order; ties go to the smaller example id (np.lexsort is stable)
+        else:
+            if order is not None:
+                raise ValueError(f"order: only for a ranking by a measure, not for the region {region!r}")
+            check_choice("region", region, REGIONS)
+            if region == "random":
+                return ids[np.random.default_rng(seed).permutation(len(ids))]
+            key = {"hard-to-learn": self.confidence, "easy-to-learn": -self.confidence,
+                   "ambiguous": -self.variability}[region]
+        # values equal to 10 decimals are ties (float noise must not decide the order), broken by the
+        # smaller id (np.lexsort is stable); NaN comes last
         return ids[np.lexsort((ids, np.round(key, 10)))]
 
     def select_by(self, measure: str, *, fraction: float | None = None, count: int | None = None,
                   order: str = "hardest-first") -> np.ndarray:
         """Example ids (ascending) of the first ``count`` (or ``fraction`` of the) examples of
-        ``ranking(measure, order=order)``: by default the hardest, e.g. the 15 % lowest AUM or the
-        15 % highest EL2N to inspect for label noise.
+        ``ranking(measure, order=order)``: by default the hardest (e.g. to inspect for label noise).
 
         Example:
             >>> import pyarrow as pa
@@ -284,18 +244,15 @@ class DataMap:
         """
         if (fraction is None) == (count is None):
             raise ValueError("select_by: give exactly one of fraction= (in (0, 1]) or count= (1..number of examples)")
-        k = self.subset_size(fraction) if count is None else check_int("count", count, min=1, max=len(self))
-        return np.sort(self.ranking(measure, order=order)[:k])
+        return np.sort(self.ranking(measure, order=order)[:count_of(fraction, count, len(self))])
 
     def subset_size(self, fraction: float) -> int:
         """``round(fraction * len(self))`` (at least 1), the size every subset of that fraction has."""
         return fraction_size(fraction, len(self))
 
     def region_of(self, fraction: float = 0.33) -> np.ndarray:
-        """Per example (aligned with :attr:`example_ids`), its region in :data:`MAP_REGIONS`: the
-        regions are the ``fraction`` best-ranked of :meth:`ranking`, and an example in several
-        takes the first of ``ambiguous``, ``hard-to-learn``, ``easy-to-learn``; ``other`` is in none.
-        The HTML map colours points by it.
+        """Per example, its region in :data:`MAP_REGIONS` (the ``fraction`` best-ranked of each; an
+        example in several takes the first listed). The HTML map colours points by it.
 
         Example:
             >>> import pyarrow as pa
@@ -313,10 +270,8 @@ class DataMap:
     def region_cutoffs(self, fraction: float = 0.33) -> dict[str, tuple[str, float]]:
         """Where the regions of ``fraction`` end on the map's axes: ``{region: (axis, value)}``.
 
-        ``hard-to-learn`` is below its confidence value, ``easy-to-learn`` above its confidence
-        value, ``ambiguous`` right of its variability value; each value lies halfway between the
-        last example in the region and the first one out (on a tie the id decides, as in
-        :meth:`ranking`). The PNG plot draws these lines.
+        Each value lies halfway between the last example in the region and the first one out (on a
+        tie the id decides, as in :meth:`ranking`). The PNG plot draws these lines.
 
         Example:
             >>> import pyarrow as pa
@@ -352,11 +307,9 @@ class DataMap:
             proportions: shares of the combined regions (default 2/3 + 1/3 for two regions,
                 equal shares otherwise). Each region contributes its best-ranked examples not
                 already taken.
-            tokens: for OOV repair, the tokens of every example indexed by example id (a
-                sequence or a mapping; see :func:`example_tokens`). Left-out examples that bring tokens missing from the
-                subset are added in the first region's rank order, then as many of the
-                lowest-ranked selected examples whose tokens all stay covered are dropped, so the
-                size stays exact and every token of the full vocabulary is covered.
+            tokens: for OOV repair, the tokens of every example by id (see :func:`example_tokens`):
+                left-out examples bringing missing tokens are added in the first region's rank order
+                and as many lowest-ranked ones whose tokens stay covered dropped (the size stays exact).
             seed: seed of the ``random`` region.
         """
         regions = parse_regions(region)
@@ -376,23 +329,16 @@ class DataMap:
             chosen.append(self.example_ids[free])
         selected = np.concatenate(chosen)  # in selection rank order
         if tokens is not None:
-            selected = self._oov_repair(selected, self.ranking(regions[0], seed=seed), tokens)
+            selected = oov_repair(self, selected, self.ranking(regions[0], seed=seed), tokens)
         return np.sort(selected)
-
-    def _oov_repair(self, selected: np.ndarray, ranking: np.ndarray, tokens: Sequence[Iterable[Hashable]]) -> np.ndarray:
-        from .rows import oov_repair
-
-        return oov_repair(self, selected, ranking, tokens)
 
     def positions(self, dataset: "Dataset", ids: Sequence[int] | None = None, *, id_column: str = "example_id",
                   assume_id_order: bool = False) -> np.ndarray:
         """Row numbers in ``dataset`` of the example ids ``ids`` (default: all of the map's, ascending).
 
-        Rows are matched by the ``id_column`` column (the one :func:`add_example_ids` adds), so a
-        shuffled, filtered or re-ordered dataset gives the right rows; rows the map does not know
-        are ignored, and a map example missing from the dataset is an error. A dataset without
-        that column is matched by position only when ``assume_id_order=True`` says that row ``i``
-        is example id ``i`` and its row count is the dynamics' example count.
+        Rows are matched by the ``id_column`` column, so a shuffled or filtered dataset gives the
+        right rows (a map example missing from it is an error); without that column, by position
+        only with ``assume_id_order=True`` on the very training set.
 
         Example:
             >>> import pyarrow as pa
@@ -411,17 +357,16 @@ class DataMap:
                assume_id_order: bool = False, **kwargs) -> "Dataset":
         """The rows of ``dataset`` holding ``select(region, fraction)``'s example ids, in id order.
 
-        Rows are found by :meth:`positions` (by the ``id_column`` column; without it only with
-        ``assume_id_order=True``). ``oov_columns`` turns on OOV repair with the tokens of those
-        columns. Other keywords go to :meth:`select`.
+        Rows are found by :meth:`positions`; ``oov_columns`` turns on OOV repair with the tokens of
+        those columns; other keywords go to :meth:`select`.
         """
-        return _subset(self, dataset, region, fraction, oov_columns=oov_columns, id_column=id_column,
-                       assume_id_order=assume_id_order, names=_API_NAMES, **kwargs)
+        rows, _ = _subset_rows(self, dataset, region, fraction, oov_columns=oov_columns, id_column=id_column,
+                               assume_id_order=assume_id_order, names=_API_NAMES, **kwargs)
+        return dataset.select(rows)
 
     # ------------------------------------------------------------------ reporting
     def to_table(self):
-        """The map as a ``pyarrow.Table``: example_id, confidence, variability, correctness, then the
-        window summary of every recorded measure (and ``never_learned``)."""
+        """The map as a ``pyarrow.Table``: the axes, then every recorded measure's summary (and ``never_learned``)."""
         import pyarrow as pa
 
         extra: dict = dict(self.scores)
@@ -436,10 +381,8 @@ class DataMap:
              title: str | None = None, fraction: float = 0.33) -> str:
         """Scatter plot saved as PNG; returns the path.
 
-        x variability, y confidence (labelled with :attr:`confidence_label`, e.g. "confidence =
-        −mean loss (higher = easier)"), colour correctness in 10 bins over [0, 1]; dashed lines
-        mark where the ``fraction`` regions end (:meth:`region_cutoffs`, computed on the whole
-        map even when only a ``sample_fraction`` of the points is drawn).
+        x variability, y confidence, colour correctness in 10 bins; dashed lines mark where the
+        ``fraction`` regions end (:meth:`region_cutoffs` of the whole map, even for a ``sample_fraction``).
 
         Example:
             >>> import pyarrow as pa, tempfile, os
@@ -459,17 +402,9 @@ class DataMap:
                 title: str | None = None) -> str:
         """An interactive map in one self-contained HTML file (written atomically); returns the path.
 
-        Hovering a point shows its id, region, every measure and the ``dataset``'s text columns;
-        the regions (:meth:`region_of` at ``fraction``) can be shown and hidden; the box/lasso
-        selection exports as example ids. Needs ``plotly`` (for its JavaScript bundle); see
-        :mod:`hf_synthsample.cartography.html`.
-
-        Args:
-            dataset: the training dataset, for the hover texts (rows found by :meth:`positions`:
-                by its ``id_column`` column, or by position with ``assume_id_order=True``).
-            text_columns: columns shown on hover (default: the dataset's string columns).
-            fraction: size of each coloured region (as in :meth:`select`).
-            max_text: hover texts are cut after this many characters.
+        Hovering shows a point's id, region, measures and the ``dataset``'s ``text_columns`` (rows
+        found by :meth:`positions`; default: its string columns, cut after ``max_text`` characters);
+        regions (:meth:`region_of` at ``fraction``) can be hidden; a selection exports its ids. Needs ``plotly``.
         """
         from .html import write_map_html
 
@@ -491,16 +426,14 @@ class DataMap:
             never_learned=self.never_learned, texts=texts)
 
     def summary(self, fraction: float = 0.33) -> str:
-        """A short text summary: sizes, ranges and the regions of ``fraction`` (each with its real
-        size: the fraction rounds to whole examples)."""
+        """A short text summary: sizes, ranges and the regions of ``fraction`` (each with its real size)."""
         from .summary import datamap_summary
 
         return datamap_summary(self, fraction)
 
     def to_markdown(self, fraction: float = 0.33) -> str:
-        """The summary as Markdown tables (for a dataset card): the map, its axes' ranges and each
-        region of ``fraction`` with its real count and share (6 of 20 = 30.0 %, whatever the
-        fraction asked).
+        """The summary as Markdown tables (for a dataset card), each region of ``fraction`` with its
+        real count and share.
 
         Example:
             >>> import pyarrow as pa

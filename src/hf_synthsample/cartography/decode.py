@@ -1,11 +1,8 @@
 """Batched greedy decoding on the device, for the ``bleu`` measure's end-of-epoch pass.
 
-:func:`greedy_continuations` decodes a batch with one host read every 8 tokens (whether every
-example has ended) and one copy of the tokens to the host: an encoder-decoder runs its own loop
-(the encoder once, then one cached decoder step per token; each example's limit is applied by
-the caller), where ``generate`` reads the device after every token. A model whose
-generation config changes greedy decoding (forced tokens, a minimum length, repetition rules...)
-and decoder-only models use ``generate``, so the decodes are always those ``generate`` gives.
+:func:`greedy_continuations` runs an encoder-decoder's own cached argmax loop, reading the host
+only every 8 tokens (``generate`` reads it after every token); decoder-only models and generation
+configs that change greedy decoding use ``generate``, so the decodes are always ``generate``'s.
 
 Example:
     >>> import torch
@@ -31,8 +28,7 @@ __all__ = ["greedy_continuations"]
 #: tokens decoded between two host reads of "has every example ended?"
 _CHECK_EVERY = 8
 
-# generation-config fields that make generate() differ from a plain argmax loop, with their no-op
-# values (None, unset, is a no-op too)
+# generation-config fields that make generate() differ from a plain argmax loop, with their no-op values
 _NEUTRAL = {"forced_bos_token_id": None, "forced_eos_token_id": None, "min_length": 0, "min_new_tokens": None,
             "no_repeat_ngram_size": 0, "encoder_no_repeat_ngram_size": 0, "repetition_penalty": 1.0,
             "encoder_repetition_penalty": 1.0, "bad_words_ids": None, "suppress_tokens": None,
@@ -42,31 +38,26 @@ _NEUTRAL = {"forced_bos_token_id": None, "forced_eos_token_id": None, "min_lengt
 
 def _plain_greedy(model) -> bool:
     """Whether an own argmax loop decodes exactly as ``generate(do_sample=False, num_beams=1)``."""
-    config = getattr(model, "config", None)
     cfg = getattr(model, "generation_config", None)
-    if not getattr(config, "is_encoder_decoder", False) or not callable(getattr(model, "get_encoder", None)):
-        return False
-    if cfg is None or getattr(cfg, "decoder_start_token_id", None) is None:
-        return False
-    return all(getattr(cfg, k, None) in (None, v, [], ()) for k, v in _NEUTRAL.items())
+    return (bool(getattr(getattr(model, "config", None), "is_encoder_decoder", False))
+            and callable(getattr(model, "get_encoder", None))
+            and getattr(cfg, "decoder_start_token_id", None) is not None
+            and all(getattr(cfg, k, None) in (None, v, [], ()) for k, v in _NEUTRAL.items()))
 
 
 def _cache_keyword(model) -> str:
-    """How the model's ``forward`` takes (and its output returns) the decoder cache: ``cache``
-    (transformers >= 5.2x) or ``past_key_values`` (earlier)."""
+    """The decoder cache's keyword: ``cache`` (transformers >= 5.2x) or ``past_key_values`` (earlier)."""
     import inspect
 
-    base = model.get_base_model() if callable(getattr(model, "get_base_model", None)) else model  # PEFT
-    return "cache" if "cache" in inspect.signature(base.forward).parameters else "past_key_values"
+    from .fused_head import base_model
+
+    return "cache" if "cache" in inspect.signature(base_model(model).forward).parameters else "past_key_values"
 
 
 def greedy_continuations(model: Any, batch: dict, max_new_tokens: int) -> list[list[int]]:
     """The greedy continuation of each example of ``batch`` (``input_ids``, ``attention_mask``),
-    ``max_new_tokens`` tokens each (the decoder start token left out), as lists of token ids.
-
-    An encoder-decoder reads the device only every few tokens (to stop once every example has
-    ended) and at the final copy; an example that ended goes on decoding until the batch stops,
-    and the caller reads up to its first EOS."""
+    ``max_new_tokens`` tokens each (the decoder start token left out), as lists of token ids; an
+    example that ended goes on decoding until the batch stops (the caller reads up to its EOS)."""
     import torch
 
     inputs = {k: batch[k] for k in ("input_ids", "attention_mask") if k in batch}

@@ -1,7 +1,5 @@
-"""Recorded dynamics -> a data map's arrays: :func:`settings_arrays` (what
-:meth:`DataMap.from_dynamics <hf_synthsample.cartography.DataMap.from_dynamics>` computes), with
-every check made before any arithmetic: the id, epoch and correctness columns, the metadata
-against the data, duplicate (example, epoch) rows, a complete epoch window and NaN values.
+"""Recorded dynamics -> a data map's arrays: :func:`settings_arrays` (what ``DataMap.from_dynamics``
+computes), with every check (columns, metadata, duplicate rows, a complete window, NaN) first.
 
 Example:
     >>> import pyarrow as pa
@@ -23,11 +21,9 @@ from ..logging import get_logger
 from ..validation import check_choice, check_int
 from .ids import id_codes
 from .measures import MAP_MEASURES, MeasureInfo
-from .settings import NAN_POLICIES, DataMapSettings
+from .settings import DataMapSettings
 
-__all__ = ["settings_arrays", "NAN_POLICIES"]
-#: per-(example, epoch) columns summarised by their mean over the epoch window
-_MEAN_COLUMNS = MAP_MEASURES
+__all__ = ["settings_arrays"]
 
 logger = get_logger("hf_synthsample.cartography.datamap")  # the messages users filter on
 
@@ -48,8 +44,7 @@ def _int_column(table, name: str, where: str) -> np.ndarray:
 
 
 def _correct_column(table, name: str, where: str) -> np.ndarray:
-    """A correctness column as 0.0 / 1.0: booleans, or numbers that are all 0 or 1 (a NaN or a
-    missing value would give a NaN fitted share or correctness, not an error)."""
+    """A correctness column as 0.0 / 1.0: booleans, or numbers all 0 or 1 (NaN and missing values refused)."""
     import pyarrow as pa
 
     col = table.column(name)
@@ -79,6 +74,56 @@ def _id_array(table, where: str) -> np.ndarray:
     return _int_column(table, "example_id", where)
 
 
+def _pass_table(dynamics: Any, where: str, source: str = "train") -> tuple[Any, dict | None]:
+    """``(table, meta)``: the ``source`` pass of a dynamics folder or ``load_dynamics`` dict, or a table."""
+    import pyarrow as pa
+
+    if isinstance(dynamics, (str, os.PathLike)):
+        from .store import load_dynamics
+
+        dynamics = load_dynamics(dynamics)
+    meta = None
+    if isinstance(dynamics, dict):
+        if "train" not in dynamics:
+            raise ValueError(f"{where}: a dict of dynamics needs a 'train' table (from load_dynamics)")
+        meta = dynamics.get("meta")
+        dynamics = dynamics["train"] if source == "train" else dynamics.get("eval")
+        if dynamics is None:
+            raise ValueError("source='eval' but the dynamics hold no eval pass (use eval_pass=True when training)")
+    if not isinstance(dynamics, pa.Table):
+        if not hasattr(dynamics, "columns"):
+            raise TypeError(f"{where}: dynamics must be a dynamics folder, a load_dynamics() dict, a pyarrow.Table "
+                            f"or a pandas.DataFrame, got {type(dynamics).__name__}")
+        dynamics = pa.Table.from_pandas(dynamics, preserve_index=False)
+    return dynamics, meta
+
+
+def _coded_ids(table, where: str) -> tuple[np.ndarray | None, np.ndarray, Any]:
+    """``(values, codes, name)`` of the ``example_id`` column (:func:`id_codes`); ``name(code)`` is the id."""
+    values, codes = id_codes(_id_array(table, where))
+    return values, codes, (lambda code: int(code)) if values is None else (lambda code: str(values[code]))
+
+
+def _pair_keys(ids: np.ndarray, epoch: np.ndarray, where: str, name: Any) -> tuple[np.ndarray, int, int]:
+    """``(keys, lo, span)``: the sorted ``ids * span + epoch - lo``; a pair recorded twice is an error."""
+    lo = int(epoch.min())
+    span = int(epoch.max()) - lo + 1
+    key = np.sort(ids * span + (epoch - lo))
+    twice = np.flatnonzero(key[1:] == key[:-1])
+    if len(twice):
+        k = int(key[twice[0]])
+        raise ValueError(f"{where}: {len(twice)} (example_id, epoch) pairs are recorded twice (first: example id "
+                         f"{name(k // span)!r}, epoch {k % span + lo}); dynamics hold one row per example and epoch")
+    return key, lo, span
+
+
+def _group_mean(inverse: np.ndarray, values: np.ndarray, ok: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per group of ``inverse``: the mean of its ``ok`` values (NaN when none) and how many there are."""
+    n = np.bincount(inverse, weights=ok, minlength=size)
+    total = np.bincount(inverse, weights=np.where(ok, values, 0.0), minlength=size)
+    return np.where(n > 0, total / np.maximum(n, 1), np.nan), n
+
+
 def _check_meta(meta: dict, source: str, recorded: np.ndarray, examples: np.ndarray, where: str) -> None:
     """``cartography.json`` must describe the table it comes with."""
     from .store import DYNAMICS_FILE, EVAL_DYNAMICS_FILE, META_FILE
@@ -100,8 +145,7 @@ def _check_meta(meta: dict, source: str, recorded: np.ndarray, examples: np.ndar
 
 
 def _check_map_measure(info: MeasureInfo, available: Sequence[str], source: str, where: str) -> None:
-    """The map's measure (a map measure: :class:`DataMapSettings` checked that) must be one these
-    dynamics hold (the message says what is)."""
+    """The map's measure must be one these dynamics hold (the message says what is)."""
     if info.name in available:
         return
     if not available:
@@ -139,30 +183,13 @@ def _check_complete(ids: np.ndarray, epoch: np.ndarray, examples: np.ndarray, re
 
 def settings_arrays(dynamics: Any, settings: DataMapSettings) -> dict:
     """The keyword arguments of :class:`~hf_synthsample.cartography.DataMap` for ``dynamics`` and
-    validated ``settings`` (the checks: :meth:`DataMap.from_dynamics
-    <hf_synthsample.cartography.DataMap.from_dynamics>`); the map's measure travels as its ``MeasureInfo``."""
-    import pyarrow as pa
-
+    validated ``settings`` (the measure as its ``MeasureInfo``)."""
     info, source, nan_policy = settings.measure_info, settings.source, settings.nan_policy
     measure, min_epoch, max_epoch, correctness = info.name, settings.min_epoch, settings.max_epoch, settings.correctness
-    where = "dynamics"
-    meta = None
-    if isinstance(dynamics, (str, os.PathLike)):
-        from .store import load_dynamics
-
-        where = f"dynamics {os.fspath(dynamics)!r}"
-        dynamics = load_dynamics(dynamics)
-    if isinstance(dynamics, dict) and "train" in dynamics:
-        meta = dynamics.get("meta")
-        table = dynamics["train"] if source == "train" else dynamics.get("eval")
-        if table is None:
-            raise ValueError("source='eval' but the dynamics hold no eval pass (use eval_pass=True when training)")
-    else:
-        table = dynamics
-    if not isinstance(table, pa.Table):
-        table = pa.Table.from_pandas(table, preserve_index=False)
+    where = f"dynamics {os.fspath(dynamics)!r}" if isinstance(dynamics, (str, os.PathLike)) else "dynamics"
+    table, meta = _pass_table(dynamics, where, source)
     # a column present but empty is a measure that was not recorded (e.g. bleu in a file without decodes)
-    available = [c for c in _MEAN_COLUMNS if c in table.column_names
+    available = [c for c in MAP_MEASURES if c in table.column_names
                  and table.column(c).null_count < table.num_rows
                  and not np.isnan(table.column(c).to_numpy(zero_copy_only=False).astype(np.float64)).all()]
     _check_map_measure(info, available, source, where)
@@ -172,8 +199,7 @@ def settings_arrays(dynamics: Any, settings: DataMapSettings) -> dict:
     if correctness is None:
         correctness = "exact_match" if "exact_match" in table.column_names and measure == "bleu" else "correct"
     check_choice("correctness", correctness, [c for c in ("correct", "exact_match") if c in table.column_names])
-    id_values, ids = id_codes(_id_array(table, where))  # string ids: their ranks, decoded at the end
-    name = (lambda code: int(code)) if id_values is None else (lambda code: str(id_values[code]))
+    id_values, ids, name = _coded_ids(table, where)  # string ids: their ranks, decoded at the end
     epoch = _int_column(table, "epoch", where)
     values = table.column(measure).to_numpy(zero_copy_only=False).astype(np.float64)  # null -> NaN
     correct = _correct_column(table, correctness, where)
@@ -181,24 +207,16 @@ def settings_arrays(dynamics: Any, settings: DataMapSettings) -> dict:
         raise ValueError(f"{where}: no rows recorded")
     # one sort of (example_id, epoch) keys gives the examples, the duplicates and (bincount) the
     # rows per epoch: np.unique on each would sort four times
-    lo, hi = int(epoch.min()), int(epoch.max())
-    span = hi - lo + 1
+    key, lo, span = _pair_keys(ids, epoch, where, name)
+    hi = lo + span - 1
     per_epoch = np.bincount(epoch - lo, minlength=span)
     recorded = np.flatnonzero(per_epoch) + lo
-    key = np.sort(ids * span + (epoch - lo))
-    twice = np.flatnonzero(key[1:] == key[:-1])
-    if len(twice):
-        k = int(key[twice[0]])
-        raise ValueError(f"{where}: {len(twice)} (example_id, epoch) pairs are recorded twice (first: example id "
-                         f"{name(k // span)!r}, epoch {k % span + lo}); dynamics hold one row per example and epoch")
     key_ids = key // span
     examples = key_ids[np.r_[True, key_ids[1:] != key_ids[:-1]]]  # every example, whatever the epoch
     if isinstance(meta, dict):
         _check_meta(meta, source, recorded, examples, where)
-    if min_epoch is None:
-        min_epoch = lo
-    if max_epoch is None:
-        max_epoch = hi
+    min_epoch = lo if min_epoch is None else min_epoch
+    max_epoch = hi if max_epoch is None else max_epoch
     check_int("min_epoch", min_epoch, min=lo, max=hi)
     check_int("max_epoch", max_epoch, min=min_epoch, max=hi)
     _check_complete(ids, epoch, examples, recorded, {int(e): int(per_epoch[e - lo]) for e in recorded},
@@ -219,19 +237,15 @@ def settings_arrays(dynamics: Any, settings: DataMapSettings) -> dict:
             )
         if nan_policy == "drop":
             keep_rows = ~np.isin(ids, ids[bad])
-            ids, epoch, values, correct = ids[keep_rows], epoch[keep_rows], values[keep_rows], correct[keep_rows]
-            rows = rows[keep_rows]
+            ids, epoch, values, correct, rows = (a[keep_rows] for a in (ids, epoch, values, correct, rows))
             logger.warning(f"DataMap: {what}; nan_policy='drop' leaves those examples out")
         else:
             logger.warning(f"DataMap: {what}; nan_policy='omit' averages over the other epochs")
     uniq, inverse, counts = np.unique(ids, return_inverse=True, return_counts=True)
     ok = np.isfinite(values)
-    n_ok = np.bincount(inverse, weights=ok, minlength=len(uniq))
-    v0 = np.where(ok, values, 0.0)
-    mean = np.bincount(inverse, weights=v0, minlength=len(uniq)) / np.maximum(n_ok, 1)
+    mean, n_ok = _group_mean(inverse, values, ok, len(uniq))
     # population std (ddof 0), from deviations about the mean rather than E[x^2]-E[x]^2
-    dev = np.where(ok, values - mean[inverse], 0.0)
-    var = np.bincount(inverse, weights=dev * dev, minlength=len(uniq)) / np.maximum(n_ok, 1)
+    var = _group_mean(inverse, (values - mean[inverse]) ** 2, ok, len(uniq))[0]
     corr = np.bincount(inverse, weights=correct, minlength=len(uniq)) / counts
     keep = n_ok > 0
     if not keep.all():
@@ -251,21 +265,16 @@ def settings_arrays(dynamics: Any, settings: DataMapSettings) -> dict:
 
 
 def _window_scores(table, rows, ids, epoch, correct, uniq, inverse) -> tuple[dict, np.ndarray]:
-    """Per example (``uniq`` order): the window mean of each recorded measure (NaN values skipped),
-    forgetting events from the correctness history, and the never-learned flag."""
+    """Per example: the window mean of each recorded measure, forgetting events and never-learned flags."""
     from .measures import forgetting_events
 
     scores: dict[str, np.ndarray] = {}
-    for col in _MEAN_COLUMNS:
+    for col in MAP_MEASURES:  # the per-(example, epoch) columns
         if col not in table.column_names:
             continue
         v = table.column(col).to_numpy(zero_copy_only=False).astype(np.float64)[rows]
-        ok = ~np.isnan(v)
-        if not ok.any():  # a column of a measure that was not recorded (older files read back as NaN)
-            continue
-        total = np.bincount(inverse, weights=np.where(ok, v, 0.0), minlength=len(uniq))
-        n = np.bincount(inverse, weights=ok, minlength=len(uniq))
-        scores[col] = np.where(n > 0, total / np.maximum(n, 1), np.nan)
+        if not np.isnan(v).all():  # else a measure that was not recorded (older files read back as NaN)
+            scores[col] = _group_mean(inverse, v, ~np.isnan(v), len(uniq))[0]
     fid, events, never = forgetting_events(ids, epoch, correct > 0.5)
     assert np.array_equal(fid, uniq)
     scores["forgetting"] = events.astype(np.float64)

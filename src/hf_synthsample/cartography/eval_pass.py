@@ -1,35 +1,33 @@
 """The optional dropout-free end-of-epoch pass of
-:class:`~hf_synthsample.cartography.TrainingDynamicsCallback` (``eval_pass=True``, implied by the
-``bleu`` measure): the step measures of the training examples with the model in eval mode, and,
-for ``bleu``, greedy decodes scored against the gold.
-
-The pass keeps its per-example values on the device and copies them to the host once, at its
-end; decodes are batched and run on the device (:mod:`.decode`), copied once per batch. Each
-example's decode limit is its own (gold length + 5 unless ``max_new_tokens`` is given), read
-from the batch on the host, so a score never depends on the other examples of its batch.
+:class:`~hf_synthsample.cartography.TrainingDynamicsCallback` (``eval_pass=True``, implied by
+``bleu``): the step measures with the model in eval mode and, for ``bleu``, greedy decodes scored
+against the gold. Values are copied to the host once, at the end; each example's decode limit is
+its own (gold length + 5 unless ``max_new_tokens``), so a score never depends on its batch.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
 
 from .collator import ID_KEY
 from .decode import greedy_continuations
-from .measures import IGNORE_INDEX, STEP_MEASURES, sequence_measures
+from .measures import IGNORE_INDEX, sequence_measures
 from .store import _EVAL_SCHEMA, _concat
 
 __all__ = ["run_eval_pass"]
 
 
-def _eval_ids(cb) -> np.ndarray:
-    """The codes of the examples the pass covers: all, or ``eval_examples`` drawn with ``seed``."""
-    ids = np.sort(cb._row_codes) if cb._row_codes is not None else np.arange(len(cb._dataset))
-    if cb.eval_examples is not None and cb.eval_examples < len(ids):
-        rng = np.random.default_rng(cb.seed)
-        ids = np.sort(rng.choice(ids, size=cb.eval_examples, replace=False))
-    return ids
+def _eval_rows(cb) -> np.ndarray:
+    """The training rows the pass covers, in id order: all, or ``eval_examples`` ids drawn with ``seed``."""
+    codes = cb._row_codes if cb._row_codes is not None else np.arange(len(cb._dataset))
+    rows = np.argsort(codes, kind="stable")
+    if cb.eval_examples is not None and cb.eval_examples < len(rows):
+        ids = np.sort(np.random.default_rng(cb.seed).choice(codes[rows], size=cb.eval_examples, replace=False))
+        rows = rows[np.searchsorted(codes[rows], ids)]
+    return rows
 
 
 def _rows(dataset, positions) -> list[dict]:
@@ -48,15 +46,7 @@ def run_eval_pass(cb, args, state, model) -> dict:
     from .callback import _logits_of
 
     rank, world = cb._process()
-    all_ids = _eval_ids(cb)
-    if cb._row_codes is not None:  # rows of the (possibly column-reduced) training dataset holding those ids
-        col = cb._row_codes
-        pos = np.empty(int(col.max()) + 1, dtype=np.int64)
-        pos[col] = np.arange(len(col))
-        rows = pos[all_ids]
-    else:
-        rows = all_ids
-    rows = rows[rank::world]
+    rows = _eval_rows(cb)[rank::world]
     bs = cb.eval_batch_size or args.per_device_eval_batch_size
     device = next(model.parameters()).device
     was_training = model.training
@@ -85,13 +75,10 @@ def run_eval_pass(cb, args, state, model) -> dict:
     values = {k: torch.cat([m[k] for m in measures]).cpu().numpy() for k in measures[0]}
     part = {
         "example_id": torch.cat(ids).cpu().numpy(), "epoch": np.full(n, cb._epoch), "step": np.full(n, state.global_step),
-        "order": np.arange(n), "rank": np.full(n, rank),
-        **{k: values[k] if k in values else np.full(n, np.nan) for k in STEP_MEASURES},
-        "correct": values["correct"], "num_tokens": values["num_tokens"],
-        "bleu": np.concatenate(bleu) if bleu else np.full(n, np.nan),
-        "exact_match": np.concatenate(exact) if exact else np.zeros(n, dtype=bool),
+        "order": np.arange(n), "rank": np.full(n, rank), **values,
+        **({"bleu": np.concatenate(bleu), "exact_match": np.concatenate(exact)} if bleu else {}),
     }
-    return _concat([part], _EVAL_SCHEMA)
+    return _concat([part], _EVAL_SCHEMA)  # measures not computed are left blank (NaN)
 
 
 def _decode_scores(cb, model, batch: dict, host_labels: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -112,22 +99,17 @@ def _decode_scores(cb, model, batch: dict, host_labels: Any) -> tuple[np.ndarray
     else:  # decoder-only: the prompt is what the labels mask; decode one example at a time
         continuations = []
         pad = getattr(cfg, "pad_token_id", None)
-        greedy = {"do_sample": False, "num_beams": 1}
         for ids, lab, limit in zip(batch["input_ids"], gold_ids, limits):
             start = next((i for i, t in enumerate(lab) if t != IGNORE_INDEX), len(lab))
             prompt = ids[:start][None]
             out = model.generate(prompt, attention_mask=torch.ones_like(prompt),
                                  pad_token_id=pad if pad is not None else next(iter(eos)),
-                                 max_new_tokens=limit, **greedy)
+                                 max_new_tokens=limit, do_sample=False, num_beams=1)
             continuations.append(out[0, start:].tolist())
     bleu, exact = [], []
     for cont, gold_row, limit in zip(continuations, gold_ids, limits):
-        hyp = []
-        for t in cont[:limit]:  # up to the first EOS, without special tokens
-            if t in eos:
-                break
-            if t not in special:
-                hyp.append(t)
+        # up to the first EOS, without special tokens
+        hyp = [t for t in itertools.takewhile(lambda t: t not in eos, cont[:limit]) if t not in special]
         gold = [t for t in gold_row if t != IGNORE_INDEX and t not in special]
         # sacrebleu: the decode is the hypothesis, the gold is the (single) reference
         bleu.append(sacrebleu.sentence_bleu(_detok(cb, hyp), [_detok(cb, gold)]).score / 100.0)

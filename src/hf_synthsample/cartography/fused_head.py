@@ -1,15 +1,10 @@
 """Per-example measures from per-token log-probabilities, for trainers that never build the logits.
 
-TRL's ``SFTTrainer`` (and its other trainers, trl >= 1) trains a causal LM through a *fused LM
-head*: ``model(..., labels=labels, fused_lm_head=True)`` projects the hidden states onto the
-vocabulary in tiles and returns, per next-token label, its log-probability (``log_probs``, float32,
-shape ``[batch, length - 1]``, 0 where the label is -100) and whether it is the first argmax
-(``is_top1``), never the ``[batch, length, vocab]`` logits. The training forward pass therefore
-carries exactly what ``inv_ppl``, ``chia``, ``loss`` and exact-match correctness (so
-``forgetting``) need, and nothing the margins or EL2N need (the whole distribution).
-
-The values are the same as :func:`~hf_synthsample.cartography.measures.sequence_measures` with
-``task="causal_lm"`` on the logits (same shift, same -100 mask, first-argmax correctness).
+TRL's trainers (trl >= 1) train a causal LM through a *fused LM head* that returns, per next-token
+label, its log-probability (``log_probs``, ``[batch, length - 1]``) and whether it is the first
+argmax (``is_top1``), never the logits: enough for ``inv_ppl``, ``chia``, ``loss`` and
+correctness (so ``forgetting``), not for the margins or EL2N. The values equal
+:func:`~hf_synthsample.cartography.measures.sequence_measures` with ``task="causal_lm"``.
 
 Example (log p of two gold tokens 0.5 and 0.25; the first position is the unscored prompt):
     >>> import math, torch
@@ -31,8 +26,7 @@ from .measures import IGNORE_INDEX, STEP_MEASURES, _per_example
 __all__ = ["LOG_PROB_MEASURES", "has_token_log_probs", "token_log_prob_measures", "accepts_fused_lm_head",
            "logit_only_measures"]
 
-#: the per-step measures a per-token log-probability (plus "is it the argmax") gives; the other
-#: STEP_MEASURES (margins, EL2N) need the logits of every vocabulary entry
+#: the per-step measures a per-token log-probability (plus "is it the argmax") gives
 LOG_PROB_MEASURES = ("inv_ppl", "chia", "loss")
 
 
@@ -50,6 +44,12 @@ def _field(output, name: str):
     return output.get(name) if hasattr(output, "get") else getattr(output, name, None)
 
 
+def base_model(model):
+    """The model inside a PEFT wrapper, else ``model``."""
+    get = getattr(model, "get_base_model", None)
+    return get() if callable(get) else model
+
+
 def has_token_log_probs(output) -> bool:
     """Whether a forward output carries per-token ``log_probs`` and no ``logits`` (a fused LM head).
 
@@ -61,25 +61,20 @@ def has_token_log_probs(output) -> bool:
     """
     import torch
 
-    if isinstance(output, (tuple, list)):
-        return False
-    return _field(output, "logits") is None and isinstance(_field(output, "log_probs"), torch.Tensor)
+    return (not isinstance(output, (tuple, list)) and _field(output, "logits") is None
+            and isinstance(_field(output, "log_probs"), torch.Tensor))
 
 
 def accepts_fused_lm_head(model) -> bool:
-    """Whether ``model`` (or the base model inside a PEFT wrapper) takes a ``fused_lm_head`` argument,
-    i.e. TRL patched it (``trl.trainer.utils.add_fused_lm_head``) so its trainers can skip the logits.
-
-    TRL keeps the original signature visible through ``functools.wraps``, so the patch is read off the
-    unwrapped function.
+    """Whether ``model`` (or the base model inside a PEFT wrapper) takes a ``fused_lm_head`` argument
+    (TRL patched it); read off the wrapper itself, as TRL's ``functools.wraps`` shows the old signature.
 
     Example:
         >>> from transformers import GPT2Config, GPT2LMHeadModel
         >>> accepts_fused_lm_head(GPT2LMHeadModel(GPT2Config(n_layer=1, n_embd=8, n_head=2, vocab_size=10)))
         False
     """
-    base = model.get_base_model() if hasattr(model, "get_base_model") else model
-    forward = getattr(base, "forward", None)
+    forward = getattr(base_model(model), "forward", None)
     if forward is None:
         return False
     try:
@@ -90,17 +85,9 @@ def accepts_fused_lm_head(model) -> bool:
 
 
 def token_log_prob_measures(output: Any, labels, *, task: str, measures=LOG_PROB_MEASURES) -> dict:
-    """Per-example ``inv_ppl``, ``chia``, ``loss``, ``correct``, ``num_tokens`` (1-D float32 / bool /
-    int32 tensors) from a fused LM head's ``log_probs`` and ``is_top1`` and the gold ``labels``.
-
-    Args:
-        output: the forward output (``log_probs`` and ``is_top1``, each ``[batch, length - 1]``).
-        labels: the labels the forward was given, ``[batch, length]``, -100 where not scored (the
-            prompt, padding); shifted by one like ``task="causal_lm"`` logits.
-        task: must be ``"causal_lm"`` (a fused LM head is a decoder-only head).
-        measures: the per-step measures asked for; one that needs the logits raises ``ValueError``.
-
-    An example with no gold token gets NaN measures and ``num_tokens`` 0, as in ``sequence_measures``.
+    """Per-example ``inv_ppl``, ``chia``, ``loss``, ``correct``, ``num_tokens`` from a fused LM head's
+    ``log_probs`` and ``is_top1`` and the forward's ``labels`` (shifted by one, as for ``causal_lm``
+    logits; the only ``task``); a measure in ``measures`` that needs the logits raises.
     """
     import torch
 

@@ -1,18 +1,9 @@
 """An interactive data map as one self-contained HTML file (plotly.js inlined; no server, no network).
 
-:func:`write_map_html` renders plain data (ids, coordinates, a region per point, measures, texts)
-as a WebGL scatter with one trace per region, where
-
-* hovering a point shows its example id, its region, every field given and the example's text
-  columns;
-* the region checkboxes (or the legend) show and hide regions;
-* box / lasso selection lists the selected example ids, which the buttons copy or download as
-  JSON (``{"example_ids": [...]}``), ready for ``dataset.filter`` / ``DataMap`` subsets.
-
-This module knows nothing of data maps: ``DataMap.to_html`` (``cartography.datamap``) decides
-the axes, their labels and each point's region, and calls it (dependencies flow one way).
-
-Needs ``plotly`` (``pip install hf-synthsample[interactive]``) for the plotly.js bundle only.
+:func:`write_map_html` renders plain data as a WebGL scatter, one trace per region: hovering a
+point shows its id, region, fields and texts; checkboxes show and hide regions; a box / lasso
+selection's ids can be copied or downloaded as JSON (``{"example_ids": [...]}``). It knows nothing
+of data maps (``DataMap.to_html`` decides axes and regions). Needs ``plotly`` for its JS bundle.
 
 Example (with plotly installed):
     >>> import os, tempfile
@@ -54,9 +45,7 @@ def _plotly_js() -> str:
 
 def _round(a: Any, digits: int = 5) -> list:
     """JSON-safe rounded floats (NaN/inf -> null)."""
-    a = np.asarray(a, dtype=np.float64)
-    r = np.round(a, digits)
-    return [None if not math.isfinite(v) else v for v in r.tolist()]
+    return [v if math.isfinite(v) else None for v in np.round(np.asarray(a, dtype=np.float64), digits).tolist()]
 
 
 def write_map_html(
@@ -74,15 +63,9 @@ def write_map_html(
     never_learned: Sequence[bool] | None = None,
     texts: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
-    """Write the interactive map to ``path`` (atomically); returns the path.
-
-    Args:
-        ids, x, y: per point, its example id and coordinates.
-        region: per point, its region: one of ``regions`` (one trace each, in that order).
-        fields: per point values shown on hover (``{name: values}``).
-        never_learned: per point, flags shown beside a ``forgetting`` field.
-        texts: per point texts shown on hover, escaped (``{column: values}``).
-    """
+    """Write the interactive map to ``path`` (atomically); returns the path. Per point: ``ids``,
+    ``x``, ``y``, ``region`` (one of ``regions``, a trace each) and, shown on hover, ``fields``
+    (``{name: values}``), ``never_learned`` (beside ``forgetting``) and ``texts`` (escaped)."""
     n = len(ids)
     regions = list(regions)
     if n == 0:

@@ -1,11 +1,7 @@
-"""Example ids: what an id column may hold (checked before any work) and the integer codes the
-dynamics use for them while training.
-
-An example id is an integer >= 0 or a non-empty string, one per row, never repeated, never
-missing. :func:`~hf_synthsample.cartography.add_example_ids` gives row numbers; a dataset's own
-ids (``"q-0017"``, a database key) work as they are and are written to the dynamics unchanged,
-so a data map names the same ids and finds the rows of any copy (shuffled, filtered) by them.
-While training, string ids travel as integer codes (their rank among the sorted ids).
+"""Example ids: an integer >= 0 or a non-empty string, one per row, never repeated or missing
+(checked before any work). A dataset's own ids are written to the dynamics unchanged, so a data
+map finds the rows of any copy by them; while training, string ids travel as integer codes (their
+rank among the sorted ids).
 
 Example:
     >>> from datasets import Dataset
@@ -27,22 +23,17 @@ __all__ = ["check_id_column", "check_id_values", "id_codes", "as_ids"]
 
 
 def check_id_values(col: Any, name: str, where: str) -> np.ndarray:
-    """The ids of the Arrow column ``col`` as a NumPy array (``int64`` or ``str``); a ``TypeError``
-    / ``ValueError`` naming column ``name`` for any other type, a missing, negative, empty or
-    repeated id."""
+    """The ids of the Arrow column ``col`` as a NumPy array (``int64`` or ``str``); an error naming
+    column ``name`` for any other type, a missing, negative, empty or repeated id."""
     import pyarrow as pa
 
-    kind = col.type
-    if pa.types.is_integer(kind):
-        dtype = "int"
-    elif pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        dtype = "str"
-    else:
-        raise TypeError(f"{where}: column {name!r} must hold integer or string example ids, got {kind}")
+    is_int = pa.types.is_integer(col.type)
+    if not (is_int or pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        raise TypeError(f"{where}: column {name!r} must hold integer or string example ids, got {col.type}")
     if col.null_count:
         raise ValueError(f"{where}: column {name!r} has {col.null_count} missing (null) example ids; every row "
                          f"needs its own id")
-    if dtype == "int":
+    if is_int:
         ids = col.to_numpy().astype(np.int64)
         if len(ids) and ids.min() < 0:
             raise ValueError(f"{where}: column {name!r} holds negative example ids (first: {int(ids[ids < 0][0])}); "
@@ -60,8 +51,7 @@ def check_id_values(col: Any, name: str, where: str) -> np.ndarray:
 
 
 def check_id_column(dataset: Any, id_column: str, where: str) -> np.ndarray:
-    """The ids in column ``id_column`` of the ``datasets.Dataset`` ``dataset``, checked as
-    :func:`check_id_values` does."""
+    """The ids in column ``id_column`` of ``dataset``, checked by :func:`check_id_values`."""
     from ..columns import column_arrow
 
     return check_id_values(column_arrow(dataset, id_column), id_column, where)

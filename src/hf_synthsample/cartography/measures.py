@@ -5,38 +5,21 @@ teacher-forced probabilities ``p_t = p(y_t | x, y_<t)``:
 
 * ``chia``    = (1/T) sum_t p_t                 (arithmetic mean)
 * ``inv_ppl`` = exp((1/T) sum_t log p_t)        (geometric mean)
-* ``correct`` = every teacher-forced argmax equals its gold token. Under the same weights this
-  is exactly "the greedy decode equals the gold sequence": greedy decoding reproduces the gold
-  prefix step by step iff each gold token is the argmax after the gold prefix.
-* ``aum``     = (1/T) sum_t (z_t[y_t] - max_{k != y_t} z_t[k])  the margin of the logits ``z_t``
-  (area under the margin, Pleiss et al. 2020; the paper's per-epoch margin for classification,
-  its mean over the gold tokens for sequences; averaged over epochs by the data map). Negative
-  when the model prefers another token. Logits and log-probabilities give the same margin.
-* ``min_margin`` = min_t (z_t[y_t] - max_{k != y_t} z_t[k])  the sequence's margin: its weakest gold
-  token (> 0 iff ``correct`` barring exact ties; = ``aum``'s margin for classification), averaged
-  over epochs like ``aum``. A wrong target in a repetitive output language is mostly predictable
-  from its own teacher-forced prefix, so a token mean dilutes the one token that gives it away.
-* ``margin_deficit`` = sum_t max(0, -(z_t[y_t] - max_{k != y_t} z_t[k]))  how far the logits are
-  from making every gold token the argmax: 0 iff ``correct`` (barring ties), summed (not
-  averaged) over the gold tokens, so every wrong token adds its shortfall; averaged over epochs.
-  The best detector of wrong short (SCAN) targets in docs/benchmarks.md; length-biased on long
-  ones (COGS), where ``min_margin`` is the robust choice.
+* ``correct`` = every teacher-forced argmax equals its gold token: exactly "the greedy decode
+  equals the gold sequence" under the same weights.
+* ``aum``     = (1/T) sum_t m_t with the logit margin m_t = z_t[y_t] - max_{k != y_t} z_t[k]
+  (area under the margin, Pleiss et al. 2020; negative when another token is preferred)
+* ``min_margin`` = min_t m_t: the weakest gold token (> 0 iff ``correct`` barring ties), which a
+  token mean dilutes; the robust detector of wrong long targets (COGS, docs/benchmarks.md)
+* ``margin_deficit`` = sum_t max(0, -m_t): every wrong token adds its shortfall; the best
+  detector of wrong short (SCAN) targets, length-biased on long ones
 * ``el2n``    = (1/T) sum_t || softmax(z_t) - onehot(y_t) ||_2  (error L2 norm, Paul et al. 2021)
 * ``loss``    = -(1/T) sum_t log p_t               (mean token cross-entropy, = -log ``inv_ppl``)
 
-Which end of each scale is hard ("higher = more confident": ``inv_ppl``, ``chia``, ``aum``,
-``min_margin``, ``bleu``; "higher = harder": ``loss``, ``el2n``, ``margin_deficit``,
-``forgetting``) is declared once, in :data:`MEASURE_INFO`; data maps, rankings, plots, the HTML
-map, curricula and the CLI read it from there.
-
-``forgetting`` (Toneva et al. 2019) is not a per-epoch value: it is counted over the recorded
-``correct`` history by the data map (:func:`forgetting_events`).
-
-For sequence classification T = 1 and both measures are the gold-class probability.
-
-Three task layouts are supported (``TASKS``): ``"seq2seq"`` (logits and labels aligned, as in
-BART/T5), ``"causal_lm"`` (decoder-only: logits at position t predict token t+1, the prompt is
-masked with -100 in the labels) and ``"classification"`` (logits ``[B, C]``, labels ``[B]``).
+Which end of each scale is hard is declared once, in :data:`MEASURE_INFO`. ``forgetting``
+(Toneva et al. 2019) is counted over the ``correct`` history (:func:`forgetting_events`). Task
+layouts (``TASKS``): ``"seq2seq"`` (logits and labels aligned), ``"causal_lm"`` (logits at t
+predict token t+1, the prompt masked with -100) and ``"classification"`` (``[B, C]``, ``[B]``; T = 1).
 
 Example:
     >>> import torch
@@ -53,6 +36,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ..validation import check_choice
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -68,15 +53,10 @@ TASKS = ("seq2seq", "causal_lm", "classification")
 class MeasureInfo:
     """What a measure's values mean: the one declaration every reader follows.
 
-    ``hard_end`` is the end of the scale that holds the hard (and likely mislabelled) examples:
-    ``"low"`` for confidences (``inv_ppl``: higher = more confident), ``"high"`` for errors and
-    losses (``loss``: higher = harder). A data map built on a measure orients its confidence
-    axis by it (:attr:`confidence_sign`), so "hard-to-learn" always means the hard end;
-    ``DataMap.ranking(name)`` puts the hard end first.
-
-    ``kind``: ``"step"`` (per example and epoch, from the training step's logits), ``"decode"``
-    (per example and epoch, from the end-of-epoch decode pass), ``"counted"`` (counted by the data
-    map from the ``correct`` history) or ``"axis"`` (an axis of the data map itself).
+    ``hard_end``: the end of the scale holding the hard examples (``"low"`` for confidences,
+    ``"high"`` for errors and losses); data maps orient their confidence axis and rankings by it.
+    ``kind``: ``"step"`` (from the training step's logits), ``"decode"`` (the end-of-epoch decode
+    pass), ``"counted"`` (from the ``correct`` history) or ``"axis"`` (an axis of the data map).
 
     Example:
         >>> measure_info("loss").hard_end, measure_info("loss").confidence_sign
@@ -96,8 +76,7 @@ class MeasureInfo:
 
     @property
     def confidence_sign(self) -> float:
-        """+1 when higher values mean more confident, -1 when higher values mean harder: the sign
-        a data map multiplies the window mean by to get its confidence axis."""
+        """The sign a data map multiplies the window mean by: +1 when higher = more confident, else -1."""
         return 1.0 if self.hard_end == "low" else -1.0
 
     @property
@@ -135,15 +114,13 @@ MEASURE_INFO: dict[str, MeasureInfo] = {m.name: m for m in (
                 "axis"),
 )}
 
-#: measures a callback can record: all but "bleu" come from the training forward pass's own logits;
-#: "bleu" needs the end-of-epoch decode pass; "forgetting" is counted from the per-epoch ``correct``.
+#: measures a callback can record
 MEASURES = tuple(n for n, m in MEASURE_INFO.items() if m.kind != "axis")
 #: the per-(example, epoch) columns computed from the logits of a training step
 STEP_MEASURES = tuple(n for n, m in MEASURE_INFO.items() if m.kind == "step")
 #: the per-(example, epoch) columns a data map can be built on (its confidence axis)
 MAP_MEASURES = tuple(n for n, m in MEASURE_INFO.items() if m.kind in ("step", "decode"))
-#: which end of each measure's scale holds the hard (and likely mislabelled) examples: "low" means
-#: rank lowest first to find them. Derived from :data:`MEASURE_INFO` (kept for older callers).
+#: each measure's ``hard_end``, from :data:`MEASURE_INFO` (kept for older callers)
 HARD_END = {n: m.hard_end for n, m in MEASURE_INFO.items()}
 
 
@@ -190,15 +167,8 @@ _CHUNK_ELEMENTS = 1 << 26
 
 
 def _position_values(logits: "torch.Tensor", gold: "torch.Tensor", want: frozenset) -> dict:
-    """Per position: ``logp`` (log p(gold), float32), ``hit`` (gold is the first argmax) and, when
-    asked for, ``margin`` (gold logit minus the largest other logit) and ``el2n``.
-
-    One float32 ``log_softmax`` per chunk of positions, bounded in size for large vocabularies
-    (``log_softmax`` is faster than ``logit - logsumexp`` on CPU). The margin reads the two largest
-    log-probabilities (a log-softmax shifts each position's logits by one constant, so margins
-    are the logits' own); ``hit`` is the index of the first maximum (as greedy decoding picks).
-    Nothing here reads a tensor's value on the host: no per-step device sync.
-    """
+    """Per position ``logp`` (float32), ``hit`` (gold is the first argmax), ``margin`` and ``el2n``
+    when asked for: one bounded chunk of positions at a time, with no host read (no device sync)."""
     import torch
 
     shape = gold.shape
@@ -211,9 +181,7 @@ def _position_values(logits: "torch.Tensor", gold: "torch.Tensor", want: frozens
         gs = g[start:start + rows, None]
         lg = ls.gather(-1, gs).squeeze(-1)
         out["logp"].append(lg)
-        # greedy decoding picks the first maximum: max's index (the first on ties) tells a hit
-        # exactly, with no data-dependent branch (a branch on a tensor's value would sync host and
-        # device at every step)
+        # greedy decoding picks the first maximum, as max's index does (no branch on a value: no sync)
         top, first = ls.max(dim=-1)
         out["hit"].append(first == gs[:, 0])
         if want & {"aum", "min_margin", "margin_deficit"} and ls.shape[-1] > 1:
@@ -237,13 +205,9 @@ def _position_values(logits: "torch.Tensor", gold: "torch.Tensor", want: frozens
 
 def sequence_measures(logits: "torch.Tensor", labels: "torch.Tensor", *, task: str = "seq2seq",
                       measures: "tuple[str, ...] | None" = None) -> dict:
-    """Per-example measures (1-D tensors on the logits' device): ``inv_ppl``, ``chia``, ``loss``,
-    ``correct``, ``num_tokens`` always, ``aum``, ``min_margin``, ``margin_deficit`` (together) and ``el2n`` when
-    ``measures`` names them (default: all).
-
-    Gradients never flow through this function; log-probabilities are computed in float32, in
-    chunks of at most 2^26 values, so memory stays bounded for large vocabularies.
-    An example with no gold token (all labels -100) gets NaN measures and ``num_tokens`` 0.
+    """Per-example measures (1-D tensors on the logits' device, no gradients): ``inv_ppl``, ``chia``,
+    ``loss``, ``correct``, ``num_tokens`` always, the margins (together) and ``el2n`` when ``measures``
+    names them (default: all). An example with no gold token gets NaN measures and ``num_tokens`` 0.
 
     Example (margins 0.9 - 0.1 and 0.5 - 0.5, averaged):
         >>> import torch
@@ -286,9 +250,7 @@ def sequence_measures(logits: "torch.Tensor", labels: "torch.Tensor", *, task: s
 
 
 def _per_example(logp, hit, mask, margin=None, el2n=None) -> dict:
-    """The per-example values from per-token gold log-probabilities ``logp``, argmax hits ``hit``
-    (and margins, EL2N) at the gold positions ``mask`` ([batch, length] each): what
-    :func:`sequence_measures` and the fused-head path (:mod:`.fused_head`) both return."""
+    """Per-example values from per-token ``logp``, ``hit`` (margins, EL2N) at the gold positions ``mask``."""
     import torch
 
     maskf = mask.float()
@@ -321,16 +283,13 @@ def forgetting_events(example_ids, epochs, correct) -> tuple:
     A forgetting event is an epoch where the example is incorrect after being correct at the
     previous recorded epoch of that example (epochs sorted). Returns ``(ids, events,
     never_learned)``: the sorted unique ids, the number of events (int64) and whether the example
-    was never correct (those have 0 events but are *not* "never forgotten": rank them as the
-    most forgotten, as the paper does).
+    was never correct (0 events, yet to be ranked as the most forgotten, as the paper does).
 
     Example:
         >>> ids, ev, never = forgetting_events([7, 7, 7, 7, 3, 3], [0, 1, 2, 3, 1, 0], [1, 0, 1, 0, 0, 0])
         >>> ids.tolist(), ev.tolist(), never.tolist()
         ([3, 7], [0, 2], [True, False])
     """
-    import numpy as np
-
     ids = np.asarray(example_ids, dtype=np.int64)
     ep = np.asarray(epochs, dtype=np.int64)
     ok = np.asarray(correct, dtype=bool)
@@ -338,12 +297,10 @@ def forgetting_events(example_ids, epochs, correct) -> tuple:
         raise ValueError("example_ids, epochs and correct must have the same length")
     order = np.lexsort((ep, ids))
     ids, ok = ids[order], ok[order]
-    uniq, start = np.unique(ids, return_index=True)
-    same = np.zeros(len(ids), dtype=bool)
-    same[1:] = ids[1:] == ids[:-1]
-    forgot = np.zeros(len(ids), dtype=bool)
-    forgot[1:] = ok[:-1] & ~ok[1:]
+    uniq = np.unique(ids)
+    forgot = np.zeros(len(ids), dtype=bool)  # correct, then incorrect at the example's next epoch
+    forgot[1:] = ok[:-1] & ~ok[1:] & (ids[1:] == ids[:-1])
     inverse = np.searchsorted(uniq, ids)
-    events = np.bincount(inverse, weights=forgot & same, minlength=len(uniq)).astype(np.int64)
+    events = np.bincount(inverse, weights=forgot, minlength=len(uniq)).astype(np.int64)
     learned = np.bincount(inverse, weights=ok, minlength=len(uniq)) > 0
     return uniq, events, ~learned

@@ -1,28 +1,10 @@
-"""Flagging mislabelled rows from one run's training dynamics, by rules that need no labels.
-
-A user who suspects label noise does not know which rows are wrong, so everything here is read
-off the recorded dynamics of the run itself (docs/training-dynamics.md, "Finding mislabelled
-rows"):
-
-* :func:`fit_curve`: per complete epoch, the fraction of rows *fitted* (teacher-forced exact
-  match, the recorded ``correct``) and the mean training loss: how far the model has got.
-* :func:`noise_window`: the epochs to summarise: from the first epoch at which the mean training
-  loss has made ``loss_drop`` (default 90 %) of its fall over the run, to the last epoch. Early
-  epochs, when the model has learned nothing yet, rank rows by how easy their targets are, not by
-  whether they are wrong.
-* :func:`flag_noisy`: the ``fraction`` of rows hardest by ``measure`` over that window, with the
-  fit figures beside them and ``plateaued``: whether the loss had stopped falling (by less than
-  ``min_gain`` relatively per epoch over the last ``patience`` epochs). A run still learning
-  flags fewer wrong rows than a longer one (docs/benchmarks.md). The model matters most: one that
-  learns the task before it memorises rows (the attentional LSTM of :mod:`hf_synthsample.models.lstm`
-  on 300 SCAN rows, ``measure="inv_ppl"``: 90 % of the wrong rows; a scratch Transformer there: 58 %).
-* :func:`add_canaries` / :func:`canary_recall`: whether a run's flags can be trusted is not in
-  its dynamics (the Transformer recipe finds 58 % on 300 SCAN rows, 87 % on 1,000); a few rows made
-  wrong on purpose before training, and the share of them flagged, tell.
-* :func:`lexical_noise_scores` / :func:`flag_noisy_lexical`: no training at all: a word-to-word
-  translation table (IBM Model 1) fitted in both directions on the rows; a row whose target is
-  another row's holds a token the other side does not explain. 300 SCAN rows: 91 % over 3 seeds
-  (the LSTM recipe 90 %, a Transformer's 58 %), 1,000 rows 92 %, COGS 76 % (a Transformer's 63 %).
+"""Flagging mislabelled rows by rules that need no labels (docs/training-dynamics.md, "Finding
+mislabelled rows"): from one run's own dynamics, :func:`fit_curve` (how far the model has got),
+:func:`noise_window` (the epochs after most of the loss's fall; earlier ones rank rows by how easy
+they are, not by whether they are wrong) and :func:`flag_noisy` (the hardest rows over that
+window); :func:`add_canaries` / :func:`canary_recall` tell whether a run's flags can be trusted;
+:func:`lexical_noise_scores` / :func:`flag_noisy_lexical` need no training at all (a word-to-word
+table of the rows). Recall figures per model and data set: docs/benchmarks.md.
 
 Example:
     >>> import pyarrow as pa
@@ -41,13 +23,13 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import Any
 
 import numpy as np
 
 from ..settings import Estimator
 from ..validation import check_float, check_int
+from .datamap import DataMap, count_of
 from .settings import LexicalNoiseSettings, LexicalSettings, NoiseSettings
 
 __all__ = ["fit_curve", "noise_window", "flag_noisy", "NoiseFlags", "NoiseFlagger", "add_canaries", "canary_recall", "lexical_noise_scores",
@@ -56,21 +38,9 @@ __all__ = ["fit_curve", "noise_window", "flag_noisy", "NoiseFlags", "NoiseFlagge
 
 def _train_table(dynamics: Any, where: str):
     """The per-(example, epoch) training table of a dynamics folder, ``load_dynamics`` dict or table."""
-    import pyarrow as pa
+    from .dynamics_table import _pass_table
 
-    if isinstance(dynamics, (str, os.PathLike)):
-        from .store import load_dynamics
-
-        dynamics = load_dynamics(dynamics)
-    if isinstance(dynamics, dict):
-        if "train" not in dynamics:
-            raise ValueError(f"{where}: a dict of dynamics needs a 'train' table (from load_dynamics)")
-        dynamics = dynamics["train"]
-    if not isinstance(dynamics, pa.Table):
-        if not hasattr(dynamics, "columns"):
-            raise TypeError(f"{where}: dynamics must be a dynamics folder, a load_dynamics() dict, a pyarrow.Table "
-                            f"or a pandas.DataFrame, got {type(dynamics).__name__}")
-        dynamics = pa.Table.from_pandas(dynamics, preserve_index=False)
+    dynamics, _ = _pass_table(dynamics, where)
     for col in ("example_id", "epoch", "loss", "correct"):
         if col not in dynamics.column_names:
             raise ValueError(f"{where}: the dynamics have no column {col!r} (columns: {dynamics.column_names}); the "
@@ -79,10 +49,8 @@ def _train_table(dynamics: Any, where: str):
 
 
 def fit_curve(dynamics: Any) -> dict[str, np.ndarray]:
-    """Per complete epoch (every example recorded): ``epoch``, ``fitted`` (fraction of rows whose
-    teacher-forced greedy decode equals their target) and ``loss`` (mean training loss per row).
-
-    Epochs some examples lack (a partial last epoch) are left out. Labels are not needed.
+    """Per complete epoch (every example recorded; labels not needed): ``epoch``, ``fitted`` (share
+    of rows whose teacher-forced greedy decode equals their target) and ``loss`` (mean training loss).
 
     Example:
         >>> import pyarrow as pa
@@ -91,36 +59,24 @@ def fit_curve(dynamics: Any) -> dict[str, np.ndarray]:
         >>> {k: v.tolist() for k, v in fit_curve(t).items()}
         {'epoch': [0, 1], 'fitted': [0.0, 0.5], 'loss': [2.0, 1.0]}
     """
-    from .dynamics_table import _correct_column, _id_array, _int_column
-    from .ids import id_codes
+    from .dynamics_table import _coded_ids, _correct_column, _group_mean, _int_column, _pair_keys
 
     t = _train_table(dynamics, "fit_curve")
     if not t.num_rows:
         raise ValueError("fit_curve: the dynamics hold no rows")
-    values, ids = id_codes(_id_array(t, "fit_curve"))
+    _, ids, name = _coded_ids(t, "fit_curve")
     epoch = _int_column(t, "epoch", "fit_curve")
     correct = _correct_column(t, "correct", "fit_curve")
     loss = t.column("loss").to_numpy(zero_copy_only=False).astype(np.float64)  # NaN: a row without gold tokens
     n = len(np.unique(ids))
-    # a pair recorded twice would count twice and make its epoch look complete
-    key = np.sort(ids * (int(epoch.max()) + 1) + epoch)
-    twice = np.flatnonzero(key[1:] == key[:-1])
-    if len(twice):
-        k, span = int(key[twice[0]]), int(epoch.max()) + 1
-        raise ValueError(f"fit_curve: {len(twice)} (example_id, epoch) pairs are recorded twice (first: example id "
-                         f"{(k // span) if values is None else str(values[k // span])!r}, epoch {k % span}); "
-                         f"dynamics hold one row per example and epoch")
+    _pair_keys(ids, epoch, "fit_curve", name)  # a pair recorded twice would make its epoch look complete
     inf = np.flatnonzero(np.isinf(loss))  # NaN is a row without gold tokens; inf is a diverged step, not a value
     if len(inf):
-        first = int(ids[inf[0]])
         raise ValueError(f"fit_curve: {len(inf)} rows have an infinite loss (first: example id "
-                         f"{first if values is None else str(values[first])!r}, epoch {int(epoch[inf[0]])}); "
+                         f"{name(ids[inf[0]])!r}, epoch {int(epoch[inf[0]])}); "
                          "training diverged there, so no mean loss can be read (lower the learning rate)")
     epochs, inverse, rows = np.unique(epoch, return_inverse=True, return_counts=True)
-    ok = ~np.isnan(loss)
-    valued = np.bincount(inverse, weights=ok)
-    with np.errstate(invalid="ignore", divide="ignore"):  # an epoch of rows without gold tokens: NaN
-        mean_loss = np.where(valued > 0, np.bincount(inverse, weights=np.where(ok, loss, 0.0)) / valued, np.nan)
+    mean_loss = _group_mean(inverse, loss, ~np.isnan(loss), len(epochs))[0]  # no valued row: NaN
     fitted = np.bincount(inverse, weights=correct) / rows
     full = rows == n
     if not full.any():
@@ -132,8 +88,7 @@ def noise_window(dynamics: Any, *, loss_drop: float = 0.9) -> tuple[int, int]:
     """``(min_epoch, max_epoch)``: from the first epoch whose mean training loss has made
     ``loss_drop`` of its fall (from the first epoch's to the lowest recorded) to the last epoch.
 
-    ``loss_drop=1`` keeps only the epochs from the lowest loss on; a loss that never falls keeps
-    every epoch. Labels are not needed.
+    A loss that never falls keeps every epoch. Labels are not needed.
 
     Example:
         >>> import pyarrow as pa
@@ -175,26 +130,14 @@ class NoiseFlags:
     plateaued: bool
 
 
-def _flag_count(fraction: float | None, count: int | None, n: int) -> int:
-    """How many of ``n`` to flag: the subsets' size rule for a fraction, or ``count`` (at most ``n``)."""
-    from .datamap import fraction_size
-
-    return fraction_size(fraction, n) if fraction is not None else check_int("count", count, min=1, max=n)
-
-
 def flag_noisy(dynamics: Any, *, fraction: float | None = None, count: int | None = None,
                measure: str = "margin_deficit", loss_drop: float = 0.9, min_gain: float = 0.02,
                patience: int = 3) -> NoiseFlags:
     """The rows most likely mislabelled: the hardest ``fraction`` (or ``count``) by ``measure``
-    summarised over :func:`noise_window` (``loss_drop``): ``"inv_ppl"`` for a model that memorises
-    some wrong rows late (the recipe's LSTM), ``"margin_deficit"`` (the default) for short targets and
-    ``"min_margin"`` for long ones when it memorises none (docs/training-dynamics.md).
+    summarised over :func:`noise_window` (``loss_drop``); rows without a value there are left out.
 
-    ``plateaued`` is True when the mean training loss fell by less than ``min_gain`` (relative)
-    in each of the last ``patience`` epochs; False means the model was still learning (on 1,000
-    SCAN rows the flags improved while it did; on 300 rows they did not: docs/benchmarks.md).
-    Rows without a value of ``measure`` in the window (no gold token) are left out. Give exactly
-    one of ``fraction`` / ``count``. The arguments are the fields of
+    ``plateaued``: the mean training loss fell by less than ``min_gain`` (relative) in each of the
+    last ``patience`` epochs (False: the model was still learning). The arguments are the fields of
     :class:`~hf_synthsample.cartography.settings.NoiseSettings`; :class:`NoiseFlagger` takes them too.
 
     Example:
@@ -225,8 +168,6 @@ class NoiseFlagger(Estimator):
 
     def flag(self, dynamics: Any) -> NoiseFlags:
         """The flags of ``dynamics`` (a dynamics folder, ``load_dynamics`` dict or table); also in ``flags_``."""
-        from .datamap import DataMap
-
         s = self.settings
         table = _train_table(dynamics, "flag_noisy")
         lo, hi = noise_window(table, loss_drop=s.loss_drop)
@@ -235,8 +176,8 @@ class NoiseFlagger(Estimator):
             raise ValueError(f"flag_noisy: the last complete epoch ({int(curve['epoch'][-1])}) has no finite training "
                              f"loss (the run diverged?); its flags and fit figures would be NaN")
         dm = DataMap.from_dynamics(table, "loss", min_epoch=lo, max_epoch=hi, nan_policy="omit")
-        k = _flag_count(s.fraction, s.count, len(dm))
-        ids = dm.ranking(s.measure_info, order="hardest-first")[:k]  # the measure's declared hard end first
+        # the measure's declared hard end first
+        ids = dm.ranking(s.measure_info, order="hardest-first")[:count_of(s.fraction, s.count, len(dm))]
         loss = curve["loss"]
         tail = loss[-(s.patience + 1):]
         gains = (tail[:-1] - tail[1:]) / np.maximum(np.abs(tail[:-1]), 1e-12)
@@ -249,13 +190,10 @@ class NoiseFlagger(Estimator):
 def add_canaries(dataset: Any, column: str, *, count: int, seed: int = 0, id_column: str = "example_id"):
     """``dataset`` with ``count`` canary rows appended, and their row positions.
 
-    A canary is a copy of a random row (distinct rows, seeded) whose ``column`` holds the value of
-    another random row where that value differs: a wrong row of a known position, made the way
-    ``benchmarks/bench_noise.py`` makes its noise. Add them before :func:`add_example_ids` (whose
-    ids are the positions), train, then :func:`canary_recall` says which share of wrong rows the
-    flags find; drop the canaries' ids from the flags before acting on them. ``count`` is at most
-    half the rows (a few percent is the use: enough canaries for a recall, few enough not to
-    change what the model learns).
+    A canary is a copy of a random row (seeded) whose ``column`` holds another row's different
+    value: a wrong row of a known position. Add them before :func:`add_example_ids`, train, then
+    :func:`canary_recall` says which share of wrong rows the flags find (drop the canaries' ids
+    before acting on the flags). ``count`` is at most half the rows; a few percent is the use.
 
     Example:
         >>> from datasets import Dataset
@@ -304,8 +242,7 @@ def canary_recall(flags: Any, canaries: Any) -> float:
         >>> canary_recall([4, 9, 2], [9, 10])
         0.5
     """
-    flagged = flags.example_ids if isinstance(flags, NoiseFlags) else flags
-    flagged = np.asarray(flagged)
+    flagged = np.asarray(flags.example_ids if isinstance(flags, NoiseFlags) else flags)
     canaries = np.asarray(canaries)
     for name, v in (("flags", flagged), ("canaries", canaries)):
         if v.ndim != 1 or (len(v) and v.dtype.kind not in "iu"):
@@ -382,20 +319,12 @@ def lexical_noise_scores(sources: Any, targets: Any, *, iterations: int = 10,
                          smoothing: float = 1e-3) -> dict[str, np.ndarray]:
     """Per row, how badly its two sides explain each other word by word; no model training, no labels.
 
-    A lexical translation table (IBM Model 1, fitted by ``iterations`` EM steps on all the rows,
-    counts smoothed by ``smoothing``) in each direction gives every row ``forward``: the lowest
-    log-probability of a target token given the source, and ``backward``: of a source token given
-    the target. A row whose target is another row's holds a token its source does not explain, or
-    lacks one its source needs, in one of the two directions. ``score`` (higher = more likely
-    wrong) is the hardness rank of the worse direction, as a fraction of the rows in (0, 1]
-    (rank n: the lowest log-probability; ties share their mean rank); ``other`` that of the better
-    direction.
-
-    Strings are split on whitespace; lists of token strings are taken as they are. Memory grows
-    with the source x target vocabulary (a dense table, at most 2^26 pairs: a ValueError beyond)
-    and with the summed source x target lengths of the rows. On SCAN at 15 %
-    noise the hardest 15 % by ``score`` hold 84-96 % of the wrong rows at 300 rows and 91-93 % at
-    1,000; on COGS 75-77 % (docs/benchmarks.md). Use :func:`flag_noisy_lexical` to pick rows.
+    A lexical translation table (IBM Model 1, ``iterations`` EM steps, counts smoothed by
+    ``smoothing``) in each direction gives every row ``forward`` (the lowest log-probability of a
+    target token given the source) and ``backward`` (the reverse). ``score`` (higher = more likely
+    wrong) is the hardness rank of the worse direction as a fraction of the rows in (0, 1] (ties
+    share their mean rank); ``other`` that of the better one. Strings are split on whitespace;
+    the dense table holds at most 2^26 word pairs (a ValueError beyond).
 
     Example (the last row has another row's target):
         >>> src = ["jump", "walk", "look", "jump twice", "walk twice", "look twice"] * 2 + ["walk twice"]
@@ -406,19 +335,16 @@ def lexical_noise_scores(sources: Any, targets: Any, *, iterations: int = 10,
         >>> s["forward"][[0, 12]].round(2).tolist()     # log p(JUMP | jump), log p(JUMP | walk twice)
         [-0.33, -1.02]
     """
-    settings = LexicalSettings(iterations=iterations, smoothing=smoothing)
-    iterations, smoothing = settings.iterations, settings.smoothing
+    settings = LexicalSettings(iterations=iterations, smoothing=smoothing)  # validates them
     src, tgt = _token_rows(sources, "sources"), _token_rows(targets, "targets")
     if len(src) != len(tgt):
         raise ValueError(f"sources and targets must have the same number of rows, got {len(src)} and {len(tgt)}")
     if not src:
         raise ValueError("sources and targets hold no rows")
-    forward = _min_token_logp(src, tgt, iterations, smoothing)
-    backward = _min_token_logp(tgt, src, iterations, smoothing)
+    forward = _min_token_logp(src, tgt, settings.iterations, settings.smoothing)
+    backward = _min_token_logp(tgt, src, settings.iterations, settings.smoothing)
     n = len(src)
-    # ranks 1..n, lowest log-probability = n (ties share their mean rank)
-    hard_f = _mean_ranks(-forward)
-    hard_b = _mean_ranks(-backward)
+    hard_f, hard_b = _mean_ranks(-forward), _mean_ranks(-backward)  # lowest log-probability: rank n
     return {"forward": forward, "backward": backward, "score": np.maximum(hard_f, hard_b) / n,
             "other": np.minimum(hard_f, hard_b) / n}
 
@@ -436,13 +362,9 @@ def _mean_ranks(values: np.ndarray) -> np.ndarray:
 def flag_noisy_lexical(sources: Any, targets: Any, *, fraction: float | None = None, count: int | None = None,
                        iterations: int = 10, smoothing: float = 1e-3) -> np.ndarray:
     """Row positions of the rows most likely mislabelled by :func:`lexical_noise_scores`, hardest
-    first (ties broken by the better direction's rank, then by position). Give exactly one of
-    ``fraction`` (the hardest ``round(fraction * rows)``, at least 1, as :func:`flag_noisy`) / ``count``.
-    The arguments are the fields of :class:`~hf_synthsample.cartography.settings.LexicalNoiseSettings`;
-    :class:`LexicalNoiseFlagger` takes them too.
-
-    Needs no training, so it works where a model's training dynamics do not: on 300 SCAN rows, where a
-    model memorises the wrong rows as fast as the clean ones (docs/training-dynamics.md).
+    first (ties broken by the better direction's rank, then by position). The arguments are the
+    fields of :class:`~hf_synthsample.cartography.settings.LexicalNoiseSettings`; give exactly one of
+    ``fraction`` / ``count``. :class:`LexicalNoiseFlagger` takes them too.
 
     Example:
         >>> src = ["jump", "walk", "look", "jump twice", "walk twice", "look twice"] * 2 + ["walk twice"]
@@ -477,5 +399,5 @@ class LexicalNoiseFlagger(Estimator):
         self.scores_ = lexical_noise_scores(sources, targets, iterations=s.iterations, smoothing=s.smoothing)
         n = len(self.scores_["score"])
         order = np.lexsort((np.arange(n), -self.scores_["other"], -self.scores_["score"]))
-        self.flags_ = order[:_flag_count(s.fraction, s.count, n)].astype(np.int64)
+        self.flags_ = order[:count_of(s.fraction, s.count, n)].astype(np.int64)
         return self.flags_

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..atomic import save_figure_atomic
+from .html import REGION_COLOURS
 
 if TYPE_CHECKING:  # pragma: no cover
     from .datamap import DataMap
@@ -28,8 +29,7 @@ def plot_datamap(dm: "DataMap", path: str | os.PathLike, *, sample_fraction: flo
     cutoffs = dm.region_cutoffs(fraction)
     idx = np.arange(len(dm))
     if sample_fraction is not None:
-        k = dm.subset_size(sample_fraction)
-        idx = np.sort(np.random.default_rng(seed).choice(idx, size=k, replace=False))
+        idx = np.sort(np.random.default_rng(seed).choice(idx, size=dm.subset_size(sample_fraction), replace=False))
     fig, ax = plt.subplots(figsize=(6.5, 5), dpi=120)
     # correctness in 10 bins over [0, 1], as the seed paper plots it; 1.0 is in the last bin
     cmap = plt.get_cmap("coolwarm", 10)
@@ -40,16 +40,17 @@ def plot_datamap(dm: "DataMap", path: str | os.PathLike, *, sample_fraction: flo
     # the region boundaries, in the HTML map's colours; each label sits on its region's side
     box = dict(facecolor="white", alpha=0.7, edgecolor="none", pad=1)
     style = dict(fontsize="small", bbox=box, transform=None)
-    for name, colour, va in (("hard-to-learn", "#d7191c", "top"), ("easy-to-learn", "#2c7bb6", "bottom")):
+    for name, va in (("hard-to-learn", "top"), ("easy-to-learn", "bottom")):
         y = cutoffs[name][1]
-        ax.axhline(y, color=colour, ls="--", lw=1)
+        ax.axhline(y, color=REGION_COLOURS[name], ls="--", lw=1)
         style["transform"] = ax.get_yaxis_transform()
-        ax.text(0.99, y, f"{name} ({fraction:.0%}) {'↓' if va == 'top' else '↑'}", color=colour, ha="right",
-                va=va, **style)
+        ax.text(0.99, y, f"{name} ({fraction:.0%}) {'↓' if va == 'top' else '↑'}", color=REGION_COLOURS[name],
+                ha="right", va=va, **style)
     x = cutoffs["ambiguous"][1]
-    ax.axvline(x, color="#7b3294", ls="--", lw=1)
+    ax.axvline(x, color=REGION_COLOURS["ambiguous"], ls="--", lw=1)
     style["transform"] = ax.get_xaxis_transform()
-    ax.text(x, 0.98, f" ambiguous ({fraction:.0%}) →", color="#7b3294", ha="left", va="top", **style)
+    ax.text(x, 0.98, f" ambiguous ({fraction:.0%}) →", color=REGION_COLOURS["ambiguous"], ha="left", va="top",
+            **style)
     ax.set_xlabel("variability (std of the measure over the epochs)")
     ax.set_ylabel(dm.confidence_label)
     ax.set_title(title or f"Data map ({dm.measure}): {len(idx)} examples, epochs {dm.epochs[0]}-{dm.epochs[-1]}")

@@ -1,12 +1,9 @@
 """A data-map subset as a Hub-layout folder: :func:`save_datamap_subset` (what ``hf-synthsample
 datamap --select ... --out`` writes).
 
-The folder holds one config (named after the regions) with the subset's rows, keeping the
-example-id column (added from the map's ids when the rows were matched by position), the data
-map's plot under ``plots/``, and a card that names the source (path and fingerprint of the
-dataset cut, or the dynamics), the selection (:meth:`~hf_synthsample.hub.Provenance.from_datamap`:
-the same record as a sampler's subset gets), the real count and share, and the map's summary as
-Markdown tables.
+The folder holds one config (named after the regions) with the rows and their ids, the map's plot
+and a card naming the source, the selection (:meth:`~hf_synthsample.hub.Provenance.from_datamap`)
+and the map's summary.
 
 Example:
     >>> import os, tempfile, datasets, pyarrow as pa
@@ -59,16 +56,9 @@ def save_datamap_subset(
 ) -> Path:
     """Write ``datamap``'s subset of ``region`` at ``fraction`` as a Hub-layout folder; returns it.
 
-    Args:
-        dataset: the training set to cut (rows matched by ``id_column``, or by position with
-            ``assume_id_order=True``); ``None`` writes the selected ids with their map values.
-        source: how the card names ``dataset`` (e.g. its path; default its ``datasets`` name).
-        dynamics: the dynamics folder the map came from (recorded in the card).
-        plot: ``True`` draws the data map into the folder, a path copies that PNG, ``False`` none.
-        overwrite: replace ``folder`` if hf-synthsample wrote it (else an existing folder is an error).
-        names: how messages name the options (the CLI passes its flags).
-        region, fraction, oov_columns, proportions, seed: as in :meth:`DataMap.subset`.
-        split, license: the split the rows go to and the card's Hub license id.
+    ``dataset``: the training set to cut (``None``: the ids with their map values), named in the card
+    by ``source``; ``plot``: ``True`` (draw the map), a PNG to copy or ``False``; ``names``: the
+    options as messages name them (the CLI's flags); the rest as in :meth:`DataMap.subset`.
     """
     from datasets import Dataset, DatasetDict
 

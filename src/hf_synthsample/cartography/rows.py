@@ -22,10 +22,8 @@ __all__ = ["example_tokens", "oov_repair"]
 
 
 def example_tokens(dataset: "Dataset", columns: Sequence[str]) -> list[frozenset]:
-    """Per row, the set of ``(column, token)`` pairs of ``columns`` (token lists or whitespace-split text).
-
-    Token-id lists drop -100 (masked positions). Tokens are tagged by column so input and output
-    vocabularies are covered separately.
+    """Per row, the set of ``(column, token)`` pairs of ``columns`` (token lists without -100, or
+    whitespace-split text): tagged by column, so each column's vocabulary is covered separately.
 
     Example:
         >>> from datasets import Dataset
@@ -38,12 +36,9 @@ def example_tokens(dataset: "Dataset", columns: Sequence[str]) -> list[frozenset
     check_columns(dataset, list(columns), name="oov_columns")
     out: list[set] = [set() for _ in range(len(dataset))]
     for col in columns:
-        values = column_arrow(dataset, col).to_pylist()
-        for i, v in enumerate(values):
-            if v is None:
-                continue
-            toks = v.split() if isinstance(v, str) else [t for t in v if t != -100]
-            out[i].update((col, t) for t in toks)
+        for i, v in enumerate(column_arrow(dataset, col).to_pylist()):
+            if v is not None:
+                out[i].update((col, t) for t in (v.split() if isinstance(v, str) else v) if t != -100)
     return [frozenset(s) for s in out]
 
 
@@ -63,32 +58,25 @@ def oov_repair(dm: "DataMap", selected: np.ndarray, ranking: np.ndarray,
         )
     toks = {i: frozenset(tokens[i]) for i in dm.example_ids.tolist()}
     vocab = set().union(*toks.values()) if toks else set()
-    count: Counter = Counter()
-    for i in selected.tolist():
-        count.update(toks[i])
+    count = Counter(t for i in selected.tolist() for t in toks[i])
     missing = vocab - count.keys()
     in_sel = set(selected.tolist())
     added: list[int] = []
     for i in ranking.tolist():
         if not missing:
             break
-        if i in in_sel:
-            continue
-        new = toks[i] & missing
-        if new:
+        if i not in in_sel and toks[i] & missing:
             added.append(i)
             missing -= toks[i]
             count.update(toks[i])
-    to_drop = len(added)
     dropped: set[int] = set()
     for i in selected[::-1].tolist():
-        if to_drop == 0:
+        if len(dropped) == len(added):
             break
         if all(count[t] > 1 for t in toks[i]):
             count.subtract(toks[i])
             dropped.add(i)
-            to_drop -= 1
-    if to_drop:
+    if len(dropped) < len(added):
         raise ValueError(
             f"OOV repair: {len(selected)} examples cannot cover the {len(vocab)} tokens of the full vocabulary; "
             f"use a larger fraction"
@@ -181,8 +169,7 @@ def _dataset_rows(dm: DataMap, dataset: "Dataset", ids: Sequence[int] | None, *,
 
 def _hover_texts(dm: DataMap, dataset: Any, text_columns: Sequence[str] | None, id_column: str,
                  assume_id_order: bool, max_text: int) -> dict[str, list[str]]:
-    """The text columns of the rows holding the map's example ids (found by :meth:`DataMap.positions`),
-    cut after ``max_text`` characters."""
+    """The text columns of the rows holding the map's example ids, cut after ``max_text`` characters."""
     from ..columns import column_arrow
     from ..validation import check_columns
 
@@ -194,19 +181,8 @@ def _hover_texts(dm: DataMap, dataset: Any, text_columns: Sequence[str] | None, 
     text_columns = list(text_columns)
     check_columns(dataset, text_columns, name="text_columns")
     rows = dm.positions(dataset, id_column=id_column, assume_id_order=assume_id_order)
-    out = {}
-    for c in text_columns:
-        values = column_arrow(dataset, c).take(rows).to_pylist()
-        out[c] = ["" if v is None else (s if len(s := str(v)) <= max_text else s[:max_text] + "…") for v in values]
-    return out
-
-
-def _subset(dm: DataMap, dataset: "Dataset", region, fraction: float, *, oov_columns, id_column: str,
-            assume_id_order: bool, names: Mapping[str, str], **kwargs) -> "Dataset":
-    """:meth:`DataMap.subset`, with messages naming ``names``' options."""
-    rows, _ = _subset_rows(dm, dataset, region, fraction, oov_columns=oov_columns, id_column=id_column,
-                           assume_id_order=assume_id_order, names=names, **kwargs)
-    return dataset.select(rows)
+    return {c: ["" if v is None else (s if len(s := str(v)) <= max_text else s[:max_text] + "…")
+                for v in column_arrow(dataset, c).take(rows).to_pylist()] for c in text_columns}
 
 
 def _subset_rows(dm: DataMap, dataset: "Dataset", region, fraction: float, *, oov_columns, id_column: str,

@@ -1,12 +1,8 @@
-"""The settings of the cartography jobs, declared once: a data map's (:class:`DataMapSettings`),
-the noise flags' (:class:`NoiseSettings`; without training: :class:`LexicalNoiseSettings`) and the
-dynamics callback's (:class:`DynamicsSettings`).
-Each is validated at construction (a bad value is an error naming the field); the public
-functions (``DataMap.from_dynamics``, ``flag_noisy``, ``TrainingDynamicsCallback``) build them
-from their arguments, and the ``datamap`` command's options are made from :class:`DataMapSettings`.
-
-A measure travels as its :class:`~hf_synthsample.cartography.measures.MeasureInfo`: the settings
-hold its name (JSON-safe for records) and hand the declaration on (``.measure_info``).
+"""The settings of the cartography jobs, declared once and validated at construction (a bad
+value names its field): :class:`DataMapSettings` (also the ``datamap`` command's options),
+:class:`NoiseSettings`, :class:`LexicalNoiseSettings` and :class:`DynamicsSettings`. A measure is
+held by name and handed on as its :class:`~hf_synthsample.cartography.measures.MeasureInfo`
+(``.measure_info``).
 
 Example:
     >>> DataMapSettings(measure="loss").measure_info.confidence_sign
@@ -28,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..settings import Settings, setting
-from ..validation import check_non_empty_str
+from ..validation import check_non_empty_str, check_writable_path
 from .measures import MAP_MEASURES, MEASURE_INFO, MEASURES, TASKS, MeasureInfo
 
 __all__ = ["DataMapSettings", "NoiseSettings", "LexicalSettings", "LexicalNoiseSettings", "DynamicsSettings",
@@ -58,8 +54,15 @@ def _harder(kind: tuple[str, ...]) -> str:
     return ", ".join(m.name for m in MEASURE_INFO.values() if m.kind in kind and m.hard_end == "high")
 
 
+class _MeasureSettings(Settings):
+    @property
+    def measure_info(self) -> MeasureInfo:
+        """The declaration of :attr:`measure` (its direction, label, range)."""
+        return MEASURE_INFO[self.measure]
+
+
 @dataclass(frozen=True)
-class DataMapSettings(Settings):
+class DataMapSettings(_MeasureSettings):
     """:meth:`DataMap.from_dynamics <hf_synthsample.cartography.DataMap.from_dynamics>`: the measure
     and epoch window a map is computed over (checked against the dynamics when they are read)."""
 
@@ -77,11 +80,6 @@ class DataMapSettings(Settings):
                               help="NaN (or missing) values of the measure in the window: raise, omit those epochs (an "
                                    "example left with none is left out), or drop those examples; both log how many "
                                    "[raise]")
-
-    @property
-    def measure_info(self) -> MeasureInfo:
-        """The declaration of :attr:`measure` (its direction, label, range)."""
-        return MEASURE_INFO[self.measure]
 
     def _check(self) -> None:
         if self.min_epoch is not None and self.max_epoch is not None and self.min_epoch > self.max_epoch:
@@ -103,7 +101,7 @@ def _one_of(job: str, unit: str, settings: Any) -> None:
 
 
 @dataclass(frozen=True)
-class NoiseSettings(Settings):
+class NoiseSettings(_MeasureSettings):
     """:func:`~hf_synthsample.cartography.flag_noisy`: how many rows to flag, by which measure, over
     which window, and when the loss counts as plateaued."""
 
@@ -116,11 +114,6 @@ class NoiseSettings(Settings):
                                          "of its fall", min=0.0, max=1.0, min_inclusive=False)
     min_gain: float = setting(0.02, help="plateaued: the loss fell by less than this (relative) per epoch", min=0.0)
     patience: int = setting(3, help="plateaued: over this many last epochs", min=1)
-
-    @property
-    def measure_info(self) -> MeasureInfo:
-        """The declaration of :attr:`measure`: the end it ranks first."""
-        return MEASURE_INFO[self.measure]
 
     def _check(self) -> None:
         _one_of("flag_noisy", "examples", self)
@@ -147,20 +140,15 @@ class LexicalNoiseSettings(LexicalSettings):
         _one_of("flag_noisy_lexical", "rows", self)
 
 
-def _folder(name: str, value: Any) -> Any:
-    from ..validation import check_writable_path
-
-    return check_writable_path(name, value, folder=True)
-
-
 @dataclass(frozen=True)
 class DynamicsSettings(Settings):
     """:class:`~hf_synthsample.cartography.TrainingDynamicsCallback` and ``track_dynamics``: what is
-    recorded and where (see the callback's docstring for each argument)."""
+    recorded and where."""
 
     measures: tuple[str, ...] = setting(("inv_ppl", "chia"), choices=MEASURES, kind="strs",
                                         help="measures to record (correct and the gold token count always are)")
-    output_dir: Any = setting(None, kind="any", none=True, check=_folder,
+    output_dir: Any = setting(None, kind="any", none=True,
+                              check=lambda name, v: check_writable_path(name, v, folder=True),
                               help="where the final dynamics go [<args.output_dir>/cartography]")
     task: str = setting("auto", choices=("auto", *TASKS), help="the task layout, or auto (from the model class)")
     id_column: str = setting("example_id", kind="any", check=check_non_empty_str, help="the example-id column")

@@ -1,9 +1,6 @@
-"""Storage of training dynamics: Parquet tables + a JSON sidecar, written atomically.
-
-A dynamics folder holds ``dynamics.parquet`` (one row per example and epoch of the training
-pass), optionally ``eval_dynamics.parquet`` (the dropout-free end-of-epoch pass) and
-``cartography.json`` (measures, task, epochs). No ``transformers`` import here, so data maps can
-be built without it.
+"""Storage of training dynamics, written atomically: ``dynamics.parquet`` (one row per example and
+epoch), optionally ``eval_dynamics.parquet`` (the dropout-free pass) and ``cartography.json``.
+No ``transformers`` import here, so data maps can be built without it.
 """
 
 from __future__ import annotations
@@ -14,7 +11,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..atomic import atomic_path, write_json_atomic
+from ..atomic import atomic_path
 
 __all__ = ["load_dynamics", "DYNAMICS_FILE", "EVAL_DYNAMICS_FILE", "META_FILE", "CHECKPOINT_SUBDIR"]
 
@@ -36,11 +33,18 @@ def _empty(schema: dict) -> dict:
     return {k: np.zeros(0, dtype=t) for k, t in schema.items()}
 
 
+def _blank(n: int, typ: Any) -> np.ndarray:
+    """A column that was not recorded: NaN for a measure, 0 / False otherwise."""
+    return np.full(n, np.nan if np.dtype(typ).kind == "f" else 0, dtype=typ)
+
+
 def _concat(parts: list[dict], schema: dict) -> dict:
+    """The rows of ``parts`` in ``schema``'s columns (a column a part lacks is blank there)."""
     parts = [p for p in parts if len(p["example_id"])]
     if not parts:
         return _empty(schema)
-    return {k: np.concatenate([np.asarray(p[k], dtype=t) for p in parts]) for k, t in schema.items()}
+    return {k: np.concatenate([np.asarray(p[k], dtype=t) if k in p else _blank(len(p["example_id"]), t)
+                               for p in parts]) for k, t in schema.items()}
 
 
 def _dedup(table: dict) -> dict:
@@ -62,10 +66,6 @@ def _write_parquet(path: str, table: dict, columns: Sequence[str]) -> None:
 
     with atomic_path(path) as tmp:
         pq.write_table(pa.table({c: table[c] for c in columns}), tmp)
-
-
-def _write_json(path: str, obj: Any) -> None:
-    write_json_atomic(path, obj, indent=2, sort_keys=True)
 
 
 def _damaged(path: str, what: str, err: Exception) -> ValueError:
@@ -101,8 +101,7 @@ def read_meta(path: str) -> dict:
 
 
 def _read_parquet(path: str, schema: dict, id_values: np.ndarray | None = None) -> dict:
-    """The table at ``path`` in ``schema``'s columns; string ids become their codes in the
-    sorted ``id_values`` (the training set's ids)."""
+    """The table at ``path`` in ``schema``'s columns; string ids become their codes in ``id_values``."""
     t = read_table(path)
     out = _empty(schema)
     for k, typ in schema.items():
@@ -115,19 +114,14 @@ def _read_parquet(path: str, schema: dict, id_values: np.ndarray | None = None) 
             out[k] = codes.astype(typ)
         elif k in t.column_names:
             out[k] = t.column(k).to_numpy(zero_copy_only=False).astype(typ)
-        elif k in ("step", "order", "rank"):
-            out[k] = np.zeros(t.num_rows, dtype=typ)
-        else:
-            out[k] = np.full(t.num_rows, np.nan if np.dtype(typ).kind == "f" else 0, dtype=typ)
+        else:  # a column an older file lacks
+            out[k] = _blank(t.num_rows, typ)
     return out
 
 
 def load_dynamics(folder: str | os.PathLike) -> dict:
-    """Read a dynamics folder written by :class:`CartographyCallback`.
-
-    Returns ``{"meta": dict, "train": pyarrow.Table, "eval": pyarrow.Table | None}``. A missing,
-    truncated or otherwise unreadable file is a ``ValueError`` naming it.
-    """
+    """``{"meta": dict, "train": pyarrow.Table, "eval": pyarrow.Table | None}`` of a dynamics folder
+    written by :class:`CartographyCallback`; an unreadable file is a ``ValueError`` naming it."""
     folder = os.fspath(folder)
     meta_path = os.path.join(folder, META_FILE)
     if not os.path.isdir(folder):

@@ -1,7 +1,6 @@
-"""What a data map says, as text: :func:`datamap_summary` (plain text, for a terminal) and
-:func:`datamap_markdown` (tables, for a dataset card). Both give each region's real size: the
-``fraction`` rounds to whole examples (:func:`~hf_synthsample.cartography.datamap.fraction_size`),
-and the share printed is that count over the map's examples.
+"""What a data map says, as text: :func:`datamap_summary` (for a terminal) and
+:func:`datamap_markdown` (for a dataset card), each region with its real size (the ``fraction``
+rounds to whole examples).
 
 Example:
     >>> import pyarrow as pa
@@ -28,9 +27,7 @@ _AXES = ("confidence", "variability", "correctness")
 
 
 def _facts(dm: "DataMap", fraction: float) -> tuple[str, str, list[str], int, list[tuple[str, list[float]]]]:
-    """What both renderings say: the measure's pass (and direction), the epochs, the names of the
-    region columns, the regions' size, and per region its name and the means of those columns
-    (the axes, and the raw measure where the map has it)."""
+    """What both renderings say: pass, epochs, region columns and size, each region's column means."""
     info = dm.measure_info
     about = f"{dm.source} pass" + (f"; {info.direction}" if info is not None else "")
     epochs = f"{dm.epochs[0]}..{dm.epochs[-1]} ({len(dm.epochs)} recorded)"

@@ -1,18 +1,10 @@
 """One call to record training dynamics with a Trainer you already built: :func:`track_dynamics`.
 
-It does for a ``transformers.Trainer`` / ``Seq2SeqTrainer`` or a TRL ``SFTTrainer`` (a causal LM,
-a PEFT model, ``bf16=True`` included) what the four pieces of :mod:`.callback` do by hand:
-
-1. gives ``trainer.train_dataset`` an ``example_id`` column (row numbers) unless it has one
-   (ids added before a ``shuffle`` / ``filter`` / ``select`` survive it, so add them yourself with
-   :func:`~hf_synthsample.cartography.add_example_ids` to number your own dataset's rows);
-2. wraps ``trainer.data_collator`` in a :class:`~hf_synthsample.cartography.CartographyCollator`;
-3. keeps the id column in the training batches through the Trainer's ``remove_unused_columns``
-   (the other unused columns are still dropped, so the collator sees what it saw before, and
-   evaluation batches get no ids); the ``TrainingArguments`` are not changed;
-4. adds a :class:`~hf_synthsample.cartography.TrainingDynamicsCallback`.
-
-Everything is checked before the trainer is changed: a bad argument leaves it as it was.
+For a ``transformers.Trainer`` / ``Seq2SeqTrainer`` or a TRL ``SFTTrainer`` (PEFT and ``bf16``
+included) it numbers the training rows (unless they carry ids), wraps the data collator in a
+:class:`~hf_synthsample.cartography.CartographyCollator`, keeps the id column through
+``remove_unused_columns`` (training batches only; the ``TrainingArguments`` are not changed) and
+adds a :class:`~hf_synthsample.cartography.TrainingDynamicsCallback`, all checked first.
 
 Example:
     >>> from datasets import Dataset
@@ -52,27 +44,10 @@ def track_dynamics(
 ) -> Any:
     """Make ``trainer`` record per-example, per-epoch training dynamics; returns the same trainer.
 
-    Args:
-        trainer: a built ``transformers.Trainer`` (``Seq2SeqTrainer``, TRL ``SFTTrainer``, ...),
-            with its model, arguments, training set and (optional) data collator.
-        measures: as in :class:`~hf_synthsample.cartography.TrainingDynamicsCallback` (default: its
-            default). TRL trainers compute per-token log-probabilities without logits, so there
-            ``inv_ppl``, ``chia``, ``loss``, ``forgetting`` and ``bleu`` are available; the margins and
-            ``el2n`` raise.
-        output_dir: where the dynamics go (default ``<args.output_dir>/cartography``).
-        id_column: the example-id column; added (row numbers of ``trainer.train_dataset``) when absent.
-            A column the dataset has must hold one id per row: integers >= 0 or non-empty
-            strings, none missing or repeated (any other type is refused here, naming the
-            column). The dynamics and data maps name examples by these ids.
-        **options: any other ``TrainingDynamicsCallback`` argument (``task``, ``eval_pass``,
-            ``eval_examples``, ``seed``, ``resume_from``, ...).
-
-    Raises ``TypeError`` / ``ValueError`` naming the argument before changing anything: not a
-    Trainer, no or a streaming training set, a torch dataset without ids, an id column holding
-    anything but integers >= 0 or strings (or a missing, empty or repeated id), dynamics already
-    tracked, a collator already wrapped for another id column, packed or padding-free batches
-    (one row holds several examples), or measures a TRL trainer's fused LM head cannot give.
-
+    The arguments are :class:`~hf_synthsample.cartography.TrainingDynamicsCallback`'s (TRL trainers
+    give no logits: the margins and ``el2n`` raise there); ``id_column`` is added (row numbers)
+    when absent. Raises naming the argument before changing anything (bad trainer, training set
+    or ids, dynamics already tracked, packed batches, measures a TRL trainer cannot give).
     Example (see the module docstring for a run): ``track_dynamics(Seq2SeqTrainer(...)).train()``.
     """
     from transformers import Trainer
@@ -80,10 +55,9 @@ def track_dynamics(
     if not isinstance(trainer, Trainer):
         raise TypeError(f"trainer must be a transformers.Trainer (Seq2SeqTrainer, trl.SFTTrainer, ...), "
                         f"got {type(trainer).__name__}")
-    kwargs = dict(options)
     if measures is not None:
-        kwargs["measures"] = measures
-    callback = TrainingDynamicsCallback(output_dir=output_dir, id_column=id_column, **kwargs)  # validates options
+        options["measures"] = measures
+    callback = TrainingDynamicsCallback(output_dir=output_dir, id_column=id_column, **options)  # validates options
     _check(trainer, callback)
 
     dataset = trainer.train_dataset
@@ -104,10 +78,8 @@ def track_dynamics(
 
 
 def _is_hf_dataset(dataset) -> bool:
-    try:
-        import datasets
-    except ImportError:  # pragma: no cover - datasets is a core dependency
-        return False
+    import datasets
+
     return isinstance(dataset, datasets.Dataset)
 
 
@@ -120,13 +92,9 @@ def _check(trainer, callback: TrainingDynamicsCallback) -> None:
     dataset = trainer.train_dataset
     if dataset is None:
         raise ValueError("trainer: it has no train_dataset; dynamics are recorded on the training set")
-    try:
-        import datasets
+    import datasets
 
-        streaming = isinstance(dataset, datasets.IterableDataset)
-    except ImportError:  # pragma: no cover
-        streaming = False
-    if streaming:
+    if isinstance(dataset, datasets.IterableDataset):
         raise TypeError("trainer.train_dataset: a streaming IterableDataset has no row numbers to use as example ids; "
                         "use a map-style datasets.Dataset (e.g. Dataset.from_generator)")
     if _is_hf_dataset(dataset) and id_column in dataset.column_names:
@@ -164,15 +132,8 @@ def _check(trainer, callback: TrainingDynamicsCallback) -> None:
 
 
 def _keep_id_column(trainer, id_column: str) -> None:
-    """Keep ``id_column`` in the training batches through the Trainer's ``remove_unused_columns``.
-
-    The Trainer (and TRL, which overrides the list) decides which columns the model takes. While
-    the training dataloader is built, the id joins that list, so the training set keeps it and the
-    other unused columns (raw text) are still dropped before the collator. Evaluation and
-    prediction dataloaders are built with the list as it was: an eval set that carries ids too
-    (ids added before a train/test split) gives its batches no ids, which ``forward`` and
-    ``generate`` would refuse once the callback's hooks are gone.
-    """
+    """Keep ``id_column`` through ``remove_unused_columns`` in the training batches only (evaluation
+    batches with ids would be refused by ``forward`` once the hooks are gone)."""
     if not getattr(trainer.args, "remove_unused_columns", False):
         return
     build = trainer.get_train_dataloader  # the class's (or a subclass's) own method, bound
