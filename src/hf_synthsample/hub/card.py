@@ -1,8 +1,7 @@
 """Dataset cards: the YAML front matter and Markdown body of a Hub-layout folder's ``README.md``.
 
-Cards are ``huggingface_hub.DatasetCard`` objects (the Hub's metadata fields plus this library's
-``hf_synthsample`` provenance). They are written for the Hub, so an absolute local path goes in
-as ``<local>/<last component>`` (:func:`portable_path`). A ``license`` is set only when given.
+Cards are ``huggingface_hub.DatasetCard`` objects written for the Hub: an absolute local path goes
+in as ``<local>/<last component>`` (:func:`portable_path`), and a ``license`` only when given.
 
 Example:
     >>> print(render_card({"size_categories": [size_category(2_100)], "license": "cc-by-4.0"}, "# toy"))

@@ -84,15 +84,12 @@ def write_hub_folder(
     returns its path.
 
     Args:
-        body: the Markdown text of the dataset card.
-        metadata: extra YAML metadata (``configs`` and ``size_categories``, from the rows of every
-            config in the folder, are filled in here; absolute local paths are redacted).
+        metadata: extra YAML metadata (``configs`` and ``size_categories`` are filled in here).
         default_config: the config ``datasets.load_dataset(folder)`` picks (default: the first).
         extra_files: relative path -> ``bytes``, ``str`` (text), ``pathlib.Path`` (a file to copy),
             or a callable writing the file at the (temp) path it is given (e.g. a report's ``plot``).
         if_exists: ``"error"``, ``"overwrite"`` (replace the folder) or ``"add"`` (keep the
-            folder's other configs and files; data found automatically becomes the ``default``
-            config). Only a folder hf-synthsample wrote (it holds
+            folder's other configs and files). Only a folder hf-synthsample wrote (it holds
             :data:`~hf_synthsample.atomic.FOLDER_MARKER`) has configs replaced; adding to a user's
             folder keeps its files and card text, and refuses a config name it already has.
         license: the card's Hub license id (none unless given, or kept from the card with ``"add"``).

@@ -55,11 +55,9 @@ def materialize(
     **overrides: Any,
 ) -> Path:
     """Generate ``configs`` of ``domain`` with ``overrides`` and write them as a Hub-layout folder;
-    returns its path. Everything is validated before anything is generated.
-
-    The card's YAML gets the domain's ``language`` and ``task_categories``, the ``license`` given
-    and any other ``card_metadata``; ``extra_files`` as in :func:`~hf_synthsample.hub.write_hub_folder`.
-    Absolute local paths among the parameters are recorded as ``<local>/<name>``.
+    returns its path. Everything is validated before anything is generated. The card's YAML gets the
+    domain's ``language`` and ``task_categories``, ``license`` and ``card_metadata``; ``extra_files`` as
+    in :func:`~hf_synthsample.hub.write_hub_folder`.
 
     Example:
         >>> import tempfile, datasets

@@ -103,9 +103,8 @@ class Provenance:
     ) -> "Provenance":
         """Provenance of ``datamap.subset(dataset, region, fraction, ...)``, with :meth:`from_sampler`'s fields.
 
-        The source is ``dataset``, or with ``dataset=None`` the dynamics (``dynamics``: their folder)
-        and the training set they were recorded on. The "sampler" is ``DataMap.select`` with the
-        map's measure, pass and epochs and the selection's arguments and size.
+        The source is ``dataset``, or with ``dataset=None`` the dynamics (``dynamics``: their folder);
+        the "sampler" is ``DataMap.select`` with the map's and the selection's parameters.
 
         Example:
             >>> import pyarrow as pa

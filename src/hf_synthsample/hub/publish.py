@@ -1,9 +1,7 @@
 """Save or push a curated subset with a dataset card that records how it was made.
 
-A curated subset is one config of a Hub-layout dataset; its card section and its YAML entry under
-``hf_synthsample.curated.<config>`` record its :class:`Provenance`, sizes, statistics and plots.
-Other configs already in the folder / repo are left untouched. Tokens are only ever handed to the
-Hub client, never written to a card or logged.
+A curated subset is one config of a Hub-layout dataset, whose card section and YAML entry record
+its :class:`Provenance`, sizes, statistics and plots; the other configs are left untouched.
 
 Example:
     >>> import tempfile, datasets

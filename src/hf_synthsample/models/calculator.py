@@ -1,10 +1,8 @@
 """The Calculator model of Shin et al. (2019, section 6.1): a character-level LSTM classifier.
 
-:class:`CharLSTMForSequenceClassification` (config :class:`CharLSTMConfig`, registered with
-``AutoConfig`` and ``AutoModelForSequenceClassification``) reads an expression one character at a
-time and classifies its value mod 10 from the LSTM's final hidden state, read at each row's last
-real token (batches must be right-padded), so padding never changes a prediction. The paper gives
-no sizes; the defaults (embedding 32, one LSTM layer of 256 units) suit a CPU.
+:class:`CharLSTMForSequenceClassification` (registered with ``AutoModelForSequenceClassification``)
+classifies an expression's value mod 10 from the LSTM's final hidden state at each row's last real
+token (batches are right-padded), so padding never changes a prediction.
 
 Example:
     >>> model, tok = build_calculator_model(hidden_size=16, embedding_dim=8)
@@ -34,15 +32,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
     from transformers import PreTrainedTokenizerBase, Trainer
 
-__all__ = [
-    "CharLSTMConfig",
-    "CharLSTMForSequenceClassification",
-    "build_calculator_model",
-    "train_classifier",
-    "predict_classifier",
-    "evaluate_classifier",
-    "NUM_ANSWERS",
-]
+__all__ = ["CharLSTMConfig", "CharLSTMForSequenceClassification", "build_calculator_model", "train_classifier",
+           "predict_classifier", "evaluate_classifier", "NUM_ANSWERS"]
 
 #: Calculator answers are the expression's value modulo 10.
 NUM_ANSWERS = 10

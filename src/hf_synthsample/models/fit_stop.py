@@ -34,16 +34,12 @@ class FitTargetCallback(TrainerCallback):
     mode after scoring.
 
     ``abandon_below`` / ``abandon_after``: a run still below ``abandon_below`` at a check at or past
-    ``abandon_after`` is stopped with ``abandoned = True`` (a scratch model stuck at 0 from one
-    initialization; the caller may restart from another).
-
-    ``confirm``: called only when ``score`` reaches the target, and its value is the check's (e.g. a
-    cheap score on a sample of the rows, ``confirm`` on all of them).
+    ``abandon_after`` is stopped with ``abandoned = True``. ``confirm``: called only when ``score``
+    reaches the target, and its value is the check's (e.g. ``score`` on a sample, ``confirm`` on all rows).
 
     ``settle`` (``unit="step"`` only; 0 = off): the last ``settle`` of the Trainer's ``max_steps`` are
     kept for it. Once the target is reached, training goes on for ``settle`` steps with the learning
-    rate decayed linearly to 0 and stops with one last check (``settled_at``: the step it started),
-    so that every run is compared at rest.
+    rate decayed linearly to 0 and stops with one last check (``settled_at``: the step it started).
     """
 
     def __init__(self, score: Callable[[Any], float], target: float, every: int, *, unit: str = "epoch",

@@ -1,13 +1,9 @@
 """An LSTM encoder-decoder with attention: the recurrent baseline of the SCAN / COGS papers.
 
-:class:`LSTMSeq2SeqForConditionalGeneration` (config :class:`LSTMSeq2SeqConfig`, registered with
-``AutoConfig`` and ``AutoModelForSeq2SeqLM``) is a bidirectional LSTM encoder and an LSTM decoder
-with input feeding and Luong (general) attention (Lake & Baroni 2018; Kim & Linzen 2020). It
-takes the scratch Transformers' batches, so ``Seq2SeqTrainer``, :func:`~hf_synthsample.models.train_seq2seq`
-and the training-dynamics callback work unchanged; ``generate`` decodes greedily. On a few hundred
-SCAN rows it learns the word-by-word mapping before it memorises rows, so its training dynamics
-tell wrong targets apart (docs/training-dynamics.md). Build it with
-``build_scratch_model(tokenizer, "lstm", hidden_size=..., seed=...)``.
+:class:`LSTMSeq2SeqForConditionalGeneration` (registered with ``AutoModelForSeq2SeqLM``): a
+bidirectional LSTM encoder and an LSTM decoder with input feeding and Luong attention (Lake & Baroni
+2018; Kim & Linzen 2020), trained on the scratch Transformers' batches; ``generate`` decodes greedily.
+Its training dynamics tell wrong targets apart (docs/training-dynamics.md).
 
 Example:
     >>> from hf_synthsample.models import build_scratch_model, build_word_tokenizer
@@ -113,11 +109,11 @@ class LSTMSeq2SeqForConditionalGeneration(PreTrainedModel):
         return states, mask
 
     def _initial_state(self, states: torch.Tensor, mask: torch.Tensor):
+        """(attention keys, hidden, cells, attentional state) before the first decoder step."""
         maskf = mask.unsqueeze(-1).to(states.dtype)
         summary = torch.tanh(self.bridge((states * maskf).sum(1) / maskf.sum(1)))  # mean of the encoder states
-        # (hidden, cells, attentional state); _step builds new lists, never changes these tensors in place
-        zeros = torch.zeros_like(summary)
-        return [summary] * self.config.num_layers, [zeros] * self.config.num_layers, zeros
+        zeros = torch.zeros_like(summary)  # _step builds new lists, never changes these tensors in place
+        return self.attention(states), [summary] * self.config.num_layers, [zeros] * self.config.num_layers, zeros
 
     def _step(self, token_embedding, hidden, cells, feed, keys, states, mask):
         """One decoder step: new (hidden, cells, attentional state), the vocabulary logits."""
@@ -164,8 +160,7 @@ class LSTMSeq2SeqForConditionalGeneration(PreTrainedModel):
                 states.shape[:2], dtype=torch.bool, device=states.device)
         else:
             states, mask = self.encode(input_ids, attention_mask)
-        keys = self.attention(states)
-        hidden, cells, feed = self._initial_state(states, mask)
+        keys, hidden, cells, feed = self._initial_state(states, mask)
         embedded = self.dropout(self.target_embeddings(decoder_input_ids))
         logits = []
         for t in range(decoder_input_ids.shape[1]):
@@ -207,8 +202,7 @@ class LSTMSeq2SeqForConditionalGeneration(PreTrainedModel):
         else:
             max_new_tokens = 128
         states, mask = self.encode(input_ids, attention_mask)
-        keys = self.attention(states)
-        hidden, cells, feed = self._initial_state(states, mask)
+        keys, hidden, cells, feed = self._initial_state(states, mask)
         batch = input_ids.shape[0]
         eos, pad = self.config.eos_token_id, self.config.pad_token_id
         token = input_ids.new_full((batch,), self.config.decoder_start_token_id)

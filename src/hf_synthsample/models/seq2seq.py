@@ -1,9 +1,7 @@
 """Train, run and score seq2seq models on synthetic datasets with the stock ``transformers`` stack.
 
-Training is a stock ``Seq2SeqTrainer`` (``accelerate launch``, callbacks and checkpoints work as
-usual); a tokenized row longer than a given maximum is an error, never silently truncated.
-Decoding is greedy (or beam search), in input order; exact match is the package's ``exact_match``
-evaluate module.
+Training is a stock ``Seq2SeqTrainer``; a tokenized row longer than a given maximum is an error,
+never silently truncated. Exact match is the package's ``exact_match`` evaluate module.
 
 Example:
     >>> from datasets import Dataset
@@ -29,15 +27,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
     from transformers import PreTrainedModel, PreTrainedTokenizerBase, Seq2SeqTrainer
 
-__all__ = [
-    "tokenize_seq2seq",
-    "seq2seq_collator",
-    "train_seq2seq",
-    "generate_predictions",
-    "evaluate_seq2seq",
-    "load_seq2seq",
-    "MODEL_INPUTS",
-]
+__all__ = ["tokenize_seq2seq", "seq2seq_collator", "train_seq2seq", "generate_predictions", "evaluate_seq2seq",
+           "load_seq2seq", "MODEL_INPUTS"]
 
 #: Columns :func:`tokenize_seq2seq` adds.
 MODEL_INPUTS: tuple[str, ...] = ("input_ids", "attention_mask", "labels")
@@ -57,10 +48,6 @@ def _check_seq2seq_model(model: Any) -> None:
             f"model must be an encoder-decoder transformers model (e.g. T5ForConditionalGeneration, "
             f"BartForConditionalGeneration), got {type(model).__name__}"
         )
-
-
-def _check_max_length(name: str, value: Any) -> int | None:
-    return None if value is None else check_int(name, value, min=1)
 
 
 def _too_long(dataset: "Dataset", column: str, limit: int | None, name: str) -> None:
@@ -95,16 +82,16 @@ def tokenize_seq2seq(
     """``dataset`` with ``input_ids``, ``attention_mask`` (source) and ``labels`` (target) added.
 
     ``max_source_length`` / ``max_target_length``: the longest allowed tokenized row (eos included);
-    a longer row raises ``ValueError`` with the count and the first row index. The other columns
-    are kept (the Trainer drops the ones the model does not take).
+    a longer row raises ``ValueError``. The other columns are kept.
     """
     _check_tokenizer(tokenizer)
     check_column_args(source_column=source_column, target_column=target_column)
     check_columns(dataset, [source_column], name="source_column")
     check_columns(dataset, [target_column], name="target_column")
     check_no_nulls(dataset, [source_column, target_column])
-    max_source_length = _check_max_length("max_source_length", max_source_length)
-    max_target_length = _check_max_length("max_target_length", max_target_length)
+    for name, value in (("max_source_length", max_source_length), ("max_target_length", max_target_length)):
+        if value is not None:
+            check_int(name, value, min=1)
     if num_proc is not None:
         num_proc = check_int("num_proc", num_proc, min=1)
 

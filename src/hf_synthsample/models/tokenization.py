@@ -11,9 +11,6 @@ Example:
     ['walk', 'twice', '</s>']
     >>> tok.decode(tok("jump  left")["input_ids"], skip_special_tokens=True)
     'jump left'
-    >>> chars = build_char_tokenizer()
-    >>> chars.convert_ids_to_tokens(chars("1+2")["input_ids"])
-    ['1', '+', '2', '</s>']
 """
 
 from __future__ import annotations
@@ -78,18 +75,10 @@ def _wrap(tokenizer_object: Any, specials: Sequence[str], name: str) -> "PreTrai
     tokenizer_object.post_processor = processors.TemplateProcessing(
         single=f"$A {eos}", pair=f"$A {eos} $B {eos}", special_tokens=[(eos, eos_id)]
     )
-    return PreTrainedTokenizerFast(
-        tokenizer_object=tokenizer_object,
-        pad_token=pad,
-        bos_token=bos,
-        eos_token=eos,
-        unk_token=unk,
-        # The default clean-up glues " ," and " ." to the previous word, which would corrupt
-        # programs and logical forms such as "eat . agent ( x _ 2 , x _ 1 )".
-        clean_up_tokenization_spaces=False,
-        padding_side="right",
-        name_or_path=name,
-    )
+    # no clean-up: it glues " ," and " ." to the previous word, corrupting "eat . agent ( x _ 2 , x _ 1 )"
+    return PreTrainedTokenizerFast(tokenizer_object=tokenizer_object, pad_token=pad, bos_token=bos, eos_token=eos,
+                                   unk_token=unk, clean_up_tokenization_spaces=False, padding_side="right",
+                                   name_or_path=name)
 
 
 def build_word_tokenizer(

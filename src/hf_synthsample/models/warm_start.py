@@ -90,24 +90,14 @@ def warm_start_seq2seq(
 ) -> "tuple[EncoderDecoderModel, PreTrainedTokenizerBase]":
     """``(model, tokenizer)``: an ``EncoderDecoderModel`` warm-started from a local encoder checkpoint.
 
-    The encoder is the checkpoint; the decoder is the same checkpoint loaded as a causal LM with
-    cross-attention added (seeded by ``seed``); the tokenizer is the checkpoint's own.
-
-    Args:
-        encoder_path: a ``save_pretrained`` folder or a sentence-transformers folder (e.g.
-            :func:`shipped_minilm_path`).
-        decoder_layers: keep the checkpoint's first ``decoder_layers`` layers in the decoder. ``None``: all.
-        max_length: the longest tokenized row :func:`train_seq2seq` accepts (default: the
-            checkpoint's ``max_position_embeddings``).
-        new_tokens: whole words added to the tokenizer (e.g. a formal language's keywords), each
-            embedding starting as the mean of its former pieces plus seeded noise.
-        keep_vocabulary: texts whose word pieces alone are kept (plus special tokens and single
-            characters): a smaller softmax, same outputs on these texts. ``None``: all.
-        **config_overrides: set on both configs (e.g. ``hidden_dropout_prob=0.0``).
-
-    Generation starts from ``[CLS]`` (else BOS) and ends at ``[SEP]`` (else EOS); targets tokenized
-    with the tokenizer start with ``[CLS]``, which the model learns to emit first. Every argument and
-    the checkpoint's files are checked before any weights are loaded.
+    ``encoder_path``: a ``save_pretrained`` or sentence-transformers folder; the decoder is the same
+    checkpoint as a causal LM with cross-attention added (seeded by ``seed``), keeping its first
+    ``decoder_layers`` layers (``None``: all). ``max_length``: the longest row :func:`train_seq2seq`
+    accepts (default: ``max_position_embeddings``). ``new_tokens``: whole words added to the
+    tokenizer (embeddings: the mean of their former pieces plus seeded noise); ``keep_vocabulary``:
+    texts whose word pieces alone are kept (plus special tokens and single characters).
+    ``config_overrides`` are set on both configs. Generation starts from ``[CLS]`` (else BOS) and
+    ends at ``[SEP]`` (else EOS). Everything is checked before any weights are loaded.
 
     Example:
         >>> import tempfile
