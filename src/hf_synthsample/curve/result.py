@@ -100,8 +100,7 @@ class CurveResult:
                 "seconds": round(self.seconds, 1)}
 
     def plot(self, path: str, *, title: str | None = None) -> str:
-        """Test exact match (and the fit) against D_C, one point per split (a hollow point: a model that
-        did not reach its fit target); written atomically. Returns ``path``."""
+        """Test exact match and fit against D_C (hollow: not fitted), written atomically; returns ``path``."""
         import matplotlib
 
         matplotlib.use("Agg")
@@ -131,9 +130,8 @@ class CurveResult:
 
     def save(self, folder: str, *, if_exists: str = "error", title: str | None = None, plots: bool = False,
              license: str | None = None, provenance: dict[str, Any] | None = None) -> str:
-        """Write the curve as the sweep's Hub-layout folder (a config per split, ``dc_0.10``) with the
-        curve's table above the split reports in the card, ``curve.png`` and ``curve.json``; ``plots``:
-        each split report's plot too; ``provenance`` goes to the card's settings. Returns the folder."""
+        """Write the sweep's Hub-layout folder with the curve's table in its card, ``curve.png`` and
+        ``curve.json``; ``plots``: the split reports' plots too. Returns the folder."""
         import json
 
         if self.sweep is None:

@@ -75,12 +75,9 @@ def compositionality_curve(dataset: "Dataset", model: ModelSpec = None, *, setti
                            **changes: Any) -> CurveResult:
     """The compositionality curve (a :class:`CurveResult`) of ``model`` on ``dataset``.
 
-    ``model``: ``None`` (a scratch seq2seq from the settings), a checkpoint folder (loaded afresh per
-    split) or a callable ``(split, seed) -> (model, tokenizer)``; ``settings`` (default: the
-    defaults) with ``changes`` to its fields. Per split of the sweep at ``targets``, a model trained
-    until its exact match on ``fit_rows`` of its own rows reaches ``fit_target`` (one that does not
-    is reported, never dropped), then scored on ``test_rows`` test rows. Deterministic for a seed
-    (whatever ``jobs``); bad settings, dataset, columns or model raise before any work.
+    ``model``: ``None`` (a scratch seq2seq from the settings), a checkpoint folder or a callable
+    ``(split, seed) -> (model, tokenizer)``; ``changes`` override ``settings``' fields. A model that
+    does not reach ``fit_target`` is reported, never dropped. Deterministic for a seed (whatever ``jobs``).
     """
     return CompositionalityCurve(settings, **changes).fit(dataset, model).result_
 
@@ -115,12 +112,10 @@ def _curve(dataset: "Dataset", model: ModelSpec, s: CurveSettings) -> CurveResul
     else:  # forked workers (the factory may be any callable of the caller's); they die with this process
         trained = run_forked(one, len(s.targets), s.jobs, threads=s.threads,
                              describe=lambda i: f"the model of split {names[s.targets[i]]}")
-    records = []
-    for t, record in zip(s.targets, trained):
-        split = sweep.splits[t]
-        records.append({"target": t, "config": names[t], "compound_divergence": float(sweep.compound_divergence[t]),
-                        "atom_divergence": float(sweep.atom_divergence[t]), "train_rows": int(split["train"].num_rows),
-                        "test_rows": int(split["test"].num_rows), "seed": s.seed, **record})
+    sizes = sweep.sizes
+    records = [{"target": t, "config": names[t], "compound_divergence": float(sweep.compound_divergence[t]),
+                "atom_divergence": float(sweep.atom_divergence[t]), "train_rows": int(sizes[t]["train"]),
+                "test_rows": int(sizes[t]["test"]), "seed": s.seed, **record} for t, record in zip(s.targets, trained)]
     result = CurveResult(records=records, settings=s, sweep=sweep, model=_describe(model, s),
                          seconds=time.perf_counter() - start)
     logger.info("Spearman rho(D_C, test exact match) = %.3f over %d splits", result.spearman_rho, len(records))

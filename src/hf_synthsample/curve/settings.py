@@ -46,9 +46,7 @@ def _non_empty(name: str, value: Any) -> Any:
 
 @dataclass(frozen=True)
 class CurveSettings(Settings):
-    """Everything :func:`~hf_synthsample.curve.compositionality_curve` needs besides the dataset and
-    the model; the scratch-model fields serve only when no model is given, ``jobs`` / ``threads``
-    only the speed."""
+    """Everything a curve needs besides the dataset and the model (``jobs`` / ``threads``: speed only)."""
 
     # the splits (hf_synthsample.splits.divergence_sweep)
     targets: tuple = setting((0.0, 0.12, 0.24, 0.36, 0.48, 0.6), check=_check_targets, kind="any",

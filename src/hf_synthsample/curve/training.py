@@ -39,8 +39,7 @@ ModelSpec = Union[None, str, os.PathLike, ModelFactory]
 
 
 def scratch_factory(settings: CurveSettings) -> ModelFactory:
-    """A factory of the settings' scratch model (``architecture``, ``d_model``, ``layers``, ``ffn``,
-    ``heads``, ``dropout``) with a word tokenizer over the split's source and target texts."""
+    """A factory of the settings' scratch model with a word tokenizer over the split's texts."""
     from ..models import build_scratch_model, build_word_tokenizer
 
     s = settings
@@ -60,8 +59,7 @@ def scratch_factory(settings: CurveSettings) -> ModelFactory:
 
 
 def checkpoint_factory(path: str | os.PathLike) -> ModelFactory:
-    """A factory that loads the checkpoint folder ``path`` afresh for every split
-    (:func:`~hf_synthsample.models.load_seq2seq`; its own tokenizer). Checked here, before any work."""
+    """A factory loading the checkpoint folder ``path`` afresh per split (checked here)."""
     folder = Path(path).expanduser()
     if not folder.is_dir() or not (folder / "config.json").is_file():
         raise ValueError(f"model: {str(path)!r} is not a checkpoint folder (a folder with config.json and the "
@@ -76,8 +74,7 @@ def checkpoint_factory(path: str | os.PathLike) -> ModelFactory:
 
 
 def resolve_model(model: ModelSpec, settings: CurveSettings) -> ModelFactory:
-    """``model`` as a factory: ``None`` -> :func:`scratch_factory`, a folder -> :func:`checkpoint_factory`,
-    a callable as it is. Anything else is a ``TypeError`` naming ``model``."""
+    """``model`` as a factory (``None``: scratch, a folder: checkpoint); else ``TypeError``."""
     if model is None:
         return scratch_factory(settings)
     if isinstance(model, (str, os.PathLike)):
@@ -96,10 +93,8 @@ def _built(made: Any) -> tuple:
 
 def train_split(split: "DatasetDict", factory: ModelFactory, settings: CurveSettings, *, output_dir: str,
                 name: str = "split") -> dict[str, Any]:
-    """Train one model on ``split["train"]`` until its exact match on ``fit_rows`` of those rows
-    reaches ``fit_target`` (checked every ``check_every`` steps, at most ``max_steps``), then score it
-    on ``test_rows`` of ``split["test"]``; returns the record (``fit`` is the last check's).
-    """
+    """Train one model on ``split["train"]`` until it fits (``fit_target`` on ``fit_rows``, at most
+    ``max_steps``), then score it on ``test_rows`` of ``split["test"]``; returns the record."""
     from ..models import FitTargetCallback, evaluate_seq2seq, train_seq2seq
 
     s, seed = settings, settings.seed

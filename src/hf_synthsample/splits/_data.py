@@ -104,8 +104,7 @@ def check_program_column(dataset: "Dataset", column: str, arg: str = "column") -
 
 
 def check_compound_weights(compound_weights: Any) -> Any:
-    """``compound_weights`` of the splits: ``None`` (automatic), ``True`` / ``"example"``, ``"pool"``,
-    ``False`` or a mapping compound -> weight (finite, >= 0); returned as given (a mapping as a dict)."""
+    """``compound_weights`` checked: ``None``, a bool, ``"example"``, ``"pool"`` or a mapping (as a dict)."""
     from ..structure import COMPOUND_WEIGHTINGS
 
     if compound_weights is None or isinstance(compound_weights, bool):
@@ -138,8 +137,7 @@ def check_test_size(test_size: Any, n: int) -> tuple[float, int]:
 
 
 def check_train_size(train_size: Any, test_rows: int, n: int) -> int | None:
-    """The train rows a (checked) ``train_size`` asks for, or ``None`` for a partition; below
-    ``1 - test_size`` the other rows are left out (as Keysers et al.'s MCD splits)."""
+    """The train rows a (checked) ``train_size`` asks for, or ``None`` for a partition."""
     if train_size is None:
         return None
     rows = int(round(train_size * n))
@@ -152,8 +150,7 @@ def check_train_size(train_size: Any, test_rows: int, n: int) -> int | None:
 
 def check_sides(test_rows: int, train_rows: int, n: int, test_size: float, train_size: float | None,
                 size_tolerance: float) -> None:
-    """A split's sides are the size asked (within ``size_tolerance`` of the ``n`` rows) and not
-    empty, else a ``ValueError`` naming the argument and the sizes reached."""
+    """A ``ValueError`` naming the argument unless both sides have their size (+/- the tolerance)."""
     _, target = check_test_size(test_size, n)
     tol = int(np.floor(size_tolerance * n))
     if abs(test_rows - target) > tol or test_rows < 1:
@@ -170,8 +167,7 @@ def check_sides(test_rows: int, train_rows: int, n: int, test_size: float, train
 
 
 def as_split(dataset: "Dataset", test_rows: np.ndarray, train_rows: np.ndarray | None = None) -> "DatasetDict":
-    """``DatasetDict(train, test)`` of ``dataset``'s rows, each side in input order; train is every
-    row not in test unless ``train_rows`` are given."""
+    """``DatasetDict(train, test)``, sides in input order; train: the rest unless ``train_rows``."""
     from datasets import DatasetDict
 
     mask = np.zeros(len(dataset), dtype=bool)
@@ -200,8 +196,7 @@ def parent_child_compounds(tree) -> list[str]:
 
 @dataclass
 class Structures:
-    """Groups of rows with one structure: ``members`` (rows per group), ``atoms`` / ``compounds`` as
-    CSR ``(ptr, idx, val, V)``, the vocabularies, and the unparsable rows (kept out of the search)."""
+    """Groups of rows with one structure: members, CSR ``(ptr, idx, val, V)`` features, the unparsable rows."""
 
     members: Any
     atoms: tuple
@@ -209,6 +204,7 @@ class Structures:
     atom_names: list
     compound_names: list
     unparsable: np.ndarray
+    group_side: Any = None  # with ``side``: each group's side
 
     @property
     def sizes(self) -> np.ndarray:
@@ -234,12 +230,9 @@ def read_structures(
     skip_unparsable: bool = False,
     side: np.ndarray | None = None,
 ) -> Structures:
-    """The grouped structure of ``dataset``'s rows (atoms from ``atoms_column`` or the language
-    adapter; compounds from ``compounds_column``, ``compounds_fn(tree)`` or the adapter).
-    ``side`` (an int per row) keeps rows of different sides in different groups.
-    ``compound_weights`` (checked): ``True`` / ``"example"`` (Keysers et al.'s, over the rows read),
-    ``"pool"``, ``False``, a mapping, or ``None``: ``"example"`` for the language's compounds only.
-    """
+    """The grouped structure of ``dataset``'s rows (from the columns, ``compounds_fn(tree)`` or the
+    adapter); ``side`` keeps rows of different sides apart; ``compound_weights`` (checked) ``None``:
+    ``"example"`` for the language's compounds only."""
     import pyarrow as pa
 
     from ..columns import column_arrow
@@ -249,9 +242,8 @@ def read_structures(
     if compound_weights is None:  # the weights need trees: on for the language's compounds, off otherwise
         compound_weights = compounds_column is None and compounds_fn is None
     mode = "example" if compound_weights is True else compound_weights
-    names = set(dataset.column_names)
     for arg, col in (("atoms_column", atoms_column), ("compounds_column", compounds_column)):
-        if col is not None and col not in names:
+        if col is not None and col not in dataset.column_names:
             raise ValueError(f"{arg}: no column {col!r}; columns: {dataset.column_names}")
     need_program = atoms_column is None or (compounds_column is None)
     if need_program:
@@ -294,10 +286,7 @@ def read_structures(
         comps: list = []
         bad_set = set(bad.tolist())
         for i, program in enumerate(column_arrow(view, column).to_pylist()):
-            if i in bad_set:
-                comps.append([])
-                continue
-            got = compounds_fn(lang.parse(program))
+            got = [] if i in bad_set else compounds_fn(lang.parse(program))
             if isinstance(got, str) or not all(isinstance(c, str) for c in got):
                 raise TypeError(f"compounds_fn must return a list of str per tree, got {got!r} for row {i}")
             comps.append(list(got))
@@ -318,15 +307,12 @@ def read_structures(
     if mode in ("example", "pool") or isinstance(compound_weights, Mapping):
         c_coo = _weighted(c_coo, mode if not isinstance(compound_weights, Mapping) else compound_weights,
                           comp_vocab, members, view, column, language, max_height)
-    out = Structures(members, _csr(a_coo), _csr(c_coo), atom_vocab, comp_vocab, bad)
-    out.group_side = group_side
-    return out
+    return Structures(members, _csr(a_coo), _csr(c_coo), atom_vocab, comp_vocab, bad, group_side)
 
 
 def _weighted(c_coo: tuple, weights: str | Mapping, comp_vocab: list, members: Any, view: "Dataset", column: str,
               language: str | None, max_height: int) -> tuple:
-    """The compound COO ``(group, compound, mass per row, G, V)`` times each entry's weight (per
-    group for ``"example"``, per compound for ``"pool"`` or a mapping); zero-weight entries dropped."""
+    """The compound COO ``(group, compound, mass, G, V)`` times each entry's weight, zeros dropped."""
     import pyarrow as pa
 
     from ..columns import column_arrow

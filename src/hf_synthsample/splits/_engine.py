@@ -75,8 +75,7 @@ class _Sums:
         return self.idx[flat], self.val[flat] * np.repeat(sizes[groups], lens), seg
 
     def after_moves(self, groups: np.ndarray, sizes: np.ndarray, dp: float, dq: float):
-        """Similarity after changing each of ``groups`` alone: its mass times ``dp`` added to
-        train and times ``dq`` to test (train->test: ``(-1, 1)``; placing into test: ``(0, 1)``)."""
+        """Similarity after moving each of ``groups`` alone: its mass times ``dp`` to train, ``dq`` to test."""
         k, m, seg = self.gather(groups, sizes)
         d = self.term(self.P[k] + dp * m, self.Q[k] + dq * m) - self.T[k]
         B = len(groups)
@@ -90,9 +89,8 @@ _COEF = {-1: (0.0, 0.0), 0: (1.0, 0.0), 1: (0.0, 1.0)}
 
 
 class Engine:
-    """Assignment of groups to train (0), test (1) or nowhere (-1), modified in place, with the atom
-    and compound sums; ``atoms`` / ``compounds``: CSR ``(ptr, idx, val, V)`` of each group's distinct
-    features (``val``: weight per row)."""
+    """Groups on train (0), test (1) or nowhere (-1) (``side``, modified in place) with the atom and
+    compound sums of their CSR ``(ptr, idx, val, V)`` features (``val``: weight per row)."""
 
     def __init__(self, sizes, atoms, compounds, side, alpha_atoms: float = 0.5, alpha_compounds: float = 0.1):
         self.sizes = np.asarray(sizes, dtype=np.float64)
@@ -152,8 +150,7 @@ class Engine:
         return np.bincount(seg, bad, minlength=len(groups)) == 0
 
     def score(self, groups: np.ndarray, old: int, new: int, atoms: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
-        """(compound divergence, atom divergence or None) after moving each of ``groups`` (all on
-        side ``old``) alone to side ``new``."""
+        """(D_C, D_A or None) after moving each of ``groups`` alone from side ``old`` to ``new``."""
         (p0, q0), (p1, q1) = _COEF[old], _COEF[new]
         dc = 1.0 - self.C.after_moves(groups, self.sizes, p1 - p0, q1 - q0)
         da = 1.0 - self.A.after_moves(groups, self.sizes, p1 - p0, q1 - q0) if atoms else None

@@ -28,9 +28,8 @@ def _inverted(ptr: np.ndarray, idx: np.ndarray, V: int) -> tuple[np.ndarray, np.
 
 
 class Search:
-    """One search from one random start towards a :class:`~.settings.Goal`: raise D_C, lower it, or
-    bring it within ``goal_tolerance`` of a target from either side. Every acceptance test
-    compares :meth:`value` of D_C, so the moves serve all three."""
+    """One search from one random start towards a :class:`~.settings.Goal`; every move is kept by the
+    goal's value of D_C, so the moves serve all three goals."""
 
     def __init__(self, st: Structures, target: int, tol: int, max_atom_divergence: float, rng: np.random.Generator,
                  batch_size: int, goal: Goal = Goal(), goal_tolerance: float = 0.0):
@@ -53,8 +52,7 @@ class Search:
         self.drop_batch = 8  # single groups left out per step of the train_size phase
 
     def reached(self, e: Engine) -> bool:
-        """Close enough to stop: within a quarter of the tolerance (a split at the tolerance's edge
-        would be a poor point on a curve; the last steps there are cheap)."""
+        """Within a quarter of the tolerance: a split at the tolerance's edge would be a poor point."""
         if self.goal.kind == "max":
             return self.stop_at is not None and e.compound_divergence >= self.stop_at
         return self.goal.is_target and abs(e.compound_divergence - self.goal.target) <= self.aim * self.goal_tol
@@ -155,18 +153,15 @@ class Search:
                 "data more rows per atom")
 
     def swap_step(self, e: Engine, tr: np.ndarray, te: np.ndarray) -> bool:
-        """One swap, kept if D_C gets better for the goal. Raising D_C, the train group goes first
-        (its move to test is what can make a compound unseen); lowering it, the test group goes
-        first (its move back is what gives an unseen compound train mass): the second group only
-        restores the test size, so the side that matters is picked from the whole batch."""
+        """One swap, kept if D_C gets better for the goal. The move that matters goes first, picked from
+        the whole batch: raising D_C, a train group's to test; lowering it, a test group's to train."""
         if self.rising(e):
             return self._swap(e, tr, te, first=0)
         return self._swap(e, te, tr, first=1)
 
     def _swap(self, e: Engine, pool: np.ndarray, back_pool: np.ndarray, first: int) -> bool:
-        """Move the best of ``batch_size`` random groups of ``pool`` (on side ``first``) to the other
-        side, then the best of ``batch_size`` of ``back_pool`` the other way (or none, if the size
-        window and the atom bound allow)."""
+        """The best of ``batch_size`` random groups of ``pool`` (side ``first``) to the other side, then
+        the best of ``back_pool``'s back (or none, if the size window and the atom bound allow)."""
         rng, B = self.rng, self.B
         other = 1 - first
         U = pool[rng.integers(0, len(pool), B)]
@@ -201,8 +196,7 @@ class Search:
         return False
 
     def holdout_step(self, e: Engine, max_rows: float) -> bool:
-        """Take one compound out of train (all its train groups go to test), then restore the test
-        size with the best-scoring test groups moved back; kept if D_C rises within the atom bound."""
+        """Take one compound out of train, restore the test size; kept if D_C rises within the atom bound."""
         P, Q = e.C.P, e.C.Q
         both = np.flatnonzero((P > 1e-9) & (Q > 1e-9))
         if not len(both):
@@ -239,8 +233,7 @@ class Search:
         return False
 
     def _fix_atoms(self, e: Engine, floor: float, holders: np.ndarray) -> list:
-        """After a hold-out that broke the atom bound: a few swaps that lower the atom divergence
-        most while the compound divergence stays better than ``floor`` for the goal; returns them (to undo)."""
+        """A few swaps lowering D_A while D_C stays better than ``floor``; returns them (to undo)."""
         done = []
         for _ in range(self.atom_fixes):
             if e.atom_divergence <= self.max_da:
@@ -282,10 +275,8 @@ class Search:
         return not (e.A.P[touched] - need[touched] < 0.5).any()
 
     def drop(self, e: Engine, train_target: int, candidates: int = 16) -> None:
-        """Leave train rows out (side -1) until train holds ``train_target`` rows (+/- the size
-        tolerance), each step the move with the best gain (or least loss) per row for the goal: of
-        ``batch_size`` single train groups and, while ``D_C`` should rise, the train holders of up to
-        ``candidates`` compounds on both sides; every train group when no sampled move fits."""
+        """Leave train rows out (side -1) down to ``train_target``, each step the best gain per row of
+        sampled single groups and (rising) compounds' train holders; every group when none fits."""
         rng, ptr, holders = self.rng, *self.comp_inv
         while e.train_rows > train_target + self.tol:
             budget = e.train_rows - (train_target - self.tol)

@@ -53,9 +53,8 @@ RANGE_PATIENCE = 20
 
 
 class UnreachableDivergence(ValueError):
-    """No split with a compound divergence within ``tolerance`` of ``target`` was found; ``low`` and
-    ``high`` are the lowest and highest divergences the minimising and maximising searches found
-    (for this data, test and train size, atom bound, seed and restarts: ``divergence_range``'s)."""
+    """No split within ``tolerance`` of ``target`` was found; ``low`` and ``high``: the reachable range
+    the minimising and maximising searches found (``divergence_range``'s)."""
 
     def __init__(self, target: float, low: float, high: float, tolerance: float, inside: bool = False,
                  argument: str = "target_divergence"):
@@ -143,8 +142,7 @@ class Plan:
                    time.perf_counter() if t0 is None else t0, s.time_limit, s.max_steps, s.patience, stop_at)
 
     def bounds(self) -> "Plan":
-        """The plan of the searches that bound the reachable range: no limits, a shorter patience,
-        only real progress (``MIN_ROUND_GAIN``) counting."""
+        """The plan of the searches that bound the reachable range: no limits, a shorter patience."""
         return replace(self, time_limit=None, max_steps=None, progress=False,
                        patience=min(self.patience, RANGE_PATIENCE), bounding=True, stop_at=None)
 
@@ -161,8 +159,7 @@ class _Start:
 
 def _search_once(st: Structures, goal: Goal, goal_tol: float, rng: np.random.Generator, p: Plan, max_steps,
                  side: np.ndarray | None = None) -> _Start:
-    """A search from a seeded random start (or from ``side``, a finished assignment), then, with a
-    ``train_size``, the rows left out and the search again."""
+    """A search from a seeded random start (or from ``side``); with ``train_size``, rows left out after."""
     search = Search(st, p.target, p.tol, p.settings.max_atom_divergence, rng, p.settings.batch_size, goal, goal_tol)
     search.stop_at = p.stop_at
     if p.bounding:  # the searches that bound the range: only real progress counts
@@ -190,8 +187,7 @@ def _search_once(st: Structures, goal: Goal, goal_tol: float, rng: np.random.Gen
 
 
 def _search(st: Structures, goal: Goal, goal_tol: float, p: Plan) -> tuple[_Start, int, int, int, int, str]:
-    """The best of ``restarts + 1`` seeded starts for the goal; returns it with the total steps,
-    swaps, hold-outs, the number of starts made and the reason the last one stopped."""
+    """The best of ``restarts + 1`` starts, the total steps, swaps, hold-outs, starts and last stop reason."""
     best = None
     steps = swaps = holdouts = 0
     seed = p.settings.seed
@@ -223,9 +219,8 @@ def search_range(st: Structures, settings: SplitSettings) -> tuple[float, float]
 
 
 def _from_the_far_side(st: Structures, x: float, goal_tol: float, p: Plan, stuck: _Start) -> tuple[_Start, str]:
-    """After a search towards ``x`` stalled outside the tolerance: an error naming the reachable range
-    if ``x`` is out of it, else a search towards ``x`` from the extreme on its other side (a hold-out
-    may have jumped past ``x`` to where swaps cannot bring D_C back)."""
+    """After a search towards ``x`` stalled: an error naming the reachable range if ``x`` is out of
+    it, else a search from the extreme on the other side of ``x`` (a hold-out may have jumped past it)."""
     lo, hi = _bounds(st, p)
     found = (lo.engine.compound_divergence, hi.engine.compound_divergence, stuck.engine.compound_divergence)
     d_lo, d_hi = min(found), max(found)
@@ -284,8 +279,7 @@ def mcd_search(
     patience: int = 100, batch_size: int = 64, size_tolerance: float = 0.0, restarts: int = 0,
     train_size: float | None = None, progress: bool | None = None,
 ) -> MCDResult:
-    """The search on prepared :class:`~hf_synthsample.splits._data.Structures` (see :func:`mcd_split`);
-    ``stop_at_divergence``: the maximising search stops once ``D_C`` reaches it (never lowering it)."""
+    """The search on prepared structures (see :func:`mcd_split`); ``stop_at_divergence``: stop there."""
     goal = Goal.of(target_divergence, minimize)
     settings = SplitSettings(
         test_size=test_size, train_size=train_size, max_atom_divergence=max_atom_divergence, seed=seed, goal=goal,
@@ -303,9 +297,8 @@ def reachable_range(
     max_atom_divergence: float = 0.02, seed: int = 0, patience: int = 100, batch_size: int = 64,
     size_tolerance: float = 0.0, restarts: int = 0,
 ) -> tuple[float, float]:
-    """``(lowest, highest)`` compound divergence found by the minimising and maximising searches on
-    prepared structures: the range a ``target_divergence`` error names (see
-    :func:`~hf_synthsample.splits.sweep.divergence_range` for a dataset)."""
+    """``(lowest, highest)`` D_C the minimising and maximising searches find on prepared structures
+    (:func:`~hf_synthsample.splits.sweep.divergence_range` for a dataset)."""
     return search_range(structures, SplitSettings(
         test_size=test_size, train_size=train_size, max_atom_divergence=max_atom_divergence, seed=seed,
         patience=patience, batch_size=batch_size, size_tolerance=size_tolerance, restarts=restarts))
@@ -323,12 +316,9 @@ def mcd_split(
 ) -> "DatasetDict | tuple[DatasetDict, MCDResult]":
     """A maximum-compound-divergence split (Keysers et al. 2020): ``MCDSplitter(...).split(dataset)``.
 
-    The arguments are :class:`~hf_synthsample.splits.settings.SplitSettings`' fields (``language``
-    defaults to ``"thingtalk"`` here), but for the goal: ``target_divergence`` (within
-    ``divergence_tolerance``) or ``minimize``; by default the highest D_C. Returns
-    ``DatasetDict(train, test)``, rows in input order, with ``.mcd_result`` (and the
-    :class:`MCDResult` too with ``return_result``). A search stopped by a time or step limit returns
-    the split it has; :class:`UnreachableDivergence` names the reachable range of a missed target.
+    The arguments are :class:`~hf_synthsample.splits.settings.SplitSettings`' fields, but for the goal:
+    ``target_divergence`` or ``minimize`` (default: the highest D_C). The split has ``.mcd_result``
+    (returned too with ``return_result``); a limit returns the split reached so far.
     """
     from .splitter import MCDSplitter
 
@@ -347,9 +337,8 @@ def tmcd_split(
     dataset: "Dataset", column: str = "program", language: str | None = "thingtalk", *,
     compounds_fn: Callable | None = None, compound_weights: bool | str | Mapping[str, float] = False, **kwargs: Any,
 ) -> "DatasetDict | tuple[DatasetDict, MCDResult]":
-    """A TMCD split (Shaw et al. 2021): atoms are the target program's atoms, compounds the
-    parent-child pairs of its tree (:func:`~hf_synthsample.splits._data.parent_child_compounds`)
-    or ``compounds_fn(tree) -> list[str]``; the search is :func:`mcd_split`'s.
+    """A TMCD split (Shaw et al. 2021): :func:`mcd_split` with the parent-child pairs of the tree
+    (:func:`~hf_synthsample.splits._data.parent_child_compounds`) or ``compounds_fn(tree)`` as compounds.
 
     Example:
         >>> from datasets import Dataset

@@ -126,8 +126,7 @@ class SplitReport:
 
 
 def _compound_panel(ax: Any, p: np.ndarray, q: np.ndarray) -> None:
-    """Train vs test frequency of each compound (log-log); a compound absent from one side is drawn
-    on a line marked "absent" below the smallest frequency, with its own marker and legend entry."""
+    """Train vs test frequency of each compound (log-log); one side's absent ones on an "absent" line."""
     floor = 0.5 * min(p[p > 0].min(initial=1.0), q[q > 0].min(initial=1.0))
     both, train_only, test_only = (p > 0) & (q > 0), (p > 0) & (q <= 0), (p <= 0) & (q > 0)
     ax.scatter(p[both], q[both], s=4, alpha=0.4, label=f"on both sides ({int(both.sum()):,})")
@@ -178,12 +177,9 @@ def split_report(
     compounds_column: str | None = None,
     template_column: str | None = None,
 ) -> SplitReport:
-    """Report on a train/test split (the columns named must be in both sides).
-
-    The structural figures need ``language`` (or ``atoms_column`` and ``compounds_column``);
-    ``compound_weights`` are the splits' (over train + test). ``text_column`` (default ``column``) is
-    checked for duplicates and measured in words, unless ``length_column`` gives the lengths;
-    ``template_column`` (default: the language's abstract templates) gives the templates compared.
+    """Report on a train/test split; the structural figures need ``language`` (or ``atoms_column``
+    and ``compounds_column``). ``text_column`` (default ``column``) is checked for duplicates and
+    measured in words unless ``length_column`` is given; templates: ``template_column`` or the language's.
     """
     from datasets import concatenate_datasets
 
@@ -285,6 +281,8 @@ def save_split(
         >>> sorted(datasets.load_dataset(out, "default"))
         ['test', 'train']
     """
+    import yaml
+
     from ..hub import write_hub_folder
     from ..hub.card import check_license
     from ..validation import check_path
@@ -297,16 +295,12 @@ def save_split(
     body = [f"# {title or 'Train/test split'}", "",
             f"Made with hf-synthsample: {len(split['train']):,} train rows, {len(split['test']):,} test rows."]
     if provenance:
-        body += ["", "## Provenance", "", "```yaml"]
-        import yaml
-
-        body += [yaml.safe_dump(provenance, sort_keys=False, allow_unicode=True).strip(), "```"]
-    extra = {}
+        body += ["", "## Provenance", "", "```yaml",
+                 yaml.safe_dump(provenance, sort_keys=False, allow_unicode=True).strip(), "```"]
+    extra, meta = {}, {"hf_synthsample": {"split": provenance}}
     if report is not None:
         body += ["", "## Split report", "", report.to_markdown(), "", "![split report](split_report.png)"]
         extra["split_report.png"] = report.plot  # drawn inside the folder's temp copy
-    meta = {"hf_synthsample": {"split": provenance}}
-    if report is not None:
         meta["hf_synthsample"]["split_report"] = _jsonable(report.to_dict())
     out = write_hub_folder(folder, {config_name: split}, body="\n".join(body), metadata=meta,
                            extra_files=extra, if_exists=if_exists, license=license)

@@ -167,8 +167,7 @@ def parse_targets(text: str) -> tuple[float, ...]:
 
 @dataclass(frozen=True)
 class SplitSettings(Settings):
-    """Everything a train/test split takes: the method, sizes, structure source, the MCD goal and
-    the search's limits. Options of the MCD search are refused (by the CLI) for other methods."""
+    """Everything a train/test split takes; options of the MCD search are refused for other methods."""
 
     method: str = setting("mcd", help="split method: mcd, tmcd (the MCD search), template, length or random",
                           choices=METHODS)
@@ -198,8 +197,8 @@ class SplitSettings(Settings):
         check=lambda name, value: check_compound_weights(value), metavar="{example,pool,none}", applies_when=_SEARCH)
     goal: Goal = setting(Goal(), help="MCD goal: 'max' (the highest compound divergence), 'min' (the lowest) or a "
                                       "compound divergence to reach from either side", kind="any",
-                         check=lambda name, value: Goal.parse(value, name), parse=Goal.parse, flag="--target-divergence", aliases=("--goal",), metavar="D_C|max|min",
-                         applies_when=_SEARCH)
+                         check=lambda name, value: Goal.parse(value, name), parse=Goal.parse,
+                         flag="--target-divergence", aliases=("--goal",), metavar="D_C|max|min", applies_when=_SEARCH)
     divergence_tolerance: float = setting(0.01, help="how far from the target divergence a split may be",
                                           min=0.0, max=1.0, applies_when={**_SEARCH, "goal": _is_target})
     max_atom_divergence: float = setting(0.02, help="bound on the atom divergence 1 - C_0.5; every test atom is "
@@ -239,16 +238,14 @@ class SplitSettings(Settings):
 
     @property
     def weights_in_effect(self) -> Any:
-        """The compound weights that apply: ``None`` is Keysers' ``"example"`` for an MCD split of a
-        language's compounds, unweighted (``False``) for TMCD and compound columns; ``True`` is ``"example"``."""
+        """The compound weights that apply (``None``: ``"example"`` for MCD on a language's compounds)."""
         w = self.compound_weights
         if w is None:
             return "example" if self.method == "mcd" and self.compounds_column is None else False
         return "example" if w is True else w
 
     def require_structure(self) -> None:
-        """``ValueError`` unless the method can read the rows' structure, or when a setting the method
-        does not use is changed from its default (never ignored)."""
+        """``ValueError`` unless the method can read the structure, or for a changed setting it ignores."""
         defaults = self.defaults()
         for name, spec in self.specs().items():
             allowed = (spec.applies_when or {}).get("method", METHODS)
@@ -263,8 +260,7 @@ class SplitSettings(Settings):
                              "or template_column")
 
     def to_record(self) -> dict[str, Any]:
-        """The settings as a card records them: the compound weights and size tolerance in effect
-        (``"none"``: unweighted, as the CLI spells it), the goal as ``"max"``, ``"min"`` or the target."""
+        """The settings as a card records them: the weights and size tolerance in effect (``"none"``)."""
         record = super().to_record()
         w = self.weights_in_effect
         record["compound_weights"] = "none" if w is False else dict(w) if isinstance(w, Mapping) else w
@@ -276,8 +272,7 @@ class SplitSettings(Settings):
 
 @dataclass(frozen=True, kw_only=True)
 class SweepSettings(SplitSettings):
-    """A sweep: MCD splits of the same rows at each of ``targets`` (the structure read once), with
-    every setting of :class:`SplitSettings` but the goal (each target is its own)."""
+    """A sweep: MCD splits of the same rows at each of ``targets``, each target its own goal."""
 
     targets: tuple[float, ...] = setting(help="compound divergences, ascending, in [0, 1] (0: the lowest the search "
                                               "finds), one split each", kind="any", parse=parse_targets,

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from ..validation import check_float, check_int
-from ._data import _bad_rows, as_split, check_dataset, check_template_column, check_test_size
+from ._data import _bad_rows, as_split, check_dataset, check_program_column, check_template_column, check_test_size
 from .settings import SIZE_TOLERANCE
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,9 +47,8 @@ def template_split(
     template_column: str | None = None,
     size_tolerance: float = SIZE_TOLERANCE,
 ) -> "DatasetDict":
-    """Whole abstract templates held out (Finegan-Dollak et al. 2018): templates in a seeded random
-    order go to test while they fit (``round(test_size * rows)`` rows, at most ``size_tolerance`` of
-    the rows fewer). Templates come from ``template_column`` or from parsing ``column``.
+    """Whole abstract templates held out (Finegan-Dollak et al. 2018): in a seeded random order, to
+    test while they fit. Templates come from ``template_column`` or from parsing ``column``.
 
     Example:
         >>> from datasets import Dataset
@@ -71,7 +70,6 @@ def template_split(
         templates = column_arrow(dataset, template_column).to_pylist()
     else:
         from ..sampling.structural import StructureColumns
-        from ._data import check_program_column
 
         if language is None:
             raise ValueError("language: give the structure language of the program column, or template_column")
@@ -114,11 +112,8 @@ def length_split(
     threshold: float | None = None,
     size_tolerance: float = SIZE_TOLERANCE,
 ) -> "DatasetDict":
-    """The longest rows in test (Lake and Baroni 2018): rows with length >= a threshold.
-
-    ``length`` is a numeric column, or a function of each row's ``column`` value (of the row as a
-    dict when ``column`` is None). Give ``test_size`` (default 0.25: the threshold whose test share
-    is closest, within ``size_tolerance``) or ``threshold``, not both.
+    """The longest rows in test (Lake and Baroni 2018). ``length``: a numeric column or a function of
+    each row's ``column`` value (of the row when ``column`` is None); ``test_size`` or ``threshold``.
 
     Example:
         >>> from datasets import Dataset

@@ -19,8 +19,7 @@ _EXAMPLES = "e.g. 'train', 'train[:10%]', 'train[10:20]', 'train+test'"
 
 
 def normalize_split(split: Any, arg: str = "split") -> str:
-    """``split`` as a spec string: a ``str``, a ``datasets.NamedSplit`` (``datasets.Split.TRAIN``)
-    or a ``datasets.ReadInstruction``; ``TypeError`` naming ``arg`` for anything else."""
+    """``split`` (a str, ``NamedSplit`` or ``ReadInstruction``) as a spec string, else ``TypeError``."""
     import datasets
 
     if isinstance(split, (datasets.ReadInstruction, datasets.NamedSplit)):
@@ -59,9 +58,8 @@ def check_split(split: Any, available: Sequence[str], arg: str = "split") -> str
 
 
 def source_split(split: Any, arg: str = "split") -> str:
-    """The one split a spec reads from (``"train[:10%]+train[-10%:]"`` -> ``"train"``): the name a
-    selection of it is written under. ``ValueError`` naming ``arg`` when it combines several splits
-    (a file or folder split has one name)."""
+    """The one split a spec reads from (``"train[:10%]+train[-10%:]"`` -> ``"train"``); ``ValueError``
+    naming ``arg`` when it combines several."""
     names = list(dict.fromkeys(split_names(split, arg)))
     if len(names) > 1:
         raise ValueError(f"{arg}: {normalize_split(split, arg)!r} combines the splits {names}; the output names its "

@@ -31,10 +31,8 @@ __all__ = ["MCDSplitter"]
 
 
 class MCDSplitter(Estimator):
-    """Makes the train/test split its :class:`~.settings.SplitSettings` describe (``split``), MCD
-    splits at target divergences (``sweep``), or the lowest and highest D_C the searches find
-    (``reachable_range``), all from the same settings. Fitted: ``result_`` (the last search's
-    :class:`~.mcd.MCDResult`; ``None`` for other methods), ``sweep_``, ``range_``.
+    """Makes the split its :class:`~.settings.SplitSettings` describe, a ``sweep`` or the
+    ``reachable_range``, all from the same settings. Fitted: ``result_`` (the last search's), ``sweep_``, ``range_``.
     """
 
     settings_class = SplitSettings
@@ -54,12 +52,9 @@ class MCDSplitter(Estimator):
         if s.method == "template":
             return simple.template_split(dataset, s.column, s.language, test_size=s.test_size, seed=s.seed,
                                          template_column=s.template_column, size_tolerance=s.size_tolerance_share)
-        if s.method == "length":
-            if s.length_column is not None:
-                return simple.length_split(dataset, s.length_column, test_size=s.test_size,
-                                           size_tolerance=s.size_tolerance_share)
-            return simple.length_split(dataset, _words, column=s.column, test_size=s.test_size,
-                                       size_tolerance=s.size_tolerance_share)
+        if s.method == "length":  # ``column`` is read only by the default length
+            return simple.length_split(dataset, _words if s.length_column is None else s.length_column,
+                                       column=s.column, test_size=s.test_size, size_tolerance=s.size_tolerance_share)
         return simple.random_split(dataset, s.test_size, seed=s.seed)
 
     def _structures(self, dataset: "Dataset", compounds_fn: Callable | None = None):
@@ -87,8 +82,7 @@ class MCDSplitter(Estimator):
 
     def sweep(self, dataset: "Dataset", targets: Sequence[float] | None = None, *,
               progress: bool | None = None) -> "SplitSweep":
-        """MCD splits of ``dataset`` at each compound divergence of ``targets`` (the settings' own
-        with :class:`~.settings.SweepSettings`); see :func:`~hf_synthsample.splits.sweep.divergence_sweep`."""
+        """MCD splits at each of ``targets`` (default: the settings'); see :func:`~.sweep.divergence_sweep`."""
         from .sweep import run_sweep
 
         s = self.settings
@@ -98,8 +92,7 @@ class MCDSplitter(Estimator):
         return self.sweep_
 
     def reachable_range(self, dataset: "Dataset") -> tuple[float, float]:
-        """``(lowest, highest)`` D_C the minimising and maximising searches find for these settings
-        (the goal aside): the targets a split or sweep can reach, +/- the tolerance."""
+        """``(lowest, highest)`` D_C the minimising and maximising searches find for these settings."""
         from .mcd import search_range
 
         self.range_ = search_range(self._structures(dataset), self.settings)

@@ -51,8 +51,7 @@ def _config_names(targets: Sequence[float]) -> dict[float, str]:
 
 @dataclass
 class SplitSweep:
-    """Splits of one dataset at chosen compound divergences (see :func:`divergence_sweep`), each
-    figure keyed by target; the divergences are the split report's on the returned rows."""
+    """Splits at chosen compound divergences (:func:`divergence_sweep`), each figure keyed by target."""
 
     splits: dict
     compound_divergence: dict
@@ -124,11 +123,9 @@ class SplitSweep:
              title: str | None = None, plots: bool = True, license: str | None = None, card_text: str = "",
              extra_files: Mapping[str, Any] | None = None, metadata: Mapping[str, Any] | None = None,
              progress: Any = None) -> str:
-        """Write the sweep as one Hub-layout folder (atomically): a config per target (``dc_0.10``),
-        a card with the table, each split's report and plot, and the settings (card metadata
-        ``hf_synthsample.split_sweep``). ``card_text``, ``extra_files`` and ``metadata`` (under the
-        card's ``hf_synthsample`` key) add a caller's results; ``progress``: a ``tqdm`` bar advanced
-        per report and plot. Returns the folder.
+        """Write the sweep as one Hub-layout folder (a config per target, ``dc_0.10``) whose card holds
+        the table, each split's report and plot; ``card_text``, ``extra_files`` and ``metadata`` add a
+        caller's results; ``progress``: a ``tqdm`` bar advanced per report and plot. Returns the folder.
 
         Example:
             >>> import tempfile, datasets
@@ -187,12 +184,9 @@ def divergence_sweep(
     size_tolerance: float = 0.0, restarts: int = SWEEP_RESTARTS, skip_unparsable: bool = False,
     text_column: str | None = None, progress: bool | None = None,
 ) -> SplitSweep:
-    """A :class:`SplitSweep` of ``dataset`` at each compound divergence of ``targets``:
-    ``MCDSplitter(SweepSettings(...)).sweep(dataset)``. The arguments are
-    :class:`~hf_synthsample.splits.settings.SweepSettings`' fields (``language`` defaults to
-    ``"thingtalk"`` here); ``progress``: a bar over the targets, or a caller's ``tqdm`` bar.
-    ``ValueError`` for bad arguments (before any work), an unreachable target
-    (:class:`~hf_synthsample.splits.mcd.UnreachableDivergence`) or a split a limit stopped short.
+    """A :class:`SplitSweep` of ``dataset`` at each compound divergence of ``targets``; the arguments
+    are :class:`~hf_synthsample.splits.settings.SweepSettings`' fields, ``progress`` may be a caller's
+    ``tqdm`` bar. An unreachable target is an :class:`~hf_synthsample.splits.mcd.UnreachableDivergence`.
     """
     from .splitter import MCDSplitter
 

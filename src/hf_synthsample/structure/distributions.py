@@ -75,12 +75,8 @@ def _largest(weights: Iterable[Mapping[str, float]]) -> dict[str, float]:
 def example_compound_weights(
     programs: Iterable[str | Node], language: str = "thingtalk", max_height: int = 2, counts: Sequence[int] | None = None
 ) -> list[dict[str, float]]:
-    """Keysers et al. (2020) compound weights: one mapping compound -> weight **per example**.
-
-    ``w(G, e) = max over the occurrences g of G in e of (1 - max over the super-compounds G' of g
-    in e of P(G'|G))``, with ``P(G'|G)`` the share of the pool's occurrences of ``G`` inside an
-    occurrence of ``G'``; give the mappings to :func:`compound_divergence`. ``counts`` gives each
-    program a multiplicity.
+    """Keysers et al. (2020) compound weights, one mapping per example: ``w(G, e) = max over G's
+    occurrences g in e of (1 - max over g's super-compounds G' of P(G'|G))``; ``counts``: multiplicities.
 
     Example:
         >>> w = example_compound_weights(["(a (b c))", "(x (b c))", "(b c)"], language="sexpr")
@@ -94,9 +90,8 @@ def example_compound_weights(
 def compound_weights(
     programs: Iterable[str | Node], language: str = "thingtalk", max_height: int = 2, counts: Sequence[int] | None = None
 ) -> dict[str, float]:
-    """Pool-wide compound weights: each compound's largest per-example weight
-    (:func:`example_compound_weights`) over the pool; *not* Keysers et al.'s weighting, which gives a
-    compound its weight in each example. ``counts`` gives each program a multiplicity.
+    """Pool-wide compound weights: each compound's largest :func:`example_compound_weights` weight
+    (*not* Keysers et al.'s weighting, which is per example); ``counts``: multiplicities.
 
     Example:
         >>> w = compound_weights(["(a (b c))", "(a (b c))"], language="sexpr", max_height=2)
@@ -121,10 +116,8 @@ def _weighting(name: str, value: Any) -> str | None:
 
 def frequencies(items: Iterable[Iterable[str] | Mapping[str, float]] | Iterable[str],
                 weights: Mapping[str, float] | None = None) -> dict[str, float]:
-    """Weighted counts of items over a dataset (a list of per-example lists, or a flat list).
-
-    An example counts each distinct item **once** (Keysers et al. 2020), or its own weights when
-    given as a mapping (:func:`example_compound_weights`); ``weights`` multiplies each item's count.
+    """Counts of items over a dataset (per-example lists or a flat list): an example counts each
+    distinct item **once**, or its own weights as a mapping; ``weights`` multiplies each count.
 
     Example:
         >>> frequencies([["a", "b", "a"], ["a"]])

@@ -32,8 +32,7 @@ def atoms(program: str | Node, language: str = "thingtalk") -> list[str]:
 
 
 def _occurrences(tree: Node, H: int, parents: list | None = None) -> list:
-    """Compound occurrences, bottom-up: ``s`` or, with ``parents`` (filled: parent id of each
-    internal node, numbered pre-order), ``(node_id, h, s)``; a height only where the subtree has it."""
+    """Compound occurrences, bottom-up: ``s``, or with ``parents`` (filled) ``(node_id, h, s)``."""
     out: list = []
     track = parents is not None
 

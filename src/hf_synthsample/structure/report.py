@@ -10,8 +10,8 @@ from ..atomic import save_figure_atomic
 from ..validation import check_int
 from .distributions import (_example_weights, _occurrence_supers, _weighting, atom_divergence, compound_divergence,
                             compound_weights, entropy, frequencies)
-from .extraction import _atoms_and_compounds
-from .tree import get_language, parse
+from .extraction import structure
+from .tree import get_language
 
 __all__ = ["template_counts", "template_coverage", "plot_template_frequencies", "diagnostics", "structure_diagnostics"]
 
@@ -64,28 +64,20 @@ def diagnostics(
     max_height: int = 2,
     compound_weighting: bool | str = False,
 ) -> dict[str, Any]:
-    """Structural diagnostics of a set of programs: ``num_programs``, ``num_templates``,
-    ``template_counts``, ``atom_entropy``, ``compound_entropy`` (nats); with ``reference`` also
-    ``template_coverage``, ``uncovered_templates``, ``atom_divergence``, ``compound_divergence``.
-    ``compound_weighting``: ``"example"`` / ``True`` or ``"pool"`` (weights over ``programs``), ``False``.
+    """Templates, entropies (nats) and, against a ``reference``, template coverage and atom and
+    compound divergences of a set of programs (``compound_weighting``: weights over ``programs``).
 
     Example:
         >>> d = diagnostics(["(a (b c))", "(a (b 'x))"], reference=["(a (b c))"], language="sexpr")
         >>> d["num_templates"], d["template_coverage"], d["atom_divergence"] > 0
         (2, 1.0, True)
     """
-    lang = get_language(language)
+    get_language(language)  # an unknown language fails before any work
     max_height = check_int("max_height", max_height, min=1)
 
     def extract(items):
-        templates, atoms_, comps = [], [], []
-        for p in items:
-            tree = parse(p, language)
-            templates.append(lang.template(tree))
-            a, c = _atoms_and_compounds(tree, max_height)
-            atoms_.append(a)
-            comps.append(c)
-        return templates, atoms_, comps
+        rows = [structure(p, language, max_height) for p in items]
+        return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
 
     mode = _weighting("compound_weighting", compound_weighting)
     programs = list(programs)

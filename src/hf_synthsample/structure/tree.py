@@ -37,10 +37,7 @@ class Node:
     __slots__ = ("label", "children", "kind", "rule")
 
     def __init__(self, label: str, children: tuple = (), kind: str = "", rule: str = ""):
-        self.label = label
-        self.children = children
-        self.kind = kind
-        self.rule = rule
+        self.label, self.children, self.kind, self.rule = label, children, kind, rule
 
     @property
     def is_leaf(self) -> bool:
@@ -105,10 +102,6 @@ def parse_sexpr(text: str) -> Node:
         raise ValueError("program: empty s-expression")
     pos = 0
 
-    def leaf(tok: str) -> Node:
-        kind = "entity" if tok[0] == "'" or tok.lstrip("-").isdigit() else ""
-        return Node(tok, (), kind)
-
     def node(depth: int = 1) -> Node:
         nonlocal pos
         if depth > MAX_NESTING:
@@ -119,8 +112,8 @@ def parse_sexpr(text: str) -> Node:
         pos += 1
         if tok == ")":
             raise ValueError(f"program: unexpected ')' at token {pos - 1}")
-        if tok != "(":
-            return leaf(tok)
+        if tok != "(":  # a leaf; quoted or numeric: a value
+            return Node(tok, (), "entity" if tok[0] == "'" or tok.lstrip("-").isdigit() else "")
         if pos >= len(tokens) or tokens[pos] in "()":
             raise ValueError(f"program: expected a label after '(' at token {pos - 1}")
         label = tokens[pos]
@@ -217,8 +210,7 @@ def _builtin() -> None:
 
 
 def parse(program: str | Node, language: str = "thingtalk") -> Node:
-    """The tree of ``program`` (a tree is returned as it is); ``ValueError`` naming the depth when
-    it is nested deeper than :data:`~hf_synthsample.validation.MAX_NESTING` levels."""
+    """The tree of ``program`` (a tree as it is); ``ValueError`` when nested over ``MAX_NESTING``."""
     if isinstance(program, Node):
         return _check_height(program)
     if not isinstance(program, str):
