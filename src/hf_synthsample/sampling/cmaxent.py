@@ -333,7 +333,6 @@ class GreedyEntropy:
     def compact(self) -> None:
         """Drop used-up groups, so that later steps touch live groups only; group indices change
         (callers holding them, like the hybrid's per-template lists, must not compact)."""
-        torch = self.torch
         keep = self.alive.cpu().numpy()
         if keep.all():
             return
@@ -341,7 +340,7 @@ class GreedyEntropy:
         newid[keep] = np.arange(int(keep.sum()))
         self.atoms.compact(keep, newid)
         self.compounds.compact(keep, newid)
-        keep_t = torch.as_tensor(np.flatnonzero(keep), device=self.device)
+        keep_t = self.torch.as_tensor(np.flatnonzero(keep), device=self.device)
         self.group_id = (np.arange(len(keep)) if self.group_id is None else self.group_id)[keep]
         self.head_priority = self.head_priority[keep_t]
         self.alive = self.alive[keep_t]

@@ -262,8 +262,7 @@ def _bin(values: np.ndarray, bins: int | Sequence[float] | None) -> np.ndarray:
     if not np.issubdtype(values.dtype, np.number):
         raise TypeError("bins: only numeric columns can be binned")
     if isinstance(bins, (int, np.integer)):
-        check_int("bins", int(bins), min=1)
-        edges = np.linspace(values.min(), values.max(), int(bins) + 1)[1:-1]
+        edges = np.linspace(values.min(), values.max(), check_int("bins", int(bins), min=1) + 1)[1:-1]
     else:
         edges = np.asarray(bins, dtype=float)
         if edges.ndim != 1 or np.any(np.diff(edges) <= 0):

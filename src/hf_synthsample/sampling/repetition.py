@@ -49,11 +49,8 @@ class RepetitionCurriculum(Estimator, GrowingPoolSchedule):
     settings_class = RepetitionSettings
 
     def fit(self, rows: Any) -> "RepetitionCurriculum":
-        """Draw the initial pool and the ranking; returns ``self``.
-
-        ``rows``: for ``repeat="examples"`` the number of rows (or the rows: a dataset, a list);
-        for ``"primitives"``, per row its primitives (e.g. the ``atoms`` column, or SCAN's command words).
-        """
+        """Draw the initial pool and the ranking; returns ``self``. ``rows``: the number of rows (or the rows),
+        or for ``repeat="primitives"`` per row its primitives (e.g. the ``atoms`` column)."""
         s = self.settings
         rng = np.random.default_rng(s.seed)
         self.chosen_primitives_ = None

@@ -50,6 +50,15 @@ def _language(name: str, value: str) -> str:
     return value
 
 
+def _at_least_one(what: str) -> Callable[[str, Any], Any]:
+    def check(name: str, value: tuple) -> tuple:
+        if not value:
+            raise ValueError(f"{name}: give at least one {what}")
+        return value
+
+    return check
+
+
 def _weights_check(pool_variant: bool) -> Callable[[str, Any], Any]:
     def check(name: str, value: Any) -> Any:
         if value is None or isinstance(value, Mapping) or (pool_variant and isinstance(value, bool)):
@@ -133,7 +142,7 @@ class CMaxEntSettings(_StructureSettings):
 class HomogenizeSettings(Settings):
     """:class:`~hf_synthsample.sampling.HomogenizeSampler`: as uniform as the pool allows over columns."""
 
-    columns: tuple[str, ...] = setting(help="salient column name(s)")
+    columns: tuple[str, ...] = setting(help="salient column name(s)", check=_at_least_one("column to homogenize"))
     mode: str = setting("joint", help="'joint' (the joint distribution) or 'sequential' (one column after "
                                       "another)", choices=MODES)
     bins: Any = setting(None, help="bins for numeric columns: a count, edges, or a mapping column -> either",
@@ -141,15 +150,10 @@ class HomogenizeSettings(Settings):
     missing: str = _missing("value in a column")
     seed: int = setting(0, help="random seed; same seed, same rows", min=0)
 
-    def _check(self) -> None:
-        if not self.columns:
-            raise ValueError("columns: give at least one column to homogenize")
-
 
 @dataclass(frozen=True)
 class DiversitySettings(StructureSource):
-    """:class:`~hf_synthsample.sampling.DiversityReporter` and ``diversity_report``: where the rows'
-    structure comes from, and the compounds' weights."""
+    """:class:`~hf_synthsample.sampling.DiversityReporter` and ``diversity_report``: a structure source, weights."""
 
     compound_weights: Any = setting(None, help="a mapping compound -> weight of the compound entropy and D_C; None: "
                                                "all 1", kind="any", check=_weights_check(False),
@@ -161,7 +165,8 @@ class StreamHomogenizeSettings(Settings):
     """:class:`~hf_synthsample.sampling.StreamHomogenizeSampler` and ``homogenize_stream``: rejection
     sampling of a generator's rows (generator-side homogenization)."""
 
-    variables: tuple[str, ...] = setting(help="salient variable name(s): keys of the drawn rows")
+    variables: tuple[str, ...] = setting(help="salient variable name(s): keys of the drawn rows",
+                                         check=_at_least_one("salient variable to homogenize"))
     eps: float = setting(0.01, help="tolerance: values rarer than eps are always kept, commoner ones thinned to "
                                     "about eps each; expected draws per row 1 / sum_v min(P(v), eps)",
                          min=0.0, min_inclusive=False)
@@ -169,10 +174,6 @@ class StreamHomogenizeSettings(Settings):
                                       "one per variable)", choices=MODES)
     pilot: int = setting(0, help="draws that start the running estimate (0: the paper's algorithm)", min=0)
     seed: int = setting(0, help="seed of the random source (draws and acceptances) when none is given", min=0)
-
-    def _check(self) -> None:
-        if not self.variables:
-            raise ValueError("variables: give at least one salient variable to homogenize")
 
 
 @dataclass(frozen=True)
