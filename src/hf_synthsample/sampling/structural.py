@@ -58,8 +58,9 @@ class StructureColumns(StructureSource):
         if not missing:
             return out, np.zeros(0, dtype=np.int64)
         if self.program_column not in have:
-            raise ValueError(f"program_column: the dataset has no {', '.join(repr(c) for c in missing)} column and no "
-                             f"program column {self.program_column!r} to compute it from; columns: {dataset.column_names}")
+            raise ValueError(f"program_column: the dataset has no {', '.join(repr(c) for c in missing)} column and "
+                             f"no program column {self.program_column!r} to compute it from; "
+                             f"columns: {dataset.column_names}")
         from ..progress import progress_bar
         from ..structure import structure
 
