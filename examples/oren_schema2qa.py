@@ -261,9 +261,10 @@ def parse_args(argv):
         p.error(f"--test-size must be in (0, 1), got {a.test_size}")
     if a.synthetic_split and a.restart_below:
         p.error("--restart-below applies to the annotated setting only (not --synthetic-split)")
-    if a.restart_after >= a.pretrain_epochs and not {"restart_below", "restart_after"} & set(a.overrides):
-        a.restart_below = 0.0  # the preset's guard would check after the cap set by --pretrain-epochs: off
-    check_restart_flags(p, a, unit="epoch", cap=a.pretrain_epochs, cap_flag="--pretrain-epochs")
+    if not a.synthetic_split:
+        if a.restart_after >= a.pretrain_epochs and not {"restart_below", "restart_after"} & set(a.overrides):
+            a.restart_below = 0.0  # the preset's guard would check after the cap set by --pretrain-epochs: off
+        check_restart_flags(p, a, unit="epoch", cap=a.pretrain_epochs, cap_flag="--pretrain-epochs")
     for flag, value in (("--test-size", a.test_size), ("--epochs", a.epochs)):
         if value is not None and not a.synthetic_split:
             p.error(f"{flag} applies to --synthetic-split only (annotated setting: the annotated splits are "
