@@ -1,25 +1,9 @@
-"""Per-example confidence measures from logits and labels (ALGORITHMS.md §6).
+"""Per-example confidence measures from logits and labels.
 
-For a sequence with gold tokens ``y_1..y_T`` (EOS included, padding ``-100`` excluded) and
-teacher-forced probabilities ``p_t = p(y_t | x, y_<t)``:
-
-* ``chia``    = (1/T) sum_t p_t                 (arithmetic mean)
-* ``inv_ppl`` = exp((1/T) sum_t log p_t)        (geometric mean)
-* ``correct`` = every teacher-forced argmax equals its gold token: exactly "the greedy decode
-  equals the gold sequence" under the same weights.
-* ``aum``     = (1/T) sum_t m_t with the logit margin m_t = z_t[y_t] - max_{k != y_t} z_t[k]
-  (area under the margin, Pleiss et al. 2020; negative when another token is preferred)
-* ``min_margin`` = min_t m_t: the weakest gold token (> 0 iff ``correct`` barring ties), which a
-  token mean dilutes; the robust detector of wrong long targets (COGS, docs/benchmarks.md)
-* ``margin_deficit`` = sum_t max(0, -m_t): every wrong token adds its shortfall; the best
-  detector of wrong short (SCAN) targets, length-biased on long ones
-* ``el2n``    = (1/T) sum_t || softmax(z_t) - onehot(y_t) ||_2  (error L2 norm, Paul et al. 2021)
-* ``loss``    = -(1/T) sum_t log p_t               (mean token cross-entropy, = -log ``inv_ppl``)
-
-Which end of each scale is hard is declared once, in :data:`MEASURE_INFO`. ``forgetting``
-(Toneva et al. 2019) is counted over the ``correct`` history (:func:`forgetting_events`). Task
-layouts (``TASKS``): ``"seq2seq"`` (logits and labels aligned), ``"causal_lm"`` (logits at t
-predict token t+1, the prompt masked with -100) and ``"classification"`` (``[B, C]``, ``[B]``; T = 1).
+The measures (``chia``, ``inv_ppl``, ``correct``, ``aum``, ``min_margin``, ``margin_deficit``, ``el2n``,
+``loss``; ``forgetting`` from the ``correct`` history) are defined in docs/training-dynamics.md; which end
+of each scale is hard is declared once, in :data:`MEASURE_INFO`. Task layouts (``TASKS``): ``"seq2seq"``,
+``"causal_lm"`` (logits at t predict token t+1) and ``"classification"`` (``[B, C]``, ``[B]``; T = 1).
 
 Example:
     >>> import torch

@@ -74,31 +74,29 @@ def _check(args: argparse.Namespace) -> tuple[list[str] | None, str, DataMapSett
     from ..validation import check_float
 
     settings = settings_from_args(DataMapSettings, args)  # errors name the flag
-    if args.proportions is not None and args.select is None:
-        raise ValueError("--proportions needs --select (the regions the shares are of)")
     try:  # the library's own checks, before any work
         regions = parse_regions(args.select) if args.select is not None else None
-        if args.proportions is not None:
+        if args.proportions is not None and regions:
             _shares(args.proportions, regions)
         fraction_size(args.fraction, 1)  # --fraction in (0, 1], as every subset checks it
     except ValueError as err:
         raise _named(err) from None
     if args.plot_fraction is not None:
         check_float("--plot-fraction", args.plot_fraction, min=0.0, max=1.0, min_inclusive=False)
-        if not args.plot:
-            raise ValueError("--plot-fraction needs --plot (the PNG the sample is drawn into)")
-    if regions and not args.out:
-        raise ValueError("--select needs --out (the folder the subset is written to)")
+    cut = "the training dataset to cut"
+    for opt, given, need, has, what in (
+            ("--proportions", args.proportions is not None, "--select", regions, "the regions the shares are of"),
+            ("--plot-fraction", args.plot_fraction is not None, "--plot", args.plot, "the PNG the sample is drawn into"),
+            ("--select", regions, "--out", args.out, "the folder the subset is written to"),
+            ("--out", args.out, "--select", regions, "the region(s) to write"),
+            ("--oov-columns", args.oov_columns, "--dataset", args.dataset, cut),
+            ("--assume-id-order", args.assume_id_order, "--dataset", args.dataset, cut),
+            ("--config", args.config, "--dataset", args.dataset, cut),
+            ("--dataset", args.dataset, "--select", regions, "the region(s) to cut from it")):
+        if given and not has:
+            raise ValueError(f"{opt} needs {need} ({what})")
     out_split = source_split(args.split, "--split")
     check_license(args)
-    if args.out and not regions:
-        raise ValueError("--out needs --select (the region(s) to write)")
-    for opt, needs_dataset in (("--oov-columns", args.oov_columns), ("--assume-id-order", args.assume_id_order),
-                               ("--config", args.config)):
-        if needs_dataset and not args.dataset:
-            raise ValueError(f"{opt} needs --dataset (the training dataset to cut)")
-    if args.dataset and not regions:
-        raise ValueError("--dataset needs --select (the region(s) to cut from it)")
     if args.dataset and not os.path.exists(args.dataset):
         raise ValueError(f"--dataset: {args.dataset!r} is neither a folder nor a file")
     if args.out:
