@@ -39,16 +39,8 @@ from ..validation import check_choice, check_float, check_int, check_str_tuple
 
 logger = get_logger(__name__)
 
-__all__ = [
-    "SyntheticConfig",
-    "SyntheticBuilder",
-    "homogenization_report",
-    "config_parameters",
-    "check_named_parameters",
-    "block_rng",
-    "cache_name",
-    "homogenized_config_name",
-]
+__all__ = ["SyntheticConfig", "SyntheticBuilder", "homogenization_report", "config_parameters",
+    "check_named_parameters", "block_rng", "cache_name", "homogenized_config_name"]
 
 SPLIT_STREAMS = {"train": 0, "validation": 1, "test": 2}
 _PILOT_STREAM = 1_000

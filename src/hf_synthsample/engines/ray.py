@@ -40,17 +40,8 @@ from .blocks import BlockPlan, block_table, plan_split, plan_splits
 if TYPE_CHECKING:  # pragma: no cover
     import ray.data
 
-__all__ = [
-    "require_ray",
-    "start_ray",
-    "generate",
-    "from_plan",
-    "map_columns",
-    "structure_columns",
-    "salient_columns",
-    "write",
-    "to_hub_folder",
-]
+__all__ = ["require_ray", "start_ray", "generate", "from_plan", "map_columns", "structure_columns",
+    "salient_columns", "write", "to_hub_folder"]
 
 IF_EXISTS = ("error", "overwrite")
 

@@ -8,23 +8,7 @@ from .diversity import DiversityReport, DiversityReporter, diversity_report
 from .repetition import RepetitionCurriculum
 from .structural import CMaxEntSampler, HybridSampler, UATSampler, UniformSampler
 
-__all__ = [
-    "BaseSampler",
-    "HomogenizeSampler",
-    "homogenize_indices",
-    "homogenize_stream",
-    "StreamHomogenizeSampler",
-    "HomogenizationReport",
-    "kl_to_uniform",
-    "UniformSampler",
-    "UATSampler",
-    "CMaxEntSampler",
-    "HybridSampler",
-    "DiversityReport",
-    "diversity_report",
-    "DiversityReporter",
-    "ComplexityFunction",
-    "DifficultySampler",
-    "prototype_difficulty",
-    "RepetitionCurriculum",
-]
+__all__ = ["BaseSampler", "HomogenizeSampler", "homogenize_indices", "homogenize_stream", "StreamHomogenizeSampler",
+    "HomogenizationReport", "kl_to_uniform", "UniformSampler", "UATSampler", "CMaxEntSampler", "HybridSampler",
+    "DiversityReport", "diversity_report", "DiversityReporter", "ComplexityFunction", "DifficultySampler",
+    "prototype_difficulty", "RepetitionCurriculum"]

@@ -34,15 +34,8 @@ from .settings import DifficultySettings
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-__all__ = [
-    "ComplexityFunction",
-    "prototype_difficulty",
-    "kmeans_difficulty",
-    "default_embedding_model",
-    "difficulty_bins",
-    "difficulty_rank",
-    "DifficultySampler",
-]
+__all__ = ["ComplexityFunction", "prototype_difficulty", "kmeans_difficulty", "default_embedding_model",
+    "difficulty_bins", "difficulty_rank", "DifficultySampler"]
 
 
 class ComplexityFunction:
