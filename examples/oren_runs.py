@@ -497,11 +497,11 @@ def annotated_caption(a, annotated: dict, seeds: list[int]) -> str:
             + (f"; each stage trained until greedy decoding fits {a.fit_target:g} % of its rows (on 300, then on all), "
                f"checked every {a.check_every} epochs, at most {a.pretrain_epochs:g} epochs of pre-training and "
                f"{a.finetune_epochs:g} of fine-tuning (batch {a.batch_size}, constant lr {a.learning_rate:g})"
-               + (f"; a first stage still under {a.restart_below:g} % at epoch {a.restart_after} trained again from "
-                  f"another init (at most {a.max_restarts} times; runs.json keeps the abandoned inits' curves)"
-                  if a.restart_below else "")
                if a.fit_target > 0 else f"; pre-train {a.pretrain_epochs:g} ep, fine-tune {a.finetune_epochs:g} ep")
             + f" on {len(annotated['train']):,} annotated rows; "
+            + (f"a first stage still under {a.restart_below:g} % at epoch {a.restart_after} trained again from another "
+               f"init (at most {a.max_restarts} times; runs.json keeps the abandoned inits' curves); "
+               if a.fit_target > 0 and a.restart_below else "")
             + (f"mean (sd) of {a.repeats} repeats, seeds {seeds}" if a.repeats > 1 else f"seed {a.seed}")
             + f"; anonymized entities: {a.anonymize}; i.i.d. test {len(annotated['iid'])} rows, compositional "
             f"test {len(annotated['comp'])} rows. train EM (fit): exact match on all "
