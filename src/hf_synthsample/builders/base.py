@@ -387,7 +387,8 @@ class SyntheticBuilder(datasets.ArrowBasedBuilder):
             if row is not None and (chain is None or chain.offer(row, rng)):
                 rows.append(row)
         if chain is not None and stats_dir is not None:
-            write_json_atomic(os.path.join(stats_dir, f"{split}-{index:07d}.json"), _stats_to_json(chain.stats()))
+            stats = _convert_stats(chain.stats(), lambda h: [[_encode(v), c] for v, c in h.items()])
+            write_json_atomic(os.path.join(stats_dir, f"{split}-{index:07d}.json"), stats)
         return rows
 
     def _generate_tables(self, blocks, **context) -> Iterator[tuple[Key, pa.Table]]:
@@ -404,7 +405,8 @@ class SyntheticBuilder(datasets.ArrowBasedBuilder):
         for fname in sorted(os.listdir(stats_dir)):
             split = fname.rsplit("-", 1)[0]
             with open(os.path.join(stats_dir, fname)) as f:
-                per_split.setdefault(split, []).append(_stats_from_json(json.load(f)))
+                stats = _convert_stats(json.load(f), lambda pairs: {_decode(v): c for v, c in pairs})
+            per_split.setdefault(split, []).append(stats)
         cfg = self.config
         reports = {
             split: report_from_stats(merge_stats(stats), cfg.homogenize, cfg.homogenize_mode, cfg.eps).to_dict()
@@ -420,18 +422,10 @@ class SyntheticBuilder(datasets.ArrowBasedBuilder):
 
 
 def _convert_stats(stats: Mapping, hist: Callable[[Any], Any]) -> dict:
-    """The homogenization statistics with every histogram passed through ``hist``."""
+    """The homogenization statistics with every histogram passed through ``hist`` (to and from JSON)."""
     return {"draws": stats["draws"], "accepted": stats["accepted"],
             **{key: {v: hist(h) for v, h in stats[key].items()} for key in ("before", "after")},
             **{key: [hist(h) for h in stats[key]] for key in ("offered", "level_accepted")}}
-
-
-def _stats_to_json(stats: Mapping) -> dict:
-    return _convert_stats(stats, lambda h: [[_encode(v), c] for v, c in h.items()])
-
-
-def _stats_from_json(data: Mapping) -> dict:
-    return _convert_stats(data, lambda pairs: {_decode(v): c for v, c in pairs})
 
 
 def homogenization_report(dataset: datasets.Dataset) -> HomogenizationReport | None:

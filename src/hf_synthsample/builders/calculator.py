@@ -79,7 +79,8 @@ def _builder_configs() -> list[CalculatorConfig]:
                          "(the evaluation distribution of Shin et al. 2019, section 6.2)."),
         *(CalculatorConfig(name=homogenized_config_name(d, v), distribution=d, homogenize=(v,),
                            named_parameters=("distribution", "homogenize"),
-                           description=f"{d.upper()} expressions homogenized on {v} (generator-side, eps from the config).")
+                           description=f"{d.upper()} expressions homogenized on {v} "
+                                       "(generator-side, eps from the config).")
           for d in calc.DISTRIBUTIONS for v in calc.SALIENT_VARIABLES),
     ]
 

@@ -86,7 +86,7 @@ def _check(args: argparse.Namespace) -> tuple[list[str] | None, str, DataMapSett
     cut = "the training dataset to cut"
     for opt, given, need, has, what in (
             ("--proportions", args.proportions is not None, "--select", regions, "the regions the shares are of"),
-            ("--plot-fraction", args.plot_fraction is not None, "--plot", args.plot, "the PNG the sample is drawn into"),
+            ("--plot-fraction", args.plot_fraction, "--plot", args.plot, "the PNG the sample is drawn into"),
             ("--select", regions, "--out", args.out, "the folder the subset is written to"),
             ("--out", args.out, "--select", regions, "the region(s) to write"),
             ("--oov-columns", args.oov_columns, "--dataset", args.dataset, cut),

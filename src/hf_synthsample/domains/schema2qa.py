@@ -66,7 +66,8 @@ def _superlative(ex: _Ex, table: Table, p_desc: float) -> tuple[Prop, str, str]:
     """A sortable property of ``table``, a direction (desc with probability ``p_desc``) and its words."""
     prop = ex.choice(_INFO[table.name].sortable)
     d = "desc" if ex.chance(p_desc) else "asc"
-    return prop, d, ex.choice(_SUPERLATIVE[(prop.cat, d)]).format(np=prop.np, unit=prop.unit or prop.np, verb=table.verb)
+    words = ex.choice(_SUPERLATIVE[(prop.cat, d)])
+    return prop, d, words.format(np=prop.np, unit=prop.unit or prop.np, verb=table.verb)
 
 
 def _ranked_source(ex: _Ex, table: Table) -> tuple[Node, str, str, str]:

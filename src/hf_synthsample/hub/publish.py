@@ -318,9 +318,12 @@ def _push(api, parts: dict, repo_id: str, *, provenance: Provenance, config_name
     previous_body = ""
     stale: list[str] = []
     kept: list[dict] = []
-    if api.repo_exists(repo_id, repo_type="dataset", token=token):
-        if parent_commit is None:
-            parent_commit = api.repo_info(repo_id, repo_type="dataset", token=token).sha
+    exists = api.repo_exists(repo_id, repo_type="dataset", token=token)
+    if not exists:
+        api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True, token=token)
+    if parent_commit is None:
+        parent_commit = api.repo_info(repo_id, repo_type="dataset", token=token).sha
+    if exists:
         files = api.list_repo_files(repo_id, repo_type="dataset", revision=parent_commit, token=token)
         stale = [f for f in files if f.startswith(f"{config_name}/")]
         if "README.md" in files:
@@ -330,10 +333,6 @@ def _push(api, parts: dict, repo_id: str, *, provenance: Provenance, config_name
             kept = [c for c in previous_meta["configs"] if c.get("config_name") != config_name]
         else:  # the Hub finds this repo's data automatically: list it, or the new card hides it
             kept = keep_auto_detected(files, [config_name], repo_id)
-    else:
-        api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True, token=token)
-        if parent_commit is None:
-            parent_commit = api.repo_info(repo_id, repo_type="dataset", token=token).sha
 
     with tempfile.TemporaryDirectory() as tmp:
         # Build this config alone (plus the merged card) locally, then upload exactly those files.
@@ -354,18 +353,11 @@ def _push(api, parts: dict, repo_id: str, *, provenance: Provenance, config_name
         logger.info(f"pushing config {config_name!r} to {repo_id} on top of {parent_commit}: "
                     f"{len(uploads)} files, {len(stale)} replaced")
         try:
-            return api.create_commit(
-                repo_id,
-                operations=operations,
-                commit_message=commit_message or f"hf-synthsample: add curated config {config_name}",
-                repo_type="dataset",
-                token=token,
-                parent_commit=parent_commit,
-            )
+            message = commit_message or f"hf-synthsample: add curated config {config_name}"
+            return api.create_commit(repo_id, operations=operations, commit_message=message, repo_type="dataset",
+                                     token=token, parent_commit=parent_commit)
         except HfHubHTTPError as err:
             if getattr(err.response, "status_code", None) == 412:  # the head moved since parent_commit
-                raise RuntimeError(
-                    f"{repo_id} changed since commit {parent_commit} (another push?); nothing was written. "
-                    "Push again to merge with the new head."
-                ) from err
+                raise RuntimeError(f"{repo_id} changed since commit {parent_commit} (another push?); nothing was "
+                                   "written. Push again to merge with the new head.") from err
             raise
