@@ -1,24 +1,10 @@
-"""Generation, structure / salient columns and Hub-layout folders on Ray Data.
+"""Generation, structure / salient columns and Hub-layout folders on Ray Data (docs/guides/engines.md).
 
 :func:`generate` returns the rows of ``hf_synthsample.load_dataset(...)[split]`` in the same order with
-any number of workers (each read task runs :mod:`~hf_synthsample.engines.blocks` on a range of blocks);
-:func:`map_columns` runs a ``Dataset.map(batched=True)`` function on the cluster (so do
-:func:`structure_columns` and :func:`salient_columns`, with the local functions); :func:`write` /
-:func:`to_hub_folder` write what ``hf-synthsample generate`` writes (on a cluster, to a filesystem
-every node sees).
-
-Ray is optional (``pip install 'hf-synthsample[ray]'``): this module imports without it, and every
-function raises an ``ImportError`` naming the extra when it is missing. Arguments are checked before
-any task is submitted; Ray is started when first needed (:func:`start_ray`).
-
-Example (a local two-CPU runtime)::
-
-    from hf_synthsample.engines import ray as hf_ray
-
-    hf_ray.start_ray(num_cpus=2)   # optional (the first call below starts Ray the same way)
-    ds = hf_ray.generate("calculator", "dcfg", num_examples=100_000, seed=0)
-    ds = hf_ray.salient_columns(ds, "calculator")           # same values as the generator's
-    hf_ray.to_hub_folder("calculator", "calc-100k", ["dcfg"], num_examples=100_000, seed=0)
+any number of workers; :func:`map_columns` runs a ``Dataset.map(batched=True)`` function on the cluster;
+:func:`write` / :func:`to_hub_folder` write what ``hf-synthsample generate`` writes. Ray is optional
+(``pip install 'hf-synthsample[ray]'``): this module imports without it, and every function raises an
+``ImportError`` naming the extra when it is missing. Ray is started when first needed (:func:`start_ray`).
 """
 
 from __future__ import annotations
