@@ -50,10 +50,6 @@ def _map_measure(name: str, value: Any) -> str:
     return value
 
 
-def _harder(kind: tuple[str, ...]) -> str:
-    return ", ".join(m.name for m in MEASURE_INFO.values() if m.kind in kind and m.hard_end == "high")
-
-
 class _MeasureSettings(Settings):
     @property
     def measure_info(self) -> MeasureInfo:
@@ -69,7 +65,9 @@ class DataMapSettings(_MeasureSettings):
     measure: str = setting("inv_ppl", check=_map_measure, kind="any",
                            help="the measure the confidence axis is built on, one the dynamics recorded (bleu: with "
                                 "--source eval); confidence is its mean, negated for a higher = harder measure ("
-                                + _harder(("step", "decode")) + "), so hard-to-learn is always the hard end [inv_ppl]")
+                                + ", ".join(m.name for m in MEASURE_INFO.values()
+                                            if m.kind in ("step", "decode") and m.hard_end == "high")
+                                + "), so hard-to-learn is always the hard end [inv_ppl]")
     source: str = setting("train", help="training or dropout-free pass [train]", choices=("train", "eval"))
     min_epoch: int | None = setting(None, help="first epoch of the window (0-based) [first recorded]", min=0)
     max_epoch: int | None = setting(None, help="convergence epoch, inclusive [last recorded]", min=0)

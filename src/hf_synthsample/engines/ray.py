@@ -316,11 +316,6 @@ def _parquet_sink(folder: str, split: str, rows_per_file: int):
     return OrderedParquetDatasink()
 
 
-def _part_order(name: str) -> tuple[int, int]:
-    task, part = name[: -len(".parquet")].split("-")[-2:]
-    return int(task), int(part)
-
-
 def _write_parts(tmp: Path, parts: Mapping[str, Mapping[str, "ray.data.Dataset"]], rows_per_file: int) -> tuple[dict, dict]:
     """Write every (config, split) dataset under ``tmp``; returns ``{config: {split: rows}}`` and
     ``{config: {split: [file names]}}`` (content-named, as every Hub folder writer names them)."""
@@ -335,7 +330,8 @@ def _write_parts(tmp: Path, parts: Mapping[str, Mapping[str, "ray.data.Dataset"]
         target.mkdir(parents=True, exist_ok=True)
         for split, ds in splits.items():
             _ordered(ds).write_datasink(_parquet_sink(str(target), split, rows_per_file))
-            written = sorted((p for p in os.listdir(target) if p.startswith(f"part-{split}-")), key=_part_order)
+            written = sorted((p for p in os.listdir(target) if p.startswith(f"part-{split}-")),
+                             key=lambda name: [int(n) for n in name[: -len(".parquet")].split("-")[-2:]])
             rows[config][split] = sum(pq.ParquetFile(target / name).metadata.num_rows for name in written)
             files[config][split] = [name_by_content(target / name, split, i, len(written))
                                     for i, name in enumerate(written)]

@@ -149,11 +149,8 @@ def write_hub_folder(
         kept = [c for c in previous_meta.get("configs", []) if c.get("config_name") not in configs]
         all_entries = kept + entries
         mark_default(all_entries, default_config or marked_default(kept) or entries[0]["config_name"])
-        meta = {k: v for k, v in previous_meta.items() if k != "configs"}
-        meta.update(metadata or {})
-        if license is not None:
-            meta["license"] = license
-        meta["configs"] = all_entries
+        meta = {**{k: v for k, v in previous_meta.items() if k != "configs"}, **(metadata or {}),
+                **({"license": license} if license is not None else {}), "configs": all_entries}
         rows = count_rows(tmp, all_entries)  # every config in the folder, kept ones included
         if rows is not None:
             meta["size_categories"] = [size_category(rows)]

@@ -3,12 +3,8 @@
 The first ``hold`` of the optimizer steps draw their batches from an initial pool only (a random
 ``fraction`` of the examples, or the examples whose primitives all lie in a random ``fraction`` of
 the primitives); the pool then grows, in ranking order, until it holds every example at ``full_at``.
-The batches come from :mod:`hf_synthsample.curriculum`, so a stock ``transformers.Trainer`` follows it::
-
-    cur = RepetitionCurriculum(batch_size=32, seed=0).fit(train)     # or .example_repetition(len(train), ...)
-    trainer = Trainer(..., train_dataset=train.select(cur.indices(num_steps=1000)),
-                      args=TrainingArguments(..., train_sampling_strategy="sequential",
-                                             per_device_train_batch_size=32, num_train_epochs=1))
+The batches come from :mod:`hf_synthsample.curriculum`: a stock ``transformers.Trainer`` follows
+``train.select(cur.indices(num_steps))`` with ``train_sampling_strategy="sequential"`` (docs/guides/samplers.md).
 
 Example:
     >>> cur = RepetitionCurriculum(batch_size=4, seed=0).fit(100)   # = .example_repetition(100, batch_size=4)
