@@ -151,17 +151,9 @@ def _ordered(ds: "ray.data.Dataset") -> "ray.data.Dataset":
     return ds
 
 
-def generate(
-    domain: str,
-    config: str | None = None,
-    split: str = "train",
-    *,
-    num_examples: int | None = None,
-    seed: int | None = None,
-    rows_per_task: int = 50_000,
-    index_column: str | None = None,
-    **params: Any,
-) -> "ray.data.Dataset":
+def generate(domain: str, config: str | None = None, split: str = "train", *, num_examples: int | None = None,
+             seed: int | None = None, rows_per_task: int = 50_000, index_column: str | None = None,
+             **params: Any) -> "ray.data.Dataset":
     """The rows of ``hf_synthsample.load_dataset(domain, config, **params)[split]`` as a Ray dataset,
     in the same order whatever the number of workers (``num_examples``, ``seed``: ``None``, the config's).
 
@@ -338,16 +330,9 @@ def _write_parts(tmp: Path, parts: Mapping[str, Mapping[str, "ray.data.Dataset"]
     return rows, files
 
 
-def write(
-    data: "ray.data.Dataset | Mapping[str, ray.data.Dataset]",
-    folder: str | os.PathLike,
-    *,
-    config_name: str = "default",
-    if_exists: str = "error",
-    metadata: Mapping[str, Any] | None = None,
-    body: str | None = None,
-    rows_per_file: int = 500_000,
-) -> Path:
+def write(data: "ray.data.Dataset | Mapping[str, ray.data.Dataset]", folder: str | os.PathLike, *,
+          config_name: str = "default", if_exists: str = "error", metadata: Mapping[str, Any] | None = None,
+          body: str | None = None, rows_per_file: int = 500_000) -> Path:
     """Write a Ray dataset (or ``{split: dataset}``) as one config of a Hub-layout folder, which
     ``datasets.load_dataset(folder)`` reads back in the same row order; on any failure nothing is
     left behind. ``rows_per_file``: the most rows per Parquet file."""
@@ -380,17 +365,9 @@ def _write_folder(folder: Path, parts, metadata: Mapping, body: str | Callable[[
     return folder
 
 
-def to_hub_folder(
-    domain: str,
-    folder: str | os.PathLike,
-    configs: Sequence[str] | None = None,
-    *,
-    if_exists: str = "error",
-    rows_per_task: int = 50_000,
-    rows_per_file: int = 500_000,
-    license: str | None = None,
-    **params: Any,
-) -> Path:
+def to_hub_folder(domain: str, folder: str | os.PathLike, configs: Sequence[str] | None = None, *,
+                  if_exists: str = "error", rows_per_task: int = 50_000, rows_per_file: int = 500_000,
+                  license: str | None = None, **params: Any) -> Path:
     """Generate every split of ``configs`` (default: the domain's default config) on Ray and write
     them as ``hf-synthsample generate DOMAIN`` does, with a card recording how the data was made.
     ``license``: the card's Hub license id (e.g. ``"cc-by-4.0"``; none unless given)."""

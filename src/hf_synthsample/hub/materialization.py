@@ -75,20 +75,10 @@ def card_body(cls: type, domain: str, title: str, first: str, overrides: Mapping
     return "\n\n".join(paragraphs)
 
 
-def materialize(
-    domain: str,
-    folder: str | os.PathLike,
-    configs: Sequence[str] | None = None,
-    *,
-    num_proc: int | None = None,
-    cache_dir: str | None = None,
-    if_exists: str = "error",
-    plots: bool = True,
-    card_metadata: Mapping[str, Any] | None = None,
-    extra_files: Mapping[str, Any] | None = None,
-    license: str | None = None,
-    **overrides: Any,
-) -> Path:
+def materialize(domain: str, folder: str | os.PathLike, configs: Sequence[str] | None = None, *,
+                num_proc: int | None = None, cache_dir: str | None = None, if_exists: str = "error", plots: bool = True,
+                card_metadata: Mapping[str, Any] | None = None, extra_files: Mapping[str, Any] | None = None,
+                license: str | None = None, **overrides: Any) -> Path:
     """Generate ``configs`` of ``domain`` with ``overrides`` and write them as a Hub-layout folder;
     returns its path. Everything is validated before anything is generated. The card's YAML gets the
     domain's ``language`` and ``task_categories``, ``license`` and ``card_metadata``; ``extra_files`` as

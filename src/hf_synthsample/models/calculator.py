@@ -190,23 +190,11 @@ def _encode(dataset: "Dataset", tokenizer, text_column: str, label_column: str, 
     return dataset.map(encode, batched=True, remove_columns=drop, desc="tokenizing")
 
 
-def train_classifier(
-    model: PreTrainedModel,
-    tokenizer: "PreTrainedTokenizerBase",
-    train_dataset: "Dataset",
-    *,
-    text_column: str = "expression",
-    label_column: str = "answer",
-    output_dir: str | os.PathLike,
-    epochs: float = 1.0,
-    batch_size: int = 32,
-    learning_rate: float = 1e-3,
-    seed: int = 0,
-    max_steps: int = -1,
-    eval_dataset: "Dataset | None" = None,
-    callbacks: Iterable[Any] = (),
-    **training_args: Any,
-) -> "Trainer":
+def train_classifier(model: PreTrainedModel, tokenizer: "PreTrainedTokenizerBase", train_dataset: "Dataset", *,
+                     text_column: str = "expression", label_column: str = "answer", output_dir: str | os.PathLike,
+                     epochs: float = 1.0, batch_size: int = 32, learning_rate: float = 1e-3, seed: int = 0,
+                     max_steps: int = -1, eval_dataset: "Dataset | None" = None, callbacks: Iterable[Any] = (),
+                     **training_args: Any) -> "Trainer":
     """Train a classifier (e.g. :func:`build_calculator_model`) with a stock ``Trainer``; returns it.
 
     ``label_column`` holds integer classes in ``0..num_labels-1``. ``training_args`` are other
@@ -270,16 +258,9 @@ def predict_classifier(
     return run_batched(model, tokenizer, texts, [len(t) for t in texts], batch_size, step)
 
 
-def evaluate_classifier(
-    model: PreTrainedModel,
-    tokenizer: "PreTrainedTokenizerBase",
-    dataset: "Dataset",
-    *,
-    text_column: str = "expression",
-    label_column: str = "answer",
-    group_column: str | None = None,
-    batch_size: int = 256,
-) -> dict[str, Any]:
+def evaluate_classifier(model: PreTrainedModel, tokenizer: "PreTrainedTokenizerBase", dataset: "Dataset", *,
+                        text_column: str = "expression", label_column: str = "answer", group_column: str | None = None,
+                        batch_size: int = 256) -> dict[str, Any]:
     """Accuracy (percent) overall and per group, with the package's ``calculator_accuracy`` module.
 
     Returns ``{"accuracy": pct, "accuracy_<group>": pct per value of group_column (sorted),
