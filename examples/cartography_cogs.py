@@ -81,7 +81,7 @@ from cartography_runs import (COGS_SOURCE, LR_SCHEDULES, SCAN_CONFIGS, Experimen
                               layout_prefix, map_failure, read_cogs, read_scan, save_datamap, subset_ids,
                               table_caption, table_name)
 from harness import (ResultsTable, add_overrides, add_presets, add_run_flags, cpu_seconds, finish_args, say,
-                     start_run, with_restarts, write_results)
+                     restart_specs, start_run, with_restarts, write_results)
 
 #: the result files a run writes at the top of --out; a run first removes those of the previous one
 #: (harness.clear_outputs), so tables of two runs never sit side by side
@@ -181,11 +181,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         ("fit_target", float, "train every subset run until its exact match on all its own rows reaches this %% "
          "(checked every --eval-every steps on --fit-size of them, on all once those reach it; the reported fit is then "
          "on all rows), at most --steps steps; 0: exactly --steps steps [cpu: 90; others: 0]"),
-        ("restart_below", float, "with --fit-target: a run whose fit is still below this %% at --restart-after steps "
-         "starts again from another model init (0: never) [cpu: 10]"),
-        ("restart_after", int, "the step of the --restart-below check [cpu: 1500]"),
-        ("max_restarts", int, "restarts per run (and of the data-map model) at most; the last attempt trains to "
-         "--steps [cpu: 2]"),
+        *restart_specs("step", "cpu: 10 / 1500 / 2", per="per run (and of the data-map model)"),
         ("eval_every", int, "steps between the --fit-target checks"),
         ("gen_per_category", int, "COGS gen: rows sampled from each of its categories (0: --num-eval rows in all) [cpu: 40]"),
         ("warmup_steps", int, "linear learning-rate warm-up steps of every run"),

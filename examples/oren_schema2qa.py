@@ -62,18 +62,18 @@ Presets (individual flags override them):
   (2,733 tokens instead of 30,522); the gold programs are compared as the tokenizer writes them
   (``decoded_batch``: an unseen program word would come back lower-cased, in pieces). k = 2K,
   lr 3e-4 (constant), each stage trained to fit 90 % of its rows as ``--cpu`` (pre-training at
-  most 12 epochs, fine-tuning at most 25), checked every epoch, 3 seeds. This asks whether the
-  paper's effect needs pre-training (``--cpu`` reverses it with a scratch LSTM). **Cost, measured:**
-  110-150 CPU-s an epoch over the 2K sample (one thread), pre-training fit 2 -> 13 % in 2 epochs
-  (Uniform, seed 0), so about 20 epochs (40 CPU-min) a run and 8 CPU-h for the 12: beyond a CPU
-  hour; on a CPU run one seed (``--repeats 1 --samplers uniform uat``), else ``--gpu``.
+  most 12 epochs, fine-tuning at most 25), checked every epoch. An init whose pre-training fit is
+  still under 10 % at epoch 5 trains again from another (``--restart-below 10 --restart-after 5
+  --max-restarts 2``: at this lr some inits never leave 0 %). This asks whether the paper's effect
+  needs pre-training (``--cpu`` reverses it with a scratch LSTM). **Cost, measured:** 110-150 CPU-s
+  an epoch over the 2K sample (one thread); one seed of Uniform and UAT (``--repeats 1 --samplers
+  uniform uat --jobs 2``) 31-67 min on 2 cores, the longer with restarts; figures in
+  ``docs/reproductions/oren.md``.
 * ``--gpu`` (one GPU; estimated < 8 min on an H100 with ``--jobs 3``): ``--cpu-warm``
   with the larger warm start, all 6 MiniLM layers in the decoder (``--decoder-layers 6``), batch 64
   (the loop is bound by per-step CPU work, so fewer, larger steps), Uniform and UAT only, 4
-  threads per worker. ``--jobs 3`` trains three models side by side on the one GPU (the parent
-  process never touches CUDA, so the forked workers can). Its first run (2026-11-27) hung: the
-  parent had run torch on several threads before forking, which GNU OpenMP does not survive; with
-  ``--jobs`` > 1 the parent now stays on one thread (``start_run``) and the workers take ``--threads``.
+  threads per worker; ``--jobs 3`` trains three models side by side on the one GPU (the parent
+  never touches CUDA and stays on one thread, so the forked workers can).
 * ``--tiny`` (seconds; the test suite): pool 300, ``k`` = 40, an LSTM of width 32 (at most 2 epochs a stage),
   fine-tuning on the first 32 annotated train rows, evaluation on the first 16 rows of each test split.
 
@@ -100,8 +100,8 @@ import os
 import sys
 import time
 
-from harness import (ResultsTable, add_overrides, add_presets, check_restart_flags, finish_args, is_main_process, say,
-                     start_run)
+from harness import (ResultsTable, add_overrides, add_presets, check_restart_flags, finish_args, is_main_process,
+                     restart_specs, say, start_run)
 # anonymize_pair, build_warm_start, decoded_batch, error_profile, remove_empty_trainer_dir: the tests' API, re-exported
 from oren_runs import (annotated_caption, anonymize_batch, anonymize_pair, build_warm_start,  # noqa: F401
                        decoded_batch, error_profile, load_annotated, remove_empty_trainer_dir, run_summary,
@@ -235,11 +235,7 @@ def parse_args(argv):
                      help="stop a stage once the fit (EM %% on its rows: 300 of them, all once those reach it) "
                           "reaches it; 0: train the "
                           "annotated setting for exactly --pretrain-epochs / --finetune-epochs")
-    add_overrides(fit, [
-        ("restart_below", float, "with --fit-target: a run whose first stage's fit is still below this %% at epoch "
-         "--restart-after trains again from another model init (0: never) [cpu-warm, gpu: 10]"),
-        ("restart_after", int, "the epoch of the --restart-below check [cpu-warm, gpu: 5]"),
-        ("max_restarts", int, "restarts per run at most; the last attempt trains to its cap [cpu-warm, gpu: 2]")])
+    add_overrides(fit, restart_specs("epoch", "cpu-warm, gpu: 10 / 5 / 2", whose="a run whose first stage's fit"))
     fit.add_argument("--jobs", type=int, default=1, help="training processes (results do not depend on it) [1]")
     a = p.parse_args(argv)
     # the setting's preset fills the flags left unset, then every flag is checked, each error naming its flag

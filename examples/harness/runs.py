@@ -20,7 +20,7 @@ from __future__ import annotations
 import multiprocessing
 from typing import Any, Callable, Sequence
 
-__all__ = ["RunBook", "check_restart_flags", "run_jobs", "with_restarts"]
+__all__ = ["RunBook", "check_restart_flags", "restart_specs", "run_jobs", "with_restarts"]
 
 
 def run_jobs(run_one: Callable[..., Any], items: Sequence[Any], jobs: int, *, on_done: Callable[[Any, Any], None] | None = None,
@@ -137,6 +137,17 @@ def with_restarts(attempt: Callable[[int, bool], tuple[Any, bool, dict]], *, see
         if on_restart is not None:
             on_restart(seed + 1000 * (k + 1), note)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def restart_specs(unit: str, defaults: str, *, whose: str = "a run whose fit", per: str = "per run") -> list[tuple]:
+    """``--restart-below``, ``--restart-after`` and ``--max-restarts`` for :func:`harness.add_overrides`
+    (``unit``: "step" or "epoch"; ``defaults``: the presets' values, e.g. ``"cpu: 10 / 1500 / 2"``)."""
+    below, after, most = (d.strip() for d in defaults.split(":", 1)[1].split("/"))
+    presets = defaults.split(":", 1)[0]
+    return [("restart_below", float, f"with --fit-target: {whose} is still below this %% at --restart-after {unit}s "
+             f"trains again from another model init (0: never) [{presets}: {below}]"),
+            ("restart_after", int, f"the {unit} of the --restart-below check [{presets}: {after}]"),
+            ("max_restarts", int, f"restarts {per} at most; the last attempt trains to its cap [{presets}: {most}]")]
 
 
 def check_restart_flags(parser, a, *, unit: str, cap: float, cap_flag: str) -> None:
