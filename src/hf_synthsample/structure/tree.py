@@ -55,9 +55,11 @@ class Node:
         """Nodes on the longest root-to-leaf path (a leaf: 1); iterative, for trees of any depth."""
         best, stack = 0, [(self, 1)]
         while stack:
-            node, d = stack.pop()
-            best = max(best, d)
-            stack.extend((c, d + 1) for c in node.children)
+            node, d = stack.pop()  # plain statements: this runs for every node of every parsed program
+            if d > best:
+                best = d
+            for c in node.children:
+                stack.append((c, d + 1))
         return best
 
     def iter(self):
@@ -75,14 +77,12 @@ class Node:
             return label
         return "(" + label + " " + " ".join(c.to_sexpr(abstract) for c in self.children) + ")"
 
-    def _key(self) -> tuple:
-        return self.label, self.kind, self.rule, self.children
-
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Node) and self._key() == other._key()
+        return isinstance(other, Node) and (self.label, self.kind, self.rule, self.children) == (
+            other.label, other.kind, other.rule, other.children)
 
     def __hash__(self) -> int:
-        return hash(self._key())
+        return hash((self.label, self.kind, self.rule, self.children))
 
     def __repr__(self) -> str:
         return f"Node({self.to_sexpr()})"
