@@ -181,7 +181,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         ("fit_target", float, "train every subset run until its exact match on all its own rows reaches this %% "
          "(checked every --eval-every steps on --fit-size of them, on all once those reach it; the reported fit is then "
          "on all rows), at most --steps steps; 0: exactly --steps steps [cpu: 90; others: 0]"),
-        *restart_specs("step", "cpu: 10 / 1500 / 2", per="per run (and of the data-map model)"),
+        *restart_specs("step", "cpu", 10, 1500, 2, per="per run (and of the data-map model)"),
         ("eval_every", int, "steps between the --fit-target checks"),
         ("gen_per_category", int, "COGS gen: rows sampled from each of its categories (0: --num-eval rows in all) [cpu: 40]"),
         ("warmup_steps", int, "linear learning-rate warm-up steps of every run"),

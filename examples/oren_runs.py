@@ -200,10 +200,12 @@ def train_and_evaluate(a, tokenizer, pretrain, annotated, seed: int, workdir: st
     max_new = max_new_tokens(tokenizer, *splits)
     restarts = a.max_restarts if a.fit_target and a.restart_below else 0
 
+    first = "pretrain" if pretrain is not None else "finetune"  # the stage that starts from the init
+
     def attempt(init_seed: int, last: bool):
         model, tok = build_model(a, tokenizer, init_seed)
-        out = _train_stages(a, model, tok, pretrain, annotated, seed, workdir, max_new, guard=not last)
-        first = "pretrain" if pretrain is not None else "finetune"
+        out = _train_stages(a, model, tok, pretrain, annotated, seed, workdir, max_new,
+                            guarded=None if last else first)
         note = {"init_seed": init_seed, "stage": first, "fit_curve": out[f"{first}_curve"]}
         return (model, tok, out), not out["abandoned"], note
 
@@ -226,8 +228,8 @@ def train_and_evaluate(a, tokenizer, pretrain, annotated, seed: int, workdir: st
 
 
 def _train_stages(a, model, tokenizer, pretrain, annotated, seed: int, workdir: str, max_new: int, *,
-                  guard: bool) -> dict:
-    """The two stages of :func:`train_and_evaluate` on ``model``; ``guard``: the first stage may be
+                  guarded: str | None) -> dict:
+    """The two stages of :func:`train_and_evaluate` on ``model``; the stage named ``guarded`` may be
     abandoned (``out["abandoned"]``) under ``a.restart_below`` at epoch ``a.restart_after``."""
     from hf_synthsample.models import evaluate_seq2seq, train_seq2seq
 
@@ -239,7 +241,7 @@ def _train_stages(a, model, tokenizer, pretrain, annotated, seed: int, workdir: 
         stage_fit = None  # the fit on all its rows, when the stop measured it
         if a.fit_target > 0:
             run = train_to_fit(a, model, tokenizer, rows, cap, seed, workdir_stage, max_new,
-                               guard=guard and stage == ("pretrain" if pretrain is not None else "finetune"))
+                               guard=stage == guarded)
             out[f"{stage}_epochs"], out[f"{stage}_curve"], stage_fit = run["epochs"], run["fit_curve"], run["fit"]
             if run["abandoned"]:
                 out["abandoned"] = True

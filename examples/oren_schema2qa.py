@@ -235,7 +235,7 @@ def parse_args(argv):
                      help="stop a stage once the fit (EM %% on its rows: 300 of them, all once those reach it) "
                           "reaches it; 0: train the "
                           "annotated setting for exactly --pretrain-epochs / --finetune-epochs")
-    add_overrides(fit, restart_specs("epoch", "cpu-warm, gpu: 10 / 5 / 2", whose="a run whose first stage's fit"))
+    add_overrides(fit, restart_specs("epoch", "cpu-warm, gpu", 10, 5, 2, whose="a run whose first stage's fit"))
     fit.add_argument("--jobs", type=int, default=1, help="training processes (results do not depend on it) [1]")
     a = p.parse_args(argv)
     # the setting's preset fills the flags left unset, then every flag is checked, each error naming its flag

@@ -139,13 +139,12 @@ def with_restarts(attempt: Callable[[int, bool], tuple[Any, bool, dict]], *, see
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def restart_specs(unit: str, defaults: str, *, whose: str = "a run whose fit", per: str = "per run") -> list[tuple]:
+def restart_specs(unit: str, presets: str, below: float, after: int, most: int, *, whose: str = "a run whose fit",
+                  per: str = "per run") -> list[tuple]:
     """``--restart-below``, ``--restart-after`` and ``--max-restarts`` for :func:`harness.add_overrides`
-    (``unit``: "step" or "epoch"; ``defaults``: the presets' values, e.g. ``"cpu: 10 / 1500 / 2"``)."""
-    below, after, most = (d.strip() for d in defaults.split(":", 1)[1].split("/"))
-    presets = defaults.split(":", 1)[0]
+    (``unit``: "step" or "epoch"; ``presets`` name the presets whose values ``below`` / ``after`` / ``most`` are)."""
     return [("restart_below", float, f"with --fit-target: {whose} is still below this %% at --restart-after {unit}s "
-             f"trains again from another model init (0: never) [{presets}: {below}]"),
+             f"trains again from another model init (0: never) [{presets}: {below:g}]"),
             ("restart_after", int, f"the {unit} of the --restart-below check [{presets}: {after}]"),
             ("max_restarts", int, f"restarts {per} at most; the last attempt trains to its cap [{presets}: {most}]")]
 
