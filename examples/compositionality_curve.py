@@ -67,12 +67,12 @@ PRESETS: dict[str, dict[str, Any]] = {
                   max_atom_divergence=0.02, steps=30, batch_size=32, learning_rate=5e-3, warmup_steps=0,
                   d_model=16, layers=1, ffn=32, heads=2, dropout=0.0, sanity_size=20, test_rows=40,
                   search_seconds=10.0, scheduler="constant_with_warmup", fit_target=95.0, check_every=10,
-                  settle_steps=10),
+                  settle_steps=10, length_bins=4),
     # 2 cores with --jobs 2 (docs/compositionality-curve.md)
     "cpu": dict(pool_size=0, targets=[0.0, 0.12, 0.24, 0.36, 0.48, 0.6], train_share=0.5, test_share=0.25,
                 max_atom_divergence=0.02, steps=3_000, batch_size=64, learning_rate=1e-3, warmup_steps=100,
                 d_model=64, layers=3, ffn=128, heads=4, dropout=0.1, sanity_size=300, test_rows=1_000,
-                search_seconds=600.0, scheduler="linear", fit_target=95.0, check_every=250, settle_steps=1_000),
+                search_seconds=600.0, scheduler="linear", fit_target=95.0, check_every=250, settle_steps=1_000, length_bins=4),
     # COGS at CPU scale: 4,000 in-distribution rows of COGS train.tsv whose logical form is at most 40
     # tokens (the sweep's structure: the logical forms, language "cogs"); the --cpu model and protocol. The
     # reachable D_C range of that pool is 0.237-0.523 (seed 0, D_A <= 0.02: COGS compounds hold the words, most
@@ -81,11 +81,11 @@ PRESETS: dict[str, dict[str, Any]] = {
                      max_atom_divergence=0.02, steps=4_000, batch_size=64, learning_rate=1e-3, warmup_steps=100,
                      d_model=64, layers=3, ffn=128, heads=4, dropout=0.1, sanity_size=300, test_rows=500,
                      search_seconds=600.0, scheduler="linear", fit_target=95.0, check_every=250, settle_steps=1_000,
-                     data="cogs", max_target_tokens=40),
+                     length_bins=4, data="cogs", max_target_tokens=40),
     "paper": dict(pool_size=0, targets=[0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6], train_share=0.5, test_share=0.25,
                   max_atom_divergence=0.02, steps=10_000, batch_size=128, learning_rate=5e-4, warmup_steps=1_000,
                   d_model=256, layers=3, ffn=512, heads=4, dropout=0.1, sanity_size=1_000, test_rows=0,
-                  search_seconds=600.0, scheduler="linear", fit_target=99.0, check_every=500, settle_steps=2_000),
+                  search_seconds=600.0, scheduler="linear", fit_target=99.0, check_every=500, settle_steps=2_000, length_bins=4),
 }
 
 #: the issue's target: Spearman's rho between D_C and test exact match at or below this
@@ -201,7 +201,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                        ("search_seconds", float), ("steps", int), ("batch_size", int), ("learning_rate", float),
                        ("warmup_steps", int), ("d_model", int), ("layers", int), ("ffn", int), ("heads", int),
                        ("dropout", float), ("sanity_size", int), ("test_rows", int), ("fit_target", float),
-                       ("check_every", int), ("settle_steps", int)]:
+                       ("check_every", int), ("settle_steps", int), ("length_bins", int)]:
         p.add_argument("--" + name.replace("_", "-"), type=kind, default=None, help=f"override the preset's {name}")
     args = p.parse_args(argv)
     args.overrides = {}
@@ -258,11 +258,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     s, records, rho = args.settings, result.records, result.spearman_rho
     wall, cpu, load1 = time.perf_counter() - start, _cpu_seconds() - cpu0, os.getloadavg()
     command = "python " + " ".join([os.path.relpath(sys.argv[0])] + list(sys.argv[1:] if argv is None else argv))
-    met = bool(rho <= TARGET_RHO and all(r["fit"] >= MIN_FIT and r["fit_reached"] for r in records))
+    fitted = all(r["fit"] >= MIN_FIT and r["fit_reached"] for r in records)
+    met, std = bool(rho <= TARGET_RHO and fitted), result.spearman_rho_length_std
+    met_std = None if std is None else bool(std <= TARGET_RHO and fitted)
     setting = "preset --" + args.preset.replace("_", "-") + "".join(
         f" --{k.replace('_', '-')} {' '.join(map(str, v)) if isinstance(v, list) else v}" for k, v in args.overrides.items())
     summary = {"preset": args.preset, "data": args.data, "seed": args.seed, "spearman_rho": None if rho != rho else rho,
-               "target_rho": TARGET_RHO, "target_met": met, "min_fit": MIN_FIT,
+               "spearman_rho_length_std": None if std is None or std != std else std,
+               "target_rho": TARGET_RHO, "target_met": met, "target_met_length_std": met_std, "min_fit": MIN_FIT,
                "fits_below_min": sum(r["fit"] < MIN_FIT for r in records), "not_fitted": result.not_fitted,
                "pool_rows": pool.num_rows, "wall_seconds": round(wall, 1), "cpu_seconds": round(cpu, 1),
                "split_seconds": round(result.sweep.seconds, 1), "load_average_start": [round(x, 2) for x in load0],
@@ -271,8 +274,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if int(os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0"))) == 0:  # one writer under accelerate launch
         markdown = (f"### Test exact match against compound divergence ({name})\n\n{result.to_markdown()}\n\n{setting}; "
                     f"seed {args.seed}; {pool.num_rows} {name} rows; {result.model}. Spearman rho = {rho:.3f} "
-                    f"(target <= {TARGET_RHO}, every model fitted >= {MIN_FIT:g} %: {'met' if met else 'NOT met'}). "
-                    f"Wall {wall / 60:.1f} min, CPU {cpu / 60:.1f} min (--jobs {args.jobs}, --threads {args.threads}), "
+                    f"(target <= {TARGET_RHO}, every model fitted >= {MIN_FIT:g} %: {'met' if met else 'NOT met'})"
+                    + ("" if std is None else f"; at the pool's length mix rho = {std:.3f} "
+                       f"({'met' if met_std else 'NOT met'})")
+                    + f". Wall {wall / 60:.1f} min, CPU {cpu / 60:.1f} min (--jobs {args.jobs}, --threads {args.threads}), "
                     f"load average {load0[0]:.1f} at the start, {load1[0]:.1f} at the end. Command: `{command}`\n")
         with atomic_folder(folder) as tmp:  # the whole folder appears at once, or not at all
             write_json_atomic(tmp / "runs.json", records, indent=2)

@@ -48,6 +48,28 @@ def test_spearman_of_a_fixed_table():
     assert CurveResult(records=records[:1] * 2).to_dict()["spearman_rho"] is None  # valid JSON, no NaN
 
 
+def test_length_mix_by_hand():
+    from hf_synthsample.curve.stats import LengthMix
+
+    # a shuffled pool; sorted 1 2 3 3 5 7 8 9, quantiles (lower) at 1/4, 2/4, 3/4: positions 1.75, 3.5, 5.25 -> 2, 3, 7
+    mix = LengthMix.of([5, 1, 3, 3, 9, 7, 2, 8], bins=4)
+    assert mix.cuts == (2, 3, 7) and mix.shares == (0.25,) * 4 and mix.labels == ("<= 2", "3", "4-7", "8-9")
+    # bins: {1} right, {3} right, none in 4-7, {9, 8, 9} one of three right:
+    # (0.25 * 100 + 0.25 * 100 + 0.25 * 100 / 3) / 0.75 = 77.78 (the empty bin left out, the others scaled up)
+    value, per_bin = mix.standardize([True, False, True, True, False], [1, 9, 3, 8, 9])
+    assert value == pytest.approx(700 / 9, abs=1e-5)
+    assert [(b["rows"], b["exact_match"]) for b in per_bin] == [(1, 100.0), (1, 100.0), (0, None), (3, pytest.approx(100 / 3))]
+    # a split scored on the pool's own mix keeps its plain exact match
+    assert mix.standardize([True, False] * 4, [1, 2, 3, 3, 5, 7, 8, 9])[0] == pytest.approx(50.0)
+    assert LengthMix.of([4, 4, 4], bins=3).cuts == () and LengthMix.of([4, 4, 4], bins=3).labels == ("<= 4",)
+    with pytest.raises(ValueError, match="no rows"):
+        LengthMix.of([], bins=2)
+    with pytest.raises(ValueError, match="same length"):
+        mix.standardize([True], [1, 2])
+    with pytest.raises(ValueError, match="length_bins must be >= 0"):
+        CurveSettings(length_bins=-1)
+
+
 def test_curve_end_to_end(tmp_path):
     import datasets
 
@@ -60,6 +82,9 @@ def test_curve_end_to_end(tmp_path):
         assert [step for step, _ in r["fit_history"]] == [2, 3] and r["fit"] == r["fit_history"][-1][1]
         assert r["steps"] == 3 and r["fit_reached"] is False
         assert sum(r["errors"].values()) == 8 and 0.0 <= r["test_exact_match"] <= 100.0
+        # scored at the dataset's mix of output lengths too: every scored row in one bin
+        assert sum(b["rows"] for b in r["test_by_length"]) == 8 and 0.0 <= r["test_exact_match_length_std"] <= 100.0
+    assert len(result.test_exact_match_length_std) == 3 and "at the length mix" in result.to_markdown()
     assert result.not_fitted == [0.4, 0.5, 0.6] and "scratch BART d_model 16" in result.model
     png = result.plot(str(tmp_path / "curve.png"))
     assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
@@ -104,6 +129,12 @@ def test_trained_to_the_fit_target_from_a_factory_and_a_folder(tmp_path):
     from_folder = compositionality_curve(_toy(output="ok"), str(tmp_path / "ckpt"), settings=settings)
     assert [r["steps"] for r in from_folder.records] == [r["steps"] for r in est.records_]
     assert from_folder.model == "checkpoint ckpt"
+    # every row right, so 100 % at any length mix; with length_bins=0 the records and the table leave it out
+    assert est.result_.test_exact_match_length_std == [100.0, 100.0]
+    off = compositionality_curve(_toy(output="ok"), factory, settings=settings.replace(length_bins=0))
+    assert off.test_exact_match_length_std is None and off.spearman_rho_length_std is None
+    assert "test_by_length" not in off.records[0] and "length mix" not in off.to_markdown()
+    assert off.to_dict()["spearman_rho_length_std"] is None
     # with a settle phase: the same first fitted check, then 10 more steps (lr to 0) and one more check
     settled = compositionality_curve(_toy(output="ok"), factory, settings=settings.replace(settle_steps=10))
     for r, first in zip(settled.records, est.records_):

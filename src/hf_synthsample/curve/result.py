@@ -52,6 +52,14 @@ class CurveResult:
         return [float(r["test_exact_match"]) for r in self.records]
 
     @property
+    def test_exact_match_length_std(self) -> list[float] | None:
+        """Each split's test exact match at the dataset's mix of output lengths (``None``: not scored so,
+        ``length_bins=0``)."""
+        if not self.records or any("test_exact_match_length_std" not in r for r in self.records):
+            return None
+        return [float(r["test_exact_match_length_std"]) for r in self.records]
+
+    @property
     def fit(self) -> list[float]:
         return [float(r["fit"]) for r in self.records]
 
@@ -59,6 +67,12 @@ class CurveResult:
     def spearman_rho(self) -> float:
         """Spearman's rho between each split's D_C and its test exact match (``nan`` if either is constant)."""
         return spearman(self.compound_divergence, self.test_exact_match)
+
+    @property
+    def spearman_rho_length_std(self) -> float | None:
+        """Spearman's rho between D_C and the length-standardized test score (``None``: not scored so)."""
+        scores = self.test_exact_match_length_std
+        return None if scores is None else spearman(self.compound_divergence, scores)
 
     @property
     def not_fitted(self) -> list[float]:
@@ -71,14 +85,20 @@ class CurveResult:
 
     def to_markdown(self) -> str:
         """The table: one row per split (fit and test exact match in %), then Spearman's rho."""
-        lines = ["| target D_C | D_C | D_A | train rows | test rows (scored) | steps | fit | fitted | test exact match |",
-                 "|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
-        for r in self.records:
+        std = self.test_exact_match_length_std
+        lines = ["| target D_C | D_C | D_A | train rows | test rows (scored) | steps | fit | fitted | test exact match |"
+                 + (" at the length mix |" if std else ""), "|---:|---:|---:|---:|---:|---:|---:|---|---:|"
+                 + ("---:|" if std else "")]
+        for i, r in enumerate(self.records):
             lines.append(f"| {r['target']:g} | {r['compound_divergence']:.3f} | {r['atom_divergence']:.3f} | "
                          f"{r['train_rows']:,} | {r['test_rows']:,} ({r['num_test_scored']:,}) | {r['steps']:,} | "
-                         f"{r['fit']:.1f} | {'yes' if r['fit_reached'] else '**no**'} | **{r['test_exact_match']:.1f}** |")
+                         f"{r['fit']:.1f} | {'yes' if r['fit_reached'] else '**no**'} | **{r['test_exact_match']:.1f}** |"
+                         + (f" {std[i]:.1f} |" if std else ""))
         s = self.settings
-        lines += ["", f"Spearman rho(D_C, test exact match) = {self.spearman_rho:.3f} over {len(self.records)} splits. "
+        mix = (f" At the dataset's mix of output lengths ({len(self.records[0]['test_by_length'])} bins of "
+               f"{s.target_column} words: each split's exact match per bin, weighed by the dataset's share of the bin): "
+               f"rho = {self.spearman_rho_length_std:.3f}." if std else "")
+        lines += ["", f"Spearman rho(D_C, test exact match) = {self.spearman_rho:.3f} over {len(self.records)} splits.{mix} "
                       f"Fit: exact match (%) on {self.records[0]['num_fit']:,} seeded rows of each model's own training "
                       f"set; each model trained until it reached {s.fit_target:g} % (checked every {s.check_every} "
                       f"steps, at most {s.max_steps:,} steps)"
@@ -94,8 +114,9 @@ class CurveResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON of the curve (Spearman's rho ``None`` when undefined)."""
-        rho = self.spearman_rho
-        return {"spearman_rho": None if rho != rho else rho, "all_fitted": self.all_fitted, "not_fitted": self.not_fitted,
+        rho, std = self.spearman_rho, self.spearman_rho_length_std
+        return {"spearman_rho": None if rho != rho else rho,
+                "spearman_rho_length_std": None if std is None or std != std else std, "all_fitted": self.all_fitted, "not_fitted": self.not_fitted,
                 "records": self.records, "settings": self.settings.to_record(), "model": self.model,
                 "seconds": round(self.seconds, 1)}
 
@@ -116,6 +137,8 @@ class CurveResult:
             ax.plot([x], [y], "o", color="C0", mfc="C0" if r["fit_reached"] else "white")
             ax.annotate(f"{y:.0f}", (x, y), textcoords="offset points", xytext=(0, -13), ha="center", fontsize=8)
         ax.plot([], [], "o-", color="C0", label="test exact match (hollow: not fitted)")
+        if self.test_exact_match_length_std:
+            ax.plot(dc, self.test_exact_match_length_std, "^:", color="C1", label="test, at the dataset's length mix")
         ax.axhline(self.settings.fit_target, color="0.7", lw=0.8, ls=":", label=f"fit target ({self.settings.fit_target:g} %)")
         ax.set_xlabel("compound divergence D_C of the split")
         ax.set_ylabel("exact match (%)")

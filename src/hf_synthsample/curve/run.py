@@ -95,13 +95,20 @@ def _curve(dataset: "Dataset", model: ModelSpec, s: CurveSettings) -> CurveResul
     logger.info("sweep of %d splits in %.0f s: %s", len(sweep), sweep.seconds,
                 ", ".join(f"{t:g} -> {sweep.compound_divergence[t]:.3f}" for t in s.targets))
     names = sweep.config_names
+    mix = None
+    if s.length_bins:  # the whole dataset's mix of output lengths: every split is also scored at it
+        from .stats import LengthMix, word_counts
+
+        mix = LengthMix.of(word_counts(dataset[s.target_column]), s.length_bins)
 
     def one(i: int) -> dict[str, Any]:
         target = s.targets[i]
         with tempfile.TemporaryDirectory(prefix="compositionality-curve-") as tmp:  # the Trainer's; nothing saved
-            record = train_split(sweep.splits[target], factory, s, output_dir=tmp, name=names[target])
-        logger.info("%s: fit %.1f %% (%s, %d steps), test exact match %.1f %%", names[target], record["fit"],
-                    "reached" if record["fit_reached"] else "NOT reached", record["steps"], record["test_exact_match"])
+            record = train_split(sweep.splits[target], factory, s, output_dir=tmp, name=names[target],
+                                 length_mix=mix)
+        logger.info("%s: fit %.1f %% (%s, %d steps), test exact match %.1f %%%s", names[target], record["fit"],
+                    "reached" if record["fit_reached"] else "NOT reached", record["steps"], record["test_exact_match"],
+                    f" ({record['test_exact_match_length_std']:.1f} % at the dataset's length mix)" if mix else "")
         return record
 
     from ..processes import run_forked
@@ -118,7 +125,8 @@ def _curve(dataset: "Dataset", model: ModelSpec, s: CurveSettings) -> CurveResul
                 "test_rows": int(sizes[t]["test"]), "seed": s.seed, **record} for t, record in zip(s.targets, trained)]
     result = CurveResult(records=records, settings=s, sweep=sweep, model=_describe(model, s),
                          seconds=time.perf_counter() - start)
-    logger.info("Spearman rho(D_C, test exact match) = %.3f over %d splits", result.spearman_rho, len(records))
+    logger.info("Spearman rho(D_C, test exact match) = %.3f over %d splits%s", result.spearman_rho, len(records),
+                f"; at the dataset's length mix {result.spearman_rho_length_std:.3f}" if mix else "")
     if result.not_fitted:
         logger.warning("models that did not reach the fit target %g %%: D_C target(s) %s", s.fit_target,
                        ", ".join(f"{t:g}" for t in result.not_fitted))

@@ -88,6 +88,11 @@ class CurveSettings(Settings):
     # scoring
     test_rows: int = setting(1000, min=0, help="test rows scored per split (a seeded subset, the same for every "
                                                "split; 0 = all)")
+    length_bins: int = setting(4, min=0, help="bins of the output length (words of --target-column, at the dataset's "
+                                              "quantiles) for the length-standardized test score: each split's exact "
+                                              "match per bin, weighed by the dataset's share of the bin, so that splits "
+                                              "whose test sides differ in output length are compared at one length mix "
+                                              "(0 = off)")
     eval_batch_size: int = setting(128, min=1, help="decoding batch size")
     num_beams: int = setting(1, min=1, help="beams of the decoding (1 = greedy)")
     # the scratch model (only when no model is given)

@@ -1,13 +1,15 @@
-"""The figures of a curve that need no model: Spearman's rho, seeded row subsets, error kinds."""
+"""The figures of a curve that need no model: Spearman's rho, seeded row subsets, error kinds, and
+the length mix that the length-standardized test score weighs by."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-__all__ = ["spearman", "subsample", "error_kinds", "ERROR_KINDS"]
+__all__ = ["spearman", "subsample", "error_kinds", "ERROR_KINDS", "LengthMix", "word_counts"]
 
 #: how a prediction is scored by :func:`error_kinds`, in this order
 ERROR_KINDS = ("exact", "substituted", "stopped_early", "other")
@@ -71,3 +73,78 @@ def error_kinds(predictions: Sequence[str], references: Sequence[str]) -> dict[s
                 else "stopped_early" if len(p) < len(r) and r[:len(p)] == p else "other")
         counts[kind] += 1
     return counts
+
+
+def word_counts(texts: Sequence[Any]) -> list[int]:
+    """Words (whitespace runs) of each text: the length the length mix bins by.
+
+    Example:
+        >>> word_counts(["I_JUMP I_JUMP", "I_WALK", ""])
+        [2, 1, 0]
+    """
+    return [len(str(t).split()) for t in texts]
+
+
+@dataclass(frozen=True)
+class LengthMix:
+    """Bins of output length (words) and each bin's share of a reference set (the curve's pool).
+
+    A split's test side may hold longer or shorter outputs than another's (the divergence search
+    moves rows by their compounds, not their lengths), and longer outputs are harder for a seq2seq
+    model. :meth:`standardize` scores a split at the reference's length mix instead of its own:
+    exact match within each bin, weighed by the reference's share of the bin (direct
+    standardization), so two splits differ only where their models differ at equal lengths.
+
+    Example:
+        >>> mix = LengthMix.of([1, 2, 2, 3, 5, 8, 8, 9], bins=2)
+        >>> mix.cuts, mix.shares, mix.labels
+        ((3,), (0.5, 0.5), ('<= 3', '4-9'))
+        >>> # a test side of short rows, all right, and long ones, half right: 75 % at the reference's mix
+        >>> value, per_bin = mix.standardize([True, True, True, False], [1, 2, 9, 9])
+        >>> value, [(b["label"], b["rows"], b["exact_match"]) for b in per_bin]
+        (75.0, [('<= 3', 2, 100.0), ('4-9', 2, 50.0)])
+    """
+
+    cuts: tuple  #: upper ends (inclusive) of every bin but the last, increasing
+    shares: tuple  #: the reference's share of each bin (sum 1)
+    longest: int = 0  #: the reference's longest length (the last bin's label)
+
+    @classmethod
+    def of(cls, lengths: Sequence[int], bins: int) -> "LengthMix":
+        """``bins`` bins at the quantiles of ``lengths`` (fewer where lengths repeat), with their shares."""
+        import numpy as np
+
+        values = np.asarray(lengths, dtype=np.int64)
+        if values.size == 0:
+            raise ValueError("lengths: no rows to take a length mix from")
+        if int(bins) < 1:
+            raise ValueError(f"bins must be >= 1, got {bins}")
+        cuts = np.unique(np.quantile(values, np.arange(1, bins) / bins, method="lower")).astype(np.int64)
+        cuts = cuts[cuts < values.max()]  # a cut at the longest length would leave the last bin empty
+        counts = np.bincount(np.searchsorted(cuts, values, side="left"), minlength=cuts.size + 1)
+        return cls(tuple(int(c) for c in cuts), tuple(float(c) for c in counts / values.size), int(values.max()))
+
+    @property
+    def labels(self) -> tuple:
+        """Each bin as a range of words: ``<= a``, ``a+1-b`` (or ``b`` alone), ..., ``c+1-longest``."""
+        ends = list(self.cuts) + [self.longest]
+        return (f"<= {ends[0]}",) + tuple(f"{b}" if a + 1 == b else f"{a + 1}-{b}" for a, b in zip(ends, ends[1:]))
+
+    def standardize(self, correct: Sequence[bool], lengths: Sequence[int]) -> tuple[float, list[dict[str, Any]]]:
+        """``(exact match % at the reference's mix, per-bin records)``: each bin's exact match weighed by
+        the reference's share of it. Bins without rows here are left out and the other shares scaled
+        up (their records say ``rows: 0``); ``nan`` when no row is given."""
+        import numpy as np
+
+        right, length = np.asarray(correct, dtype=bool), np.asarray(lengths, dtype=np.int64)
+        if right.shape != length.shape:
+            raise ValueError(f"correct and lengths must have the same length, got {right.size} and {length.size}")
+        where = np.searchsorted(np.asarray(self.cuts, dtype=np.int64), length, side="left")
+        per_bin, total, weight = [], 0.0, 0.0
+        for b, (label, share) in enumerate(zip(self.labels, self.shares)):
+            rows = int((where == b).sum())
+            score = float(100.0 * right[where == b].mean()) if rows else None
+            per_bin.append({"label": label, "reference_share": round(share, 6), "rows": rows, "exact_match": score})
+            if rows:
+                total, weight = total + share * score, weight + share
+        return (round(total / weight, 6) if weight else float("nan")), per_bin

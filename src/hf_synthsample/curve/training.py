@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Union
 
 from ..logging import get_logger
 from .settings import CurveSettings
-from .stats import error_kinds, subsample
+from .stats import LengthMix, error_kinds, subsample, word_counts
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import DatasetDict
@@ -92,9 +92,10 @@ def _built(made: Any) -> tuple:
 
 
 def train_split(split: "DatasetDict", factory: ModelFactory, settings: CurveSettings, *, output_dir: str,
-                name: str = "split") -> dict[str, Any]:
+                name: str = "split", length_mix: LengthMix | None = None) -> dict[str, Any]:
     """Train one model on ``split["train"]`` until it fits (``fit_target`` on ``fit_rows``, at most
-    ``max_steps``), then score it on ``test_rows`` of ``split["test"]``; returns the record."""
+    ``max_steps``), then score it on ``test_rows`` of ``split["test"]``; returns the record. With a
+    ``length_mix`` the record also holds the test score at that mix of output lengths."""
     from ..models import FitTargetCallback, evaluate_seq2seq, train_seq2seq
 
     s, seed = settings, settings.seed
@@ -124,10 +125,16 @@ def train_split(split: "DatasetDict", factory: ModelFactory, settings: CurveSett
         logger.warning("%s: the model did not reach its fit target %g %% in %d steps (fit %.1f %%): its test score "
                        "says little about generalization", name, s.fit_target, s.max_steps, stop.history[-1][1])
     result = evaluate_seq2seq(model, tokenizer, scored, **decode)
-    return {"test_exact_match": float(result["exact_match"]), "num_test_scored": int(scored.num_rows),
+    references = [str(t) for t in scored[s.target_column]]
+    by_length = {}
+    if length_mix is not None:  # the exact_match metric's comparison (whitespace runs collapsed), row by row
+        correct = [p.split() == r.split() for p, r in zip(result["predictions"], references)]
+        value, bins = length_mix.standardize(correct, word_counts(references))
+        by_length = {"test_exact_match_length_std": value, "test_by_length": bins}
+    return {"test_exact_match": float(result["exact_match"]), **by_length, "num_test_scored": int(scored.num_rows),
             "fit": float(stop.history[-1][1]), "num_fit": int(fit_rows.num_rows), "fit_reached": bool(stop.reached),
             "steps": int(trainer.state.global_step),
             "fit_step": int(stop.history[-1][0] if stop.settled_at is None else stop.settled_at),
             "fit_history": [[int(a), float(b)] for a, b in stop.history],
-            "errors": error_kinds(result["predictions"], [str(t) for t in scored[s.target_column]]),
+            "errors": error_kinds(result["predictions"], references),
             "train_seconds": round(train_s, 1), "eval_seconds": round(time.perf_counter() - start - train_s, 1)}
