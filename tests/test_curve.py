@@ -85,6 +85,10 @@ def test_curve_end_to_end(tmp_path):
         # scored at the dataset's mix of output lengths too: every scored row in one bin
         assert sum(b["rows"] for b in r["test_by_length"]) == 8 and 0.0 <= r["test_exact_match_length_std"] <= 100.0
     assert len(result.test_exact_match_length_std) == 3 and "at the length mix" in result.to_markdown()
+    for r in result.records:  # the rows of templates the training side lacks, counted within the scored rows
+        u = r["unseen_templates"]
+        assert 0 <= u["rows"] <= 8 and (u["exact_match"] is None) == (u["rows"] == 0)
+    assert "unseen templates" in result.to_markdown()
     assert result.not_fitted == [0.4, 0.5, 0.6] and "scratch BART d_model 16" in result.model
     png = result.plot(str(tmp_path / "curve.png"))
     assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n"

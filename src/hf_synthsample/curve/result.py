@@ -86,14 +86,20 @@ class CurveResult:
     def to_markdown(self) -> str:
         """The table: one row per split (fit and test exact match in %), then Spearman's rho."""
         std = self.test_exact_match_length_std
+        novel = all("unseen_templates" in r for r in self.records)
+
+        def unseen(r: dict) -> str:
+            u = r["unseen_templates"]
+            return f" {u['share']:.1f} %" + (f" ({u['exact_match']:.1f})" if u["rows"] else "") + " |"
+
         lines = ["| target D_C | D_C | D_A | train rows | test rows (scored) | steps | fit | fitted | test exact match |"
-                 + (" at the length mix |" if std else ""), "|---:|---:|---:|---:|---:|---:|---:|---|---:|"
-                 + ("---:|" if std else "")]
+                 + (" at the length mix |" if std else "") + (" unseen templates (their exact match) |" if novel else ""),
+                 "|---:|---:|---:|---:|---:|---:|---:|---|---:|" + ("---:|" if std else "") + ("---:|" if novel else "")]
         for i, r in enumerate(self.records):
             lines.append(f"| {r['target']:g} | {r['compound_divergence']:.3f} | {r['atom_divergence']:.3f} | "
                          f"{r['train_rows']:,} | {r['test_rows']:,} ({r['num_test_scored']:,}) | {r['steps']:,} | "
                          f"{r['fit']:.1f} | {'yes' if r['fit_reached'] else '**no**'} | **{r['test_exact_match']:.1f}** |"
-                         + (f" {std[i]:.1f} |" if std else ""))
+                         + (f" {std[i]:.1f} |" if std else "") + (unseen(r) if novel else ""))
         s = self.settings
         mix = (f" At the dataset's mix of output lengths ({len(self.records[0]['test_by_length'])} bins of "
                f"{s.target_column} words: each split's exact match per bin, weighed by the dataset's share of the bin): "
@@ -106,7 +112,9 @@ class CurveResult:
                          "fit is the last check's)" if s.settle_steps else "")
                       + (f"; **not reached** at D_C target(s) {', '.join(f'{t:g}' for t in self.not_fitted)}: those "
                          "test scores say little about generalization" if self.not_fitted else "; every model reached it")
-                      + ". Test: exact match (%) on a seeded subset of each test set (the same seed for every split)."]
+                      + ". Test: exact match (%) on a seeded subset of each test set (the same seed for every split)."
+                      + (" Unseen templates: the scored test rows whose abstract template no training row has."
+                         if novel else "")]
         return "\n".join(lines)
 
     def __str__(self) -> str:

@@ -1,5 +1,5 @@
-"""The figures of a curve that need no model: Spearman's rho, seeded row subsets, error kinds, and
-the length mix that the length-standardized test score weighs by."""
+"""The figures of a curve that need no model: Spearman's rho, seeded row subsets, error kinds, the
+length mix that the length-standardized test score weighs by, and the test rows of unseen templates."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-__all__ = ["spearman", "subsample", "error_kinds", "ERROR_KINDS", "LengthMix", "word_counts"]
+__all__ = ["spearman", "subsample", "error_kinds", "ERROR_KINDS", "LengthMix", "word_counts", "template_novelty"]
 
 #: how a prediction is scored by :func:`error_kinds`, in this order
 ERROR_KINDS = ("exact", "substituted", "stopped_early", "other")
@@ -148,3 +148,35 @@ class LengthMix:
             if rows:
                 total, weight = total + share * score, weight + share
         return (round(total / weight, 6) if weight else float("nan")), per_bin
+
+
+def template_novelty(train: Sequence[Any], test: Sequence[Any], correct: Sequence[bool],
+                     language: str) -> dict[str, Any]:
+    """The test rows whose abstract template (Oren et al. 2021) no training row has, and exact match
+    (%) on them and on the rest (``None`` where there are none).
+
+    Compound divergence weighs compounds by how often they occur, so a construct of a few rows (a
+    SCAN command of one phrase, say) can be wholly absent from a split's training side while its
+    D_C stays near 0; a model then fails those rows whatever the split's D_C. This says which
+    share of a split's test score such rows decide.
+
+    Example:
+        >>> template_novelty(["walk twice", "run and jump"], ["jump twice", "look"], [True, False], "scan")
+        {'rows': 1, 'share': 50.0, 'exact_match': 0.0, 'exact_match_seen': 100.0, 'templates': ['func']}
+    """
+    from ..structure import abstract_template
+
+    if len(test) != len(correct):
+        raise ValueError(f"test and correct must have the same length, got {len(test)} and {len(correct)}")
+    seen = {abstract_template(str(t), language=language) for t in train}
+    templates = [abstract_template(str(t), language=language) for t in test]
+    new = [t not in seen for t in templates]
+    right_new = [c for c, n in zip(correct, new) if n]
+    right_old = [c for c, n in zip(correct, new) if not n]
+
+    def score(rows: list) -> float | None:
+        return round(100.0 * sum(rows) / len(rows), 6) if rows else None
+
+    return {"rows": len(right_new), "share": round(100.0 * len(right_new) / max(len(new), 1), 6),
+            "exact_match": score(right_new), "exact_match_seen": score(right_old),
+            "templates": sorted({t for t, n in zip(templates, new) if n})[:20]}

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Union
 
 from ..logging import get_logger
 from .settings import CurveSettings
-from .stats import LengthMix, error_kinds, subsample, word_counts
+from .stats import LengthMix, error_kinds, subsample, template_novelty, word_counts
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import DatasetDict
@@ -126,11 +126,15 @@ def train_split(split: "DatasetDict", factory: ModelFactory, settings: CurveSett
                        "says little about generalization", name, s.fit_target, s.max_steps, stop.history[-1][1])
     result = evaluate_seq2seq(model, tokenizer, scored, **decode)
     references = [str(t) for t in scored[s.target_column]]
+    # the exact_match metric's comparison (whitespace runs collapsed), row by row
+    correct = [p.split() == r.split() for p, r in zip(result["predictions"], references)]
     by_length = {}
-    if length_mix is not None:  # the exact_match metric's comparison (whitespace runs collapsed), row by row
-        correct = [p.split() == r.split() for p, r in zip(result["predictions"], references)]
+    if length_mix is not None:
         value, bins = length_mix.standardize(correct, word_counts(references))
         by_length = {"test_exact_match_length_std": value, "test_by_length": bins}
+    if s.language:
+        by_length["unseen_templates"] = template_novelty(split["train"][s.column], scored[s.column], correct,
+                                                         s.language)
     return {"test_exact_match": float(result["exact_match"]), **by_length, "num_test_scored": int(scored.num_rows),
             "fit": float(stop.history[-1][1]), "num_fit": int(fit_rows.num_rows), "fit_reached": bool(stop.reached),
             "steps": int(trainer.state.global_step),
