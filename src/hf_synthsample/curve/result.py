@@ -124,9 +124,9 @@ class CurveResult:
         """Plain JSON of the curve (Spearman's rho ``None`` when undefined)."""
         rho, std = self.spearman_rho, self.spearman_rho_length_std
         return {"spearman_rho": None if rho != rho else rho,
-                "spearman_rho_length_std": None if std is None or std != std else std, "all_fitted": self.all_fitted, "not_fitted": self.not_fitted,
-                "records": self.records, "settings": self.settings.to_record(), "model": self.model,
-                "seconds": round(self.seconds, 1)}
+                "spearman_rho_length_std": None if std is None or std != std else std,
+                "all_fitted": self.all_fitted, "not_fitted": self.not_fitted, "records": self.records,
+                "settings": self.settings.to_record(), "model": self.model, "seconds": round(self.seconds, 1)}
 
     def plot(self, path: str, *, title: str | None = None) -> str:
         """Test exact match and fit against D_C (hollow: not fitted), written atomically; returns ``path``."""
