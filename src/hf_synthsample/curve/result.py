@@ -85,21 +85,17 @@ class CurveResult:
 
     def to_markdown(self) -> str:
         """The table: one row per split (fit and test exact match in %), then Spearman's rho."""
-        std = self.test_exact_match_length_std
-        novel = all("unseen_templates" in r for r in self.records)
-
-        def unseen(r: dict) -> str:
-            u = r["unseen_templates"]
-            return f" {u['share']:.1f} %" + (f" ({u['exact_match']:.1f})" if u["rows"] else "") + " |"
-
+        std, novel = self.test_exact_match_length_std, all("unseen_templates" in r for r in self.records)
         lines = ["| target D_C | D_C | D_A | train rows | test rows (scored) | steps | fit | fitted | test exact match |"
                  + (" at the length mix |" if std else "") + (" unseen templates (their exact match) |" if novel else ""),
                  "|---:|---:|---:|---:|---:|---:|---:|---|---:|" + ("---:|" if std else "") + ("---:|" if novel else "")]
         for i, r in enumerate(self.records):
+            u = r.get("unseen_templates") or {}
             lines.append(f"| {r['target']:g} | {r['compound_divergence']:.3f} | {r['atom_divergence']:.3f} | "
                          f"{r['train_rows']:,} | {r['test_rows']:,} ({r['num_test_scored']:,}) | {r['steps']:,} | "
                          f"{r['fit']:.1f} | {'yes' if r['fit_reached'] else '**no**'} | **{r['test_exact_match']:.1f}** |"
-                         + (f" {std[i]:.1f} |" if std else "") + (unseen(r) if novel else ""))
+                         + (f" {std[i]:.1f} |" if std else "") + (f" {u['share']:.1f} %"
+                         + (f" ({u['exact_match']:.1f})" if u["rows"] else "") + " |" if novel else ""))
         s = self.settings
         mix = (f" At the dataset's mix of output lengths ({len(self.records[0]['test_by_length'])} bins of "
                f"{s.target_column} words: each split's exact match per bin, weighed by the dataset's share of the bin): "

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-__all__ = ["spearman", "subsample", "error_kinds", "ERROR_KINDS", "LengthMix", "word_counts", "template_novelty"]
+__all__ = ["spearman", "subsample", "error_kinds", "ERROR_KINDS", "LengthMix", "template_novelty"]
 
 #: how a prediction is scored by :func:`error_kinds`, in this order
 ERROR_KINDS = ("exact", "substituted", "stopped_early", "other")
@@ -75,25 +75,11 @@ def error_kinds(predictions: Sequence[str], references: Sequence[str]) -> dict[s
     return counts
 
 
-def word_counts(texts: Sequence[Any]) -> list[int]:
-    """Words (whitespace runs) of each text: the length the length mix bins by.
-
-    Example:
-        >>> word_counts(["I_JUMP I_JUMP", "I_WALK", ""])
-        [2, 1, 0]
-    """
-    return [len(str(t).split()) for t in texts]
-
-
 @dataclass(frozen=True)
 class LengthMix:
-    """Bins of output length (words) and each bin's share of a reference set (the curve's pool).
-
-    A split's test side may hold longer or shorter outputs than another's (the divergence search
-    moves rows by their compounds, not their lengths), and longer outputs are harder for a seq2seq
-    model. :meth:`standardize` scores a split at the reference's length mix instead of its own:
-    exact match within each bin, weighed by the reference's share of the bin (direct
-    standardization), so two splits differ only where their models differ at equal lengths.
+    """Bins of output length (words) and each bin's share of a reference set (the curve's pool):
+    :meth:`standardize` scores a split at that mix of lengths, not its own (direct standardization),
+    since the divergence search moves rows by their compounds and not their lengths.
 
     Example:
         >>> mix = LengthMix.of([1, 2, 2, 3, 5, 8, 8, 9], bins=2)
@@ -153,12 +139,8 @@ class LengthMix:
 def template_novelty(train: Sequence[Any], test: Sequence[Any], correct: Sequence[bool],
                      language: str) -> dict[str, Any]:
     """The test rows whose abstract template (Oren et al. 2021) no training row has, and exact match
-    (%) on them and on the rest (``None`` where there are none).
-
-    Compound divergence weighs compounds by how often they occur, so a construct of a few rows (a
-    SCAN command of one phrase, say) can be wholly absent from a split's training side while its
-    D_C stays near 0; a model then fails those rows whatever the split's D_C. This says which
-    share of a split's test score such rows decide.
+    (%) on them and on the rest (``None``: no such rows). D_C weighs compounds by their frequency, so a
+    construct of a few rows can be absent from a training side at D_C near 0: this shows it.
 
     Example:
         >>> template_novelty(["walk twice", "run and jump"], ["jump twice", "look"], [True, False], "scan")
@@ -171,8 +153,7 @@ def template_novelty(train: Sequence[Any], test: Sequence[Any], correct: Sequenc
     seen = {abstract_template(str(t), language=language) for t in train}
     templates = [abstract_template(str(t), language=language) for t in test]
     new = [t not in seen for t in templates]
-    right_new = [c for c, n in zip(correct, new) if n]
-    right_old = [c for c, n in zip(correct, new) if not n]
+    right_new, right_old = ([c for c, n in zip(correct, new) if n == side] for side in (True, False))
 
     def score(rows: list) -> float | None:
         return round(100.0 * sum(rows) / len(rows), 6) if rows else None
