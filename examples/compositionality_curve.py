@@ -75,7 +75,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     "cpu": dict(pool_size=0, targets=[0.0, 0.12, 0.24, 0.36, 0.48, 0.6], train_share=0.5, test_share=0.25,
                 max_atom_divergence=0.02, steps=3_000, batch_size=64, learning_rate=1e-3, warmup_steps=100,
                 d_model=64, layers=3, ffn=128, heads=4, dropout=0.1, sanity_size=300, test_rows=0,
-                search_seconds=600.0, scheduler="linear", fit_target=95.0, check_every=250, settle_steps=1_000, length_bins=4),
+                search_seconds=600.0, scheduler="linear", fit_target=95.0, check_every=250, settle_steps=1_000,
+                length_bins=4),
     # COGS at CPU scale: 4,000 in-distribution rows of COGS train.tsv whose logical form is at most 40
     # tokens (the sweep's structure: the logical forms, language "cogs"); the --cpu model and protocol. The
     # reachable D_C range of that pool is 0.237-0.523 (seed 0, D_A <= 0.02: COGS compounds hold the words, most
@@ -88,7 +89,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     "paper": dict(pool_size=0, targets=[0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6], train_share=0.5, test_share=0.25,
                   max_atom_divergence=0.02, steps=10_000, batch_size=128, learning_rate=5e-4, warmup_steps=1_000,
                   d_model=256, layers=3, ffn=512, heads=4, dropout=0.1, sanity_size=1_000, test_rows=0,
-                  search_seconds=600.0, scheduler="linear", fit_target=99.0, check_every=500, settle_steps=2_000, length_bins=4),
+                  search_seconds=600.0, scheduler="linear", fit_target=99.0, check_every=500, settle_steps=2_000,
+                  length_bins=4),
 }
 
 #: the issue's target: Spearman's rho between D_C and test exact match at or below this
