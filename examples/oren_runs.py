@@ -8,6 +8,7 @@ profile), the tables' rows and captions in both settings, and the files a run wr
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import time
@@ -106,8 +107,9 @@ def run_summary(row: str, seed: int, res: dict) -> str:
     if "finetune_epochs" not in res:  # the synthetic split: one stage, scored on the held-out templates
         return (f"{row} seed {seed}: fit {res['fit']:.1f} after {res['epochs']} epochs (curve {res['fit_curve']}), "
                 f"comp EM {res['comp']:.1f}, per-template {res['template_comp']:.1f}, {res['cpu_s']:.0f} CPU-s")
-    pretrained = (f"pre-train fit {res['pretrain_fit']:.1f} after {res['pretrain_epochs']} epochs, "
-                  if res["pretrain_fit"] is not None else "")
+    pretrained = (f"pre-train fit {res['pretrain_fit']:.1f} after {res['pretrain_epochs']} epochs"
+                  + (f" (annealed from epoch {res['pretrain_annealed_from']})" if "pretrain_annealed_from" in res else "")
+                  + ", " if res["pretrain_fit"] is not None else "")
     if res.get("abandoned_inits"):
         pretrained = f"init {res['init_seed']} after {len(res['abandoned_inits'])} restart(s), " + pretrained
     return (f"{row} seed {seed}: {pretrained}fit {res['fit']:.1f} after {res['finetune_epochs']} fine-tuning epochs "
@@ -243,6 +245,8 @@ def _train_stages(a, model, tokenizer, pretrain, annotated, seed: int, workdir: 
             run = train_to_fit(a, model, tokenizer, rows, cap, seed, workdir_stage, max_new,
                                guard=stage == guarded)
             out[f"{stage}_epochs"], out[f"{stage}_curve"], stage_fit = run["epochs"], run["fit_curve"], run["fit"]
+            if run["annealed_from"] is not None:  # not fitted at its cap: trained on at a decaying lr
+                out[f"{stage}_annealed_from"] = run["annealed_from"]
             if run["abandoned"]:
                 out["abandoned"] = True
                 return out
@@ -357,10 +361,11 @@ def train_to_fit(a, model, tokenizer, rows, max_epochs: float, seed: int, workdi
                  guard: bool = False) -> dict:
     """Train ``model`` on ``rows`` until greedy decoding reproduces ``a.fit_target`` % of them (checked
     on 300 of them, on all once those reach it) every ``a.check_every`` epochs, at most ``max_epochs`` (batch ``a.batch_size``,
-    constant lr ``a.learning_rate`` after a 2 % warm-up). The one fit-checking loop of this example:
+    constant lr ``a.learning_rate`` after a 2 % warm-up; with ``a.anneal_epochs``, a run not fitted at the cap
+    trains that many more epochs at a decaying lr, ``annealed_from`` the cap). The one fit-checking loop of this example:
     the synthetic split and both stages of the annotated setting use it.
     ``guard``: a fit still under ``a.restart_below`` at epoch ``a.restart_after`` stops the run (``abandoned``).
-    Returns ``{"epochs", "fit_curve": [(epoch, fit)], "cpu_s", "fit", "abandoned"}`` (``fit``: on all rows
+    Returns ``{"epochs", "fit_curve": [(epoch, fit)], "cpu_s", "fit", "abandoned", "annealed_from"}`` (``fit``: on all rows
     when the target was reached, else ``None``)."""
     from hf_synthsample.models import FitTargetCallback, evaluate_seq2seq, train_seq2seq
 
@@ -371,18 +376,24 @@ def train_to_fit(a, model, tokenizer, rows, max_epochs: float, seed: int, workdi
 
     # 300 rows at each check, all of them once those reach the target: the run stops when all its rows fit
     fit_rows = rows.select(range(min(300, len(rows))))
+    anneal = getattr(a, "anneal_epochs", 0) or 0
     stop = FitTargetCallback(
         fit_on(fit_rows), a.fit_target, a.check_every, confirm=fit_on(rows) if len(rows) > len(fit_rows) else None,
         on_check=lambda epoch, fit: print(f"  epoch {epoch}: fit {fit:.1f} ({time.process_time():.0f} CPU-s)", flush=True),
-        **(dict(abandon_below=a.restart_below, abandon_after=a.restart_after) if guard and a.restart_below else {}))
+        anneal=anneal, **(dict(abandon_below=a.restart_below, abandon_after=a.restart_after)
+                          if guard and a.restart_below else {}))
     t0 = time.process_time()
+    # the anneal's epochs come after the cap: the warm-up stays 2 % of the cap's steps, so a run fitted within
+    # the cap trains exactly as without them
+    warmup = math.ceil(0.02 * math.ceil(max_epochs * math.ceil(len(rows) / a.batch_size))) if anneal else 0.02
     trainer = train_seq2seq(model, tokenizer, rows, source_column="utterance", target_column="program",
-                            output_dir=workdir, epochs=max_epochs, batch_size=a.batch_size,
-                            learning_rate=a.learning_rate, seed=seed, warmup_steps=0.02,
+                            output_dir=workdir, epochs=max_epochs + anneal, batch_size=a.batch_size,
+                            learning_rate=a.learning_rate, seed=seed, warmup_steps=warmup,
                             lr_scheduler_type="constant_with_warmup", disable_tqdm=True, callbacks=[stop])
     # a run stopped at the target was just scored on all its rows (the last check): the caller need not decode them again
     return {"epochs": round(trainer.state.epoch or 0), "fit_curve": stop.history, "cpu_s": time.process_time() - t0,
-            "fit": stop.history[-1][1] if stop.reached else None, "abandoned": stop.abandoned}
+            "fit": stop.history[-1][1] if stop.reached else None, "abandoned": stop.abandoned,
+            "annealed_from": stop.annealed_from}
 
 
 def max_new_tokens(tokenizer, *datasets) -> int:
@@ -499,6 +510,8 @@ def annotated_caption(a, annotated: dict, seeds: list[int]) -> str:
             + (f"; each stage trained until greedy decoding fits {a.fit_target:g} % of its rows (on 300, then on all), "
                f"checked every {a.check_every} epochs, at most {a.pretrain_epochs:g} epochs of pre-training and "
                f"{a.finetune_epochs:g} of fine-tuning (batch {a.batch_size}, constant lr {a.learning_rate:g})"
+               + (f", then up to {a.anneal_epochs} more with the lr decayed to 0 for a stage not fitted by its cap"
+                  if getattr(a, "anneal_epochs", 0) else "")
                if a.fit_target > 0 else f"; pre-train {a.pretrain_epochs:g} ep, fine-tune {a.finetune_epochs:g} ep")
             + f" on {len(annotated['train']):,} annotated rows; "
             + (f"a first stage still under {a.restart_below:g} % at epoch {a.restart_after} trained again from another "

@@ -269,13 +269,16 @@ def test_gpu_preset_runs_with_tiny_overrides(tmp_path):
     assert oren.main(["--gpu", "--data-dir", str(data), "--out", str(out), "--pool-size", "300", "--sample-sizes",
                       "40", "--max-train", "24", "--max-eval", "8", "--pretrain-epochs", "2", "--finetune-epochs", "1",
                       "--repeats", "1", "--decoder-layers", "1", "--samplers", "uat", "--no-baseline", "--threads", "1",
-                      "--learning-rate", "5e-4"]) == 0
+                      "--learning-rate", "5e-4", "--anneal-epochs", "1"]) == 0
     (row,) = json.load(open(out / "results.json"))["rows"]
     assert row["method"] == "UAT+40" and 0.0 <= row["comp EM"] <= 100.0 and 0.0 <= row["train EM (fit)"] <= 100.0
     (run,) = json.load(open(out / "runs.json"))
-    assert 1 <= run["pretrain_epochs"] <= 2 and run["finetune_epochs"] == 1 and run["pretrain_fit"] is not None
+    # a stage not fitted at its cap trains one more epoch at a decaying lr, and says so
+    assert 1 <= run["pretrain_epochs"] <= 3 and 1 <= run["finetune_epochs"] <= 2 and run["pretrain_fit"] is not None
+    assert (run["pretrain_epochs"] == 3) == (run.get("pretrain_annealed_from") == 2)
     md = open(out / "results.md").read()
     assert "preset --gpu" in md and "BERT2BERT warm start" in md and "first 1 layers as decoder" in md
+    assert "then up to 1 more with the lr decayed to 0" in md
     assert "| UAT+40 s0 |" in open(out / "errors.md").read()
 
 

@@ -126,7 +126,54 @@ def test_settle_keeps_its_steps_at_the_end_of_the_budget():
     assert cb.history == [(4, 50.0), (7, 91.0), (10, 92.0)] and cb.settled_at == 7 and len(used) == 10
 
 
+def _run_epochs(cb, epochs, steps_per_epoch, scores):
+    """Drive ``cb`` over whole epochs at a constant scheduler lr of 1.0; returns the lr each step used."""
+    model, control = _Model(), _control()
+    optimizer = SimpleNamespace(param_groups=[{"lr": 1.0}])
+    max_steps, used = epochs * steps_per_epoch, []
+    for step in range(1, max_steps + 1):
+        used.append(optimizer.param_groups[0]["lr"])
+        optimizer.param_groups[0]["lr"] = 1.0
+        state = SimpleNamespace(global_step=step, max_steps=max_steps, epoch=step / steps_per_epoch,
+                                num_train_epochs=epochs)
+        cb.on_step_end(None, state, control, model=model, optimizer=optimizer)
+        if step % steps_per_epoch == 0:
+            cb.on_epoch_end(None, state, control, model=model, optimizer=optimizer)
+        if control.should_training_stop:
+            break
+    return used, control
+
+
+def test_anneal_decays_the_lr_over_the_budgets_last_epochs_when_the_target_is_not_reached():
+    cb = FitTargetCallback(lambda m: 50.0, 90.0, 1, anneal=2)
+    used, control = _run_epochs(cb, 6, 2, None)
+    # no fit by epoch 4 (= 6 - 2): steps 9-12 use 1, 3/4, 2/4, 1/4; every epoch is still checked
+    assert cb.annealed_from == 4 and not cb.reached
+    assert used == [1.0] * 9 + [0.75, 0.5, 0.25]
+    assert [e for e, _ in cb.history] == [1, 2, 3, 4, 5, 6]
+    scores = iter([50.0, 60.0, 70.0, 80.0, 95.0])
+    cb = FitTargetCallback(lambda m: next(scores), 90.0, 1, anneal=2)
+    used, control = _run_epochs(cb, 6, 2, None)
+    assert cb.annealed_from == 4 and cb.reached and control.should_training_stop and len(used) == 10
+
+
+def test_a_run_fitted_before_the_anneal_never_sees_it():
+    scores = iter([50.0, 60.0, 95.0])
+    cb = FitTargetCallback(lambda m: next(scores), 90.0, 1, anneal=2)
+    used, control = _run_epochs(cb, 6, 2, None)
+    assert cb.reached and cb.annealed_from is None and used == [1.0] * 6
+
+
+def test_anneal_in_steps():
+    cb = FitTargetCallback(lambda m: 50.0, 90.0, 4, unit="step", anneal=4)
+    used, control = _run_steps(cb, 10)
+    assert cb.annealed_from == 6 and used == [1.0] * 7 + [0.75, 0.5, 0.25]
+    assert cb.history == [(4, 50.0), (8, 50.0), (10, 50.0)] and not cb.reached
+
+
 @pytest.mark.parametrize("kwargs, err, match", [
+    (dict(score=len, target=90.0, every=1, anneal=-1), ValueError, "anneal"),
+    (dict(score=len, target=90.0, every=1, unit="step", settle=2, anneal=2), ValueError, "give one"),
     (dict(score=len, target=90.0, every=1, settle=-1), ValueError, "settle"),
     (dict(score=len, target=90.0, every=1, settle=5), ValueError, "settle counts steps"),
     (dict(score=len, target=90.0, every=1, confirm=3), TypeError, "confirm must be None or a callable"),
@@ -167,3 +214,30 @@ def test_settle_with_the_stock_trainer(tmp_path):
                             lr_scheduler_type="constant", callbacks=[Record(), cb], disable_tqdm=True)
     assert trainer.state.global_step == 6 and cb.settled_at == 2 and cb.history == [(2, 100.0), (6, 100.0)]
     assert lrs == pytest.approx([1e-3, 1e-3, 1e-3, 7.5e-4, 5e-4, 2.5e-4])
+
+
+def test_anneal_with_the_stock_trainer(tmp_path):
+    """The real Trainer, epoch checks: a run not fitted by the budget's last epoch trains it at a decaying lr."""
+    from datasets import Dataset
+    from transformers import TrainerCallback
+
+    from hf_synthsample.models import build_scratch_model, build_word_tokenizer, train_seq2seq
+
+    rows = Dataset.from_dict({"src": ["a b", "b a"] * 4, "tgt": ["x y", "y x"] * 4})
+    tokenizer = build_word_tokenizer(list(rows["src"]) + list(rows["tgt"]))
+    model = build_scratch_model(tokenizer, "bart", seed=0, d_model=16, encoder_layers=1, decoder_layers=1,
+                                encoder_ffn_dim=16, decoder_ffn_dim=16, encoder_attention_heads=2,
+                                decoder_attention_heads=2)
+    lrs = []
+
+    class Record(TrainerCallback):
+        def on_step_begin(self, args, state, control, optimizer=None, **kwargs):
+            lrs.append(optimizer.param_groups[0]["lr"])
+
+    cb = FitTargetCallback(lambda m: 0.0, 90.0, 1, anneal=1)
+    train_seq2seq(model, tokenizer, rows, source_column="src", target_column="tgt", output_dir=str(tmp_path),
+                  epochs=3, batch_size=2, learning_rate=1e-3, seed=0, lr_scheduler_type="constant",
+                  callbacks=[Record(), cb], disable_tqdm=True)
+    # 4 steps an epoch; the third epoch's steps at 1e-3 * (1, 3/4, 2/4, 1/4)
+    assert cb.annealed_from == 2 and [e for e, _ in cb.history] == [1, 2, 3]
+    assert lrs == pytest.approx([1e-3] * 9 + [7.5e-4, 5e-4, 2.5e-4])

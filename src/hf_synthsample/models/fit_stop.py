@@ -40,12 +40,17 @@ class FitTargetCallback(TrainerCallback):
     ``settle`` (``unit="step"`` only; 0 = off): the last ``settle`` of the Trainer's ``max_steps`` are
     kept for it. Once the target is reached, training goes on for ``settle`` steps with the learning
     rate decayed linearly to 0 and stops with one last check (``settled_at``: the step it started).
+
+    ``anneal`` (0 = off): the last ``anneal`` epochs (or steps) of the Trainer's budget are kept for a run
+    that has not reached the target by then: it trains on with the learning rate decayed linearly to 0
+    (a fit hovering just under the target at a constant rate), checked as before (``annealed_from``: the
+    epoch or step it started). A run that reaches the target earlier never sees it.
     """
 
     def __init__(self, score: Callable[[Any], float], target: float, every: int, *, unit: str = "epoch",
                  on_check: Callable[[int, float], None] | None = None, abandon_below: float | None = None,
                  abandon_after: int | None = None, confirm: Callable[[Any], float] | None = None,
-                 settle: int = 0):
+                 settle: int = 0, anneal: int = 0):
         if not callable(score):
             raise TypeError(f"score must be a callable model -> percentage, got {type(score).__name__}")
         if confirm is not None and not callable(confirm):
@@ -65,8 +70,14 @@ class FitTargetCallback(TrainerCallback):
         self.settle = check_int("settle", settle, min=0)
         if self.settle and unit != "step":
             raise ValueError(f"settle counts steps: it needs unit='step', got unit={unit!r}")
+        self.anneal = check_int("anneal", anneal, min=0)
+        if self.settle and self.anneal:
+            raise ValueError(f"settle and anneal each keep the budget's last steps: give one, got settle={settle}, "
+                             f"anneal={anneal}")
         self.settled_at: int | None = None
-        self._settle_lr: list[float] = []
+        self.annealed_from: int | None = None
+        self._decay_lr: list[float] = []
+        self._decay_step: int | None = None  # the optimizer step an anneal started at
         self.history: list[tuple[int, float]] = []
         self.reached = False
         self.abandoned = False
@@ -95,8 +106,16 @@ class FitTargetCallback(TrainerCallback):
     def on_epoch_end(self, args, state, control, model=None, **kwargs):
         epoch = round(state.epoch or 0)
         if self.unit == "epoch" and epoch % self.every == 0:
-            return self._check(epoch, model, control)
+            control = self._check(epoch, model, control)
+        if (self.unit == "epoch" and self.anneal and not control.should_training_stop
+                and epoch >= (getattr(state, "num_train_epochs", None) or float("inf")) - self.anneal):
+            self._start_anneal(epoch, state.global_step, kwargs.get("optimizer"))
         return control
+
+    def _start_anneal(self, position: int, step: int, optimizer) -> None:
+        if self.annealed_from is None and not self.reached:
+            self.annealed_from, self._decay_step = position, step
+            self._decay_lr = [group["lr"] for group in optimizer.param_groups]
 
     def on_step_end(self, args, state, control, model=None, optimizer=None, **kwargs):
         step = state.global_step
@@ -114,12 +133,17 @@ class FitTargetCallback(TrainerCallback):
             if self.settled_at is None and self.settle and step >= last:
                 control.should_training_stop = True
             elif self.settled_at is not None:
-                self._settle_lr = [group["lr"] for group in optimizer.param_groups]
+                self._decay_lr = [group["lr"] for group in optimizer.param_groups]
                 self._decay(optimizer, 1.0)
+        if self._decay_step is not None and step > self._decay_step:  # an anneal under way: down to 0 at max_steps
+            self._decay(optimizer, 1.0 - (step - self._decay_step) / max(state.max_steps - self._decay_step, 1))
+        elif (self.unit == "step" and self.anneal and not control.should_training_stop
+              and step >= state.max_steps - self.anneal):
+            self._start_anneal(step, step, optimizer)
         return control
 
     def _decay(self, optimizer, share: float) -> None:
-        # The Trainer's scheduler sets each group's lr before this callback runs; the settle phase
-        # overrides it for the next step (linear from the lr at the settle's start down to 0).
-        for group, start in zip(optimizer.param_groups, self._settle_lr):
+        # The Trainer's scheduler sets each group's lr before this callback runs; the settle and
+        # anneal phases override it for the next step (linear from the lr at their start down to 0).
+        for group, start in zip(optimizer.param_groups, self._decay_lr):
             group["lr"] = start * share
