@@ -16,7 +16,7 @@ from hf_synthsample.curve.result import _example_record
 
 # a toy language: (op (f a) b), 72 programs; the output spells the program without brackets
 PROGRAMS = [f"({op} ({f} {a}) {b})" for op in "pq" for f in "fgh" for a in "abcd" for b in "abc"]
-TINY = dict(column="program", language="sexpr", target_column="output", search_seconds=5.0, d_model=16, heads=2,
+TINY = dict(column="program", language="sexpr", target_column="output", search_seconds=60.0, d_model=16, heads=2,
             layers=1, ffn=32, fit_rows=8, test_rows=8, batch_size=8, warmup_steps=0)
 
 
@@ -103,6 +103,29 @@ def test_curve_end_to_end(tmp_path):
     assert saved["records"] == json.loads(json.dumps(result.records)) and saved["settings"]["max_steps"] == 3
     with pytest.raises(FileExistsError):
         result.save(str(tmp_path / "hub"))
+
+
+def test_random_split_level_and_the_warning_below_it(caplog):
+    """The reference level: D_C of the seeded random split with the sweep's sizes (recomputed here from
+    the permutation); a target the search drives below it is named in a warning and the card says why."""
+    import logging
+
+    import numpy as np
+
+    from hf_synthsample.splits.report import split_report
+
+    ds = _toy()
+    with caplog.at_level(logging.WARNING, logger="hf_synthsample.curve.run"):
+        result = compositionality_curve(ds, targets=[0.0, 0.6], max_steps=1, check_every=1, **TINY)
+    order = np.random.default_rng(0).permutation(72)  # test: the first 18 rows of it, train: the next 36
+    by_hand = split_report(ds.select(sorted(order[18:54])), ds.select(sorted(order[:18])),
+                           **result.sweep.report_kwargs).compound_divergence
+    assert result.random_compound_divergence == pytest.approx(by_hand)
+    # the lowest split this toy allows (0.41) lies below the random one's (0.47); the 0.6 split does not
+    assert result.compound_divergence[0] < result.random_compound_divergence - 0.01 < result.compound_divergence[1]
+    assert "D_C target(s) 0 lie below a random split's D_C" in caplog.text
+    assert f"A random split of the same sizes has D_C {by_hand:.3f}" in result.to_markdown()
+    assert result.to_dict()["random_compound_divergence"] == result.random_compound_divergence
 
 
 def test_trained_to_the_fit_target_from_a_factory_and_a_folder(tmp_path):

@@ -34,7 +34,8 @@ def _example_record(target: float, dc: float, fit: float, test: float) -> dict[s
 @dataclass
 class CurveResult:
     """The curve: ``records`` (one dict per split, in target order), the ``settings``, the ``sweep``
-    (:class:`~hf_synthsample.splits.SplitSweep`: the splits), ``model`` (its description), ``seconds``.
+    (:class:`~hf_synthsample.splits.SplitSweep`: the splits), ``model`` (its description), ``seconds``,
+    ``random_compound_divergence`` (D_C of a seeded random split of the same sizes: the reference level).
     """
 
     records: list
@@ -42,6 +43,7 @@ class CurveResult:
     sweep: "SplitSweep | None" = None
     model: str = ""
     seconds: float = 0.0
+    random_compound_divergence: float | None = None
 
     @property
     def compound_divergence(self) -> list[float]:
@@ -109,6 +111,9 @@ class CurveResult:
                       + (f"; **not reached** at D_C target(s) {', '.join(f'{t:g}' for t in self.not_fitted)}: those "
                          "test scores say little about generalization" if self.not_fitted else "; every model reached it")
                       + ". Test: exact match (%) on a seeded subset of each test set (the same seed for every split)."
+                      + (f" A random split of the same sizes has D_C {self.random_compound_divergence:.3f}: a split below "
+                         "it gets there by an unusual test side (rows with few compounds)."
+                         if self.random_compound_divergence is not None else "")
                       + (" Unseen templates: the scored test rows whose abstract template no training row has."
                          if novel else "")]
         return "\n".join(lines)
@@ -122,6 +127,7 @@ class CurveResult:
         return {"spearman_rho": None if rho != rho else rho,
                 "spearman_rho_length_std": None if std is None or std != std else std,
                 "all_fitted": self.all_fitted, "not_fitted": self.not_fitted, "records": self.records,
+                "random_compound_divergence": self.random_compound_divergence,
                 "settings": self.settings.to_record(), "model": self.model, "seconds": round(self.seconds, 1)}
 
     def plot(self, path: str, *, title: str | None = None) -> str:

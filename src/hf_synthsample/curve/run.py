@@ -71,6 +71,19 @@ def _torch_threads(n: int) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
+def _random_divergence(dataset: "Dataset", sweep: Any, s: CurveSettings) -> float:
+    """D_C of a seeded random split with the sweep's sizes, measured as its splits are: below it, a
+    search lowers D_C only by choosing an unusual test side (SCAN: every one-phrase command in test)."""
+    import numpy as np
+
+    from ..splits.report import split_report
+
+    sizes = next(iter(sweep.sizes.values()))
+    order = np.random.default_rng(s.seed).permutation(len(dataset))
+    test, train = np.sort(order[:sizes["test"]]), np.sort(order[sizes["test"]:sizes["test"] + sizes["train"]])
+    return float(split_report(dataset.select(train), dataset.select(test), **sweep.report_kwargs).compound_divergence)
+
+
 def compositionality_curve(dataset: "Dataset", model: ModelSpec = None, *, settings: CurveSettings | None = None,
                            **changes: Any) -> CurveResult:
     """The compositionality curve (a :class:`CurveResult`) of ``model`` on ``dataset``.
@@ -95,6 +108,13 @@ def _curve(dataset: "Dataset", model: ModelSpec, s: CurveSettings) -> CurveResul
     logger.info("sweep of %d splits in %.0f s: %s", len(sweep), sweep.seconds,
                 ", ".join(f"{t:g} -> {sweep.compound_divergence[t]:.3f}" for t in s.targets))
     names = sweep.config_names
+    random_dc = _random_divergence(dataset, sweep, s)
+    below = [t for t in s.targets if sweep.compound_divergence[t] < random_dc - 0.01]
+    if below:
+        logger.warning("D_C target(s) %s lie below a random split's D_C %.3f: a search gets there by moving rows "
+                       "with few compounds into test (SCAN: every one-phrase command), so those test sides are "
+                       "not representative; a curve can start at the random level", ", ".join(f"{t:g}" for t in below),
+                       random_dc)
     mix = None
     if s.length_bins:  # the whole dataset's mix of output lengths: every split is also scored at it
         from .stats import LengthMix
@@ -124,7 +144,7 @@ def _curve(dataset: "Dataset", model: ModelSpec, s: CurveSettings) -> CurveResul
                 "atom_divergence": float(sweep.atom_divergence[t]), "train_rows": int(sizes[t]["train"]),
                 "test_rows": int(sizes[t]["test"]), "seed": s.seed, **record} for t, record in zip(s.targets, trained)]
     result = CurveResult(records=records, settings=s, sweep=sweep, model=_describe(model, s),
-                         seconds=time.perf_counter() - start)
+                         seconds=time.perf_counter() - start, random_compound_divergence=random_dc)
     logger.info("Spearman rho(D_C, test exact match) = %.3f over %d splits%s", result.spearman_rho, len(records),
                 f"; at the dataset's length mix {result.spearman_rho_length_std:.3f}" if mix else "")
     if result.not_fitted:
