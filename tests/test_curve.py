@@ -221,7 +221,7 @@ def _toy_file(tmp_path):
     return str(path)
 
 
-TINY_FLAGS = ["--column", "program", "--language", "sexpr", "--target-column", "output", "--search-seconds", "5",
+TINY_FLAGS = ["--column", "program", "--language", "sexpr", "--target-column", "output", "--search-seconds", "60",
               "--d-model", "16", "--heads", "2", "--layers", "1", "--ffn", "32", "--fit-rows", "8", "--test-rows", "8",
               "--batch-size", "8", "--max-steps", "2", "--check-every", "1"]
 
