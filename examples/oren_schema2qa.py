@@ -62,7 +62,8 @@ Presets (individual flags override them):
   (2,733 tokens instead of 30,522); the gold programs are compared as the tokenizer writes them
   (``decoded_batch``: an unseen program word would come back lower-cased, in pieces). k = 2K,
   lr 3e-4 (constant), each stage trained to fit 90 % of its rows as ``--cpu`` (pre-training at
-  most 12 epochs, fine-tuning at most 25), checked every epoch. An init whose pre-training fit is
+  most 12 epochs, fine-tuning at most 25, then up to 2 more at an lr decayed to 0 for a stage not
+  fitted by its cap: ``--anneal-epochs 2``), checked every epoch. An init whose pre-training fit is
   still under 10 % at epoch 5 trains again from another (``--restart-below 10 --restart-after 5
   --max-restarts 2``: at this lr some inits never leave 0 %). This asks whether the paper's effect
   needs pre-training (``--cpu`` reverses it with a scratch LSTM). **Cost, measured:** 110-150 CPU-s
