@@ -190,54 +190,44 @@ def test_bad_arguments(kwargs, err, match):
         FitTargetCallback(**kwargs)
 
 
-def test_settle_with_the_stock_trainer(tmp_path):
-    """The real Trainer: the scheduler sets the lr before ``on_step_end``, the settle phase overrides it."""
+def _stock_run(tmp_path, cb, rows: int, **kwargs) -> tuple:
+    """Train a tiny BART with the stock Trainer (constant scheduler lr 1e-3) and ``cb``; returns the
+    trainer and the lr each step used (read at ``on_step_begin``, after the scheduler and ``cb``)."""
     from datasets import Dataset
     from transformers import TrainerCallback
 
     from hf_synthsample.models import build_scratch_model, build_word_tokenizer, train_seq2seq
 
-    rows = Dataset.from_dict({"src": ["a b", "b a", "a a", "b b"] * 4, "tgt": ["x y", "y x", "x x", "y y"] * 4})
-    tokenizer = build_word_tokenizer(list(rows["src"]) + list(rows["tgt"]))
+    data = Dataset.from_dict({"src": ["a b", "b a", "a a", "b b"][:rows] * 4,
+                              "tgt": ["x y", "y x", "x x", "y y"][:rows] * 4})
+    tokenizer = build_word_tokenizer(list(data["src"]) + list(data["tgt"]))
     model = build_scratch_model(tokenizer, "bart", seed=0, d_model=16, encoder_layers=1, decoder_layers=1,
                                 encoder_ffn_dim=16, decoder_ffn_dim=16, encoder_attention_heads=2,
                                 decoder_attention_heads=2)
     lrs = []
 
     class Record(TrainerCallback):
-        def on_step_begin(self, args, state, control, optimizer=None, **kwargs):
+        def on_step_begin(self, args, state, control, optimizer=None, **kw):
             lrs.append(optimizer.param_groups[0]["lr"])
 
+    trainer = train_seq2seq(model, tokenizer, data, source_column="src", target_column="tgt",
+                            output_dir=str(tmp_path), learning_rate=1e-3, seed=0, lr_scheduler_type="constant",
+                            callbacks=[Record(), cb], disable_tqdm=True, **kwargs)
+    return trainer, lrs
+
+
+def test_settle_with_the_stock_trainer(tmp_path):
+    """The real Trainer: the scheduler sets the lr before ``on_step_end``, the settle phase overrides it."""
     cb = FitTargetCallback(lambda m: 100.0, 90.0, 2, unit="step", settle=4)
-    trainer = train_seq2seq(model, tokenizer, rows, source_column="src", target_column="tgt",
-                            output_dir=str(tmp_path), max_steps=50, batch_size=4, learning_rate=1e-3, seed=0,
-                            lr_scheduler_type="constant", callbacks=[Record(), cb], disable_tqdm=True)
+    trainer, lrs = _stock_run(tmp_path, cb, 4, max_steps=50, batch_size=4)
     assert trainer.state.global_step == 6 and cb.settled_at == 2 and cb.history == [(2, 100.0), (6, 100.0)]
     assert lrs == pytest.approx([1e-3, 1e-3, 1e-3, 7.5e-4, 5e-4, 2.5e-4])
 
 
 def test_anneal_with_the_stock_trainer(tmp_path):
     """The real Trainer, epoch checks: a run not fitted by the budget's last epoch trains it at a decaying lr."""
-    from datasets import Dataset
-    from transformers import TrainerCallback
-
-    from hf_synthsample.models import build_scratch_model, build_word_tokenizer, train_seq2seq
-
-    rows = Dataset.from_dict({"src": ["a b", "b a"] * 4, "tgt": ["x y", "y x"] * 4})
-    tokenizer = build_word_tokenizer(list(rows["src"]) + list(rows["tgt"]))
-    model = build_scratch_model(tokenizer, "bart", seed=0, d_model=16, encoder_layers=1, decoder_layers=1,
-                                encoder_ffn_dim=16, decoder_ffn_dim=16, encoder_attention_heads=2,
-                                decoder_attention_heads=2)
-    lrs = []
-
-    class Record(TrainerCallback):
-        def on_step_begin(self, args, state, control, optimizer=None, **kwargs):
-            lrs.append(optimizer.param_groups[0]["lr"])
-
     cb = FitTargetCallback(lambda m: 0.0, 90.0, 1, anneal=1)
-    train_seq2seq(model, tokenizer, rows, source_column="src", target_column="tgt", output_dir=str(tmp_path),
-                  epochs=3, batch_size=2, learning_rate=1e-3, seed=0, lr_scheduler_type="constant",
-                  callbacks=[Record(), cb], disable_tqdm=True)
+    _, lrs = _stock_run(tmp_path, cb, 2, epochs=3, batch_size=2)
     # 4 steps an epoch; the third epoch's steps at 1e-3 * (1, 3/4, 2/4, 1/4)
     assert cb.annealed_from == 2 and [e for e, _ in cb.history] == [1, 2, 3]
     assert lrs == pytest.approx([1e-3] * 9 + [7.5e-4, 5e-4, 2.5e-4])
