@@ -376,7 +376,7 @@ def train_to_fit(a, model, tokenizer, rows, max_epochs: float, seed: int, workdi
 
     # 300 rows at each check, all of them once those reach the target: the run stops when all its rows fit
     fit_rows = rows.select(range(min(300, len(rows))))
-    anneal = getattr(a, "anneal_epochs", 0) or 0
+    anneal = a.anneal_epochs
     stop = FitTargetCallback(
         fit_on(fit_rows), a.fit_target, a.check_every, confirm=fit_on(rows) if len(rows) > len(fit_rows) else None,
         on_check=lambda epoch, fit: print(f"  epoch {epoch}: fit {fit:.1f} ({time.process_time():.0f} CPU-s)", flush=True),
@@ -495,6 +495,12 @@ def write_reports(out: str, runs: list, results: list[dict], reports: dict, comp
                       "test split.\n\n" + compare_subsets(all_reports) + "\n")
 
 
+def anneal_note(a) -> str:
+    """What ``--anneal-epochs`` added to training, for both settings' captions (empty when off)."""
+    return (f", then up to {a.anneal_epochs} more with the lr decayed to 0 for a stage not fitted by its cap"
+            if a.anneal_epochs else "")
+
+
 def annotated_caption(a, annotated: dict, seeds: list[int]) -> str:
     """The annotated setting's table caption: the preset and overrides, the model and how each stage
     was trained, the repeats, and what each column measures."""
@@ -510,8 +516,7 @@ def annotated_caption(a, annotated: dict, seeds: list[int]) -> str:
             + (f"; each stage trained until greedy decoding fits {a.fit_target:g} % of its rows (on 300, then on all), "
                f"checked every {a.check_every} epochs, at most {a.pretrain_epochs:g} epochs of pre-training and "
                f"{a.finetune_epochs:g} of fine-tuning (batch {a.batch_size}, constant lr {a.learning_rate:g})"
-               + (f", then up to {a.anneal_epochs} more with the lr decayed to 0 for a stage not fitted by its cap"
-                  if getattr(a, "anneal_epochs", 0) else "")
+               + anneal_note(a)
                if a.fit_target > 0 else f"; pre-train {a.pretrain_epochs:g} ep, fine-tune {a.finetune_epochs:g} ep")
             + f" on {len(annotated['train']):,} annotated rows; "
             + (f"a first stage still under {a.restart_below:g} % at epoch {a.restart_after} trained again from another "
@@ -534,7 +539,7 @@ def synthetic_caption(a, test, seeds: list[int]) -> str:
             f"templates held out whole ({a.test_size:g} of the rows), test {len(test)} rows of "
             f"{len(set(test['template']))} templates; scratch {a.arch} (width {a.hidden_size}) trained on the "
             f"sample alone until it fits {a.fit_target:g} % of its rows (on 300, then on all), checked every "
-            f"{a.check_every} epochs, at most {a.epochs:g}; batch {a.batch_size}, lr {a.learning_rate:g}; "
+            f"{a.check_every} epochs, at most {a.epochs:g}{anneal_note(a)}; batch {a.batch_size}, lr {a.learning_rate:g}; "
             f"entities anonymized; mean over seeds {seeds} (sample and model seed), sd = sample sd. "
             "comp template EM: mean over test templates of their rows' EM. templates: of the sample; compound "
             "divergence (D_C, Keysers et al.) of the sample to the test rows: lower = more of the test's compounds "

@@ -109,7 +109,8 @@ def _curve(dataset: "Dataset", model: ModelSpec, s: CurveSettings) -> CurveResul
                 ", ".join(f"{t:g} -> {sweep.compound_divergence[t]:.3f}" for t in s.targets))
     names = sweep.config_names
     random_dc = _random_divergence(dataset, sweep, s)
-    below = [t for t in s.targets if sweep.compound_divergence[t] < random_dc - 0.01]
+    tolerance = sweep.settings["divergence_tolerance"]  # what "at a target" means for the sweep
+    below = [t for t in s.targets if sweep.compound_divergence[t] < random_dc - tolerance]
     if below:
         logger.warning("D_C target(s) %s lie below a random split's D_C %.3f: a search gets there by moving rows "
                        "with few compounds into test (SCAN: every one-phrase command), so those test sides are "
@@ -119,7 +120,7 @@ def _curve(dataset: "Dataset", model: ModelSpec, s: CurveSettings) -> CurveResul
     if s.length_bins:  # the whole dataset's mix of output lengths: every split is also scored at it
         from .stats import LengthMix
 
-        mix = LengthMix.of([len(str(t).split()) for t in dataset[s.target_column]], s.length_bins)
+        mix = LengthMix.of(LengthMix.words(dataset[s.target_column]), s.length_bins)
 
     def one(i: int) -> dict[str, Any]:
         target = s.targets[i]

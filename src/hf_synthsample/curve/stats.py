@@ -110,6 +110,16 @@ class LengthMix:
         counts = np.bincount(np.searchsorted(cuts, values, side="left"), minlength=cuts.size + 1)
         return cls(tuple(int(c) for c in cuts), tuple(float(c) for c in counts / values.size), int(values.max()))
 
+    @staticmethod
+    def words(texts: Sequence[Any]) -> list[int]:
+        """The length the mix bins by: words (whitespace runs) of each text.
+
+        Example:
+            >>> LengthMix.words(["I_JUMP I_JUMP", "I_WALK", ""])
+            [2, 1, 0]
+        """
+        return [len(str(t).split()) for t in texts]
+
     @property
     def labels(self) -> tuple:
         """Each bin as a range of words: ``<= a``, ``a+1-b`` (or ``b`` alone), ..., ``c+1-longest``."""

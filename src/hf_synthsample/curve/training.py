@@ -130,7 +130,7 @@ def train_split(split: "DatasetDict", factory: ModelFactory, settings: CurveSett
     correct = [p.split() == r.split() for p, r in zip(result["predictions"], references)]
     by_length = {}
     if length_mix is not None:
-        value, bins = length_mix.standardize(correct, [len(r.split()) for r in references])
+        value, bins = length_mix.standardize(correct, LengthMix.words(references))
         by_length = {"test_exact_match_length_std": value, "test_by_length": bins}
     if s.language:
         by_length["unseen_templates"] = template_novelty(split["train"][s.column], scored[s.column], correct,
