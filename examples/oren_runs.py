@@ -361,7 +361,7 @@ def train_to_fit(a, model, tokenizer, rows, max_epochs: float, seed: int, workdi
                  guard: bool = False) -> dict:
     """Train ``model`` on ``rows`` until greedy decoding reproduces ``a.fit_target`` % of them (checked
     on 300 of them, on all once those reach it) every ``a.check_every`` epochs, at most ``max_epochs`` (batch ``a.batch_size``,
-    constant lr ``a.learning_rate`` after a 2 % warm-up; with ``a.anneal_epochs``, a run not fitted at the cap
+    constant lr ``a.learning_rate`` after a warm-up over ``a.warmup`` of the cap's steps; with ``a.anneal_epochs``, a run not fitted at the cap
     trains that many more epochs at a decaying lr, ``annealed_from`` the cap). The one fit-checking loop of this example:
     the synthetic split and both stages of the annotated setting use it.
     ``guard``: a fit still under ``a.restart_below`` at epoch ``a.restart_after`` stops the run (``abandoned``).
@@ -383,9 +383,9 @@ def train_to_fit(a, model, tokenizer, rows, max_epochs: float, seed: int, workdi
         anneal=anneal, **(dict(abandon_below=a.restart_below, abandon_after=a.restart_after)
                           if guard and a.restart_below else {}))
     t0 = time.process_time()
-    # the anneal's epochs come after the cap: the warm-up stays 2 % of the cap's steps, so a run fitted within
+    # the anneal's epochs come after the cap: the warm-up stays a share of the cap's steps, so a run fitted within
     # the cap trains exactly as without them
-    warmup = math.ceil(0.02 * math.ceil(max_epochs * math.ceil(len(rows) / a.batch_size))) if anneal else 0.02
+    warmup = math.ceil(a.warmup * math.ceil(max_epochs * math.ceil(len(rows) / a.batch_size))) if anneal else a.warmup
     trainer = train_seq2seq(model, tokenizer, rows, source_column="utterance", target_column="program",
                             output_dir=workdir, epochs=max_epochs + anneal, batch_size=a.batch_size,
                             learning_rate=a.learning_rate, seed=seed, warmup_steps=warmup,

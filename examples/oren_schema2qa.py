@@ -134,7 +134,7 @@ SYNTHETIC_COLUMNS = ("method", "train EM (fit)", "comp EM", "comp EM sd", "comp 
 _SMALL = dict(pool_size=10_000, sample_sizes=[1_000], pretrain_epochs=4, finetune_epochs=8, d_model=64, layers=2,
               ffn=256, heads=4, batch_size=32, learning_rate=2e-3, max_eval=0, max_train=0, repeats=1, init="scratch",
               anonymize=True, threads=1, arch="t5", hidden_size=64, dropout=0.1, check_every=1, fit_target=0.0,
-              restart_below=0.0, restart_after=0, max_restarts=0, anneal_epochs=0)
+              restart_below=0.0, restart_after=0, max_restarts=0, anneal_epochs=0, warmup=0.02)
 #: CPU: the attentional LSTM trained to fit in both stages; see docs/reproductions.md
 _CPU = dict(_SMALL, pool_size=20_000, pretrain_epochs=30, finetune_epochs=45, learning_rate=3e-3, repeats=3,
             arch="lstm", hidden_size=128, check_every=3, fit_target=90.0)
@@ -163,7 +163,7 @@ PRESETS = {
 _SYNTHETIC_SMALL = dict(pool_size=20_000, sample_sizes=[1_000], test_size=0.2, max_eval=300, arch="lstm",
                         hidden_size=128, dropout=0.1, epochs=40, check_every=5, fit_target=90.0, batch_size=32,
                         learning_rate=3e-3, repeats=1, threads=1, restart_below=0.0, restart_after=0, max_restarts=0,
-                        anneal_epochs=0)
+                        anneal_epochs=0, warmup=0.02)
 SYNTHETIC_PRESETS = {
     "tiny": dict(_SYNTHETIC_SMALL, pool_size=400, sample_sizes=[60], max_eval=24, hidden_size=32, dropout=0.0,
                  epochs=2, check_every=1, batch_size=16),
@@ -216,6 +216,8 @@ def parse_args(argv):
     p.add_argument("--heads", type=int, help="scratch attention heads")
     p.add_argument("--batch-size", type=int, help="per-device batch size")
     p.add_argument("--learning-rate", type=float, help="peak learning rate (both stages)")
+    p.add_argument("--warmup", type=float, help="linear warm-up over this share of a stage's steps (its cap's), "
+                   "then the constant lr [0.02]")
     p.add_argument("--max-eval", type=int, help="evaluate on the first N rows of each test split (0: all)")
     p.add_argument("--max-train", type=int, help="fine-tune on the first N annotated train rows (0: all)")
     p.add_argument("--anonymize", action=argparse.BooleanOptionalAction, default=None,
@@ -258,7 +260,7 @@ def parse_args(argv):
         "pool_size", *positive, "batch_size", "layers", "ffn", "heads", "threads", "repeats", "hidden_size",
         "check_every", "learning_rate"), non_negative=("max_eval", *non_negative, "fit_target", "restart_below",
                                                       "restart_after", "max_restarts", "anneal_epochs"),
-        below_one=("dropout",), percents=("fit_target",))
+        below_one=("dropout", "warmup"), percents=("fit_target",))
     if a.synthetic_split and not 0.0 < a.test_size < 1.0:
         p.error(f"--test-size must be in (0, 1), got {a.test_size}")
     if a.synthetic_split and a.restart_below:
