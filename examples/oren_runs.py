@@ -360,9 +360,10 @@ def build_arch_model(a, tokenizer, seed: int, width: int):
 def train_to_fit(a, model, tokenizer, rows, max_epochs: float, seed: int, workdir: str, max_new: int, *,
                  guard: bool = False) -> dict:
     """Train ``model`` on ``rows`` until greedy decoding reproduces ``a.fit_target`` % of them (checked
-    on 300 of them, on all once those reach it) every ``a.check_every`` epochs, at most ``max_epochs`` (batch ``a.batch_size``,
-    constant lr ``a.learning_rate`` after a warm-up over ``a.warmup`` of the cap's steps; with ``a.anneal_epochs``, a run not fitted at the cap
-    trains that many more epochs at a decaying lr, ``annealed_from`` the cap). The one fit-checking loop of this example:
+    on 300 of them, on all once those reach it) every ``a.check_every`` epochs, at most ``max_epochs`` (batch
+    ``a.batch_size``, constant lr ``a.learning_rate`` after a warm-up over ``a.warmup`` of the cap's steps; with
+    ``a.anneal_epochs``, a run not fitted at the cap trains that many more epochs at a decaying lr, ``annealed_from``
+    the cap). The one fit-checking loop of this example:
     the synthetic split and both stages of the annotated setting use it.
     ``guard``: a fit still under ``a.restart_below`` at epoch ``a.restart_after`` stops the run (``abandoned``).
     Returns ``{"epochs", "fit_curve": [(epoch, fit)], "cpu_s", "fit", "abandoned", "annealed_from"}`` (``fit``: on all rows
@@ -515,7 +516,8 @@ def annotated_caption(a, annotated: dict, seeds: list[int]) -> str:
                f"dropout {a.dropout:g})" if warm_start_path(a) is not None else "")
             + (f"; each stage trained until greedy decoding fits {a.fit_target:g} % of its rows (on 300, then on all), "
                f"checked every {a.check_every} epochs, at most {a.pretrain_epochs:g} epochs of pre-training and "
-               f"{a.finetune_epochs:g} of fine-tuning (batch {a.batch_size}, constant lr {a.learning_rate:g})"
+               f"{a.finetune_epochs:g} of fine-tuning (batch {a.batch_size}, constant lr {a.learning_rate:g} after a "
+               f"{a.warmup * 100:g} % warm-up)"
                + anneal_note(a)
                if a.fit_target > 0 else f"; pre-train {a.pretrain_epochs:g} ep, fine-tune {a.finetune_epochs:g} ep")
             + f" on {len(annotated['train']):,} annotated rows; "
@@ -539,7 +541,8 @@ def synthetic_caption(a, test, seeds: list[int]) -> str:
             f"templates held out whole ({a.test_size:g} of the rows), test {len(test)} rows of "
             f"{len(set(test['template']))} templates; scratch {a.arch} (width {a.hidden_size}) trained on the "
             f"sample alone until it fits {a.fit_target:g} % of its rows (on 300, then on all), checked every "
-            f"{a.check_every} epochs, at most {a.epochs:g}{anneal_note(a)}; batch {a.batch_size}, lr {a.learning_rate:g}; "
+            f"{a.check_every} epochs, at most {a.epochs:g}{anneal_note(a)}; batch {a.batch_size}, lr {a.learning_rate:g} "
+            f"after a {a.warmup * 100:g} % warm-up; "
             f"entities anonymized; mean over seeds {seeds} (sample and model seed), sd = sample sd. "
             "comp template EM: mean over test templates of their rows' EM. templates: of the sample; compound "
             "divergence (D_C, Keysers et al.) of the sample to the test rows: lower = more of the test's compounds "

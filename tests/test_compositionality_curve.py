@@ -162,7 +162,8 @@ def test_cogs_preset_reads_the_logical_forms():
         pytest.skip(f"the COGS release is not at {COGS_TRAIN} (../shared/data/cogs: github.com/najoungkim/COGS)")
     args = curve.parse_args(["--cpu-cogs"])
     s = args.settings
-    assert (args.data, args.pool_size, args.max_target_tokens) == ("cogs", 4000, 40)
+    assert (args.data, args.pool_size, args.max_target_tokens) == ("cogs", 10_000, 40)
+    assert (s.train_size, s.test_size, s.targets[0]) == (0.2, 0.1, 0.25)
     assert (s.column, s.language, s.source, s.target_column, s.settle_steps) == ("target", "cogs", "source", "target", 1000)
 
 

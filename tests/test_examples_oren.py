@@ -57,6 +57,7 @@ def test_size_labels_follow_the_paper():
     (["--tiny", "--arch", "gru"], "invalid choice"),
     (["--tiny", "--fit-target", "101"], "--fit-target must be a percentage in [0, 100]"),
     (["--tiny", "--dropout", "1"], "--dropout must be in [0, 1)"),
+    (["--tiny", "--warmup", "1.5"], "--warmup must be in [0, 1)"),
     (["--tiny", "--fit-target", "-1"], "--fit-target must be >= 0"),
     (["--tiny", "--hidden-size", "33"], "--hidden-size must be even"),
     (["--tiny", "--check-every", "0"], "--check-every must be > 0"),
@@ -278,7 +279,7 @@ def test_gpu_preset_runs_with_tiny_overrides(tmp_path):
     assert (run["pretrain_epochs"] == 3) == (run.get("pretrain_annealed_from") == 2)
     md = open(out / "results.md").read()
     assert "preset --gpu" in md and "BERT2BERT warm start" in md and "first 1 layers as decoder" in md
-    assert "then up to 1 more with the lr decayed to 0" in md
+    assert "then up to 1 more with the lr decayed to 0" in md and "lr 0.0005 after a 2 % warm-up" in md
     assert "| UAT+40 s0 |" in open(out / "errors.md").read()
 
 
