@@ -281,7 +281,7 @@ def test_gpu_preset_runs_with_tiny_overrides(tmp_path):
     assert (run["pretrain_epochs"] == 3) == (run.get("pretrain_annealed_from") == 2)
     md = open(out / "results.md").read()
     assert "preset --gpu" in md and "BERT2BERT warm start" in md and "first 1 layers as decoder" in md
-    assert "then up to 1 more with the lr decayed to 0" in md and "lr 0.0005 after a 2 % warm-up" in md
+    assert "then up to 1 more with the lr decayed to 0" in md and "lr 0.0005 after a 10 % warm-up" in md
     assert "| UAT+40 s0 |" in open(out / "errors.md").read()
 
 
