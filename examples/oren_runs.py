@@ -253,7 +253,7 @@ def _train_stages(a, model, tokenizer, pretrain, annotated, seed: int, workdir: 
         else:
             train_seq2seq(model, tokenizer, rows, source_column="utterance", target_column="program",
                           output_dir=workdir_stage, epochs=cap, batch_size=a.batch_size, learning_rate=a.learning_rate,
-                          seed=seed, warmup_steps=0.05, lr_scheduler_type="linear", disable_tqdm=True)
+                          seed=seed, warmup_steps=a.warmup, lr_scheduler_type="linear", disable_tqdm=True)
             out[f"{stage}_epochs"], out[f"{stage}_curve"] = cap, []
         if stage == "pretrain":  # how well the pre-trained model fits its sample, before fine-tuning
             if stage_fit is None:
@@ -519,7 +519,8 @@ def annotated_caption(a, annotated: dict, seeds: list[int]) -> str:
                f"{a.finetune_epochs:g} of fine-tuning (batch {a.batch_size}, constant lr {a.learning_rate:g} after a "
                f"{a.warmup * 100:g} % warm-up)"
                + anneal_note(a)
-               if a.fit_target > 0 else f"; pre-train {a.pretrain_epochs:g} ep, fine-tune {a.finetune_epochs:g} ep")
+               if a.fit_target > 0 else f"; pre-train {a.pretrain_epochs:g} ep, fine-tune {a.finetune_epochs:g} ep (lr "
+                                        f"{a.learning_rate:g}, linear decay after a {a.warmup * 100:g} % warm-up)")
             + f" on {len(annotated['train']):,} annotated rows; "
             + (f"a first stage still under {a.restart_below:g} % at epoch {a.restart_after} trained again from another "
                f"init (at most {a.max_restarts} times; runs.json keeps the abandoned inits' curves); "

@@ -258,6 +258,8 @@ def test_warm_start_presets():
     assert (cpu.decoder_layers, gpu.decoder_layers) == (2, 6)
     # the warm start warms its lr up over 10 % of a stage's steps (after 2 %, whole inits stayed at 0 % fit)
     assert (cpu.warmup, gpu.warmup, oren.parse_args(["--cpu"]).warmup) == (0.1, 0.1, 0.02)
+    # the fixed-epoch presets (no fit target) keep their 5 % warm-up before the linear decay
+    assert [oren.parse_args([f"--{p}"]).warmup for p in ("small", "paper", "tiny")] == [0.05, 0.05, 0.02]
     assert gpu.samplers == ["uniform", "uat"] and cpu.samplers == list(oren.SAMPLERS)
     assert oren.parse_args(["--gpu", "--samplers", "hybrid"]).samplers == ["hybrid"]
     assert oren.parse_args(["--cpu", "--synthetic-split"]).samplers == list(oren.SAMPLERS)
