@@ -36,6 +36,8 @@ MODULES = [
     # the paper examples' shared machinery (examples/harness; conftest puts examples/ on sys.path)
     "harness", "harness.tables", "harness.options", "harness.runs", "harness.run_folder", "harness.checkpoints",
     "hf_synthsample.languages",
+    "hf_synthsample.languages.seeds",
+    "hf_synthsample.structure.language",
     "hf_synthsample._lazy",
     "hf_synthsample.models",
     "hf_synthsample.models.tokenization",

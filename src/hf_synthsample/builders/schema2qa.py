@@ -164,6 +164,7 @@ class Schema2QA(SyntheticBuilder):
         "hf_synthsample.domains.schema2qa_schema",
         "hf_synthsample.domains.thingtalk",
         "hf_synthsample.structure.tree",
+        "hf_synthsample.structure.language",
         "hf_synthsample.structure.extraction",
     )
     CARD_METADATA = {"language": ["en"], "task_categories": ["text-generation"]}  # questions -> ThingTalk programs

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..settings import Settings, setting
+from ..structure.language import Language, check_language
 
 __all__ = ["CurveSettings", "SCHEDULERS", "ARCHITECTURES"]
 
@@ -53,8 +54,10 @@ class CurveSettings(Settings):
                              help="target compound divergences D_C of the splits, increasing, in [0, 1]; at least 2")
     column: str = setting("commands", check=_non_empty,
                           help="the column whose structure defines atoms and compounds (read by --language)")
-    language: str | None = setting("scan", help="the structure language of --column (hf_synthsample.languages: "
-                                                "scan, cogs, sexpr, thingtalk, ...)")
+    language: str | Language | None = setting(
+        "scan", help="the structure language of --column (hf_synthsample.structure.languages(): scan, cogs, sql, sparql, "
+                     "lambda, funql, python, sexpr, thingtalk, ...; a name or a Language)", kind="any",
+        check=check_language)
     source_column: str | None = setting(None, check=_non_empty, help="the model's input text column [--column]")
     target_column: str = setting("actions", check=_non_empty, help="the model's output text column")
     train_size: float = setting(0.5, min=0.0, max=1.0, min_inclusive=False, max_inclusive=False,

@@ -43,11 +43,10 @@ def _progress(name: str, value: Any) -> Any:
     return value
 
 
-def _language(name: str, value: str) -> str:
-    from ..structure import get_language
+def _language(name: str, value: Any) -> Any:
+    from ..structure.language import check_language
 
-    get_language(value)
-    return value
+    return check_language(name, value)
 
 
 def _at_least_one(what: str) -> Callable[[str, Any], Any]:
@@ -98,7 +97,8 @@ class StructureSource(Settings):
 
     program_column: str = setting("program", help="program column parsed when a structure column is missing",
                                   check=check_non_empty_str)
-    language: str = setting("thingtalk", help="structure language of the programs", check=_language)
+    language: Any = setting("thingtalk", help="structure language of the programs (a name or a "
+                                              "hf_synthsample.structure.Language)", kind="any", check=_language)
     max_height: int = setting(2, help="compound height when compounds are computed from programs", min=1)
     skip_unparsable: bool = setting(False, help="leave rows whose program does not parse out instead of failing")
     progress: bool | None = setting(None, help="progress bars while parsing (None: on for 10,000 programs or more "

@@ -246,12 +246,16 @@ def read_structures(
         if col is not None and col not in dataset.column_names:
             raise ValueError(f"{arg}: no column {col!r}; columns: {dataset.column_names}")
     need_program = atoms_column is None or (compounds_column is None)
+    lang = None
     if need_program:
         if language is None:
             raise ValueError("language: give the structure language of the program column (see "
                              "hf_synthsample.structure.languages()), or atoms_column and compounds_column")
-        get_language(language)
+        lang = get_language(language)
+        max_height = lang.height(max_height)
         check_program_column(dataset, column)
+    elif language is not None:
+        lang = get_language(language)
     if mode in ("example", "pool"):
         if compounds_column is not None:
             raise ValueError(f"compound_weights={compound_weights!r} needs program trees; with compounds_column pass "
@@ -303,7 +307,12 @@ def read_structures(
     comp_vocab = cols["compounds"][3].to_pylist()
     atom_vocab = cols["atoms"][3].to_pylist()
     key = None if side is None else np.asarray(side, dtype=np.int64)
+    grouped = lang is None or lang.settings.group
+    if not grouped:  # every row its own group: the search moves single rows
+        key = np.arange(len(dataset), dtype=np.int64)
     a_coo, c_coo, members, group_side = _bags(cols["atoms"], cols["compounds"], order, None, key)
+    if not grouped and side is not None:
+        group_side = np.asarray(side, dtype=np.int64)[members.heads()]
     if mode in ("example", "pool") or isinstance(compound_weights, Mapping):
         c_coo = _weighted(c_coo, mode if not isinstance(compound_weights, Mapping) else compound_weights,
                           comp_vocab, members, view, column, language, max_height)

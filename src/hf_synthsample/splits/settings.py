@@ -22,6 +22,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..settings import Settings, setting
+from ..structure.language import Language, check_language
 from ..validation import check_float
 from ._data import check_compound_weights
 
@@ -179,7 +180,9 @@ class SplitSettings(Settings):
         applies_when=_SEARCH)
     seed: int = setting(0, help="random seed: the random start and the candidate draws; same seed, same split", min=0)
     column: str = setting("program", help="program column")
-    language: str | None = setting(None, help="structure language of the program column (thingtalk, scan, cogs, ...)")
+    language: str | Language | None = setting(
+        None, help="structure language of the program column (thingtalk, scan, cogs, sql, sparql, lambda, funql, "
+                   "python, sexpr, ...), a name or a hf_synthsample.structure.Language", kind="any", check=check_language)
     max_height: int = setting(2, help="height of the largest compound read from a program tree", min=1,
                               applies_when=_SEARCH)
     atoms_column: str | None = setting(None, help="list-of-atoms column instead of parsing the program column",

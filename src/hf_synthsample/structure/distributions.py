@@ -9,7 +9,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..validation import check_float, check_int
 from .extraction import _occurrences
-from .tree import Node, parse
+from .language import parse
+from .tree import Node
 
 __all__ = ["COMPOUND_WEIGHTINGS", "example_compound_weights", "compound_weights", "frequencies", "entropy",
            "chernoff_coefficient", "divergence", "atom_divergence", "compound_divergence"]

@@ -6,12 +6,13 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from ..validation import check_choice, check_int
-from .tree import Node, get_language, parse
+from .language import Language, get_language, parse
+from .tree import Node
 
 __all__ = ["abstract_template", "atoms", "compounds", "structure", "StructureFunction"]
 
 
-def abstract_template(program: str | Node, language: str = "thingtalk") -> str:
+def abstract_template(program: str | Node, language: str | Language = "thingtalk") -> str:
     """The abstract template of ``program`` (Oren et al. 2021, Table 2).
 
     Example:
@@ -21,7 +22,7 @@ def abstract_template(program: str | Node, language: str = "thingtalk") -> str:
     return get_language(language).template(parse(program, language))
 
 
-def atoms(program: str | Node, language: str = "thingtalk") -> list[str]:
+def atoms(program: str | Node, language: str | Language = "thingtalk") -> list[str]:
     """Node labels of the program tree, pre-order, values abstracted to ``entity``.
 
     Example:
@@ -102,7 +103,7 @@ def _atoms_and_compounds(tree: Node, max_height: int) -> tuple[list[str], list[s
     return [n.atom() for n in tree.iter()], _occurrences(tree, max_height)
 
 
-def compounds(program: str | Node, language: str = "thingtalk", max_height: int = 2) -> list[str]:
+def compounds(program: str | Node, language: str | Language = "thingtalk", max_height: int = 2) -> list[str]:
     """Compounds, bottom-up: each internal node with its descendants down to depth 1..``max_height``
     that hold a terminal (leaf) of the program, values abstracted to ``entity``.
 
@@ -111,14 +112,15 @@ def compounds(program: str | Node, language: str = "thingtalk", max_height: int 
         ['(b c)', '(e f)', '(d (e f))', '(a (b c) (d e))']
     """
     max_height = check_int("max_height", max_height, min=1)
-    return _atoms_and_compounds(parse(program, language), max_height)[1]
+    lang = get_language(language)
+    return _atoms_and_compounds(parse(program, lang), lang.height(max_height))[1]
 
 
-def structure(program: str | Node, language: str = "thingtalk", max_height: int = 2) -> tuple[str, list[str], list[str]]:
+def structure(program: str | Node, language: str | Language = "thingtalk", max_height: int = 2) -> tuple[str, list[str], list[str]]:
     """``(template, atoms, compounds)`` from one parse."""
     lang = get_language(language)
-    tree = parse(program, language)
-    a, c = _atoms_and_compounds(tree, max_height)
+    tree = parse(program, lang)
+    a, c = _atoms_and_compounds(tree, lang.height(max_height))
     return lang.template(tree), a, c
 
 
@@ -136,16 +138,16 @@ class StructureFunction:
     def __init__(
         self,
         column: str = "program",
-        language: str = "thingtalk",
+        language: str | Language = "thingtalk",
         max_height: int = 2,
         outputs: Sequence[str] = ("template", "atoms", "compounds"),
     ):
         if not isinstance(column, str):
             raise TypeError(f"column must be a str, got {column!r}")
-        get_language(language)
+        lang = get_language(language)
         self.column = column
         self.language = language
-        self.max_height = check_int("max_height", max_height, min=1)
+        self.max_height = lang.height(check_int("max_height", max_height, min=1))
         for o in outputs:
             check_choice("outputs", o, ("template", "atoms", "compounds"))
         self.outputs = tuple(outputs)

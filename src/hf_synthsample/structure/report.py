@@ -11,7 +11,7 @@ from ..validation import check_int
 from .distributions import (_example_weights, _occurrence_supers, _weighting, atom_divergence, compound_divergence,
                             compound_weights, entropy, frequencies)
 from .extraction import structure
-from .tree import get_language
+from .language import get_language
 
 __all__ = ["template_counts", "template_coverage", "plot_template_frequencies", "diagnostics", "structure_diagnostics"]
 

@@ -1,16 +1,11 @@
-"""The language-agnostic program tree (:class:`Node`), the s-expression parser (``"sexpr"``), and
-the registry of language adapters with :func:`parse`; the registry imports no adapter module
-(:data:`ADAPTER_MODULES` are imported by name on the first lookup)."""
+"""The language-agnostic program tree (:class:`Node`) and the s-expression parser (``"sexpr"``);
+languages and their registry live in :mod:`hf_synthsample.structure.language`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
-
 from ..validation import MAX_NESTING, nesting_message
 
-__all__ = ["ABSTRACT_TOKENS", "KINDS", "Node", "parse_sexpr", "Language", "register_language", "languages",
-           "get_language", "parse", "ADAPTER_MODULES"]
+__all__ = ["ABSTRACT_TOKENS", "KINDS", "Node", "parse_sexpr"]
 
 #: node kinds the abstraction replaces, and the token each becomes (Oren et al. 2021, Table 2)
 ABSTRACT_TOKENS: dict[str, str] = {
@@ -130,89 +125,3 @@ def parse_sexpr(text: str) -> Node:
     if pos != len(tokens):
         raise ValueError(f"program: unexpected token {tokens[pos]!r} at token {pos} after the end of the tree")
     return tree
-
-
-@dataclass(frozen=True)
-class Language:
-    """A language adapter: ``parse(text) -> Node`` and ``template(tree) -> str``."""
-
-    name: str
-    parse: Callable[[str], Node]
-    template: Callable[[Node], str]
-
-
-_LANGUAGES: dict[str, Language] = {}
-
-
-def register_language(name: str, parse: Callable[[str], Node], template: Callable[[Node], str] | None = None,
-                      *, default: bool = False) -> None:
-    """Register a language adapter (``template`` defaults to the abstract s-expression of the tree);
-    with ``default=True`` (the built-in adapters) only if the name is free.
-
-    Example:
-        >>> from hf_synthsample.structure import atoms
-        >>> register_language("words", lambda s: Node("seq", tuple(Node(w) for w in s.split())))
-        >>> atoms("jump twice", language="words")
-        ['seq', 'jump', 'twice']
-    """
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"name must be a non-empty str, got {name!r}")
-    if not callable(parse):
-        raise TypeError(f"parse must be callable, got {parse!r}")
-    if template is not None and not callable(template):
-        raise TypeError(f"template must be callable or None, got {template!r}")
-    if default and name in _LANGUAGES:
-        return
-    # the walkers recurse over the tree: one over MAX_NESTING high is a ValueError here, not a RecursionError there
-    _LANGUAGES[name] = Language(name, lambda text: _check_height(parse(text)),
-                                template or (lambda tree: tree.to_sexpr(abstract=True)))
-
-
-def _check_height(tree: Node) -> Node:
-    if not isinstance(tree, Node):
-        raise TypeError(f"program: a language's parser must return a Node, got {type(tree).__name__}")
-    h = tree.height()
-    if h > MAX_NESTING:
-        raise ValueError(f"program: the tree is {nesting_message(h)}")
-    return tree
-
-
-def languages() -> list[str]:
-    """Names of the registered languages."""
-    _builtin()
-    return sorted(_LANGUAGES)
-
-
-def get_language(language: str) -> Language:
-    """The adapter of ``language``; ``ValueError`` listing the registered ones if unknown."""
-    _builtin()
-    if language not in _LANGUAGES:
-        raise ValueError(f"language: unknown language {language!r}; registered languages: {sorted(_LANGUAGES)}")
-    return _LANGUAGES[language]
-
-
-#: modules whose import registers built-in adapters (``register_language(..., default=True)``):
-#: imported by name on the first lookup, so this module imports none of them (they import it)
-ADAPTER_MODULES = ("hf_synthsample.domains.thingtalk", "hf_synthsample.languages")
-_loaded = False
-
-
-def _builtin() -> None:
-    global _loaded
-    if _loaded:
-        return
-    import importlib
-
-    register_language("sexpr", parse_sexpr, default=True)
-    for module in ADAPTER_MODULES:
-        importlib.import_module(module)
-    _loaded = True
-
-
-def parse(program: str | Node, language: str = "thingtalk") -> Node:
-    """The tree of ``program`` (a tree as it is); ``ValueError`` when nested over ``MAX_NESTING``."""
-    if isinstance(program, Node):
-        return _check_height(program)
-    if not isinstance(program, str):
-        raise TypeError(f"program must be a str or a Node, got {type(program).__name__}")
-    return get_language(language).parse(program)

@@ -1,13 +1,13 @@
-"""Language adapters for the structure module beyond ThingTalk: SCAN, COGS, Karel, Calculator.
+"""The seeds' languages: SCAN, SCAN actions, COGS, Karel, Calculator.
 
 Each adapter parses a program column into a :class:`~hf_synthsample.structure.Node` tree, marking
 what the abstract template hides (``kind``): lexical items (SCAN primitives, COGS nouns and verbs,
 Karel actions) are ``"func"``, values (COGS variables, Karel repeat counts, digits) ``"entity"``,
 Karel conditions ``"property"``. Atoms and compounds keep the lexical items, so CMaxEnt balances
 ``(twice jump)`` against ``(twice walk)`` while UAT balances the abstract shapes. Registered by
-:func:`hf_synthsample.structure.get_language` on first use: ``scan`` (SCAN / SCAN* commands),
-``scan_actions`` (action sequences, run lengths hidden), ``cogs`` (logical forms), ``karel``
-(token programs) and ``calculator`` (expressions).
+:mod:`hf_synthsample.languages`: ``scan`` (SCAN / SCAN* commands), ``scan_actions`` (action
+sequences, run lengths hidden), ``cogs`` (logical forms), ``karel`` (token programs) and
+``calculator`` (expressions).
 
 Example:
     >>> from hf_synthsample.structure import abstract_template, atoms, compounds
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from .structure import Node, register_language
+from ..structure import Node
 
 __all__ = ["parse_scan", "parse_scan_actions", "parse_cogs", "parse_karel", "parse_calculator", "register_all"]
 
@@ -164,7 +164,7 @@ def _karel_body(body) -> tuple[Node, ...]:
 
 def parse_karel(text: str) -> Node:
     """A Karel program (token form) as ``(run stmt...)``; syntax errors are ``ValueError``."""
-    from .domains.karel import dsl
+    from ..domains.karel import dsl
 
     return Node("run", _karel_body(dsl.parse(text)))
 
@@ -174,7 +174,7 @@ _DIGITS = tuple(Node(str(d), kind="entity") for d in range(10))
 
 def parse_calculator(text: str) -> Node:
     """A Calculator expression as its operator tree (parentheses are implied by the tree)."""
-    from .domains import calculator
+    from ..domains import calculator
 
     # built bottom-up without recursion: a long chain 1+1+...+1 is a deep tree, refused with a
     # ValueError by the structure module's height check, never a RecursionError here
@@ -182,12 +182,9 @@ def parse_calculator(text: str) -> Node:
 
 
 def register_all(register) -> None:
-    """Register the adapters of this module with ``register(name, parse)``."""
-    register("scan", parse_scan)
-    register("scan_actions", parse_scan_actions)
-    register("cogs", parse_cogs)
-    register("karel", parse_karel)
-    register("calculator", parse_calculator)
-
-
-register_all(lambda name, parse: register_language(name, parse, default=True))  # on import: see structure.ADAPTER_MODULES
+    """Register the adapters of this module with ``register(name, parse, description)``."""
+    register("scan", parse_scan, "SCAN / SCAN* commands: conjunction > repetition > turn > verb")
+    register("scan_actions", parse_scan_actions, "SCAN action sequences as runs of one action (run lengths: values)")
+    register("cogs", parse_cogs, "COGS logical forms (variables: values)")
+    register("karel", parse_karel, "Karel programs in token form (repeat counts: values)")
+    register("calculator", parse_calculator, "Calculator expressions (digits: values)")
