@@ -205,6 +205,9 @@ class Structures:
     compound_names: list
     unparsable: np.ndarray
     group_side: Any = None  # with ``side``: each group's side
+    # the compound CSR with its weights taken over the groups a mask keeps (the rows a split holds
+    # on either side); None where the weights do not depend on which rows are kept
+    reweigh: Any = None
 
     @property
     def sizes(self) -> np.ndarray:
@@ -313,15 +316,23 @@ def read_structures(
     a_coo, c_coo, members, group_side = _bags(cols["atoms"], cols["compounds"], order, None, key)
     if not grouped and side is not None:
         group_side = np.asarray(side, dtype=np.int64)[members.heads()]
+    reweigh = None
     if mode in ("example", "pool") or isinstance(compound_weights, Mapping):
-        c_coo = _weighted(c_coo, mode if not isinstance(compound_weights, Mapping) else compound_weights,
-                          comp_vocab, members, view, column, language, max_height)
-    return Structures(members, _csr(a_coo), _csr(c_coo), atom_vocab, comp_vocab, bad, group_side)
+        raw = c_coo
+        weights = mode if not isinstance(compound_weights, Mapping) else compound_weights
+        c_coo = _weighted(raw, weights, comp_vocab, members, view, column, lang, max_height)
+        if not isinstance(weights, Mapping):
+            # Keysers et al.'s weights are P(G'|G) over the rows read: a split that leaves rows out
+            # must weigh its compounds over the rows it keeps, as split_report of its sides does
+            def reweigh(kept: np.ndarray) -> tuple:
+                return _csr(_weighted(raw, weights, comp_vocab, members, view, column, lang, max_height, kept))
+    return Structures(members, _csr(a_coo), _csr(c_coo), atom_vocab, comp_vocab, bad, group_side, reweigh)
 
 
 def _weighted(c_coo: tuple, weights: str | Mapping, comp_vocab: list, members: Any, view: "Dataset", column: str,
-              language: str | None, max_height: int) -> tuple:
-    """The compound COO ``(group, compound, mass, G, V)`` times each entry's weight, zeros dropped."""
+              language: Any, max_height: int, kept: np.ndarray | None = None) -> tuple:
+    """The compound COO ``(group, compound, mass, G, V)`` times each entry's weight, zeros dropped;
+    ``kept`` (a mask of groups): the weights' ``P(G'|G)`` over those groups' rows only."""
     import pyarrow as pa
 
     from ..columns import column_arrow
@@ -338,10 +349,19 @@ def _weighted(c_coo: tuple, weights: str | Mapping, comp_vocab: list, members: A
         # one tree per group (its first row), counted once per row of the group: P(G'|G) is over every row read
         reps = members.heads()
         programs = column_arrow(view, column).take(pa.array(reps)).to_pylist()
-        rows, p = _occurrence_supers(programs, language, max_height, counts=members.sizes.tolist())
+        if kept is None:
+            rows, p = _occurrence_supers(programs, language, max_height, counts=members.sizes.tolist())
+        else:  # the groups left out count nowhere (``also``), yet get their weights
+            kept = np.asarray(kept, dtype=bool)
+            inside, outside = np.flatnonzero(kept), np.flatnonzero(~kept)
+            got, p = _occurrence_supers([programs[i] for i in inside], language, max_height,
+                                        counts=members.sizes[inside].tolist(), also=[programs[i] for i in outside])
+            rows = [None] * len(programs)
+            for i, r in zip([*inside.tolist(), *outside.tolist()], got):
+                rows[i] = r
         per_group = [_example_weights(r, p) for r in rows]
-        if weights == "pool":
-            best = _largest(per_group)
+        if weights == "pool":  # each compound's largest weight over the rows counted
+            best = _largest(per_group if kept is None else [per_group[i] for i in np.flatnonzero(kept)])
             w = np.asarray([best.get(name, 1.0) for name in comp_vocab], dtype=np.float64)[c]
         else:
             w = np.asarray([per_group[gi].get(comp_vocab[ci], 1.0) for gi, ci in zip(g.tolist(), c.tolist())],

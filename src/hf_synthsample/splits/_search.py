@@ -51,6 +51,17 @@ class Search:
         self.atom_fixes = 5  # swaps that may repair the atom bound after a hold-out (COGS: it binds)
         self.drop_batch = 8  # single groups left out per step of the train_size phase
 
+    def reweigh(self, e: Engine) -> Engine:
+        """After rows were left out: the compounds weighed over the rows kept (the split's own D_C,
+        as :func:`~hf_synthsample.splits.split_report` of its sides computes it), same assignment."""
+        if self.st.reweigh is None:
+            return e
+        from dataclasses import replace
+
+        self.st = replace(self.st, compounds=self.st.reweigh(e.side >= 0))
+        self.comp_inv = _inverted(self.st.compounds[0], self.st.compounds[1], self.st.compounds[3])
+        return Engine(self.sizes, self.st.atoms, self.st.compounds, e.side.copy())
+
     def reached(self, e: Engine) -> bool:
         """Within a quarter of the tolerance: a split at the tolerance's edge would be a poor point."""
         if self.goal.kind == "max":

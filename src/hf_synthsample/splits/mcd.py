@@ -169,6 +169,8 @@ def _search_once(st: Structures, goal: Goal, goal_tol: float, rng: np.random.Gen
         search.lower_atom_divergence(e)
     else:
         e = Engine(search.sizes, st.atoms, st.compounds, side.copy())
+        if (side < 0).any():  # rows already left out: the split's own weights from the start
+            e = search.reweigh(e)
     initial = e.compound_divergence
     run = dict(time_limit=p.time_limit, patience=p.patience, progress=p.progress, t0=p.t0, max_steps=max_steps)
     dropping = p.train_target is not None and e.train_rows > p.train_target + p.tol
@@ -179,6 +181,8 @@ def _search_once(st: Structures, goal: Goal, goal_tol: float, rng: np.random.Gen
     if dropping:
         # only now: the rows that still carry the held-out compounds into train are the ones worth leaving out
         search.drop(e, p.train_target)
+        # from here on the left-out rows stay out: D_C is the split's own, weighed over the rows it keeps
+        e = search.reweigh(e)
         e.recompute()
         if reason in ("no improving move", "target reached"):  # leaving rows out moved D_C: on towards the goal
             reason = search.run(e, **run)
