@@ -37,6 +37,8 @@ MODULES = [
     "harness", "harness.tables", "harness.options", "harness.runs", "harness.run_folder", "harness.checkpoints",
     "hf_synthsample.languages",
     "hf_synthsample.languages.seeds",
+    "hf_synthsample.languages.sql", "hf_synthsample.languages.sparql", "hf_synthsample.languages.lambda_terms",
+    "hf_synthsample.languages.python", "hf_synthsample.languages.grammar",
     "hf_synthsample.structure.language",
     "hf_synthsample._lazy",
     "hf_synthsample.models",

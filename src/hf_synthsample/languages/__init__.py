@@ -3,6 +3,11 @@
 name on its first lookup: :data:`hf_synthsample.structure.ADAPTER_MODULES`).
 
 - :mod:`.seeds`: ``scan``, ``scan_actions``, ``cogs``, ``karel``, ``calculator``.
+- :mod:`.sql`: ``sql`` (sqlglot; Spider, text2sql-data).
+- :mod:`.sparql`: ``sparql`` (CFQ's SPARQL).
+- :mod:`.lambda_terms`: ``lambda`` (GeoQuery lambda calculus) and ``funql`` (FunQL).
+- :mod:`.python`: ``python`` (the ``ast`` module).
+- :mod:`.grammar`: :func:`grammar_language`, a language from the user's own lark grammar.
 
 Example:
     >>> from hf_synthsample.structure import abstract_template, compounds, atoms
@@ -19,15 +24,16 @@ Example:
 from __future__ import annotations
 
 from ..structure import register_language
-from . import seeds
+from . import lambda_terms, python, seeds, sparql, sql
+from .grammar import grammar_language
 from .seeds import parse_calculator, parse_cogs, parse_karel, parse_scan, parse_scan_actions
 
-__all__ = ["parse_scan", "parse_scan_actions", "parse_cogs", "parse_karel", "parse_calculator"]
+__all__ = ["grammar_language", "parse_scan", "parse_scan_actions", "parse_cogs", "parse_karel", "parse_calculator"]
 
 
 def _register(name: str, parse, description: str = "") -> None:
     register_language(name, parse, default=True, description=description)
 
 
-for _module in (seeds,):
+for _module in (seeds, sql, sparql, lambda_terms, python):
     _module.register_all(_register)
