@@ -209,6 +209,18 @@ def test_python_errors(bad):
         atoms(bad, language="python")
 
 
+@pytest.mark.parametrize("language,text", [
+    ("sql", "SELECT " + "(" * 3000 + "1" + ")" * 3000), ("funql", "f(" * 3000 + "1" + ")" * 3000),
+    ("lambda", "( f " * 3000 + "1" + " )" * 3000), ("python", "x = " + "[" * 3000 + "]" * 3000),
+    ("sparql", "SELECT ?x WHERE { " + " . ".join(["?x a ns:b"] * 3000) + " }")])
+def test_deep_or_long_programs_are_value_errors_or_parse(language, text):
+    if language == "sparql":  # long, not deep: query, select, ?x, where + 3,000 triples of 4 nodes
+        assert len(atoms(text, language=language)) == 4 + 4 * 3000
+        return
+    with pytest.raises(ValueError, match="^program:"):
+        atoms(text, language=language)
+
+
 # ---------------------------------------------------------------------------------- grammar_language
 def test_grammar_language_by_hand():
     lists = grammar_language("lists", LISTS, values=["ARG"])
@@ -252,6 +264,9 @@ def test_grammar_language_errors():
         lists.parse("jump 3")
     with pytest.raises(ValueError, match="^program:"):
         lists.parse("")
+    deep = grammar_language("deep", 'start: "(" start ")" | WORD\nWORD: /[a-z]+/', parser="lalr")
+    with pytest.raises(ValueError, match="^program:"):
+        deep.parse("(" * 3000 + "a" + ")" * 3000)
 
 
 def test_grammar_language_register_and_pickle():

@@ -74,6 +74,8 @@ def parse_sql(text: str, dialect: str | None = None) -> Node:
         statements = [s for s in sqlglot.parse(text, read=dialect) if s is not None]
     except SqlglotError as err:
         raise ValueError(f"program: cannot parse SQL {text!r}: {_error_text(err)}") from None
+    except RecursionError:  # sqlglot's recursive descent on deeply nested input
+        raise ValueError(f"program: SQL {nesting_message()}") from None
     if len(statements) != 1:
         what = "no SQL statement" if not statements else f"{len(statements)} SQL statements"
         raise ValueError(f"program: expected one SQL statement, got {what} in {text!r}")
