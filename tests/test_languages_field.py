@@ -50,8 +50,9 @@ def test_sql_by_hand():
         "(from course)", "(eq course.department entity)", "(gt course.number entity)",
         "(and (eq course.department entity) (gt course.number entity))",
         "(select distinct course.name from where)", "(select distinct course.name (from course) (where and))"]
-    assert abstract_template(ADVISING, language="sql") == \
-        "(select distinct course.name (from course) (where (and (eq course.department entity) (gt course.number entity))))"
+    assert abstract_template(ADVISING, language="sql") == (
+        "(select distinct course.name (from course) "
+        "(where (and (eq course.department entity) (gt course.number entity))))")
 
 
 def test_sql_values_change_keeps_the_template_structure_changes_it():

@@ -62,8 +62,9 @@ class _GrammarParser:
         names = {t.name for t in lark.terminals}
         unknown = sorted(set(self.values) - names)
         if unknown:
-            raise ValueError(f"values: no terminal named {', '.join(map(repr, unknown))} in the grammar; its terminals: "
-                             f"{sorted(n for n in names if not n.startswith('__'))}")
+            named = sorted(n for n in names if not n.startswith("__"))
+            raise ValueError(f"values: no terminal named {', '.join(map(repr, unknown))} in the grammar; "
+                             f"its terminals: {named}")
         return lark
 
     def __getstate__(self) -> dict[str, Any]:

@@ -19,7 +19,8 @@ A ``SyntaxError`` is a ``ValueError`` starting with ``program:``.
 Example:
     >>> from hf_synthsample.structure import abstract_template, atoms
     >>> atoms("def f(a):\\n    return len(a) + 1", language="python")
-    ['module', 'functiondef', 'entity', 'arguments', 'arg', 'entity', 'return', 'binop', 'call', 'len', 'entity', 'add', 'entity']
+    ['module', 'functiondef', 'entity', 'arguments', 'arg', 'entity', 'return', 'binop', 'call', 'len', 'entity',
+     'add', 'entity']
     >>> abstract_template("y = x * 2", language="python")
     '(module (assign entity (binop entity mult entity)))'
 """

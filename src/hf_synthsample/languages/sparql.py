@@ -84,7 +84,8 @@ def parse_sparql(text: str) -> Node:
     """A CFQ SPARQL query as a tree (see the module).
 
     Example:
-        >>> parse_sparql("SELECT DISTINCT ?x0 WHERE { ?x0 a ns:film.actor . FILTER ( ?x0 != M1 ) }").to_sexpr(abstract=True)
+        >>> tree = parse_sparql("SELECT DISTINCT ?x0 WHERE { ?x0 a ns:film.actor . FILTER ( ?x0 != M1 ) }")
+        >>> tree.to_sexpr(abstract=True)
         '(query (select distinct entity) (where (triple entity a ns:film.actor) (filter (!= entity entity))))'
     """
     if not isinstance(text, str):
@@ -134,5 +135,5 @@ def _convert(tree: Any) -> Node:
 
 def register_all(register) -> None:
     """Register ``sparql`` with ``register(name, parse, description)``."""
-    register("sparql", parse_sparql, "CFQ's SPARQL (lark): (query (select ...) (where (triple s p o)... (filter ...))); "
-                                     "variables and M0..M9: values; predicates and classes: atoms")
+    register("sparql", parse_sparql, "CFQ's SPARQL (lark): (query (select ...) (where (triple s p o)... "
+                                     "(filter ...))); variables and M0..M9: values; predicates and classes: atoms")
