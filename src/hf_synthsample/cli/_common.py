@@ -137,3 +137,25 @@ def quiet_datasets_bars():
     finally:
         if was_on:
             enable_progress_bar()
+
+
+def add_language_arguments(parser: argparse.ArgumentParser, *, exclude: tuple[str, ...] = ("max_height",)) -> None:
+    """The options of :class:`~hf_synthsample.structure.LanguageSettings` (``--abstract``, ``--group``...),
+    which set up the ``--language`` a command reads (``exclude``: fields the command declares itself)."""
+    from ..settings import add_arguments as add_settings
+    from ..structure.language import LanguageSettings
+
+    add_settings(parser, LanguageSettings, exclude=exclude, title="structure language (with --language)")
+
+
+def language_of(args: argparse.Namespace, language: Any, *, option: str = "--language") -> Any:
+    """``language`` (a name) configured by the language options given, or as it is when none was."""
+    from ..settings import given, settings_from_args
+    from ..structure.language import LanguageSettings, get_language
+
+    if not given(args, LanguageSettings):
+        return language
+    if language is None:
+        raise ValueError(f"{', '.join('--' + k.replace('_', '-') for k in given(args, LanguageSettings))}: "
+                         f"language settings need {option}")
+    return get_language(language).configure(settings_from_args(LanguageSettings, args))

@@ -15,7 +15,8 @@ import time
 from typing import Iterator
 
 from ..curve.settings import CurveSettings
-from ._common import add_shared, check_license, check_output_folder
+from ..structure.language import LanguageSettings
+from ._common import add_language_arguments, add_shared, check_license, check_output_folder, language_of
 from ._source import resolve_source
 
 HELP = "the compositionality curve of a model (test accuracy against compound divergence) as a Hub folder"
@@ -24,7 +25,7 @@ PARAMETERS = {"folder": "--out", "dataset": "source", "model": "--model", "targe
 DEFAULT_SOURCE = "scan/simple"
 
 #: the settings classes whose fields are this command's options (``--targets`` one value per target)
-SETTINGS = (CurveSettings,)
+SETTINGS = (CurveSettings, LanguageSettings)
 #: the options that are no settings field: why each is the command's own
 OWN_OPTIONS = {"out": "where the Hub folder is written", "model": "the model to train (not a setting of the curve)",
                "source": "the data"}
@@ -42,6 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--targets", type=float, nargs="+", default=argparse.SUPPRESS, metavar="D_C",
                    help=f"{spec.help} [default: {' '.join(map(str, CurveSettings().targets))}]")
     add_settings(p, CurveSettings, exclude=("targets",))
+    add_language_arguments(p, exclude=())
     add_shared(p, "builder_param", "config", "split", "overwrite", "license", split="split of the source to read")
 
 
@@ -68,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
     check_license(args)
     split_names(args.split, "--split")
     fixed = {"targets": tuple(args.targets)} if hasattr(args, "targets") else {}
+    # --abstract / --max-height / --group set up the --language the splits read
+    fixed["language"] = language_of(args, getattr(args, "language", CurveSettings().language))
     settings = settings_from_args(CurveSettings, args, **fixed)
     if args.model is not None:
         checkpoint_factory(args.model)  # the folder checked before any work

@@ -15,12 +15,14 @@ import time
 from ..settings import add_arguments as add_settings
 from ..settings import applies, settings_from_args
 from ..splits.settings import SplitSettings, SweepSettings
-from ._common import add_shared, check_license, check_output_folder, quiet_datasets_bars, require
+from ..structure.language import LanguageSettings
+from ._common import (add_language_arguments, add_shared, check_license, check_output_folder, language_of,
+                      quiet_datasets_bars, require)
 from ._source import resolve_source
 
 HELP = "compositional train/test split (MCD, TMCD, template, length, random) as a Hub folder"
 #: the settings classes the options are made from, and the options that are not their fields
-SETTINGS = (SplitSettings, SweepSettings)
+SETTINGS = (SplitSettings, SweepSettings, LanguageSettings)
 OWN_OPTIONS = {"out": "the output folder", "no_compound_weights": "an alias of --compound-weights none"}
 PARAMETERS = {"folder": "--out", "config_name": "--name", "dataset": "source", "length": "--length-column"}
 
@@ -35,6 +37,7 @@ def add_arguments(sp: argparse.ArgumentParser) -> None:
     for action in sp._actions:  # a field a sweep declares apart (its own default) says so
         if action.dest in split and sweep[action.dest] != split[action.dest]:
             action.help += f"; with --sweep: {sweep[action.dest].help} [default: {sweep_defaults[action.dest]}]"
+    add_language_arguments(sp)  # the compound height is the split's --max-height
     sp.add_argument("--no-compound-weights", action="store_true", help="the same as --compound-weights none")
     add_shared(sp, "builder_param", "config", "split", "name", "overwrite", "license",
                split="split of the source to split", name="the method")
@@ -47,11 +50,12 @@ def settings_of(args: argparse.Namespace):
         if getattr(args, "compound_weights", "none") != "none":
             raise ValueError(f"--no-compound-weights contradicts --compound-weights {args.compound_weights} (give one)")
         args.compound_weights = "none"
+    language = language_of(args, getattr(args, "language", None))
     if not hasattr(args, "targets"):
-        return settings_from_args(SplitSettings, args)
+        return settings_from_args(SplitSettings, args, language=language)
     if args.name is not None:
         raise ValueError("--name: not used with --sweep (each target is its own config, dc_0.10, ...)")
-    return settings_from_args(SweepSettings, args)
+    return settings_from_args(SweepSettings, args, language=language)
 
 
 def record(settings) -> dict:
@@ -116,6 +120,10 @@ def _run_split(args: argparse.Namespace, ds, settings: SplitSettings, provenance
                           length_column=s.length_column, atoms_column=s.atoms_column,
                           compounds_column=s.compounds_column, template_column=s.template_column,
                           compound_weights=s.weights_in_effect if s.search else None, max_height=s.max_height)
+    if s.language is not None or s.template_column is not None:  # issue 43: beside a random split of its sizes
+        from ..splits.disjoint import describe_split
+
+        describe_split(report, ds, splitter)  # the search warned already
     print(report.to_markdown())
     name = args.name or s.method
     with quiet_datasets_bars():  # no "Creating parquet" bar per side
