@@ -1,7 +1,7 @@
 """The ``hf-synthsample`` command line.
 
 Subcommands: ``quickstart``, ``generate DOMAIN``, ``configs``, ``homogenize``, ``sample``,
-``split``, ``datamap``, ``curve`` (:data:`COMMANDS`); each module's docstring says what its
+``structure``, ``split``, ``datamap``, ``curve`` (:data:`COMMANDS`); each module's docstring says what its
 subcommand does, and ``hf-synthsample COMMAND --help`` shows it with the options.
 
 Every option is checked before any work; an error (operating-system ones included) is one line
@@ -28,8 +28,8 @@ from ._errors import user_path as _user_path
 __all__ = ["COMMANDS", "main"]
 
 #: subcommand -> its module in this package (of the same name), in the order ``--help`` lists them
-COMMANDS = {name: name for name in ("quickstart", "generate", "configs", "homogenize", "sample", "split", "datamap",
-                                    "curve")}
+COMMANDS = {name: name for name in ("quickstart", "generate", "configs", "homogenize", "sample", "structure",
+                                    "split", "datamap", "curve")}
 
 
 def _module(command: str):

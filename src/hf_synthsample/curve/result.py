@@ -44,6 +44,31 @@ class CurveResult:
     model: str = ""
     seconds: float = 0.0
     random_compound_divergence: float | None = None
+    #: the random split of the same sizes as a dict (:class:`~hf_synthsample.splits.disjoint.RandomBaseline`)
+    random_baseline: dict | None = None
+
+    @property
+    def template_disjoint(self) -> list:
+        """The targets whose split is also (close to) template-disjoint (``record["template_statement"]``)."""
+        return [r["target"] for r in self.records if r.get("template_statement")]
+
+    def _random_sentence(self) -> str:
+        """The reference level, qualified when some splits are also template-disjoint (issue 43)."""
+        if self.random_compound_divergence is None:
+            return ""
+        o = (self.random_baseline or {}).get("overlap")
+        shares = (f" and {o['test_rows_with_train_template'] / max(1, o['test_rows']):.0%} of its test rows have a "
+                  "template training has" if o else "")
+        text = (f" A random split of the same sizes has D_C {self.random_compound_divergence:.3f}{shares}: a split "
+                "below it gets there by an unusual test side (rows with few compounds).")
+        marked = [r for r in self.records if r.get("template_statement")]
+        if marked:
+            text += (" Splits marked † are also template-disjoint (" + "; ".join(
+                f"D_C target {r['target']:g}: {r['template_statement']}" for r in marked) + "): their test sides "
+                "hold templates no training row has, so their scores measure template novelty as well as compound "
+                "divergence, and the random split's D_C is not the level of a split like them (rows of one "
+                "structure moved together; keep some values or set group=False to tell the two apart).")
+        return text
 
     @property
     def compound_divergence(self) -> list[float]:
@@ -93,7 +118,8 @@ class CurveResult:
                  "|---:|---:|---:|---:|---:|---:|---:|---|---:|" + ("---:|" if std else "") + ("---:|" if novel else "")]
         for i, r in enumerate(self.records):
             u = r.get("unseen_templates") or {}
-            lines.append(f"| {r['target']:g} | {r['compound_divergence']:.3f} | {r['atom_divergence']:.3f} | "
+            mark = " †" if r.get("template_statement") else ""
+            lines.append(f"| {r['target']:g}{mark} | {r['compound_divergence']:.3f} | {r['atom_divergence']:.3f} | "
                          f"{r['train_rows']:,} | {r['test_rows']:,} ({r['num_test_scored']:,}) | {r['steps']:,} | "
                          f"{r['fit']:.1f} | {'yes' if r['fit_reached'] else '**no**'} | **{r['test_exact_match']:.1f}** |"
                          + (f" {std[i]:.1f} |" if std else "") + (f" {u['share']:.1f} %"
@@ -111,9 +137,7 @@ class CurveResult:
                       + (f"; **not reached** at D_C target(s) {', '.join(f'{t:g}' for t in self.not_fitted)}: those "
                          "test scores say little about generalization" if self.not_fitted else "; every model reached it")
                       + ". Test: exact match (%) on a seeded subset of each test set (the same seed for every split)."
-                      + (f" A random split of the same sizes has D_C {self.random_compound_divergence:.3f}: a split below "
-                         "it gets there by an unusual test side (rows with few compounds)."
-                         if self.random_compound_divergence is not None else "")
+                      + self._random_sentence()
                       + (" Unseen templates: the scored test rows whose abstract template no training row has."
                          if novel else "")]
         return "\n".join(lines)
@@ -128,6 +152,7 @@ class CurveResult:
                 "spearman_rho_length_std": None if std is None or std != std else std,
                 "all_fitted": self.all_fitted, "not_fitted": self.not_fitted, "records": self.records,
                 "random_compound_divergence": self.random_compound_divergence,
+                "random_baseline": self.random_baseline, "template_disjoint": self.template_disjoint,
                 "settings": self.settings.to_record(), "model": self.model, "seconds": round(self.seconds, 1)}
 
     def plot(self, path: str, *, title: str | None = None) -> str:
@@ -149,12 +174,19 @@ class CurveResult:
         ax.plot([], [], "o-", color="C0", label="test exact match (hollow: not fitted)")
         if self.test_exact_match_length_std:
             ax.plot(dc, self.test_exact_match_length_std, "^:", color="C1", label="test, at the dataset's length mix")
+        marked = [(x, y) for x, y, r in zip(dc, test, self.records) if r.get("template_statement")]
+        if marked:  # issue 43: these test sides hold only templates training lacks
+            ax.plot(*zip(*marked), "x", color="tab:red", ms=11, label="also template-disjoint (†)")
+        if self.random_compound_divergence is not None:
+            ax.axvline(self.random_compound_divergence, color="0.6", lw=0.8, ls="--",
+                       label=f"random split of the same sizes (D_C {self.random_compound_divergence:.3f})")
         ax.axhline(self.settings.fit_target, color="0.7", lw=0.8, ls=":", label=f"fit target ({self.settings.fit_target:g} %)")
         ax.set_xlabel("compound divergence D_C of the split")
         ax.set_ylabel("exact match (%)")
         ax.set_ylim(-3, 105)
         head = title or f"Compositionality curve{f' ({self.model})' if self.model else ''}"
-        ax.set_title(f"{head}\nSpearman rho(D_C, test) = {self.spearman_rho:.2f} over {len(dc)} splits", fontsize=10)
+        sub = (f"; {len(marked)} of them also template-disjoint" if marked else "")
+        ax.set_title(f"{head}\nSpearman rho(D_C, test) = {self.spearman_rho:.2f} over {len(dc)} splits{sub}", fontsize=10)
         ax.legend(loc="best", fontsize=8)
         ax.grid(alpha=0.3)
         fig.tight_layout()

@@ -108,7 +108,10 @@ def _curve(dataset: "Dataset", model: ModelSpec, s: CurveSettings) -> CurveResul
     logger.info("sweep of %d splits in %.0f s: %s", len(sweep), sweep.seconds,
                 ", ".join(f"{t:g} -> {sweep.compound_divergence[t]:.3f}" for t in s.targets))
     names = sweep.config_names
-    random_dc = _random_divergence(dataset, sweep, s)
+    # the sweep's random split of the same sizes and seed (measured as its splits are), else measured here
+    baseline = sweep.random_baseline
+    random_dc = baseline.compound_divergence if baseline is not None and baseline.compound_divergence is not None \
+        else _random_divergence(dataset, sweep, s)
     tolerance = sweep.settings["divergence_tolerance"]  # what "at a target" means for the sweep
     below = [t for t in s.targets if sweep.compound_divergence[t] < random_dc - tolerance]
     if below:
@@ -143,9 +146,12 @@ def _curve(dataset: "Dataset", model: ModelSpec, s: CurveSettings) -> CurveResul
     sizes = sweep.sizes
     records = [{"target": t, "config": names[t], "compound_divergence": float(sweep.compound_divergence[t]),
                 "atom_divergence": float(sweep.atom_divergence[t]), "train_rows": int(sizes[t]["train"]),
-                "test_rows": int(sizes[t]["test"]), "seed": s.seed, **record} for t, record in zip(s.targets, trained)]
+                "test_rows": int(sizes[t]["test"]), "seed": s.seed,
+                "template_statement": sweep.template_statements.get(t), **record}
+               for t, record in zip(s.targets, trained)]
     result = CurveResult(records=records, settings=s, sweep=sweep, model=_describe(model, s),
-                         seconds=time.perf_counter() - start, random_compound_divergence=random_dc)
+                         seconds=time.perf_counter() - start, random_compound_divergence=random_dc,
+                         random_baseline=None if baseline is None else baseline.to_dict())
     logger.info("Spearman rho(D_C, test exact match) = %.3f over %d splits%s", result.spearman_rho, len(records),
                 f"; at the dataset's length mix {result.spearman_rho_length_std:.3f}" if mix else "")
     if result.not_fitted:

@@ -94,6 +94,10 @@ class MCDResult:
     starts: int = 1
     num_rows: int = 0
     goal: float | str = "max"  # "max", "min" or the target compound divergence
+    # issue 43: "also template-disjoint: ..." beside a random split of the same sizes (splits.disjoint), and the
+    # test side's and that random split's TemplateOverlap ({"split": ..., "random": ...}); None without templates
+    template_statement: str | None = None
+    template_overlap: dict | None = None
 
     @property
     def num_left_out(self) -> int:

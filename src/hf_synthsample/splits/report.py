@@ -63,11 +63,52 @@ class SplitReport:
     test_templates_in_train: int | None = None
     test_rows_with_train_template: int | None = None
     notes: dict = field(default_factory=dict)
+    #: a seeded random split of the same sizes (:class:`~.disjoint.RandomBaseline` as a dict), when measured
+    random_baseline: dict | None = None
+    #: "also template-disjoint: ..." when the test side shares far fewer templates with train than the
+    #: random split does (:func:`~.disjoint.template_statement`), else ``None``
+    template_statement: str | None = None
+    #: a compact summary of the data's structure (:meth:`~hf_synthsample.structure.StructureReport.summary`)
+    structure: dict | None = None
     _length_values: dict = field(default_factory=dict, repr=False)
     _compound_freqs: tuple | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+
+    @property
+    def template_overlap(self) -> Any:
+        """The test side's :class:`~.disjoint.TemplateOverlap` with train (``None`` without templates)."""
+        from .disjoint import TemplateOverlap
+
+        if self.test_templates is None:
+            return None
+        return TemplateOverlap(self.test_rows, self.test_rows_with_train_template, self.test_templates,
+                               self.test_templates_in_train)
+
+    def set_baseline(self, baseline: Any, *, warn: bool = False, what: str = "the split",
+                     language: Any = None) -> "SplitReport":
+        """Record a :class:`~.disjoint.RandomBaseline` (or its dict) and the template statement it gives
+        (logged as a warning with ``warn``); returns ``self``."""
+        from .disjoint import RandomBaseline, TemplateOverlap, check_template_disjoint, template_statement
+
+        if isinstance(baseline, dict):
+            overlap = baseline.get("overlap")
+            baseline = RandomBaseline(**{**baseline, "overlap": TemplateOverlap(**overlap) if overlap else None})
+        if not isinstance(baseline, RandomBaseline):
+            raise TypeError(f"baseline must be a RandomBaseline or its dict, got {type(baseline).__name__}")
+        self.random_baseline = baseline.to_dict()
+        check = check_template_disjoint if warn else (lambda o, r, **_: template_statement(o, r))
+        self.template_statement = check(self.template_overlap, baseline, what=what, language=language)
+        return self
+
+    def structure_markdown(self) -> str:
+        """The structure summary (when recorded) as Markdown lines, else ``""``."""
+        if not self.structure:
+            return ""
+        from ..structure.summary import summary_markdown
+
+        return summary_markdown(self.structure)
 
     def to_markdown(self) -> str:
         """The report as a Markdown table."""
@@ -84,6 +125,19 @@ class SplitReport:
             rows += [("test templates also in train", f"{self.test_templates_in_train:,} of {self.test_templates:,}"),
                      ("test rows whose template is in train",
                       f"{self.test_rows_with_train_template:,} ({self.test_rows_with_train_template / max(1, n):.1%})")]
+        b = self.random_baseline
+        if b is not None:
+            if b.get("compound_divergence") is not None:
+                rows.append(("a random split of the same sizes: D_C / D_A",
+                             f"{b['compound_divergence']:.4f} / {b['atom_divergence']:.4f} (seed {b['seed']})"))
+            o = b.get("overlap")
+            if o:
+                rows.append(("a random split of the same sizes: test rows whose template is in train",
+                             f"{o['test_rows_with_train_template']:,} of {o['test_rows']:,} "
+                             f"({o['test_rows_with_train_template'] / max(1, o['test_rows']):.1%}); "
+                             f"{o['test_templates_in_train']:,} of {o['test_templates']:,} test templates"))
+        if self.template_statement:
+            rows.append(("**template-disjoint**", f"**{self.template_statement}**"))
         rows += [(f"exact duplicates (`{self.text_column}` of a test row equals a train row's)",
                   f"{self.exact_duplicates:,} ({self.exact_duplicates / max(1, n):.1%})"),
                  ("near duplicates (equal once normalized)", f"{self.near_duplicates:,} ({self.near_duplicates / max(1, n):.1%})")]
@@ -121,6 +175,11 @@ class SplitReport:
         if panels == 2:
             _compound_panel(axes[1], *self._compound_freqs)
             axes[1].set_title(f"D_C = {self.compound_divergence:.3f}, D_A = {self.atom_divergence:.3f}")
+        if self.template_statement:  # what the split also is, over both panels
+            import textwrap
+
+            fig.suptitle(textwrap.fill(self.template_statement[:1].upper() + self.template_statement[1:],
+                                       width=60 * panels), fontsize=9, color="tab:red")
         fig.tight_layout()
         return save_figure_atomic(fig, path, dpi=100)
 
@@ -176,10 +235,13 @@ def split_report(
     atoms_column: str | None = None,
     compounds_column: str | None = None,
     template_column: str | None = None,
+    baseline: Any = None,
 ) -> SplitReport:
     """Report on a train/test split; the structural figures need ``language`` (or ``atoms_column``
     and ``compounds_column``). ``text_column`` (default ``column``) is checked for duplicates and
     measured in words unless ``length_column`` is given; templates: ``template_column`` or the language's.
+    ``baseline``: a :class:`~.disjoint.RandomBaseline` of the same sizes to report beside the split
+    (:meth:`SplitReport.set_baseline`: with it, the template statement).
     """
     from datasets import concatenate_datasets
 
@@ -255,6 +317,8 @@ def split_report(
         report.test_templates = len(test_t)
         report.test_templates_in_train = len(test_t & train_t)
         report.test_rows_with_train_template = int(sum(t in train_t for t in tt["test"]))
+    if baseline is not None:
+        report.set_baseline(baseline)
     return report
 
 
@@ -299,7 +363,12 @@ def save_split(
                  yaml.safe_dump(provenance, sort_keys=False, allow_unicode=True).strip(), "```"]
     extra, meta = {}, {"hf_synthsample": {"split": provenance}}
     if report is not None:
+        if report.template_statement:
+            body += ["", f"**Note: this split is {report.template_statement}.** Rows of one structure moved together "
+                     "and values were abstracted; see the structure of the data below."]
         body += ["", "## Split report", "", report.to_markdown(), "", "![split report](split_report.png)"]
+        if report.structure:
+            body += ["", "## Structure of the data", "", report.structure_markdown()]
         extra["split_report.png"] = report.plot  # drawn inside the folder's temp copy
         meta["hf_synthsample"]["split_report"] = _jsonable(report.to_dict())
     out = write_hub_folder(folder, {config_name: split}, body="\n".join(body), metadata=meta,

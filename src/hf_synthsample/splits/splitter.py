@@ -32,7 +32,8 @@ __all__ = ["MCDSplitter"]
 
 class MCDSplitter(Estimator):
     """Makes the split its :class:`~.settings.SplitSettings` describe, a ``sweep`` or the
-    ``reachable_range``, all from the same settings. Fitted: ``result_`` (the last search's), ``sweep_``, ``range_``.
+    ``reachable_range``, all from the same settings. Fitted: ``result_`` (the last search's), ``sweep_``, ``range_``;
+    after a search ``structures_`` (the groups it moved) and ``templates_`` (each row's, or ``None``).
     """
 
     settings_class = SplitSettings
@@ -43,7 +44,7 @@ class MCDSplitter(Estimator):
 
         s = self.settings
         s.require_structure()
-        self.result_ = None
+        self.result_ = self.structures_ = self.templates_ = None
         if s.search:
             from ._data import parent_child_compounds
 
@@ -72,13 +73,39 @@ class MCDSplitter(Estimator):
         from .mcd import search
 
         s = self.settings
-        result = search(self._structures(dataset, compounds_fn), s, progress=progress)
+        self.structures_ = self._structures(dataset, compounds_fn)
+        result = search(self.structures_, s, progress=progress)
         # the guard every search path ends with: no side short without a word
         check_sides(len(result.test_indices), len(result.train_indices), len(dataset), s.test_size, s.train_size,
                     s.size_tolerance_share)
         split = as_split(dataset, result.test_indices, result.train_indices)
         split.mcd_result = self.result_ = result
+        self._check_templates(dataset, result)
         return split
+
+    def _check_templates(self, dataset: "Dataset", result: Any, templates: list | None = None,
+                         what: str | None = None, warn: bool = True) -> None:
+        """Record on ``result`` whether its test side is also template-disjoint, beside a seeded random
+        split of the same sizes, and warn if so (:mod:`.disjoint`, issue 43)."""
+        from .disjoint import TemplateOverlap, check_template_disjoint, random_indices, read_templates, template_statement
+
+        s = self.settings
+        if templates is None:
+            templates = read_templates(dataset, s.column, s.language, template_column=s.template_column,
+                                       max_height=s.max_height)
+        self.templates_ = templates
+        if templates is None:
+            return
+        test, train = result.test_indices, result.train_indices
+        rtrain, rtest = random_indices(len(dataset), len(test), None if s.train_size is None else len(train), s.seed)
+        split_o = TemplateOverlap.of([templates[i] for i in train], [templates[i] for i in test])
+        random_o = TemplateOverlap.of([templates[i] for i in rtrain], [templates[i] for i in rtest])
+        result.template_overlap = {"split": split_o.to_dict(), "random": random_o.to_dict()}
+        if warn:
+            result.template_statement = check_template_disjoint(split_o, random_o, what=what or f"the {s.method} split",
+                                                                language=s.language)
+        else:
+            result.template_statement = template_statement(split_o, random_o)
 
     def sweep(self, dataset: "Dataset", targets: Sequence[float] | None = None, *,
               progress: bool | None = None) -> "SplitSweep":

@@ -63,6 +63,10 @@ class SplitSweep:
     read_seconds: float = 0.0
     report_kwargs: dict = field(default_factory=dict, repr=False)
     _reports: dict = field(default_factory=dict, repr=False)
+    #: a seeded random split of the same sizes (:class:`~.disjoint.RandomBaseline`), measured as the reports
+    random_baseline: Any = None
+    #: the compact structure summary of the rows (:func:`~.disjoint.structure_summary`) the card carries
+    structure: dict | None = None
 
     @property
     def reports(self) -> "dict[float, SplitReport]":
@@ -75,9 +79,20 @@ class SplitSweep:
             from .report import split_report
 
             self._reports[t] = split_report(self.splits[t]["train"], self.splits[t]["test"], **self.report_kwargs)
+            self._with_baseline(self._reports[t])
         if progress is not None:
             progress.update(1)
         return self._reports[t]
+
+    def _with_baseline(self, report: "SplitReport") -> "SplitReport":
+        if self.random_baseline is not None and report.random_baseline is None:
+            report.set_baseline(self.random_baseline)
+        return report
+
+    @property
+    def template_statements(self) -> dict:
+        """Target -> "also template-disjoint: ..." (beside the random split of the same sizes) or ``None``."""
+        return {t: getattr(r, "template_statement", None) for t, r in self.results.items()}
 
     @property
     def targets(self) -> list[float]:
@@ -114,6 +129,13 @@ class SplitSweep:
             lines.append(f"| `{name}` | {t:g} | {self.compound_divergence[t]:.4f} | {self.atom_divergence[t]:.4f} | "
                          f"{z['train']:,} | {z['test']:,} | {z['left_out']:,} | {r.unseen_compound_share:.1%} | "
                          f"{self.results[t].seconds:.1f} |")
+        b = self.random_baseline
+        if b is not None:
+            lines += ["", f"Beside {b.describe()}."]
+        marked = {t: x for t, x in self.template_statements.items() if x}
+        if marked:
+            lines += ["", "**Template-disjoint splits** (rows of one structure move together): " + "; ".join(
+                f"`{self.config_names[t]}` is {x}" for t, x in marked.items()) + "."]
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -152,6 +174,10 @@ class SplitSweep:
                 f"`datasets.load_dataset(folder, \"{next(iter(self.config_names.values()))}\")`.", "",
                 *([card_text, ""] if card_text else []), self.to_markdown(), "", "## Settings", "", "```yaml",
                 yaml.safe_dump(_jsonable(settings), sort_keys=False, allow_unicode=True).strip(), "```"]
+        if self.structure:
+            from ..structure.summary import summary_markdown
+
+            body += ["", "## Structure of the data", "", summary_markdown(self.structure)]
         meta_splits = {}
         extra = dict(extra_files or {})  # the plots are drawn inside the folder's temp copy by write_hub_folder (nothing in /tmp)
         for t, name in self.config_names.items():
@@ -166,8 +192,12 @@ class SplitSweep:
                                  "atom_divergence": self.atom_divergence[t],
                                  "search_compound_divergence": r.compound_divergence, **self.sizes[t],
                                  "stop_reason": r.stop_reason, "seconds": round(r.seconds, 2),
+                                 "template_statement": getattr(r, "template_statement", None),
                                  "split_report": report.to_dict()}
-        meta = {"hf_synthsample": {"split_sweep": _jsonable({"settings": settings, "splits": meta_splits}),
+        sweep_meta = {"settings": settings, "splits": meta_splits}
+        if self.structure:
+            sweep_meta["structure"] = self.structure
+        meta = {"hf_synthsample": {"split_sweep": _jsonable(sweep_meta),
                                    **_jsonable(dict(metadata or {}))}}
         out = write_hub_folder(folder, {self.config_names[t]: s for t, s in self.splits.items()},
                                body="\n".join(body), metadata=meta, extra_files=extra, if_exists=if_exists,
@@ -265,8 +295,37 @@ def run_sweep(dataset: "Dataset", s: SweepSettings, *, progress: bool | None = N
                      config_names=_config_names(targets), settings={**s.to_record(), "num_rows": len(dataset)},
                      seconds=time.perf_counter() - t0, read_seconds=read_seconds, report_kwargs=report_kwargs,
                      _reports=reports)
+    _describe(out, dataset, s, st)
     logger.info("%r", out)
     return out
+
+
+def _describe(sweep: SplitSweep, dataset: "Dataset", s: SweepSettings, st: Any) -> None:
+    """The sweep's random baseline (the first split's sizes, the sweep's seed), each split's template
+    statement (one warning for all, issue 43) and the structure summary."""
+    from .disjoint import random_split_baseline, read_templates, structure_summary, warning_advice
+    from .splitter import MCDSplitter
+
+    templates = read_templates(dataset, s.column, s.language, template_column=s.template_column,
+                               max_height=s.max_height)
+    splitter = MCDSplitter(s)
+    for res in sweep.results.values():  # quietly: one warning below names every split
+        if templates is not None:
+            splitter._check_templates(dataset, res, templates, warn=False)
+    first = next(iter(sweep.sizes.values()))
+    structural = s.language is not None or (s.atoms_column is not None and s.compounds_column is not None)
+    if structural or templates is not None:
+        sweep.random_baseline = random_split_baseline(
+            dataset, test_rows=first["test"], train_rows=first["train"], seed=s.seed,
+            templates=templates, **sweep.report_kwargs)
+        for report in sweep._reports.values():
+            sweep._with_baseline(report)
+    sweep.structure = structure_summary(st, templates, s.language, s.max_height, sweep.random_baseline)
+    marked = {t: x for t, x in sweep.template_statements.items() if x}
+    if marked:
+        logger.warning("the splits at D_C target(s) %s are %s%s", ", ".join(f"{t:g}" for t in marked),
+                       next(iter(marked.values())) if len(marked) == 1 else
+                       "; ".join(f"{t:g}: {x}" for t, x in marked.items()), warning_advice(s.language))
 
 
 def divergence_range(

@@ -18,11 +18,13 @@ Example:
     ['(b c)', '(a b d)']
 """
 
-from . import distributions, extraction, language, report, tree
+from . import distributions, extraction, language, report, summary, tree
 from .distributions import *  # noqa: F403 (each module's __all__ is part of the package's)
 from .extraction import *  # noqa: F403
 from .language import *  # noqa: F403
 from .report import *  # noqa: F403
+from .summary import *  # noqa: F403
 from .tree import *  # noqa: F403
 
-__all__ = [*tree.__all__, *language.__all__, *extraction.__all__, *distributions.__all__, *report.__all__]
+__all__ = [*tree.__all__, *language.__all__, *extraction.__all__, *distributions.__all__, *report.__all__,
+           *summary.__all__]

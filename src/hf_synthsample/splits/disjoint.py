@@ -1,0 +1,249 @@
+"""Is a split also a template split? The test side's template overlap with training beside a
+seeded random split's of the same sizes (issue 43).
+
+With every value abstracted, a structure (the atoms and compounds of a row) is close to an abstract
+template, and the MCD search moves rows of one structure together (``LanguageSettings.group``): the
+test side may then hold only templates training lacks, a template split as well as a
+compound-divergence one. :func:`template_statement` says so when
+
+    the share of test rows whose template occurs in train < ``TEMPLATE_DISJOINT_RATIO`` (1/2)
+    x that share for a seeded random split of the same sizes,
+
+and :func:`check_template_disjoint` also logs it as a warning. :func:`random_split_baseline` gives
+the random split's D_C, D_A and template overlap, measured as :func:`~.report.split_report` measures a
+split (the D_C with the weights the cards use).
+
+Example:
+    >>> split = TemplateOverlap.of(["t1", "t1", "t2"], ["t3", "t4"])
+    >>> rand = TemplateOverlap.of(["t1", "t3"], ["t1", "t2", "t4"])
+    >>> template_statement(split, rand)
+    'also template-disjoint: 100 % of test rows have a template no training row has (a random split of the same sizes: 67 %)'
+    >>> template_statement(rand, rand) is None
+    True
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+import numpy as np
+
+from ..logging import get_logger
+
+if TYPE_CHECKING:  # pragma: no cover
+    from datasets import Dataset
+
+__all__ = ["TEMPLATE_DISJOINT_RATIO", "TemplateOverlap", "RandomBaseline", "random_indices", "read_templates",
+           "random_split_baseline", "template_statement", "check_template_disjoint", "warning_advice",
+           "structure_summary",
+           "describe_split"]
+
+logger = get_logger(__name__)
+
+#: a split is stated (and warned about) as template-disjoint when the share of its test rows whose
+#: template occurs in train is below this fraction of a same-sized random split's share
+TEMPLATE_DISJOINT_RATIO = 0.5
+
+
+@dataclass(frozen=True)
+class TemplateOverlap:
+    """How much of a test side's templates occur in train: rows and distinct templates."""
+
+    test_rows: int
+    test_rows_with_train_template: int
+    test_templates: int
+    test_templates_in_train: int
+
+    @classmethod
+    def of(cls, train_templates: Iterable[Any], test_templates: Iterable[Any]) -> "TemplateOverlap":
+        """From each side's templates (``None``, an unparsable row, is left out)."""
+        train = {t for t in train_templates if t is not None}
+        test = [t for t in test_templates if t is not None]
+        distinct = set(test)
+        return cls(len(test), int(sum(t in train for t in test)), len(distinct), len(distinct & train))
+
+    @property
+    def row_share(self) -> float:
+        """Share of test rows whose template occurs in train."""
+        return self.test_rows_with_train_template / max(1, self.test_rows)
+
+    @property
+    def template_share(self) -> float:
+        """Share of the test side's distinct templates that occur in train."""
+        return self.test_templates_in_train / max(1, self.test_templates)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def random_indices(n: int, test_rows: int, train_rows: int | None = None, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``(train, test)`` row indices (sorted) of a seeded random split of ``n`` rows with these sizes
+    (train: the rest unless ``train_rows``); the split the baselines measure."""
+    order = np.random.default_rng(seed).permutation(n)
+    end = n if train_rows is None else test_rows + train_rows
+    return np.sort(order[test_rows:end]), np.sort(order[:test_rows])
+
+
+def read_templates(dataset: "Dataset", column: str = "program", language: Any = None, *,
+                   template_column: str | None = None, max_height: int = 2) -> list | None:
+    """Each row's abstract template (``None`` where it does not parse), from ``template_column`` or
+    the program ``column`` parsed with ``language``; ``None`` when neither is given."""
+    from ..columns import column_arrow
+
+    if template_column is not None:
+        return column_arrow(dataset, template_column).to_pylist()
+    if language is None or column not in dataset.column_names:
+        return None
+    from ..sampling.structural import StructureColumns
+
+    src = StructureColumns(column, language, max_height, skip_unparsable=True, progress=False)
+    return src.read(dataset.select_columns([column]), ["template"])[0]["template"]
+
+
+@dataclass
+class RandomBaseline:
+    """A seeded random split of a split's sizes: its D_C and D_A (``None`` without structure) and
+    its template overlap (``None`` without templates), the reference a split is read against."""
+
+    seed: int
+    train_rows: int
+    test_rows: int
+    compound_divergence: float | None = None
+    atom_divergence: float | None = None
+    overlap: TemplateOverlap | None = None
+
+    def to_dict(self) -> dict:
+        out = {k: v for k, v in self.__dict__.items() if k != "overlap"}
+        out["overlap"] = None if self.overlap is None else self.overlap.to_dict()
+        return out
+
+    def describe(self) -> str:
+        """One line: ``a seeded random split of the same sizes (seed 0): D_C 0.069, D_A 0.004, ...``."""
+        parts = []
+        if self.compound_divergence is not None:
+            parts.append(f"D_C {self.compound_divergence:.3f}, D_A {self.atom_divergence:.3f}")
+        if self.overlap is not None:
+            o = self.overlap
+            parts.append(f"{o.test_templates_in_train:,} of {o.test_templates:,} test templates in train, "
+                         f"{o.row_share:.0%} of test rows with a training template")
+        return f"a seeded random split of the same sizes (seed {self.seed}): " + ("; ".join(parts) or "no structure")
+
+
+def random_split_baseline(dataset: "Dataset", *, test_rows: int, train_rows: int | None = None, seed: int = 0,
+                          templates: Sequence[Any] | None = None, **report_kwargs: Any) -> RandomBaseline:
+    """The :class:`RandomBaseline` of ``dataset`` for these sizes: the random split of
+    :func:`random_indices` measured by :func:`~.report.split_report` (``report_kwargs``: its
+    arguments, e.g. ``column``, ``language``, ``compound_weights``); ``templates`` (each row's, e.g.
+    from :func:`read_templates`) spares reading them again.
+
+    Example:
+        >>> from datasets import Dataset
+        >>> ds = Dataset.from_dict({"program": [f"(f (g {a}) {b})" for a in "abcd" for b in "xyz"]})
+        >>> b = random_split_baseline(ds, test_rows=3, language="sexpr", compound_weights=False)
+        >>> (b.train_rows, b.test_rows), b.overlap.test_rows, 0 <= b.compound_divergence <= 1
+        ((9, 3), 3, True)
+    """
+    from .report import split_report
+
+    n = len(dataset)
+    if not (1 <= test_rows < n) or (train_rows is not None and not (1 <= train_rows <= n - test_rows)):
+        raise ValueError(f"test_rows, train_rows: {test_rows}, {train_rows} do not fit {n} rows (at least one row a "
+                         "side, together at most all)")
+    train, test = random_indices(n, test_rows, train_rows, seed)
+    out = RandomBaseline(seed=seed, train_rows=len(train), test_rows=len(test))
+    report = split_report(dataset.select(train), dataset.select(test), **report_kwargs)
+    out.compound_divergence, out.atom_divergence = report.compound_divergence, report.atom_divergence
+    if templates is not None:
+        out.overlap = TemplateOverlap.of([templates[i] for i in train], [templates[i] for i in test])
+    elif report.test_templates is not None:
+        out.overlap = TemplateOverlap(report.test_rows, report.test_rows_with_train_template, report.test_templates,
+                                      report.test_templates_in_train)
+    return out
+
+
+def template_statement(overlap: TemplateOverlap | None, random: TemplateOverlap | RandomBaseline | float | None,
+                       ratio: float = TEMPLATE_DISJOINT_RATIO) -> str | None:
+    """``"also template-disjoint: ..."`` when the share of test rows with a training template is below
+    ``ratio`` x the random split's (``random``: its overlap, baseline or share), else ``None``."""
+    if isinstance(random, RandomBaseline):
+        random = random.overlap
+    if overlap is None or random is None:
+        return None
+    share = random.row_share if isinstance(random, TemplateOverlap) else float(random)
+    if share <= 0 or not overlap.test_rows or overlap.row_share >= ratio * share:
+        return None
+    what = "also template-disjoint" if overlap.test_rows_with_train_template == 0 else "close to a template split"
+    return (f"{what}: {100 * (1 - overlap.row_share):.0f} % of test rows have a template no training row has (a "
+            f"random split of the same sizes: {100 * (1 - share):.0f} %)")
+
+
+def warning_advice(language: Any) -> str:
+    """What to change, for a warning: with grouping on, keep some values or move single rows."""
+    settings = getattr(language, "settings", None)
+    if settings is None and isinstance(language, str):
+        from ..structure import get_language
+
+        settings = get_language(language).settings
+    if settings is None or not settings.group:
+        return ""
+    return (" (rows of one structure move together and values are abstracted; to tell compound divergence from "
+            "template novelty keep some values, abstract=('entity',) / --abstract entity, or move single rows, "
+            "group=False / --no-group; `hf-synthsample structure` shows the data's structure)")
+
+
+def check_template_disjoint(overlap: TemplateOverlap | None, random: TemplateOverlap | RandomBaseline | float | None,
+                            *, what: str = "the split", language: Any = None) -> str | None:
+    """:func:`template_statement`, logged as a warning (with what to change) when there is one."""
+    statement = template_statement(overlap, random)
+    if statement is not None:
+        logger.warning("%s is %s%s", what, statement, warning_advice(language))
+    return statement
+
+
+def structure_summary(structures: Any, templates: Sequence[Any] | None, language: Any, max_height: int,
+                      baseline: RandomBaseline | None = None) -> dict:
+    """The compact structure summary split and curve cards carry (the keys of
+    :meth:`~hf_synthsample.structure.StructureReport.summary`), from the structures a search read."""
+    from ..structure import get_language
+
+    lang = None if language is None else get_language(language)
+    sizes = np.asarray(structures.sizes, dtype=np.int64)
+    rows = int(sizes.sum())
+    return {"rows": rows, "atoms": len(structures.atom_names), "compounds": len(structures.compound_names),
+            "templates": None if templates is None else len({t for t in templates if t is not None}),
+            "groups": len(sizes), "rows_per_group_mean": float(sizes.mean()) if len(sizes) else 0.0,
+            "rows_per_group_max": int(sizes.max(initial=0)),
+            "rows_in_shared_groups": float(sizes[sizes > 1].sum() / max(1, rows)),
+            "language": None if lang is None else str(lang),
+            "abstract": [] if lang is None else list(lang.settings.abstract),
+            "group": True if lang is None else bool(lang.settings.group),
+            "max_height": max_height if lang is None else lang.height(max_height),
+            "baseline": None if baseline is None else baseline.to_dict()}
+
+
+def describe_split(report: Any, dataset: "Dataset", splitter: Any, *, warn: bool = False) -> Any:
+    """Add to ``report`` (a :class:`~.report.SplitReport` of ``splitter``'s last split of ``dataset``,
+    measured with the weights the split command uses) the random baseline of its sizes, the template
+    statement and the structure summary; returns ``report``. Used by ``hf-synthsample split``."""
+    s = splitter.settings
+    kwargs = dict(column=s.column, language=s.language, text_column=s.text_column, length_column=s.length_column,
+                  atoms_column=s.atoms_column, compounds_column=s.compounds_column, template_column=s.template_column,
+                  compound_weights=s.weights_in_effect if s.search else None, max_height=s.max_height)
+    templates = getattr(splitter, "templates_", None)
+    if templates is None:
+        templates = read_templates(dataset, s.column, s.language, template_column=s.template_column,
+                                   max_height=s.max_height)
+    partition = report.train_rows + report.test_rows == len(dataset)
+    baseline = random_split_baseline(dataset, test_rows=report.test_rows,
+                                     train_rows=None if partition else report.train_rows, seed=s.seed,
+                                     templates=templates, **kwargs)
+    # a template split holds out templates by design: no statement for it
+    report.set_baseline(baseline, warn=warn and s.method != "template", what=f"the {s.method} split",
+                        language=s.language)
+    if s.method == "template":
+        report.template_statement = None
+    structures = getattr(splitter, "structures_", None)
+    if structures is not None:
+        report.structure = structure_summary(structures, templates, s.language, s.max_height, baseline)
+    return report
