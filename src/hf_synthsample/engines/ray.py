@@ -358,7 +358,8 @@ def _write_folder(folder: Path, parts, metadata: Mapping, body: str | Callable[[
                                                        for s in splits]}
                    for name, splits in parts.items()]
         entries[0]["default"] = True
-        meta = {"size_categories": [size_category(sum(n for s in rows.values() for n in s.values()))], **metadata,
+        # the largest config's rows: each config is a data set of its own (hub.card.dataset_rows)
+        meta = {"size_categories": [size_category(max(sum(s.values()) for s in rows.values()))], **metadata,
                 "configs": entries}
         text = body(rows) if callable(body) else body
         (tmp / "README.md").write_text(render_card(meta, text))

@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "make_card", "render_card", "load_card", "read_card_metadata", "check_license", "size_category", "portable_path",
-    "redact_local_paths", "count_rows", "auto_detected_config", "keep_auto_detected",
+    "redact_local_paths", "redact_local_paths_in_text", "count_rows", "dataset_rows", "auto_detected_config", "keep_auto_detected",
 ]
 
 
@@ -66,11 +66,18 @@ def check_license(license: Any, arg: str = "license") -> str | None:
 
 
 def _plain(value: Any) -> Any:
-    """``value`` with tuples as lists (YAML has no tuples; ``yaml.dump`` would tag them)."""
+    """``value`` with tuples as lists and sets as sorted lists (YAML has neither; ``yaml.dump``
+    would tag them ``!!python/tuple`` / ``!!set``, which ``safe_load`` and the Hub refuse)."""
     if isinstance(value, Mapping):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        items = [_plain(v) for v in value]
+        try:
+            return sorted(items)
+        except TypeError:  # mixed types: a stable order all the same
+            return sorted(items, key=lambda v: (type(v).__name__, repr(v)))
     return value
 
 
@@ -79,6 +86,7 @@ def make_card(metadata: Mapping[str, Any], body: str) -> "DatasetCard":
     paths redacted, ``license`` checked) and ``body`` as its Markdown text."""
     from huggingface_hub import DatasetCard, DatasetCardData
 
+    local = _local_paths(metadata)
     meta = _plain(redact_local_paths(dict(metadata)))
     check_license(meta.get("license"), "license")
     try:
@@ -86,6 +94,7 @@ def make_card(metadata: Mapping[str, Any], body: str) -> "DatasetCard":
     except yaml.YAMLError as err:
         raise TypeError(f"metadata: every value must be a string, number, bool, None, list or mapping: {err}") from None
     data = DatasetCardData(**meta)
+    body = redact_local_paths_in_text(body, local)  # the Markdown too: no local path anywhere in a card
     return DatasetCard(f"---\n{data.to_yaml()}\n---\n\n{body.strip()}\n")
 
 
@@ -155,6 +164,49 @@ def portable_path(path: str | os.PathLike) -> str:
     return LOCAL_PATH_PREFIX + (name if name and name != "~" else "")
 
 
+def _local_paths(value: Any) -> set[str]:
+    """Every absolute local path (string or ``os.PathLike``) in ``value`` (nested dicts, lists,
+    tuples, sets)."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if isinstance(value, str):
+        return {value} if _ABSOLUTE.match(value) else set()
+    if isinstance(value, Mapping):
+        return set().union(*(_local_paths(v) for v in value.values())) if value else set()
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return set().union(*(_local_paths(v) for v in value)) if value else set()
+    return set()
+
+
+# an absolute path inside prose: /a/b..., ~/a, ~user/a, C:\a or \\server\a, not part of a URL or
+# a word (``https://host/a/b``, ``n/a``, ``1/2`` are kept); at least two components for a POSIX path
+_PATH_IN_TEXT = re.compile(
+    r"(?<![\w/.:~<>-])(?:/[\w.~+@%-]+(?:/[\w.~+@%-]*)+|~[\w.-]*/[\w.~+@%/-]*|[A-Za-z]:\\[^\s`'\"|)]*"
+    r"|\\\\[^\s`'\"|)]+)")
+
+
+def redact_local_paths_in_text(text: str, known: Sequence[str] = ()) -> str:
+    """``text`` (a card's Markdown) with every absolute local path written as :func:`portable_path`:
+    the ``known`` ones wherever they occur, then any other that stands as a path of its own.
+
+    Example:
+        >>> redact_local_paths_in_text("from `/home/alice/data/train.jsonl`, see https://hf.co/a/b and n/a")
+        'from `<local>/train.jsonl`, see https://hf.co/a/b and n/a'
+    """
+    for path in sorted(set(known), key=len, reverse=True):  # the longest first: a path inside another
+        # where it stands whole (a longer path it starts is left to the pattern below)
+        text = re.sub(r"(?<![\w/])" + re.escape(path.rstrip("/\\") or path) + r"(?![\w/\\])",
+                      lambda _, p=path: portable_path(p), text)
+
+    def one(match: re.Match) -> str:
+        found = match.group(0)
+        tail = len(found) - len(found.rstrip(".,;:!?"))  # sentence punctuation after the path
+        core = found[:len(found) - tail] if tail else found
+        return portable_path(core) + found[len(core):]
+
+    return _PATH_IN_TEXT.sub(one, text)
+
+
 def redact_local_paths(value: Any) -> Any:
     """``value`` with every absolute local path (a string or ``os.PathLike``, in nested dicts,
     lists and tuples) replaced by :func:`portable_path`.
@@ -176,7 +228,8 @@ def redact_local_paths(value: Any) -> Any:
 
 def count_rows(folder: str | os.PathLike, configs: Sequence[Mapping[str, Any]]) -> int | None:
     """Rows of all configs (YAML ``configs:`` entries) of a Hub-layout ``folder``, read from the
-    Parquet footers; ``None`` when a data file is not Parquet or a pattern matches nothing."""
+    Parquet footers (a file listed by several configs counted once); ``None`` when a data file is
+    not Parquet or a pattern matches nothing. See :func:`dataset_rows` for ``size_categories``."""
     import pyarrow.parquet as pq
 
     folder = Path(folder)
@@ -195,6 +248,21 @@ def count_rows(folder: str | os.PathLike, configs: Sequence[Mapping[str, Any]]) 
     if not files or any(f.suffix != ".parquet" for f in files):
         return None
     return sum(pq.read_metadata(f).num_rows for f in files)
+
+
+def dataset_rows(folder: str | os.PathLike, configs: Sequence[Mapping[str, Any]]) -> int | None:
+    """The rows ``size_categories`` is read from: those of the largest config of ``folder``
+    (:func:`count_rows` of each); ``None`` when a config's rows cannot be counted.
+
+    The Hub has one ``size_categories`` per dataset, while each config is a data set of its own
+    (``load_dataset(repo, config)`` loads one); the sum over configs would count the same rows
+    again in every config cut from them (a sweep's splits, curated subsets of one pool), so the
+    tag is the size of the largest data set a user can load.
+    """
+    counts = [count_rows(folder, [entry]) for entry in configs]
+    if not counts or any(n is None for n in counts):
+        return None
+    return max(counts)
 
 
 def auto_detected_config(files: Sequence[str], *, config_name: str = "default") -> dict | None:

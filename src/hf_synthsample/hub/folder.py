@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ..atomic import FOLDER_MARKER, atomic_folder, check_replaceable, recover_folder, written_by_library
 from ..validation import check_choice, check_int, check_path
-from .card import (check_license, count_rows, keep_auto_detected, read_card, read_card_metadata, render_card,
+from .card import (check_license, dataset_rows, keep_auto_detected, read_card, read_card_metadata, render_card,
                    size_category)
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -151,7 +151,9 @@ def write_hub_folder(
         mark_default(all_entries, default_config or marked_default(kept) or entries[0]["config_name"])
         meta = {**{k: v for k, v in previous_meta.items() if k != "configs"}, **(metadata or {}),
                 **({"license": license} if license is not None else {}), "configs": all_entries}
-        rows = count_rows(tmp, all_entries)  # every config in the folder, kept ones included
+        # the largest config in the folder, kept ones included: each config is a data set of its own
+        # (see card.dataset_rows), so the tag is never the sum of configs cut from the same rows
+        rows = dataset_rows(tmp, all_entries)
         if rows is not None:
             meta["size_categories"] = [size_category(rows)]
         for rel, content in (extra_files or {}).items():

@@ -200,10 +200,11 @@ def _known_rows(meta: Mapping, config_name: str) -> int | None:
 
 
 def _repo_size_category(previous_meta: Mapping, kept: list[dict], new_rows: int) -> str:
-    """``size_categories`` of the repo after the push: all configs' rows where the card records
-    them; where it does not, never below the category the card had."""
+    """``size_categories`` of the repo after the push: the largest config's rows (as
+    :func:`~hf_synthsample.hub.card.dataset_rows` reads a folder: each config is a data set of its
+    own) where the card records them; where it does not, never below the category the card had."""
     counts = [_known_rows(previous_meta, c["config_name"]) for c in kept]
-    label = size_category(new_rows + sum(n for n in counts if n is not None))
+    label = size_category(max([new_rows, *(n for n in counts if n is not None)]))
     if any(n is None for n in counts):
         previous = [c for c in previous_meta.get("size_categories") or [] if c in SIZE_CATEGORIES]
         label = max([label, *previous], key=SIZE_CATEGORIES.index)
