@@ -38,6 +38,9 @@ def add_arguments(sp: argparse.ArgumentParser) -> None:
         if action.dest in split and sweep[action.dest] != split[action.dest]:
             action.help += f"; with --sweep: {sweep[action.dest].help} [default: {sweep_defaults[action.dest]}]"
     add_language_arguments(sp)  # the compound height is the split's --max-height
+    for action in sp._actions:
+        if action.dest == "max_height":  # one option for both: the split's and the language's compound height
+            action.help += f"; it is the language's: {LanguageSettings.specs()['max_height'].help}"
     sp.add_argument("--no-compound-weights", action="store_true", help="the same as --compound-weights none")
     add_shared(sp, "builder_param", "config", "split", "name", "overwrite", "license",
                split="split of the source to split", name="the method")
