@@ -18,7 +18,8 @@ from datasets import Dataset  # noqa: E402
 
 from hf_synthsample.cartography import DataMap, save_datamap_subset  # noqa: E402
 from hf_synthsample.cartography.store import DYNAMICS_FILE, META_FILE  # noqa: E402
-from hf_synthsample.hub import Provenance, dataset_fingerprint, load_card, save_curated  # noqa: E402
+from hf_synthsample.hub import Provenance, load_card, save_curated  # noqa: E402
+from hf_synthsample.hub.provenance import rows_digest  # noqa: E402
 
 N = 20
 
@@ -48,15 +49,16 @@ def test_from_datamap_fills_the_fields_from_sampler_fills():
     dm = DataMap.from_dynamics(table(), "loss")
     ds = train()
     p = Provenance.from_datamap(ds, dm, "hard-to-learn+easy-to-learn", 0.3, proportions=[0.5, 0.5], seed=3,
-                                source="train.jsonl")
+                                source="train.jsonl", assume_id_order=True)
     pool = Dataset.from_dict({"length": [2, 2, 4, 6]})
     q = Provenance.from_sampler(pool, HomogenizeSampler("length", seed=0), source="pool")
     filled = {k for k, v in p.to_dict().items() if v not in (None, {}, "")}
     assert filled >= {k for k, v in q.to_dict().items() if v not in (None, {}, "")}
-    assert p.source_fingerprint == dataset_fingerprint(ds) and p.source_size == N and p.seed == 3
+    # the rows' own digest: the same for the file train.jsonl names as for this copy in memory
+    assert p.source_fingerprint == rows_digest(ds) and p.source_size == N and p.seed == 3
     assert p.sampler_params == {"measure": "loss", "pass": "train", "epochs": [0, 1],
                                 "region": "hard-to-learn+easy-to-learn", "fraction": 0.3, "selected": 6,
-                                "examples": N, "proportions": [0.5, 0.5]}
+                                "examples": N, "model": None, "proportions": [0.5, 0.5]}
     with pytest.raises(ValueError, match="region must be one of"):
         Provenance.from_datamap(ds, dm, "hardest", 0.3)
     with pytest.raises(ValueError, match="fraction"):
@@ -69,7 +71,8 @@ def test_a_curated_card_states_the_real_count_and_share_as_tables(tmp_path):
     dm = DataMap.from_dynamics(table(), "loss")
     ds = train()
     sub = dm.subset(ds, "hard-to-learn", 0.3, assume_id_order=True)
-    folder = save_curated(sub, tmp_path / "out", Provenance.from_datamap(ds, dm, "hard-to-learn", 0.3),
+    folder = save_curated(sub, tmp_path / "out", Provenance.from_datamap(ds, dm, "hard-to-learn", 0.3,
+                                                                         assume_id_order=True),
                           config_name="hard", statistics=dm.to_markdown(0.3))
     text = load_card(folder).text
     assert "| share of the source | 6 of 20 rows (30.0 %) |" in text
@@ -101,7 +104,7 @@ def test_cli_select_with_a_dataset_names_its_source_keeps_ids_and_holds_the_plot
     record = card.data.to_dict()["hf_synthsample"]["curated"]["hard_to_learn"]
     loaded = datasets.load_dataset("parquet", data_files=str(src), split="train")
     assert record["source"].endswith("train.parquet") and record["source_size"] == N
-    assert record["source_fingerprint"] == dataset_fingerprint(loaded)
+    assert record["source_fingerprint"] == rows_digest(loaded) == rows_digest(train())  # the file's rows
     assert record["sampler"] == "DataMap.select" and record["sampler_params"]["selected"] == 6
     png = out / "plots" / "hard_to_learn-datamap.png"
     assert png.read_bytes() == plot.read_bytes()

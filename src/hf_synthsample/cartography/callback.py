@@ -31,7 +31,7 @@ from ..logging import get_logger
 
 from ..atomic import write_json_atomic
 from ..validation import check_writable_path
-from ..hub.provenance import dataset_fingerprint
+from ..hub.provenance import column_digests, dataset_fingerprint, model_record
 from .ids import check_id_column, id_codes
 from .measures import MEASURES, STEP_MEASURES, infer_task, sequence_measures
 from .collator import ID_KEY, CartographyCollator, add_example_ids
@@ -86,6 +86,8 @@ class TrainingDynamicsCallback(TrainerCallback):
         self.eval_pass = self.eval_pass or "bleu" in self.measures
         # fingerprints of copies of the training set holding the same rows (set by track_dynamics)
         self._known_fingerprints: list[str] = []
+        # per column, digests of the rows of the training set track_dynamics saw (before its ids)
+        self._known_digests: dict[str, str] = {}
         self._reset()
 
     # -- state
@@ -114,6 +116,8 @@ class TrainingDynamicsCallback(TrainerCallback):
         self._code_of: dict | None = None
         self._row_codes = None  # per row of the training dataset, its id's code
         self._fingerprints: list[str] = []
+        self._digests: dict[str, str] = {}
+        self._model_record: dict | None = None
 
     # -- hooks on the model
     def _pre_hook(self, module, args, kwargs):
@@ -205,6 +209,11 @@ class TrainingDynamicsCallback(TrainerCallback):
             "num_examples": self._num_examples,
             # the training set recorded on: a data map takes rows by position from no other dataset
             "dataset_fingerprints": list(self._fingerprints),
+            # per column (the id column aside), a digest of the training set's values in row order: a
+            # copy of the rows reloaded from a file has another fingerprint but these digests
+            "dataset_digests": dict(sorted(self._digests.items())),
+            # the model the dynamics are of (a data-map subset's card names it)
+            "model": self._model_record,
             "id_type": "str" if self._id_values is not None else "int",
             "epochs": epochs,
             "eval_pass": self.eval_pass,
@@ -273,6 +282,9 @@ class TrainingDynamicsCallback(TrainerCallback):
                 self._code_of = {v: i for i, v in enumerate(self._id_values.tolist())}
             self._num_examples = int(len(ids))
             self._fingerprints = list(dict.fromkeys([*self._known_fingerprints, dataset_fingerprint(dataset)]))
+            known = dict(self._known_digests)
+            rest = [c for c in names if c != self.id_column and c not in known]  # a column-reduced copy: none
+            self._digests = {**known, **column_digests(dataset, columns=rest)}
         elif dataset is not None and hasattr(dataset, "__len__"):
             self._num_examples = len(dataset)
         if not isinstance(self._collate, CartographyCollator) and not isinstance(
@@ -283,6 +295,7 @@ class TrainingDynamicsCallback(TrainerCallback):
                 "batches carry the example ids (or let hf_synthsample.cartography.track_dynamics(trainer) do the set-up)"
             )
         self._task = infer_task(base_model(model)) if self.task == "auto" else self.task
+        self._model_record = model_record(base_model(model))
         accepted = [m for m in MEASURES if m != "bleu"]
         if "bleu" in self.measures and self._task == "classification":
             raise ValueError(

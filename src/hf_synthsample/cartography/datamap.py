@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import TYPE_CHECKING, Any, Hashable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -102,7 +102,8 @@ class DataMap:
 
     def __init__(self, example_ids, confidence, variability, correctness, *, measure: str | MeasureInfo,
                  epochs: Sequence[int], source: str = "train", num_examples: int | None = None,
-                 scores: dict | None = None, never_learned: Any = None, dataset_fingerprints: Sequence[str] = ()):
+                 scores: dict | None = None, never_learned: Any = None, dataset_fingerprints: Sequence[str] = (),
+                 dataset_digests: Mapping[str, str] | None = None, model: Mapping[str, Any] | None = None):
         #: ascending; integers, or strings when the training set's ids were strings
         self.example_ids = _as_ids(example_ids)
         self.confidence = np.asarray(confidence, dtype=np.float64)
@@ -127,6 +128,11 @@ class DataMap:
         self.never_learned = None if never_learned is None else np.asarray(never_learned, dtype=bool)
         #: fingerprints of the training set the dynamics were recorded on (empty from a bare table)
         self.dataset_fingerprints = tuple(str(f) for f in dataset_fingerprints)
+        #: per column of the training set (its id column aside), a digest of its values in row order
+        #: (:func:`~hf_synthsample.hub.provenance.column_digests`); empty when not recorded
+        self.dataset_digests = {str(k): str(v) for k, v in (dataset_digests or {}).items()}
+        #: the model the dynamics were recorded with (class, model_type, name_or_path, num_parameters), if known
+        self.model = dict(model) if model else None
 
     def __len__(self) -> int:
         return len(self.example_ids)
@@ -242,6 +248,10 @@ class DataMap:
             >>> dm.select_by("el2n", count=2).tolist(), dm.select_by("el2n", count=2, order="lowest-first").tolist()
             ([1, 2], [0, 2])
         """
+        if isinstance(measure, str) and measure in REGIONS:  # else ranking() would blame `order`
+            raise ValueError(f"measure: {measure!r} is a region, not a measure; select_by ranks by one of "
+                             f"{list(self.rankable)}. For a region use select({measure!r}, fraction) or "
+                             f"ranking({measure!r})")
         if (fraction is None) == (count is None):
             raise ValueError("select_by: give exactly one of fraction= (in (0, 1]) or count= (1..number of examples)")
         return np.sort(self.ranking(measure, order=order)[:count_of(fraction, count, len(self))])
@@ -406,8 +416,10 @@ class DataMap:
         found by :meth:`positions`; default: its string columns, cut after ``max_text`` characters);
         regions (:meth:`region_of` at ``fraction``) can be hidden; a selection exports its ids. Needs ``plotly``.
         """
+        from ..validation import check_writable_path
         from .html import write_map_html
 
+        check_writable_path("path", path, folder=False)  # a folder, or a file as its parent: said, not an errno
         fraction = check_float("fraction", fraction, min=0.0, max=1.0, min_inclusive=False)
         max_text = check_int("max_text", max_text, min=1)
         if not isinstance(id_column, str):

@@ -90,6 +90,12 @@ def _pass_table(dynamics: Any, where: str, source: str = "train") -> tuple[Any, 
         dynamics = dynamics["train"] if source == "train" else dynamics.get("eval")
         if dynamics is None:
             raise ValueError("source='eval' but the dynamics hold no eval pass (use eval_pass=True when training)")
+    if meta is None and isinstance(dynamics, pa.Table):  # a table of load_dynamics: the origin it carries
+        from .store import table_origin
+
+        origin = table_origin(dynamics)
+        if origin is not None:
+            return dynamics, {**origin, "origin_only": True}
     if not isinstance(dynamics, pa.Table):
         if not hasattr(dynamics, "columns"):
             raise TypeError(f"{where}: dynamics must be a dynamics folder, a load_dynamics() dict, a pyarrow.Table "
@@ -213,7 +219,7 @@ def settings_arrays(dynamics: Any, settings: DataMapSettings) -> dict:
     recorded = np.flatnonzero(per_epoch) + lo
     key_ids = key // span
     examples = key_ids[np.r_[True, key_ids[1:] != key_ids[:-1]]]  # every example, whatever the epoch
-    if isinstance(meta, dict):
+    if isinstance(meta, dict) and not meta.get("origin_only"):  # a table alone may be a part the user cut
         _check_meta(meta, source, recorded, examples, where)
     min_epoch = lo if min_epoch is None else min_epoch
     max_epoch = hi if max_epoch is None else max_epoch
@@ -258,10 +264,14 @@ def settings_arrays(dynamics: Any, settings: DataMapSettings) -> dict:
     confidence = info.confidence_sign * mean[keep]
     kept = uniq[keep] if id_values is None else id_values[uniq[keep]]
     fingerprints = (meta or {}).get("dataset_fingerprints") or ()
+    num_examples = len(examples)
+    if meta is not None and meta.get("origin_only") and meta.get("num_examples") is not None:
+        num_examples = int(meta["num_examples"])  # the training set's rows, though the table may be cut
     return dict(example_ids=kept, confidence=confidence, variability=np.sqrt(var[keep]), correctness=corr[keep],
-                measure=info, epochs=epochs, source=source, num_examples=len(examples),
+                measure=info, epochs=epochs, source=source, num_examples=num_examples,
                 scores={k: v[keep] for k, v in scores.items()}, never_learned=never[keep],
-                dataset_fingerprints=fingerprints)
+                dataset_fingerprints=fingerprints, dataset_digests=(meta or {}).get("dataset_digests"),
+                model=(meta or {}).get("model"))
 
 
 def _window_scores(table, rows, ids, epoch, correct, uniq, inverse) -> tuple[dict, np.ndarray]:

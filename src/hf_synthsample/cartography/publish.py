@@ -62,7 +62,7 @@ def save_datamap_subset(
     """
     from datasets import Dataset, DatasetDict
 
-    from ..hub.card import check_license
+    from ..hub.card import check_license, portable_path
     from ..hub.folder import write_hub_folder
     from ..hub.provenance import Provenance
     from ..hub.publish import _curated_card
@@ -75,6 +75,10 @@ def save_datamap_subset(
     if not isinstance(plot, bool) and not os.path.isfile(plot):
         raise ValueError(f"plot: {os.fspath(plot)!r} is not a file (pass True to draw the map, or a PNG path)")
     kwargs = {"proportions": proportions, "seed": seed}
+    # first: it refuses a dataset the map cannot cut, before any work
+    provenance = Provenance.from_datamap(dataset, datamap, regions, fraction, proportions=proportions,
+                                         oov_columns=oov_columns, seed=seed, dynamics=dynamics, source=source,
+                                         id_column=id_column, assume_id_order=assume_id_order, _names=names)
     if dataset is not None:
         rows, ids = _subset_rows(datamap, dataset, regions, fraction, oov_columns=oov_columns, id_column=id_column,
                                  assume_id_order=assume_id_order, names=names, **kwargs)
@@ -88,8 +92,6 @@ def save_datamap_subset(
         subset = Dataset.from_dict({id_column: ids, "confidence": datamap.confidence[pos],
                                     "variability": datamap.variability[pos], "correctness": datamap.correctness[pos],
                                     datamap.measure: datamap.scores[datamap.measure][pos]})
-    provenance = Provenance.from_datamap(dataset, datamap, regions, fraction, proportions=proportions,
-                                         oov_columns=oov_columns, seed=seed, dynamics=dynamics, source=source)
     name = "_".join(regions).replace("-", "_")
     extra = {}
     if plot is not False:
@@ -99,13 +101,23 @@ def save_datamap_subset(
     title = (f"# Data-map subset: {'+'.join(regions)}, {k:,} of {n:,} examples ({100 * k / n:.1f} %)\n\n"
              f"Selected by hf-synthsample dataset cartography (measure `{datamap.measure}`, {datamap.source} pass, "
              f"epochs {datamap.epochs[0]}..{datamap.epochs[-1]}; {datamap.confidence_label}"
+             + (f"; dynamics of {_model_text(datamap.model)}" if datamap.model else "")
              + (f"; OOV-repaired on {', '.join(oov_columns)}" if oov_columns else "") + ").")
     meta, body = _curated_card({}, title, name, provenance, {split: k}, datamap.to_markdown(fraction), list(extra),
                                license)
     meta["hf_synthsample"]["datamap"] = {
-        "dynamics": None if dynamics is None else os.path.abspath(dynamics), "measure": datamap.measure,
+        "dynamics": None if dynamics is None else portable_path(os.path.abspath(dynamics)), "measure": datamap.measure,
+        "model": datamap.model,
         "source": datamap.source, "confidence": datamap.confidence_label, "epochs": list(datamap.epochs),
         "regions": list(regions), "fraction": fraction, "selected": k, "examples": n,
         "oov_columns": None if not oov_columns else list(oov_columns), "seed": seed}
     return write_hub_folder(folder, {name: DatasetDict({split: subset})}, body=body, metadata=meta,
                             extra_files=extra, if_exists="overwrite" if overwrite else "error")
+
+
+def _model_text(model: Mapping) -> str:
+    """``T5ForConditionalGeneration (t5-small, 60,506,624 parameters)``: a model record in words."""
+    inner = [str(model[k]) for k in ("name_or_path",) if model.get(k)]
+    if model.get("num_parameters") is not None:
+        inner.append(f"{int(model['num_parameters']):,} parameters")
+    return f"`{model.get('class', 'a model')}`" + (f" ({', '.join(inner)})" if inner else "")

@@ -143,14 +143,16 @@ def _dataset_rows(dm: DataMap, dataset: "Dataset", ids: Sequence[int] | None, *,
         raise ValueError(f"{ds_name} has no {id_column!r} column, and the data map's example ids are strings, not "
                          f"row numbers: keep the id column the dynamics were recorded with")
     fingerprint = dataset_fingerprint(dataset)
-    if dm.dataset_fingerprints and fingerprint not in dm.dataset_fingerprints:
-        raise ValueError(
-            f"{ds_name} (fingerprint {fingerprint}) is not the training set the dynamics were recorded on "
-            f"(fingerprint {' / '.join(dm.dataset_fingerprints)}): another copy of the data (shuffled, filtered, "
-            f"loaded again) can have the same row count but other rows in each position, so "
-            f"{names['assume_id_order']} cannot hold. Take the rows from the training set itself, or keep its "
-            f"{id_column!r} column and match by id"
-        )
+    if (dm.dataset_fingerprints or dm.dataset_digests) and fingerprint not in dm.dataset_fingerprints:
+        differs = _rows_differ(dm, dataset, id_column)
+        if differs:
+            raise ValueError(
+                f"{ds_name} (fingerprint {fingerprint}) is not the training set the dynamics were recorded on "
+                f"(fingerprint {' / '.join(dm.dataset_fingerprints) or 'not recorded'}; {differs}): another copy "
+                f"of the data (shuffled, filtered) can have the same row count but other rows in each position, so "
+                f"{names['assume_id_order']} cannot hold. Take the rows from the training set itself (or the same "
+                f"rows, in the same order, saved and loaded again), or keep its {id_column!r} column and match by id"
+            )
     if len(dataset) != dm.num_examples:
         raise ValueError(
             f"{ds_name} has {len(dataset)} rows but the dynamics hold {dm.num_examples} examples, so its rows "
@@ -165,6 +167,27 @@ def _dataset_rows(dm: DataMap, dataset: "Dataset", ids: Sequence[int] | None, *,
     if len(ids) and (ids.min() < 0 or ids.max() >= len(dataset)):
         raise ValueError(f"{ds_name}: example ids out of its {len(dataset)} rows")
     return ids.copy()
+
+
+def _rows_differ(dm: DataMap, dataset: "Dataset", id_column: str) -> str | None:
+    """Why ``dataset`` (another fingerprint) does not hold the training set's rows in the same order,
+    by the row digests the dynamics recorded; ``None`` when it does (an identical copy, reloaded)."""
+    from ..hub.provenance import column_digests
+
+    recorded = dm.dataset_digests
+    if not recorded:
+        return "the dynamics record no row digest to compare its rows with"
+    if len(dataset) != dm.num_examples:
+        return f"it has {len(dataset)} rows, the training set {dm.num_examples}"
+    common = [c for c in dataset.column_names if c != id_column and c in recorded]
+    if not common:
+        return (f"it has none of the training set's columns ({', '.join(sorted(recorded))}) to compare, so its rows "
+                f"cannot be shown to be the same")
+    ours = column_digests(dataset, columns=common)
+    other = [c for c in common if ours[c] != recorded[c]]
+    if other:
+        return f"the values of column {other[0]!r} differ from the training set's, row by row"
+    return None
 
 
 def _hover_texts(dm: DataMap, dataset: Any, text_columns: Sequence[str] | None, id_column: str,

@@ -133,6 +133,33 @@ def load_dynamics(folder: str | os.PathLike) -> dict:
     eval_path = os.path.join(folder, EVAL_DYNAMICS_FILE)
     return {
         "meta": meta,
-        "train": read_table(os.path.join(folder, DYNAMICS_FILE)),
-        "eval": read_table(eval_path) if os.path.exists(eval_path) else None,
+        "train": with_origin(read_table(os.path.join(folder, DYNAMICS_FILE)), meta),
+        "eval": with_origin(read_table(eval_path), meta) if os.path.exists(eval_path) else None,
     }
+
+
+#: the schema-metadata key under which a table of :func:`load_dynamics` carries its origin
+ORIGIN_KEY = b"hf_synthsample.dynamics_origin"
+#: the fields of ``cartography.json`` a table carries: the training set and the model it was recorded on
+ORIGIN_FIELDS = ("num_examples", "dataset_fingerprints", "dataset_digests", "model", "id_column")
+
+
+def with_origin(table: Any, meta: dict) -> Any:
+    """``table`` with ``meta``'s :data:`ORIGIN_FIELDS` in its schema metadata, so that a data map
+    built from the table alone still knows the training set (``assume_id_order`` checks it) and
+    the model."""
+    origin = {k: meta[k] for k in ORIGIN_FIELDS if k in meta}
+    metadata = {**(table.schema.metadata or {}), ORIGIN_KEY: json.dumps(origin, sort_keys=True).encode()}
+    return table.replace_schema_metadata(metadata)
+
+
+def table_origin(table: Any) -> dict | None:
+    """The origin :func:`with_origin` put on ``table``; ``None`` for a table made by hand."""
+    raw = (getattr(getattr(table, "schema", None), "metadata", None) or {}).get(ORIGIN_KEY)
+    if raw is None:
+        return None
+    try:
+        origin = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return origin if isinstance(origin, dict) else None

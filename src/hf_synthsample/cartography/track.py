@@ -23,7 +23,7 @@ import functools
 import os
 from typing import Any, Sequence
 
-from ..hub.provenance import dataset_fingerprint
+from ..hub.provenance import column_digests, dataset_fingerprint
 from ..logging import get_logger
 from .callback import CartographyCollator, TrainingDynamicsCallback, add_example_ids
 from .ids import check_id_column
@@ -62,6 +62,7 @@ def track_dynamics(
 
     dataset = trainer.train_dataset
     known = [dataset_fingerprint(dataset)]
+    digests = column_digests(dataset, exclude=(id_column,)) if _is_hf_dataset(dataset) else {}
     if _is_hf_dataset(dataset) and id_column not in dataset.column_names:
         trainer.train_dataset = add_example_ids(dataset, id_column)
         known.append(dataset_fingerprint(trainer.train_dataset))
@@ -73,6 +74,7 @@ def track_dynamics(
     _keep_id_column(trainer, id_column)
     # the Trainer may hand the callback a column-reduced copy; the dynamics name these too
     callback._known_fingerprints = [f for f in known if f is not None]
+    callback._known_digests = digests
     trainer.add_callback(callback)
     return trainer
 

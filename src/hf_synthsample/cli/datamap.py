@@ -32,6 +32,11 @@ _OPTIONS = {"min_epoch": "--min-epoch", "max_epoch": "--max-epoch", "nan_policy"
 PARAMETERS = {**_OPTIONS, "regions": "--select", "folder": "--out", "path": "--plot", "sample_fraction": "--plot-fraction"}
 
 
+#: the formats --plot writes, by extension: the first bytes of such a file and its name
+_PLOT_FORMATS = {".png": (b"\x89PNG", "PNG"), ".jpg": (b"\xff\xd8\xff", "JPEG"), ".jpeg": (b"\xff\xd8\xff", "JPEG"),
+                 ".pdf": (b"%PDF", "PDF"), ".svg": (b"<?xml", "SVG")}
+
+
 def add_arguments(m: argparse.ArgumentParser) -> None:
     from ..cartography.measures import MAP_MEASURES
 
@@ -102,7 +107,14 @@ def _check(args: argparse.Namespace) -> tuple[list[str] | None, str, DataMapSett
     if args.out:
         check_output_folder("--out", args.out, overwrite=args.overwrite)
     if args.plot:
-        check_output_file("--plot", args.plot, overwrite=args.overwrite, magic=b"\x89PNG", kind="PNG")
+        # the plot is written in the format of its extension (matplotlib): a re-run with --overwrite
+        # replaces a file of that format, which is what this command wrote there
+        ext = os.path.splitext(args.plot)[1].lower() or ".png"
+        if ext not in _PLOT_FORMATS:
+            raise ValueError(f"--plot: {args.plot!r} has the extension {ext!r}; the map is written as "
+                             f"{', '.join(sorted(_PLOT_FORMATS))} (by the extension; .png for the card's plot)")
+        magic, kind = _PLOT_FORMATS[ext]
+        check_output_file("--plot", args.plot, overwrite=args.overwrite, magic=magic, kind=kind)
     if not os.path.isdir(args.dynamics):
         raise ValueError(f"dynamics: {args.dynamics!r} is not a folder (give the dynamics folder written by "
                          "CartographyCallback)" if os.path.exists(args.dynamics) else
@@ -137,6 +149,15 @@ def run(args: argparse.Namespace) -> int:
                               dynamics=args.dynamics, id_column=args.id_column,
                               assume_id_order=args.assume_id_order, oov_columns=args.oov_columns,
                               proportions=args.proportions, seed=args.seed, split=out_split,
-                              plot=args.plot or True, overwrite=args.overwrite, license=args.license, names=names)
+                              plot=_card_plot(args.plot), overwrite=args.overwrite, license=args.license, names=names)
     print(f"\nWrote {dm.subset_size(args.fraction):,} rows to {out}/")
     return 0
+
+
+def _card_plot(plot: str | None) -> "str | bool":
+    """What the subset's card shows: the ``--plot`` file when it is a PNG, else a map drawn as one."""
+    if plot and (os.path.splitext(plot)[1].lower() or ".png") == ".png":
+        with open(plot, "rb") as f:
+            if f.read(4) == b"\x89PNG":
+                return plot
+    return True

@@ -18,7 +18,10 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-__all__ = ["Provenance", "dataset_fingerprint"]
+__all__ = ["Provenance", "dataset_fingerprint", "column_digests", "rows_digest"]
+
+#: rows hashed at a time by :func:`column_digests`
+_DIGEST_BATCH = 4096
 
 
 def dataset_fingerprint(dataset: Any) -> str | None:
@@ -27,6 +30,68 @@ def dataset_fingerprint(dataset: Any) -> str | None:
     # datasets keeps it in a private attribute: this is the one place that reads it
     fingerprint = getattr(dataset, "_fingerprint", None)
     return fingerprint if isinstance(fingerprint, str) else None
+
+
+def column_digests(dataset: Any, exclude: Sequence[str] = (), columns: Sequence[str] | None = None) -> dict[str, str]:
+    """Per column of ``dataset`` (all but ``exclude``, or only ``columns``): a SHA-256 digest of its
+    values in row order. Unlike the ``datasets`` fingerprint, it depends on the rows alone: the same
+    rows saved to Parquet (or JSON, for integers, strings and lists of them) and loaded again have
+    the same digests, and a shuffled or filtered copy other ones.
+
+    Example:
+        >>> from datasets import Dataset
+        >>> ds = Dataset.from_dict({"id": [0, 1], "x": [[1, 2], [3]]})
+        >>> column_digests(ds, exclude=["id"]) == column_digests(Dataset.from_dict({"x": [[1, 2], [3]]}))
+        True
+        >>> column_digests(ds)["x"] == column_digests(ds.select([1, 0]))["x"]
+        False
+    """
+    import hashlib
+    import json
+
+    from ..columns import column_arrow
+
+    names = [c for c in (dataset.column_names if columns is None else columns) if c not in set(exclude)]
+    out = {}
+    for name in sorted(names):
+        col = column_arrow(dataset, name)
+        digest = hashlib.sha256(f"{len(col)}\n".encode())
+        for start in range(0, len(col), _DIGEST_BATCH):  # Python values: the same whatever the Arrow width
+            values = col.slice(start, _DIGEST_BATCH).to_pylist()
+            digest.update(json.dumps(values, ensure_ascii=False, separators=(",", ":"), sort_keys=True,
+                                     default=repr).encode())
+        out[name] = digest.hexdigest()
+    return out
+
+
+def rows_digest(dataset: Any, exclude: Sequence[str] = ()) -> str:
+    """One digest of ``dataset``'s rows (order-sensitive; :func:`column_digests` of every column
+    but ``exclude``, with their names): ``"rows-sha256:<hex>"``. A card records it as the source's
+    fingerprint, which anyone holding the same rows, in whatever file, gets again."""
+    import hashlib
+
+    digests = column_digests(dataset, exclude)
+    text = "\n".join(f"{name}:{d}" for name, d in sorted(digests.items()))
+    return "rows-sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def model_record(model: Any) -> dict:
+    """What a card names of ``model``: its class, ``model_type``, ``name_or_path`` (a local path as
+    its last component, :func:`~hf_synthsample.hub.card.portable_path`) and parameter count."""
+    from .card import portable_path
+
+    config = getattr(model, "config", None)
+    record: dict = {"class": type(model).__name__}
+    if getattr(config, "model_type", None):
+        record["model_type"] = str(config.model_type)
+    name = getattr(config, "_name_or_path", None) or getattr(model, "name_or_path", None)
+    if name:
+        record["name_or_path"] = portable_path(str(name))
+    try:
+        record["num_parameters"] = int(sum(p.numel() for p in model.parameters()))
+    except (AttributeError, TypeError):
+        pass
+    return record
 
 
 def _jsonable(value: Any) -> Any:
@@ -100,11 +165,20 @@ class Provenance:
         source: str | None = None,
         source_config: Mapping[str, Any] | None = None,
         description: str = "",
+        id_column: str = "example_id",
+        assume_id_order: bool = False,
+        _names: Mapping[str, str] | None = None,
     ) -> "Provenance":
         """Provenance of ``datamap.subset(dataset, region, fraction, ...)``, with :meth:`from_sampler`'s fields.
 
         The source is ``dataset``, or with ``dataset=None`` the dynamics (``dynamics``: their folder);
-        the "sampler" is ``DataMap.select`` with the map's and the selection's parameters.
+        the "sampler" is ``DataMap.select`` with the map's and the selection's parameters, and the
+        model the dynamics were recorded with (``model``: ``None`` when the dynamics do not say, e.g.
+        a table made by hand). ``dataset`` must be one the map can cut (rows found by ``id_column``,
+        or by position with ``assume_id_order``, as :meth:`DataMap.subset` finds them; a subset is
+        not its own source): else ``ValueError``, before any work. Its fingerprint is a digest of
+        its rows (:func:`rows_digest`), which names the data in the file ``source`` too, not only
+        the copy in memory.
 
         Example:
             >>> import pyarrow as pa
@@ -118,14 +192,21 @@ class Provenance:
             ('DataMap.select', 2, 4)
         """
         from ..cartography.datamap import DataMap, parse_regions
+        from ..cartography.rows import _API_NAMES, _dataset_rows
+        from .card import portable_path
 
         if not isinstance(datamap, DataMap):
             raise TypeError(f"datamap must be a DataMap, got {type(datamap).__name__}")
         regions = list(parse_regions(region))
         selected = datamap.subset_size(fraction)  # checks fraction
+        if dataset is not None:  # a dataset the map cannot cut (a subset, another data set) is refused here
+            _dataset_rows(datamap, dataset, None, id_column=id_column, assume_id_order=assume_id_order,
+                          names=dict(_API_NAMES if _names is None else _names))
         params = {
             "measure": datamap.measure, "pass": datamap.source, "epochs": [datamap.epochs[0], datamap.epochs[-1]],
             "region": "+".join(regions), "fraction": float(fraction), "selected": selected, "examples": len(datamap),
+            # the model behind the dynamics: the subset is of what that model found hard or easy
+            "model": dict(datamap.model) if datamap.model else None,
         }
         if proportions is not None:
             params["proportions"] = [float(p) for p in proportions]
@@ -133,18 +214,20 @@ class Provenance:
             params["oov_columns"] = list(oov_columns)
         config = dict(source_config or {})
         if dynamics is not None:
-            config.setdefault("dynamics", os.fspath(dynamics))
+            config.setdefault("dynamics", portable_path(os.fspath(dynamics)))
         if dataset is None:
             fingerprints = datamap.dataset_fingerprints
             if fingerprints:
                 config.setdefault("training_set_fingerprint", fingerprints[0])
-            return cls(source=source or (os.fspath(dynamics) if dynamics is not None else "training dynamics"),
+            return cls(source=source or (portable_path(os.fspath(dynamics)) if dynamics is not None
+                                         else "training dynamics"),
                        source_config=config, source_fingerprint=None, source_size=datamap.num_examples,
                        sampler="DataMap.select", sampler_params=params, seed=seed, description=description)
         if dataset.info.config_name:
             config.setdefault("config_name", dataset.info.config_name)
-        return cls._of_dataset(dataset, source, config, sampler="DataMap.select", sampler_params=params, seed=seed,
-                               description=description)
+        return cls(source=source or dataset.info.dataset_name or "dataset", source_config=config,
+                   source_fingerprint=rows_digest(dataset), source_size=len(dataset), sampler="DataMap.select",
+                   sampler_params=params, seed=seed, description=description)
 
     def to_dict(self) -> dict:
         return _jsonable(dataclasses.asdict(self))

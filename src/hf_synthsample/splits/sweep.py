@@ -194,6 +194,11 @@ class SplitSweep:
                                  "stop_reason": r.stop_reason, "seconds": round(r.seconds, 2),
                                  "template_statement": getattr(r, "template_statement", None),
                                  "split_report": report.to_dict()}
+        if if_exists == "add":  # the configs of an earlier sweep the folder keeps stay described
+            earlier_splits, earlier_sections = _earlier_sweep(folder, set(meta_splits))
+            meta_splits = {**earlier_splits, **meta_splits}
+            if earlier_sections:
+                body += ["", "## Splits of an earlier sweep in this folder", "", *earlier_sections]
         sweep_meta = {"settings": settings, "splits": meta_splits}
         if self.structure:
             sweep_meta["structure"] = self.structure
@@ -203,6 +208,25 @@ class SplitSweep:
                                body="\n".join(body), metadata=meta, extra_files=extra, if_exists=if_exists,
                                license=license)
         return str(out)
+
+
+def _earlier_sweep(folder: str, replaced: set) -> tuple[dict, list[str]]:
+    """``(splits, sections)`` of the sweep card already in ``folder``: its YAML records and its
+    Markdown sections (``## `name`...``) of the configs not in ``replaced``, which an ``"add"`` keeps."""
+    import re
+    from pathlib import Path
+
+    from ..hub.card import read_card
+
+    meta, text = read_card(Path(folder) / "README.md")
+    splits = ((meta.get("hf_synthsample") or {}).get("split_sweep") or {}).get("splits") or {}
+    kept = {name: record for name, record in splits.items() if name not in replaced}
+    sections = []
+    for name in kept:
+        found = re.search(r"^## `" + re.escape(name) + r"`.*?(?=^## |\Z)", text, flags=re.M | re.S)
+        if found:
+            sections.append(found.group(0).strip())
+    return kept, sections
 
 
 def divergence_sweep(
