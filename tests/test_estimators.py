@@ -1,6 +1,7 @@
 """Conformance of every estimator-like object, as scikit-learn's ``check_estimator`` does: params
-round-trip, ``clone``, ``set_params``, bad and unknown values refused naming the field,
-deterministic results, JSON-safe settings records.
+round-trip, ``clone`` (ours and ``sklearn.base.clone``), ``set_params`` and assignment of a field,
+the constructor's signature, ``get_params(deep=...)``, bad and unknown values refused naming the
+field, deterministic results, JSON-safe settings records.
 
 To add an estimator, append a :class:`Case` to ``CASES``: a factory for a configured instance, a
 small dataset, how to run it (its result, compared for determinism), a valid change of one
@@ -9,6 +10,7 @@ setting and a bad value of one field.
 
 from __future__ import annotations
 
+import inspect
 import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -19,7 +21,8 @@ import pytest
 
 from hf_synthsample.cartography import NoiseFlagger
 from hf_synthsample.cartography.noise import LexicalNoiseFlagger
-from hf_synthsample.settings import Estimator, Settings, clone
+from hf_synthsample.curve import CompositionalityCurve
+from hf_synthsample.settings import Estimator, Settings, clone, setting
 from hf_synthsample.sampling import (CMaxEntSampler, DifficultySampler, DiversityReporter, HomogenizeSampler,
                                      HybridSampler, RepetitionCurriculum, StreamHomogenizeSampler, UATSampler,
                                      UniformSampler)
@@ -105,6 +108,11 @@ CASES = [
     Case(lambda: LexicalNoiseFlagger(fraction=0.2), _programs,
          lambda est, ds: est.flag(ds["program"], ds["template"]).tolist(), {"iterations": 3}, ("smoothing", 0.0),
          ("scores_", "flags_"), "lexical-noise-flags"),
+    # the curve trains models: its run here is its settings' record (the conformance of the params is what is checked)
+    Case(lambda: CompositionalityCurve(targets=[0.1, 0.3], column="program", language="sexpr",
+                                       target_column="template", seed=1), _programs,
+         lambda est, ds: est.settings.to_record(), {"targets": (0.2, 0.4)}, ("learning_rate", float("inf")),
+         id="curve"),
 ]
 
 
@@ -190,3 +198,113 @@ def test_every_estimator_class_has_a_case():
     covered = {type(c.make()) for c in CASES}
     assert estimators <= covered, sorted(c.__name__ for c in estimators - covered)
     assert np.all([issubclass(c, Estimator) for c in covered])
+
+
+def test_assigning_a_field_is_set_params(case):
+    """``est.seed = v`` is ``set_params(seed=v)``: validated, and what runs (not an attribute beside the settings)."""
+    est, ds = case.make(), case.data()
+    (name, value), = list(case.change.items())[:1]
+    setattr(est, name, value)
+    assert est.get_params()[name] == value and getattr(est, name) == value and name not in vars(est)
+    assert est.settings == case.make().set_params(**{name: value}).settings
+    assert case.run(est, ds) == case.run(type(est)(**est.get_params()), ds)
+    bad_name, bad_value = case.bad
+    before = est.get_params()
+    with pytest.raises((ValueError, TypeError)) as constructed:
+        type(est)(**{**before, bad_name: bad_value})
+    with pytest.raises(type(constructed.value), match=rf"^{bad_name}\b") as assigned:
+        setattr(est, bad_name, bad_value)
+    assert str(assigned.value) == str(constructed.value)  # the same error as at construction
+    assert est.get_params() == before
+    est.other_attribute_ = 1  # results and private attributes are plain attributes
+    est._private = 2
+    assert vars(est)["other_attribute_"] == 1 and est._private == 2
+
+
+def test_signature_lists_the_fields(case):
+    est = case.make()
+    cls, specs, defaults = type(est), est.settings_class.specs(), est.settings_class.defaults()
+    params = inspect.signature(cls).parameters
+    assert inspect.signature(cls.__init__).parameters.keys() - {"self"} == params.keys()
+    fields = [p for p in params.values() if p.name != "settings"]
+    assert sorted(p.name for p in fields) == sorted(specs)
+    for p in fields:
+        assert p.default == defaults.get(p.name, inspect.Parameter.empty), p.name
+        assert p.kind == (inspect.Parameter.POSITIONAL_OR_KEYWORD if p.name in cls.positional
+                          else inspect.Parameter.KEYWORD_ONLY), p.name
+    if not cls.positional:
+        assert params["settings"].kind == inspect.Parameter.POSITIONAL_ONLY and params["settings"].default is None
+    assert cls(est.settings).settings == est.settings  # the settings object, by position, still works
+    bound = inspect.signature(cls).bind(**{k: v for k, v in est.get_params(deep=False).items()})
+    assert cls(*bound.args, **bound.kwargs).settings == est.settings
+
+
+def test_get_params_deep_and_shallow(case):
+    est = case.make()
+    shallow = est.get_params(deep=False)
+    assert list(shallow) == list(est.settings_class.specs())
+    nested = [k for k, v in shallow.items() if isinstance(v, (Settings, Estimator))]
+    deep = est.get_params(deep=True)
+    assert {k: deep[k] for k in shallow} == shallow
+    assert sorted(set(deep) - set(shallow)) == sorted(f"{k}__{sub}" for k in nested for sub in shallow[k].get_params())
+
+
+def test_sklearn_clone(case):
+    """``sklearn.base.clone`` rebuilds each estimator from ``get_params(deep=False)`` and checks that every
+    param is held as given (``is``)."""
+    sklearn_base = pytest.importorskip("sklearn.base")
+    est, ds = case.make(), case.data()
+    case.run(est, ds)
+    copy = sklearn_base.clone(est)
+    assert type(copy) is type(est) and copy is not est and copy.settings == est.settings
+    assert not [k for k in vars(copy) if k.endswith("_")]
+    assert case.run(copy, ds) == case.run(case.make(), ds)
+    changed = sklearn_base.clone(est.set_params(**case.change))
+    assert changed.get_params() == est.get_params()
+
+
+# ------------------------------------------------------------------ nested settings and estimators (deep params)
+@dataclass(frozen=True)
+class _InnerSettings(Settings):
+    size: float = setting(0.5, help="a share", min=0.0, max=1.0)
+    names: tuple[str, ...] = setting(("a",), help="names")
+
+
+class _Inner(Estimator):
+    settings_class = _InnerSettings
+
+
+@dataclass(frozen=True)
+class _OuterSettings(Settings):
+    seed: int = setting(0, help="seed", min=0)
+    options: Any = setting(_InnerSettings(), help="nested settings", kind="any")
+    step: Any = setting(None, help="a nested estimator", kind="any", none=True)
+
+
+class _Outer(Estimator):
+    settings_class = _OuterSettings
+
+
+def test_deep_params_of_nested_settings_and_estimators():
+    outer = _Outer(step=_Inner(size=0.25))
+    deep = outer.get_params()
+    assert deep["options__size"] == 0.5 and deep["step__size"] == 0.25 and deep["step__names"] == ("a",)
+    assert set(outer.get_params(deep=False)) == {"seed", "options", "step"}
+    step = outer.step
+    outer.set_params(options__size=0.75, step__names=["b", "c"])
+    assert outer.options == _InnerSettings(size=0.75) and outer.step.get_params() == {"size": 0.25, "names": ("b", "c")}
+    assert step.names == ("a",)  # the estimator held before is left as it was (a changed clone is held)
+    with pytest.raises(ValueError, match="^size must be <= 1.0"):
+        outer.set_params(options__size=2.0)
+    with pytest.raises(ValueError, match="no setting 'nope'"):
+        outer.set_params(options__nope=1)
+    with pytest.raises(ValueError, match="^seed__x: seed holds int"):
+        outer.set_params(seed__x=1)
+    def values(est):  # an estimator has no ==: its params stand for it
+        return {k: v for k, v in est.get_params().items() if k != "step"}
+
+    copy = clone(outer)
+    assert copy.step is not outer.step and values(copy) == values(outer)
+    sklearn_base = pytest.importorskip("sklearn.base")
+    again = sklearn_base.clone(outer)
+    assert again.step is not outer.step and values(again) == values(outer)

@@ -29,14 +29,17 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import inspect
 import re
+import types
 import typing
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Mapping
+from typing import Any, Callable, ClassVar, Iterator, Mapping
 
 from .validation import check_choice, check_float, check_int, check_str_tuple
 
-__all__ = ["Estimator", "Settings", "Spec", "add_arguments", "applies", "clone", "setting", "settings_from_args"]
+__all__ = ["Estimator", "FrozenMapping", "Settings", "Spec", "add_arguments", "applies", "clone", "freeze", "setting",
+           "settings_from_args"]
 
 
 @dataclass(frozen=True)
@@ -79,7 +82,7 @@ def _infer(annotation: Any) -> tuple[str, bool]:
     args = typing.get_args(annotation)
     origin = typing.get_origin(annotation)
     none = type(None) in args
-    if none and origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+    if none and origin in (typing.Union, getattr(types, "UnionType", None)):
         rest = [a for a in args if a is not type(None)]
         kind, _ = _infer(rest[0]) if len(rest) == 1 else ("any", False)
         return kind, True
@@ -91,6 +94,90 @@ def _infer(annotation: Any) -> tuple[str, bool]:
         if annotation is t:
             return kind, False
     return "any", False
+
+
+class FrozenMapping(Mapping):
+    """A read-only copy of a mapping, as frozen settings hold one (a ``dict`` given for a field).
+
+    Unlike ``types.MappingProxyType`` it pickles and deep-copies (worker processes, ``sklearn.base.clone``),
+    and it hashes when its values do. It equals any mapping with the same items.
+
+    Example:
+        >>> m = FrozenMapping({"length": 3})
+        >>> m["length"], m == {"length": 3}, dict(m)
+        (3, True, {'length': 3})
+        >>> m["length"] = 4
+        Traceback (most recent call last):
+        ...
+        TypeError: 'FrozenMapping' object does not support item assignment
+    """
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping | Any = (), /) -> None:
+        object.__setattr__(self, "_data", dict(data))
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __contains__(self, key: Any) -> bool:
+        return key in self._data
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._data.items()))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is read-only")
+
+    def __reduce__(self):
+        return (type(self), (self._data,))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._data!r})"
+
+
+def freeze(value: Any) -> Any:
+    """An immutable copy of ``value``, as frozen settings hold it: a list as a tuple, a ``dict`` as a
+    :class:`FrozenMapping`, a set as a ``frozenset`` (inside them too); anything else as given.
+
+    Example:
+        >>> freeze({"a": [1, 2], "b": {3}})
+        FrozenMapping({'a': (1, 2), 'b': frozenset({3})})
+    """
+    if isinstance(value, (list, tuple)) and (type(value) in (list, tuple)):  # not a named tuple
+        items = tuple(freeze(v) for v in value)
+        return value if type(value) is tuple and all(a is b for a, b in zip(items, value)) else items
+    if isinstance(value, (set, frozenset)) and type(value) in (set, frozenset):
+        items = frozenset(freeze(v) for v in value)
+        return value if type(value) is frozenset and items == value else items
+    if isinstance(value, dict) or isinstance(value, types.MappingProxyType):
+        return FrozenMapping({k: freeze(v) for k, v in value.items()})
+    if type(value) is FrozenMapping:
+        items = {k: freeze(v) for k, v in value.items()}
+        return value if all(items[k] is v for k, v in value.items()) else FrozenMapping(items)
+    return value
+
+
+def _same(a: Any, b: Any) -> bool:
+    """``a`` and ``b`` are the same value, down to the types of their items (then the one given is kept)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, frozenset):
+        return a == b and sorted(map(repr, a)) == sorted(map(repr, b))
+    if isinstance(a, Mapping):
+        return list(a) == list(b) and all(type(x) is type(y) for x, y in zip(a, b)) and all(_same(a[k], b[k]) for k in a)
+    try:
+        return bool(a == b)
+    except Exception:  # an array's elementwise ==
+        return False
 
 
 @dataclass(frozen=True)
@@ -130,10 +217,12 @@ class Settings:
 
     # ------------------------------------------------------------------ validation
     def __post_init__(self) -> None:
+        # each field checked, then held as an immutable copy (a list as a tuple, a dict as a FrozenMapping); a
+        # value given already in that form is held as given (``sklearn.base.clone`` checks ``is``)
         for name, spec in self.specs().items():
             value = getattr(self, name)
-            checked = _check_value(name, value, spec)
-            if checked is not value:
+            checked = freeze(_check_value(name, value, spec))
+            if checked is not value and not _same(checked, value):
                 object.__setattr__(self, name, checked)
         self._check()
 
@@ -141,17 +230,36 @@ class Settings:
         """Checks across fields (subclasses override); raise ``ValueError`` naming the fields."""
 
     # ------------------------------------------------------------------ reading and changing
-    def get_params(self) -> dict[str, Any]:
-        """Field name -> value, in declaration order."""
-        return {name: getattr(self, name) for name in self.specs()}
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """Field name -> value, in declaration order; ``deep``: also ``field__name`` -> value of the fields of a
+        field that holds settings or an estimator (scikit-learn's ``get_params``)."""
+        return _params(self, self.specs(), deep)
 
     def replace(self, **changes: Any) -> "Settings":
-        """A validated copy with ``changes`` applied; an unknown name is a ``ValueError`` listing the known ones."""
-        unknown = sorted(set(changes) - set(self.specs()))
+        """A validated copy with ``changes`` applied (``field__name``: a field of the settings or estimator a
+        field holds); an unknown name is a ``ValueError`` listing the known ones."""
+        specs = self.specs()
+        direct, nested = {}, {}
+        for key, value in changes.items():
+            head, sep, rest = key.partition("__")
+            if sep and head in specs:
+                nested.setdefault(head, {})[rest] = value
+            else:
+                direct[key] = value
+        unknown = [k for k in direct if k not in specs]
         if unknown:
             raise ValueError(f"{type(self).__name__} has no setting {unknown[0]!r}; "
-                             f"its settings are: {', '.join(self.specs())}")
-        return dataclasses.replace(self, **changes)
+                             f"its settings are: {', '.join(specs)}")
+        for head, sub in nested.items():
+            inner = direct.get(head, getattr(self, head))
+            if isinstance(inner, Settings):
+                direct[head] = inner.replace(**sub)
+            elif isinstance(inner, Estimator):
+                direct[head] = clone(inner).set_params(**sub)
+            else:
+                raise ValueError(f"{head}__{next(iter(sub))}: {head} holds {type(inner).__name__} {inner!r}, not "
+                                 "settings or an estimator; give its value as a whole")
+        return dataclasses.replace(self, **direct)
 
     def to_record(self) -> dict[str, Any]:
         """The settings as JSON-safe values, for provenance records and cards."""
@@ -160,7 +268,16 @@ class Settings:
     def changed(self) -> dict[str, Any]:
         """The fields whose value differs from the default (what ``repr`` shows)."""
         defaults = self.defaults()
-        return {k: v for k, v in self.get_params().items() if k not in defaults or defaults[k] != v}
+        return {k: v for k, v in self.get_params(deep=False).items() if k not in defaults or defaults[k] != v}
+
+
+def _params(owner: Any, names: Any, deep: bool) -> dict[str, Any]:
+    out = {}
+    for name in names:
+        value = out[name] = getattr(owner, name)
+        if deep and isinstance(value, (Settings, Estimator)):
+            out.update((f"{name}__{k}", v) for k, v in value.get_params(deep=True).items())
+    return out
 
 
 def _check_value(name: str, value: Any, spec: Spec) -> Any:
@@ -202,10 +319,15 @@ class Estimator:
     """Base of the estimator-like objects, configured by one :class:`Settings` (scikit-learn style).
 
     ``Estimator(settings, **params)``: the params override the settings. Fields read as attributes
-    (``est.seed``); results of the last call live in attributes ending in ``_``.
+    (``est.seed``), and assigning one (``est.seed = 3``) is :meth:`set_params` (validated). Results of
+    the last call live in attributes ending in ``_``. The constructor's signature lists the fields
+    (keyword-only, with their defaults; ``positional`` ones may be given by position), so
+    ``inspect.signature`` and ``sklearn.base.clone`` see the parameters.
     """
 
     settings_class: ClassVar[type[Settings]]
+    #: fields that may be given by position (before the keyword-only ones)
+    positional: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, settings: Settings | None = None, /, **params: Any) -> None:
         cls = self.settings_class
@@ -217,12 +339,42 @@ class Estimator:
             settings = settings.replace(**params)
         self.settings = settings
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "settings_class" in cls.__dict__:  # the constructor's signature is the settings' fields
+            init = cls.__init__
+            init = getattr(init, "__estimator_init__", init)
+
+            def __init__(self, *args: Any, **params: Any) -> None:
+                init(self, *args, **params)
+
+            __init__.__signature__ = cls._init_signature()
+            __init__.__doc__ = f"Configured by :class:`{cls.settings_class.__name__}` (a settings object or its fields)."
+            __init__.__estimator_init__ = init
+            __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+            cls.__init__ = __init__
+
+    @classmethod
+    def _init_signature(cls) -> inspect.Signature:
+        P = inspect.Parameter
+        defaults = cls.settings_class.defaults()
+        params = [P(f, P.KEYWORD_ONLY if f not in cls.positional else P.POSITIONAL_OR_KEYWORD,
+                    default=defaults.get(f, P.empty)) for f in cls.settings_class.specs()]
+        params.sort(key=lambda p: (p.kind, cls.positional.index(p.name) if p.name in cls.positional else 0))
+        if cls.positional:  # the settings object may come first too: not a signature's to say
+            head = [P("self", P.POSITIONAL_OR_KEYWORD)]
+        else:
+            head = [P("self", P.POSITIONAL_ONLY), P("settings", P.POSITIONAL_ONLY, default=None)]
+        return inspect.Signature([*head, *params])
+
     def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The settings' fields and values (scikit-learn's ``get_params``)."""
-        return self.settings.get_params()
+        """The settings' fields and values (scikit-learn's ``get_params``); ``deep``: also ``field__name`` for
+        a field that holds settings or an estimator."""
+        return self.settings.get_params(deep=deep)
 
     def set_params(self, **params: Any) -> "Estimator":
-        """Change settings (validated as at construction); returns ``self``."""
+        """Change settings (validated as at construction; ``field__name`` reaches into a field that holds
+        settings or an estimator); returns ``self``."""
         self.settings = self.settings.replace(**params)
         return self
 
@@ -237,13 +389,22 @@ class Estimator:
                 return getattr(settings, name)
         raise AttributeError(f"{type(self).__name__!s} object has no attribute {name!r}")
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        cls = type(self)
+        if name != "settings" and hasattr(cls, "settings_class") and name in cls.settings_class.specs():
+            self.set_params(**{name: value})  # validated, and what runs
+        else:
+            object.__setattr__(self, name, value)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.settings.changed().items())})"
 
 
 def clone(estimator: Estimator) -> Estimator:
-    """A new, unfitted estimator with the same settings (scikit-learn's ``clone``)."""
-    return type(estimator)(**estimator.get_params())
+    """A new, unfitted estimator with the same settings (scikit-learn's ``clone``; an estimator a field holds
+    is cloned too)."""
+    params = estimator.get_params(deep=False)
+    return type(estimator)(**{k: clone(v) if isinstance(v, Estimator) else v for k, v in params.items()})
 
 
 # ---------------------------------------------------------------------------------- the CLI

@@ -3,6 +3,7 @@ given and what is accepted, before any work starts."""
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
 from typing import Any, Iterable, Sequence
@@ -43,18 +44,37 @@ def check_non_empty_str(name: str, value: Any) -> str:
 
 
 def check_float(name: str, value: Any, *, min: float | None = None, max: float | None = None,
-                min_inclusive: bool = True, max_inclusive: bool = True) -> float:
-    """A real number within the given bounds (open or closed)."""
+                min_inclusive: bool = True, max_inclusive: bool = True, allow_inf: bool = False) -> float:
+    """A finite real number within the given bounds (open or closed); NaN never, +-inf only with ``allow_inf``.
+
+    Example:
+        >>> check_float("learning_rate", float("inf"), min=0.0, min_inclusive=False)
+        Traceback (most recent call last):
+        ...
+        ValueError: learning_rate must be a finite number > 0.0, got inf
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
     value = float(value)
-    if value != value:
-        raise ValueError(f"{name} must not be NaN")
+    if value != value or (math.isinf(value) and not allow_inf):
+        what = "a number (not NaN)" if allow_inf else "a finite number"
+        raise ValueError(f"{name} must be {what}{_range(min, max, min_inclusive, max_inclusive)}, got {value}")
     if min is not None and (value < min or (not min_inclusive and value == min)):
         raise ValueError(f"{name} must be {'>=' if min_inclusive else '>'} {min}, got {value}")
     if max is not None and (value > max or (not max_inclusive and value == max)):
         raise ValueError(f"{name} must be {'<=' if max_inclusive else '<'} {max}, got {value}")
     return value
+
+
+def _range(min: float | None, max: float | None, min_inclusive: bool, max_inclusive: bool) -> str:
+    """`` in [0, 1)``, `` > 0``, `` <= 1`` or nothing: the accepted range, for a message."""
+    if min is not None and max is not None:
+        return f" in {'[' if min_inclusive else '('}{min}, {max}{']' if max_inclusive else ')'}"
+    if min is not None:
+        return f" {'>=' if min_inclusive else '>'} {min}"
+    if max is not None:
+        return f" {'<=' if max_inclusive else '<'} {max}"
+    return ""
 
 
 def check_choice(name: str, value: Any, choices: Iterable[Any], *, empty: str | None = None) -> Any:

@@ -84,6 +84,13 @@ class DataMapSettings(_MeasureSettings):
             raise ValueError(f"min_epoch ({self.min_epoch}) must be <= max_epoch ({self.max_epoch})")
 
 
+def _bool(name: str, value: Any) -> bool:
+    """A bool: ``True`` or ``False`` (a string such as ``"no"`` is not read as one)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+    return value
+
+
 def _fraction() -> Any:
     return setting(None, help="share of the rows to flag, in (0, 1] (or give count)", min=0.0, max=1.0,
                    min_inclusive=False)
@@ -150,7 +157,7 @@ class DynamicsSettings(Settings):
                               help="where the final dynamics go [<args.output_dir>/cartography]")
     task: str = setting("auto", choices=("auto", *TASKS), help="the task layout, or auto (from the model class)")
     id_column: str = setting("example_id", kind="any", check=check_non_empty_str, help="the example-id column")
-    eval_pass: Any = setting(False, kind="any", check=lambda name, v: bool(v),
+    eval_pass: Any = setting(False, kind="any", check=_bool,
                              help="also a dropout-free pass at each epoch end (implied by bleu)")
     eval_examples: int | None = setting(None, min=1, help="examples of that pass, drawn with seed [all]")
     eval_batch_size: int | None = setting(None, min=1, help="batch size of that pass [per_device_eval_batch_size]")

@@ -18,8 +18,7 @@ Example:
 
 from __future__ import annotations
 
-import inspect
-from typing import TYPE_CHECKING, Any, Callable, ClassVar
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 import pyarrow as pa
@@ -127,9 +126,8 @@ class BaseSampler(Estimator):
     """Base class: subclasses name their settings (``settings_class``), the fields that may be given
     by position (``positional``), and implement :meth:`_indices`.
 
-    ``Sampler(settings)``, ``Sampler(*positional, **params)`` or both (the params override)."""
-
-    positional: ClassVar[tuple[str, ...]] = ()
+    ``Sampler(settings)``, ``Sampler(*positional, **params)`` or both (the params override). The
+    constructor's signature (the settings' fields) comes from :class:`~hf_synthsample.settings.Estimator`."""
 
     def __init__(self, *args: Any, **params: Any) -> None:
         settings = args[0] if args and isinstance(args[0], Settings) else None
@@ -147,22 +145,6 @@ class BaseSampler(Estimator):
     def __repr__(self) -> str:  # the changed settings, as their record shows them (a list of columns)
         record = self.settings.to_record()
         return f"{type(self).__name__}({', '.join(f'{k}={record[k]!r}' for k in self.settings.changed())})"
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if "settings_class" in cls.__dict__:  # the constructor's signature is the settings' fields
-            P = inspect.Parameter
-            defaults = cls.settings_class.defaults()
-            params = [P(f, P.KEYWORD_ONLY if f not in cls.positional else P.POSITIONAL_OR_KEYWORD,
-                        default=defaults.get(f, P.empty)) for f in cls.settings_class.specs()]
-            params.sort(key=lambda p: (p.kind, cls.positional.index(p.name) if p.name in cls.positional else 0))
-
-            def __init__(self, *args: Any, **params: Any) -> None:
-                BaseSampler.__init__(self, *args, **params)
-
-            __init__.__signature__ = inspect.Signature([P("self", P.POSITIONAL_OR_KEYWORD), *params])
-            __init__.__doc__ = f"Configured by :class:`{cls.settings_class.__name__}` (a settings object or its fields)."
-            cls.__init__ = __init__
 
     def indices(self, dataset: "Dataset", k: int | None = None) -> np.ndarray:
         """Selected row indices (sorted ascending, no repeats) of ``k`` rows (``None``: the sampler's default)."""

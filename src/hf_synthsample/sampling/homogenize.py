@@ -285,6 +285,9 @@ def homogenize_indices(columns: Mapping[str, Sequence] | Sequence, n: int | None
         raise ValueError("columns: give at least one salient column")
     mode = check_choice("mode", mode, MODES)
     check_int("seed", seed, min=0)
+    if isinstance(bins, Mapping) and any(c not in columns for c in bins):
+        unknown = next(c for c in bins if c not in columns)
+        raise ValueError(f"bins: {unknown!r} is not one of the columns; its keys must be among {list(columns)}")
     arrays = {name: np.asarray(vals) for name, vals in columns.items()}
     lengths = {len(a) for a in arrays.values()}
     if len(lengths) != 1:

@@ -12,11 +12,14 @@ Example:
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
 
 from ..settings import Settings, setting
-from ..validation import check_device, check_float, check_non_empty_str
+from ..validation import check_device, check_float, check_int, check_non_empty_str
 
 __all__ = ["StructureSource", "UniformSettings", "UATSettings", "CMaxEntSettings", "HomogenizeSettings", "DifficultySettings",
            "StreamHomogenizeSettings", "DiversitySettings", "RepetitionSettings", "MISSING_POLICIES", "MODES", "SAMPLER_SETTINGS"]
@@ -60,12 +63,44 @@ def _at_least_one(what: str) -> Callable[[str, Any], Any]:
 
 def _weights_check(pool_variant: bool) -> Callable[[str, Any], Any]:
     def check(name: str, value: Any) -> Any:
-        if value is None or isinstance(value, Mapping) or (pool_variant and isinstance(value, bool)):
+        if isinstance(value, Mapping):
+            for compound, weight in value.items():  # finite, >= 0: an inf or NaN weight is no weight
+                check_float(f"{name}[{compound!r}]", weight, min=0.0)
+            return value
+        if value is None or (pool_variant and isinstance(value, bool)):
             return value
         raise TypeError(f"{name} must be None{', a bool' if pool_variant else ''} or a mapping compound -> weight, "
                         f"got {value!r}")
 
     return check
+
+
+def _bins_of(name: str, value: Any) -> Any:
+    """One column's bins: a count (int >= 1) or edges (finite numbers, strictly increasing)."""
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be a count of bins (an int >= 1) or bin edges (increasing numbers), got {value!r}")
+    if isinstance(value, numbers.Integral):
+        return check_int(name, value, min=1)
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (Sequence, np.ndarray)):
+        raise TypeError(f"{name} must be a count of bins (an int >= 1) or bin edges (increasing numbers), got "
+                        f"{type(value).__name__} {value!r}")
+    edges = [check_float(name, v) for v in value]
+    if any(b <= a for a, b in zip(edges, edges[1:])):
+        raise ValueError(f"{name}: bin edges must be strictly increasing, got {list(edges)}")
+    return value
+
+
+def _bins(name: str, value: Any) -> Any:
+    """``bins``: ``None``, a count or edges, or a mapping column -> either (its columns: checked by the settings)."""
+    if value is None:
+        return value
+    if isinstance(value, Mapping):
+        for column, per_column in value.items():
+            if not isinstance(column, str):
+                raise TypeError(f"{name}: the keys are column names (str), got {column!r}")
+            _bins_of(f"{name}[{column!r}]", per_column)
+        return value
+    return _bins_of(name, value)
 
 
 def _quantile(name: str, value: Any) -> Any:
@@ -146,9 +181,17 @@ class HomogenizeSettings(Settings):
     mode: str = setting("joint", help="'joint' (the joint distribution) or 'sequential' (one column after "
                                       "another)", choices=MODES)
     bins: Any = setting(None, help="bins for numeric columns: a count, edges, or a mapping column -> either",
-                        kind="any", cli="edges or a mapping: set it from Python (the CLI's --bins is a count)")
+                        kind="any", check=_bins,
+                        cli="edges or a mapping: set it from Python (the CLI's --bins is a count)")
     missing: str = _missing("value in a column")
     seed: int = setting(0, help="random seed; same seed, same rows", min=0)
+
+    def _check(self) -> None:
+        if isinstance(self.bins, Mapping):
+            unknown = [c for c in self.bins if c not in self.columns]
+            if unknown:
+                raise ValueError(f"bins: {unknown[0]!r} is not one of the columns; its keys must be among "
+                                 f"{list(self.columns)}")
 
 
 @dataclass(frozen=True)
