@@ -221,3 +221,41 @@ def test_errors_before_loading(tmp_path, no_network):
                                             decoder_ffn_dim=8)).save_pretrained(tmp_path / "bart")
     with pytest.raises(ValueError, match="already an encoder-decoder.*load_seq2seq"):
         warm_start_seq2seq(tmp_path / "bart")
+
+
+def test_decoder_only_and_long_max_length_are_refused_before_loading(tmp_path, no_network):
+    """Issue 44: a GPT-2 checkpoint is not an encoder; a max_length past the encoder's positions is refused."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    tok = build_word_tokenizer(ROWS["src"] + ROWS["tgt"])
+    GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_embd=16, n_layer=1, n_head=2, n_positions=32)).save_pretrained(
+        tmp_path / "gpt2")
+    tok.save_pretrained(tmp_path / "gpt2")
+    with pytest.raises(ValueError, match="decoder-only model \\(gpt2\\), not an encoder"):
+        warm_start_seq2seq(tmp_path / "gpt2")
+    tiny_bert(tmp_path / "bert", tok)
+    with pytest.raises(ValueError, match="max_length: at most the encoder's 32 positions.*got 33"):
+        warm_start_seq2seq(tmp_path / "bert", max_length=33)
+    model, _ = warm_start_seq2seq(tmp_path / "bert", max_length=32)
+    assert model.config.max_position_embeddings == 32
+
+
+def test_expected_missing_weights_are_one_line(tmp_path, no_network, capfd, caplog):
+    """transformers' ~60-line load report becomes one INFO line of ours; its own logger is restored."""
+    import logging
+
+    from transformers.utils import logging as tf_logging
+
+    tok = build_word_tokenizer(ROWS["src"] + ROWS["tgt"])
+    tiny_bert(tmp_path / "bert", tok)
+    capfd.readouterr()
+    before = tf_logging.get_verbosity()
+    with caplog.at_level(logging.INFO, logger="hf_synthsample"):
+        warm_start_seq2seq(tmp_path / "bert", decoder_layers=1)
+    out = capfd.readouterr()
+    assert "LOAD REPORT" not in out.err + out.out and "MISSING" not in out.err + out.out
+    assert "crossattention" not in out.err + out.out and "Loading weights" not in out.err
+    lines = [r.getMessage() for r in caplog.records if "warm start from" in r.getMessage()]
+    assert len(lines) == 1 and "bert" in lines[0]
+    assert "weight tensors not in the checkpoint (cross-attention, LM head)" in lines[0]
+    assert tf_logging.get_verbosity() == before

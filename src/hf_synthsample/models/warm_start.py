@@ -13,12 +13,15 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
+from .. import logging as hfs_logging
 from ..validation import check_int
 
 if TYPE_CHECKING:  # pragma: no cover
     from transformers import EncoderDecoderModel, PreTrainedTokenizerBase
 
 __all__ = ["warm_start_seq2seq", "shipped_minilm_path", "find_encoder_checkpoint"]
+
+logger = hfs_logging.get_logger(__name__)
 
 _WEIGHTS = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json", "pytorch_model.bin.index.json")
 
@@ -78,6 +81,46 @@ def _start_end(tokenizer: Any) -> tuple[int | None, int | None]:
     return start, tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
 
 
+def _decoder_only(config: Any) -> bool:
+    """A causal LM with no encoder form (GPT-2, Llama, ...): it has a causal-LM class but no masked-LM
+    one, or its config says it is a decoder. BERT, RoBERTa, ELECTRA, ... have both."""
+    if getattr(config, "is_decoder", False):
+        return True
+    try:
+        from transformers.models.auto.modeling_auto import (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+                                                            MODEL_FOR_MASKED_LM_MAPPING_NAMES)
+    except ImportError:  # pragma: no cover - transformers moved them: do not guess
+        return False
+    kind = getattr(config, "model_type", None)
+    return kind in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and kind not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+
+
+class _QuietTransformers:
+    """transformers' logger at ERROR and its progress bars off for one load, then as they were: the
+    load report of the weights a warm start is expected to lack (cross-attention, the LM head) is
+    ~60 lines per model; :func:`warm_start_seq2seq` logs one line of its own instead."""
+
+    def __enter__(self):
+        from transformers.utils import logging as tf_logging
+
+        self._tf = tf_logging
+        self._level = tf_logging.get_verbosity()
+        self._bars = tf_logging.is_progress_bar_enabled()
+        tf_logging.set_verbosity_error()
+        tf_logging.disable_progress_bar()
+        return self
+
+    def __exit__(self, *exc):
+        self._tf.set_verbosity(self._level)
+        if self._bars:
+            self._tf.enable_progress_bar()
+        return False
+
+
+def _count(keys: Iterable[str] | None) -> int:
+    return len(list(keys or ()))
+
+
 def warm_start_seq2seq(
     encoder_path: str | os.PathLike,
     *,
@@ -97,7 +140,23 @@ def warm_start_seq2seq(
     tokenizer (embeddings: the mean of their former pieces plus seeded noise); ``keep_vocabulary``:
     texts whose word pieces alone are kept (plus special tokens and single characters).
     ``config_overrides`` are set on both configs. Generation starts from ``[CLS]`` (else BOS) and
-    ends at ``[SEP]`` (else EOS). Everything is checked before any weights are loaded.
+    ends at ``[SEP]`` (else EOS). Everything is checked before any weights are loaded: a decoder-only
+    checkpoint (GPT-2, Llama, ...) or an encoder-decoder is refused, and so is a ``max_length`` beyond
+    the encoder's ``max_position_embeddings``. transformers' load report (the decoder's
+    cross-attention and LM head, which a warm start always lacks) is replaced by one ``INFO`` line
+    counting those weights.
+
+    **As a curve's model factory** (``compositionality_curve(..., model=factory)``): the factory is
+    called once per split as ``factory(split, seed)``, where ``split`` is the ``DatasetDict`` with the
+    ``"train"`` and ``"test"`` rows that model will learn and be scored on, and ``seed`` the model's
+    seed; it returns a fresh ``(model, tokenizer)``. ``lambda split, seed:
+    warm_start_seq2seq(folder, decoder_layers=1, seed=seed)`` ignores ``split``: the checkpoint's own
+    tokenizer must then cover every source *and target* text (a WordPiece vocabulary does, in pieces
+    or single characters; a target symbol outside it becomes ``[UNK]`` and can never be produced, so
+    the model never fits). To keep only the pieces the split uses, or to make a formal language's
+    symbols whole tokens, read them from ``split``: ``keep_vocabulary=split["train"]["source"] +
+    split["train"]["target"] + split["test"]["source"] + split["test"]["target"]``, ``new_tokens=``
+    the target symbols. The same seed gives the same weights.
 
     Example:
         >>> import tempfile
@@ -126,6 +185,14 @@ def warm_start_seq2seq(
     if getattr(enc_config, "is_encoder_decoder", False):
         raise ValueError(f"encoder_path: {str(folder)!r} is already an encoder-decoder "
                          f"({enc_config.model_type}); load it with load_seq2seq instead")
+    if _decoder_only(enc_config):
+        raise ValueError(f"encoder_path: {str(folder)!r} is a decoder-only model ({enc_config.model_type}), not an "
+                         "encoder: a warm start needs a BERT-family encoder checkpoint (BERT, RoBERTa, ELECTRA, "
+                         "MiniLM, ...) whose layers read the whole source")
+    positions = getattr(enc_config, "max_position_embeddings", None)
+    if max_length is not None and isinstance(positions, int) and max_length > positions:
+        raise ValueError(f"max_length: at most the encoder's {positions} positions (max_position_embeddings of "
+                         f"{str(folder)!r}), got {max_length}: its learned positions end there")
     layers = getattr(enc_config, "num_hidden_layers", None)
     if decoder_layers is not None and layers is not None and decoder_layers > layers:
         raise ValueError(f"decoder_layers: at most the checkpoint's {layers} layers, got {decoder_layers}")
@@ -168,8 +235,11 @@ def warm_start_seq2seq(
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         try:
-            encoder = AutoModel.from_pretrained(folder, config=enc_config, **local)
-            decoder = AutoModelForCausalLM.from_pretrained(folder, config=dec_config, **local)
+            with _QuietTransformers():  # the expected missing weights: one line below, not ~60
+                encoder, enc_info = AutoModel.from_pretrained(folder, config=enc_config, output_loading_info=True,
+                                                              **local)
+                decoder, dec_info = AutoModelForCausalLM.from_pretrained(folder, config=dec_config,
+                                                                         output_loading_info=True, **local)
         except ValueError as err:  # e.g. a model type with no causal-LM head
             raise ValueError(f"encoder_path: cannot warm-start a decoder from {str(folder)!r} "
                              f"({enc_config.model_type}): {err}") from err
@@ -190,5 +260,12 @@ def warm_start_seq2seq(
     gen = model.generation_config
     gen.decoder_start_token_id, gen.eos_token_id, gen.pad_token_id = start, end, tokenizer.pad_token_id
     gen.bos_token_id = start
+    enc_missing = _count(enc_info.get("missing_keys"))
+    logger.info(
+        "warm start from %s (%s): the decoder's %d weight tensors not in the checkpoint (cross-attention, LM head) "
+        "start seeded (seed %d)%s; %d checkpoint tensors unused (e.g. the pooler)", folder.name or str(folder),
+        enc_config.model_type, _count(dec_info.get("missing_keys")), seed,
+        f"; {enc_missing} encoder tensors missing too" if enc_missing else "",
+        _count(dec_info.get("unexpected_keys")))
     model.train()
     return model, tokenizer
