@@ -149,6 +149,25 @@ def _browser() -> str | None:
     return None
 
 
+def _need_browser() -> str:
+    """The browser, else a skip; where CI installed one (.ci/run sets HF_SYNTHSAMPLE_REQUIRE_BROWSER=1)
+    a missing browser fails, so the browser tests are never skipped there unnoticed."""
+    browser = _browser()
+    if browser is None:
+        if os.environ.get("HF_SYNTHSAMPLE_REQUIRE_BROWSER") == "1":
+            pytest.fail("HF_SYNTHSAMPLE_REQUIRE_BROWSER=1 but no Chromium/Chrome is on PATH")
+        pytest.skip("no Chromium/Chrome installed (apt-get install chromium) to render the HTML map in")
+    return browser
+
+
+def _headless(browser: str, tmp_path, *extra: str) -> list[str]:
+    """Headless Chromium as CI runs it: no sandbox (root in a container), no GPU (WebGL in SwiftShader),
+    nothing fetched or synced, a fresh profile."""
+    return [browser, "--headless", "--no-sandbox", "--disable-gpu", "--enable-unsafe-swiftshader", "--disable-quic",
+            "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--hide-scrollbars", f"--user-data-dir={tmp_path / 'profile'}", *extra]
+
+
 def _map_and_data(n: int):
     from datasets import Dataset
 
@@ -194,13 +213,11 @@ def test_to_html_in_a_headless_browser(tmp_path):
     import html
 
     pytest.importorskip("plotly", reason="plotly (the 'interactive' extra) is not installed")
-    browser = _browser()
-    if browser is None:
-        pytest.skip("no Chromium/Chrome installed (apt-get install chromium) to render the HTML map in")
+    browser = _need_browser()
     dm, ds = _map_and_data(200)
     path = dm.to_html(tmp_path / "map.html", dataset=ds)
-    cmd = [browser, "--headless", "--no-sandbox", "--enable-unsafe-swiftshader", "--virtual-time-budget=30000",
-           f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", f"file://{os.path.abspath(path)}#selftest"]
+    cmd = _headless(browser, tmp_path, "--virtual-time-budget=30000", "--dump-dom",
+                    f"file://{os.path.abspath(path)}#selftest")
     dom = subprocess.run(cmd, capture_output=True, text=True, timeout=120).stdout
     found = re.search(r'<pre id="selftest">(.*?)</pre>', dom, re.S)
     assert found, f"the page did not finish its self-test: {dom[-500:]}"
@@ -219,3 +236,46 @@ def test_to_html_in_a_headless_browser(tmp_path):
     want = sorted(data["ids"][j] for r in range(4) for j in [i for i, x in enumerate(data["region"]) if x == r][:2])
     assert out["exported"] == {"example_ids": want}
     assert out["textarea"] == ", ".join(map(str, want))
+
+
+def test_to_html_draws_every_region_s_points_in_a_headless_browser(tmp_path):
+    """Issue 44: the map is drawn, not only built. A screenshot of the page in headless Chromium: each
+    coloured region's points appear as separate dots in its colour, about one dot per example (a few
+    overlap), inside the plot (left of the legend, below the controls)."""
+    import colorsys
+
+    pytest.importorskip("plotly", reason="plotly (the 'interactive' extra) is not installed")
+    PIL = pytest.importorskip("PIL.Image")
+    ndimage = pytest.importorskip("scipy.ndimage")
+    from hf_synthsample.cartography.html import REGION_COLOURS
+
+    browser = _need_browser()
+    dm, ds = _map_and_data(200)
+    path = dm.to_html(tmp_path / "map.html", dataset=ds)
+    shot = tmp_path / "map.png"
+    subprocess.run(_headless(browser, tmp_path, "--window-size=1200,900", "--virtual-time-budget=20000",
+                             f"--screenshot={shot}", f"file://{os.path.abspath(path)}"),
+                   capture_output=True, text=True, timeout=120)
+    assert shot.is_file(), "Chromium wrote no screenshot"
+    page = open(path, encoding="utf-8").read()
+    data = json.loads(re.search(r'<script id="data" type="application/json">(.*?)</script>', page, re.S).group(1))
+    image = np.asarray(PIL.open(shot).convert("RGB")).astype(int)
+    plot = image[65:, :1030]  # below the region boxes and the title, left of the legend
+    coloured = (plot.max(-1) - plot.min(-1)) > 60  # the grid, the axes and the text are grey or black
+    blobs, n = ndimage.label(coloured)
+    means = ndimage.mean(plot[..., 0], blobs, range(1, n + 1)), ndimage.mean(plot[..., 1], blobs, range(1, n + 1)), \
+        ndimage.mean(plot[..., 2], blobs, range(1, n + 1))
+
+    def hue(rgb) -> float:
+        return colorsys.rgb_to_hsv(*(c / 255 for c in rgb))[0]
+
+    regions = [r for r in data["regions"] if r != "other"]  # grey: not told apart from the grid
+    want = {r: hue(tuple(int(REGION_COLOURS[r][i:i + 2], 16) for i in (1, 3, 5))) for r in regions}
+    dots = {r: 0 for r in regions}
+    for rgb in zip(*means):
+        h = hue(rgb)
+        nearest = min(regions, key=lambda r: min(abs(h - want[r]), 1 - abs(h - want[r])))
+        dots[nearest] += 1
+    for r in regions:
+        members = sum(1 for x in data["region"] if data["regions"][x] == r)
+        assert 0.75 * members <= dots[r] <= members, (r, members, dots)
