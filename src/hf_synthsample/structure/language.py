@@ -174,9 +174,13 @@ class Language:
         return Language(self.name, self._parse, self._template, base.replace(**changes) if changes else base,
                         description=self.description)
 
-    def get_params(self) -> dict[str, Any]:
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The settings' fields and values."""
         return self.settings.get_params()
+
+    def __sklearn_clone__(self) -> "Language":
+        # immutable: an estimator holding it clones with the same object (sklearn.base.clone's check)
+        return self
 
     def to_record(self) -> str | dict[str, Any]:
         """The name, or with changed settings ``{"name": ..., <changed fields>}`` (cards record this)."""
