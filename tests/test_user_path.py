@@ -36,7 +36,8 @@ def test_own_jsonl_with_string_ids_to_a_curated_folder(tmp_path):
     from transformers import T5ForConditionalGeneration
 
     from hf_synthsample.cartography import DataMap, track_dynamics
-    from hf_synthsample.hub import Provenance, dataset_fingerprint, load_card, save_curated
+    from hf_synthsample.hub import Provenance, load_card, save_curated
+    from hf_synthsample.hub.provenance import rows_digest
     from hf_synthsample.models import build_word_tokenizer, tokenize_seq2seq
 
     path = tmp_path / "commands.jsonl"
@@ -68,7 +69,7 @@ def test_own_jsonl_with_string_ids_to_a_curated_folder(tmp_path):
     by_id = {r["qid"]: r for r in raw}
     assert [r["command"] for r in subset] == [by_id[q]["command"] for q in subset["qid"]]
 
-    provenance = Provenance.from_datamap(raw, dm, "hard-to-learn", 0.3, source=str(path),
+    provenance = Provenance.from_datamap(raw, dm, "hard-to-learn", 0.3, source=str(path), id_column="qid",
                                          dynamics=tmp_path / "run" / "cartography")
     plot = dm.plot(tmp_path / "map.png", fraction=0.3)
     folder = save_curated(subset, tmp_path / "curated", provenance, config_name="hard",
@@ -80,7 +81,8 @@ def test_own_jsonl_with_string_ids_to_a_curated_folder(tmp_path):
     card = load_card(folder)
     record = card.data.to_dict()["hf_synthsample"]["curated"]["hard"]
     assert record["source"] == "<local>/commands.jsonl" and record["source_size"] == 40
-    assert record["source_fingerprint"] == dataset_fingerprint(raw)
+    assert record["source_fingerprint"] == rows_digest(raw)  # the file's rows, not one copy in memory
+    assert record["sampler_params"]["model"]["class"] == type(model).__name__
     assert record["sampler"] == "DataMap.select" and record["sampler_params"]["selected"] == 12
     assert "| share of the source | 12 of 40 rows (30.0 %) |" in card.text
     assert "| hard-to-learn | 12 of 40 | 30.0 % |" in card.text
