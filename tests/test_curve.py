@@ -16,8 +16,9 @@ from hf_synthsample.curve.result import _example_record
 
 # a toy language: (op (f a) b), 72 programs; the output spells the program without brackets
 PROGRAMS = [f"({op} ({f} {a}) {b})" for op in "pq" for f in "fgh" for a in "abcd" for b in "abc"]
-TINY = dict(column="program", language="sexpr", target_column="output", search_seconds=60.0, d_model=16, heads=2,
-            layers=1, ffn=32, fit_rows=8, test_rows=8, batch_size=8, warmup_steps=0)
+DATA = dict(column="program", language="sexpr", target_column="output", search_seconds=60.0, fit_rows=8, test_rows=8,
+            batch_size=8, warmup_steps=0)
+TINY = dict(DATA, d_model=16, heads=2, layers=1, ffn=32)  # the scratch model's options: only without a model
 
 
 def _toy(output=None):
@@ -98,6 +99,7 @@ def test_curve_end_to_end(tmp_path):
         assert loaded["train"]["program"] == result.sweep.splits[r["target"]]["train"]["program"]
         assert loaded["test"].num_rows == 18
     card = (tmp_path / "hub" / "README.md").read_text()
+    assert "**Not a result: 3 of 3 models under the fit target**" in card
     assert "Spearman rho(D_C, test exact match)" in card and "| 0.5 | " in card and "](curve.png)" in card
     saved = json.loads((tmp_path / "hub" / "curve.json").read_text())
     assert saved["records"] == json.loads(json.dumps(result.records)) and saved["settings"]["max_steps"] == 3
@@ -141,7 +143,7 @@ def test_trained_to_the_fit_target_from_a_factory_and_a_folder(tmp_path):
         return build_scratch_model(tok, "t5", seed=seed, d_model=16, d_ff=32, num_layers=1, num_heads=2), tok
 
     settings = CurveSettings(targets=[0.4, 0.6], learning_rate=1e-2, max_steps=200, check_every=5, fit_target=100.0,
-                             scheduler="constant", seed=3, settle_steps=0, **TINY)
+                             scheduler="constant", seed=3, settle_steps=0, **DATA)
     est = CompositionalityCurve(settings).fit(_toy(output="ok"), factory)
     assert calls == [(36, 3), (36, 3)]  # one fresh model per split, the curve's seed
     for r in est.records_:
@@ -155,7 +157,8 @@ def test_trained_to_the_fit_target_from_a_factory_and_a_folder(tmp_path):
     tok.save_pretrained(tmp_path / "ckpt")
     from_folder = compositionality_curve(_toy(output="ok"), str(tmp_path / "ckpt"), settings=settings)
     assert [r["steps"] for r in from_folder.records] == [r["steps"] for r in est.records_]
-    assert from_folder.model == "checkpoint ckpt"
+    assert from_folder.model.startswith("checkpoint ckpt: t5 (T5ForConditionalGeneration), d_model 16, 1+1 layers, ")
+    assert from_folder.model_config["checkpoint"] == "ckpt" and from_folder.model_config["parameters"] > 0
     # every row right, so 100 % at any length mix; with length_bins=0 the records and the table leave it out
     assert est.result_.test_exact_match_length_std == [100.0, 100.0]
     off = compositionality_curve(_toy(output="ok"), factory, settings=settings.replace(length_bins=0))
@@ -212,7 +215,7 @@ def test_bad_inputs_refused_before_any_work(tmp_path):
     with pytest.raises(TypeError, match="settings must be a CurveSettings"):
         compositionality_curve(ds, settings={"seed": 0})
     with pytest.raises(TypeError, match="the factory must return \\(model, tokenizer\\)"):
-        compositionality_curve(ds, lambda split, seed: None, targets=[0.4, 0.6], **TINY)
+        compositionality_curve(ds, lambda split, seed: None, targets=[0.4, 0.6], **DATA)
 
 
 def _toy_file(tmp_path):

@@ -74,13 +74,20 @@ def run(args: argparse.Namespace) -> int:
     fixed["language"] = language_of(args, getattr(args, "language", CurveSettings().language))
     settings = settings_from_args(CurveSettings, args, **fixed)
     if args.model is not None:
-        checkpoint_factory(args.model)  # the folder checked before any work
+        checkpoint_factory(args.model)  # the folder checked before any work (a seq2seq model, its tokenizer)
+        from ..curve.training import SCRATCH_OPTIONS
+        from ..settings import given
+
+        scratch = [f"--{name.replace('_', '-')}" for name in SCRATCH_OPTIONS if name in given(args, CurveSettings)]
+        if scratch:
+            raise ValueError(f"{', '.join(scratch)}: the scratch model's options do not apply with --model (the "
+                             "checkpoint's own config is trained): drop them, or drop --model")
     check_output_folder("--out", args.out, overwrite=args.overwrite)
     ds, source, builder_params = resolve_source(args)
     with _progress():
         result = compositionality_curve(ds, args.model, settings=settings)
     print(result.to_markdown())
-    out = result.save(args.out, title=f"Compositionality curve on `{portable_path(args.source)}`",
+    out = result.save(args.out, title=f"Compositionality curve of {result.model_name} on `{portable_path(args.source)}`",
                       if_exists="overwrite" if args.overwrite else "error", license=args.license,
                       provenance={"source": source, "source_config": args.config, "source_split": args.split,
                                   "builder_params": builder_params})

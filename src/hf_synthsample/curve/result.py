@@ -46,6 +46,39 @@ class CurveResult:
     random_compound_divergence: float | None = None
     #: the random split of the same sizes as a dict (:class:`~hf_synthsample.splits.disjoint.RandomBaseline`)
     random_baseline: dict | None = None
+    #: the model that ran, as a record: ``source`` (scratch, checkpoint, factory), ``name``, its class,
+    #: ``model_type``, sizes and ``parameters`` (a checkpoint's folder name only, never a local path)
+    model_config: dict | None = None
+
+    @property
+    def model_name(self) -> str:
+        """The model's short name (``checkpoint NAME``, ``factory NAME``, ``scratch BART``) for a title."""
+        return (self.model_config or {}).get("name") or self.model.split(":")[0].split(" d_model")[0]
+
+    @property
+    def rho_undefined_reason(self) -> str | None:
+        """Why Spearman's rho is undefined (``None`` when it is defined)."""
+        if len(self.records) < 2:
+            return f"rho undefined: {len(self.records)} split(s), a correlation needs at least 2"
+        if len(set(self.compound_divergence)) < 2:
+            return "rho undefined: every split has the same D_C"
+        if len(set(self.test_exact_match)) < 2:
+            return "rho undefined: every split has the same test score"
+        return None
+
+    def qualifier(self) -> str:
+        """"not a result: k of n models under the fit target" when any model did not fit, else ""."""
+        if not self.not_fitted:
+            return ""
+        return f"not a result: {len(self.not_fitted)} of {len(self.records)} models under the fit target"
+
+    def headline(self, digits: int = 3) -> str:
+        """The curve in a line: Spearman's rho (or why it is undefined), qualified when models did not fit."""
+        reason = self.rho_undefined_reason
+        rho = (f"Spearman rho(D_C, test exact match) = {self.spearman_rho:.{digits}f} over {len(self.records)} splits"
+               if reason is None else f"Spearman rho(D_C, test exact match) over {len(self.records)} splits: {reason}")
+        q = self.qualifier()
+        return f"{q[0].upper()}{q[1:]}; {rho}" if q else rho
 
     @property
     def template_disjoint(self) -> list:
@@ -92,14 +125,17 @@ class CurveResult:
 
     @property
     def spearman_rho(self) -> float:
-        """Spearman's rho between each split's D_C and its test exact match (``nan`` if either is constant)."""
+        """Spearman's rho between each split's D_C and its test exact match (``nan`` if either is constant,
+        or under 2 splits: :attr:`rho_undefined_reason` says which)."""
+        if len(self.records) < 2:
+            return float("nan")
         return spearman(self.compound_divergence, self.test_exact_match)
 
     @property
     def spearman_rho_length_std(self) -> float | None:
         """Spearman's rho between D_C and the length-standardized test score (``None``: not scored so)."""
         scores = self.test_exact_match_length_std
-        return None if scores is None else spearman(self.compound_divergence, scores)
+        return None if scores is None or len(scores) < 2 else spearman(self.compound_divergence, scores)
 
     @property
     def not_fitted(self) -> list[float]:
@@ -127,8 +163,14 @@ class CurveResult:
         s = self.settings
         mix = (f" At the dataset's mix of output lengths ({len(self.records[0]['test_by_length'])} bins of "
                f"{s.target_column} words: each split's exact match per bin, weighed by the dataset's share of the bin): "
-               f"rho = {self.spearman_rho_length_std:.3f}." if std else "")
-        lines += ["", f"Spearman rho(D_C, test exact match) = {self.spearman_rho:.3f} over {len(self.records)} splits.{mix} "
+               f"rho = {self.spearman_rho_length_std:.3f}." if std and self.spearman_rho_length_std == self.spearman_rho_length_std
+               else "")
+        q = self.qualifier()
+        head = (f"**{q[0].upper()}{q[1:]}** (their test scores say little about generalization). " if q else "")
+        reason = self.rho_undefined_reason
+        rho = (f"Spearman rho(D_C, test exact match) = {self.spearman_rho:.3f} over {len(self.records)} splits."
+               if reason is None else f"Spearman rho(D_C, test exact match) over {len(self.records)} splits: {reason}.")
+        lines += ["", f"{head}{rho}{mix} "
                       f"Fit: exact match (%) on {self.records[0]['num_fit']:,} seeded rows of each model's own training "
                       f"set; each model trained until it reached {s.fit_target:g} % (checked every {s.check_every} "
                       f"steps, at most {s.max_steps:,} steps)"
@@ -153,10 +195,16 @@ class CurveResult:
                 "all_fitted": self.all_fitted, "not_fitted": self.not_fitted, "records": self.records,
                 "random_compound_divergence": self.random_compound_divergence,
                 "random_baseline": self.random_baseline, "template_disjoint": self.template_disjoint,
-                "settings": self.settings.to_record(), "model": self.model, "seconds": round(self.seconds, 1)}
+                "settings": self.settings.to_record(), "model": self.model, "model_config": self.model_config,
+                "rho_undefined": self.rho_undefined_reason, "qualifier": self.qualifier() or None,
+                "seconds": round(self.seconds, 1)}
 
     def plot(self, path: str, *, title: str | None = None) -> str:
-        """Test exact match and fit against D_C (hollow: not fitted), written atomically; returns ``path``."""
+        """Test exact match and fit against D_C (hollow: not fitted, drawn on top), written atomically;
+        the title names the model and qualifies the headline (models under the fit target, an undefined
+        rho's reason). Returns ``path``."""
+        import textwrap
+
         import matplotlib
 
         matplotlib.use("Agg")
@@ -165,28 +213,42 @@ class CurveResult:
         from ..atomic import save_figure_atomic
 
         dc, test = self.compound_divergence, self.test_exact_match
-        fig, ax = plt.subplots(figsize=(6.4, 4.2))
-        ax.plot(dc, self.fit, "s--", color="0.55", label="fit (exact match on training rows)")
-        ax.plot(dc, test, "-", color="C0")
-        for x, y, r in zip(dc, test, self.records):
-            ax.plot([x], [y], "o", color="C0", mfc="C0" if r["fit_reached"] else "white")
-            ax.annotate(f"{y:.0f}", (x, y), textcoords="offset points", xytext=(0, -13), ha="center", fontsize=8)
-        ax.plot([], [], "o-", color="C0", label="test exact match (hollow: not fitted)")
+        fig, ax = plt.subplots(figsize=(6.4, 4.6))
+        ax.plot(dc, self.fit, "s--", color="0.55", label="fit (exact match on training rows)", zorder=2)
+        ax.plot(dc, test, "-", color="C0", zorder=3)
         if self.test_exact_match_length_std:
-            ax.plot(dc, self.test_exact_match_length_std, "^:", color="C1", label="test, at the dataset's length mix")
+            ax.plot(dc, self.test_exact_match_length_std, "^:", color="C1", label="test, at the dataset's length mix",
+                    zorder=2)
+        for x, y, r in zip(dc, test, self.records):  # on top of every line: a hollow marker stays visible
+            ax.plot([x], [y], "o", color="C0", mfc="C0" if r["fit_reached"] else "white", mew=1.5, ms=7, zorder=6)
+            low = y < 12  # below the point, unless that would leave the axes
+            ax.annotate(f"{y:.0f}", (x, y), textcoords="offset points", xytext=(0, 8 if low else -14), ha="center",
+                        fontsize=8, zorder=7, annotation_clip=False, clip_on=False)
+        ax.plot([], [], "o-", color="C0", label="test exact match (hollow: not fitted)")
         marked = [(x, y) for x, y, r in zip(dc, test, self.records) if r.get("template_statement")]
         if marked:  # issue 43: these test sides hold only templates training lacks
-            ax.plot(*zip(*marked), "x", color="tab:red", ms=11, label="also template-disjoint (†)")
+            ax.plot(*zip(*marked), "x", color="tab:red", ms=11, label="also template-disjoint (†)", zorder=5)
         if self.random_compound_divergence is not None:
             ax.axvline(self.random_compound_divergence, color="0.6", lw=0.8, ls="--",
-                       label=f"random split of the same sizes (D_C {self.random_compound_divergence:.3f})")
-        ax.axhline(self.settings.fit_target, color="0.7", lw=0.8, ls=":", label=f"fit target ({self.settings.fit_target:g} %)")
+                       label=f"random split of the same sizes (D_C {self.random_compound_divergence:.3f})", zorder=1)
+        ax.axhline(self.settings.fit_target, color="0.7", lw=0.8, ls=":", label=f"fit target ({self.settings.fit_target:g} %)",
+                   zorder=1)
         ax.set_xlabel("compound divergence D_C of the split")
         ax.set_ylabel("exact match (%)")
-        ax.set_ylim(-3, 105)
-        head = title or f"Compositionality curve{f' ({self.model})' if self.model else ''}"
-        sub = (f"; {len(marked)} of them also template-disjoint" if marked else "")
-        ax.set_title(f"{head}\nSpearman rho(D_C, test) = {self.spearman_rho:.2f} over {len(dc)} splits{sub}", fontsize=10)
+        ax.set_ylim(-5, 108)
+        xs = list(dc) + ([self.random_compound_divergence] if self.random_compound_divergence is not None else [])
+        pad = max(0.02, 0.08 * (max(xs) - min(xs)))  # room for the labels at the ends
+        ax.set_xlim(min(xs) - pad, max(xs) + pad)
+        head = (title or f"Compositionality curve{f' ({self.model_name})' if self.model_config or self.model else ''}")
+        head = head.replace("`", "")  # no Markdown in a plot
+        reason = self.rho_undefined_reason
+        rho = (f"Spearman rho(D_C, test) = {self.spearman_rho:.2f} over {len(dc)} splits" if reason is None
+               else f"Spearman rho(D_C, test) over {len(dc)} splits: {reason}")
+        q = self.qualifier()
+        sub = rho + (f"; {len(marked)} of them also template-disjoint" if marked else "")
+        lines = ([f"{q[0].upper()}{q[1:]}"] if q else []) + [sub]
+        text = "\n".join(textwrap.fill(line, 70) for line in [head] + lines)
+        ax.set_title(text, fontsize=9.5, color="tab:red" if q else "black")
         ax.legend(loc="best", fontsize=8)
         ax.grid(alpha=0.3)
         fig.tight_layout()

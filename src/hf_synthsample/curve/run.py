@@ -47,15 +47,48 @@ def _check_dataset(dataset: Any, settings: CurveSettings) -> None:
                          ("target_column", settings.target_column)):
         if column not in dataset.column_names:
             raise ValueError(f"{name}: the dataset has no column {column!r}; its columns: {dataset.column_names}")
+    for name, column in (("source_column" if settings.source_column else "column", settings.source),
+                         ("target_column", settings.target_column)):
+        feature = dataset.features.get(column)
+        dtype = getattr(feature, "dtype", None)
+        if dtype not in ("string", "large_string"):
+            raise ValueError(f"{name}: column {column!r} holds {dtype or type(feature).__name__}, not text: the model "
+                             "reads and writes text (make it a string column first, e.g. "
+                             f"dataset.map(lambda r: {{{column!r}: str(r[{column!r}])}}))")
 
 
-def _describe(model: ModelSpec, s: CurveSettings) -> str:
+def _describe(model: ModelSpec, s: CurveSettings, built: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The model that ran, as a line and as a record: a checkpoint's config and folder name (no local
+    path), a factory's name, the scratch settings only for the scratch model; each with the built
+    model's class, sizes and parameter count (``built``: :func:`~.training.describe_model`, per split)."""
+    first = dict(built[0]) if built else {}
+    counts = sorted({b.get("parameters") for b in built if b.get("parameters") is not None})
     if model is None:
-        return (f"scratch {s.architecture.upper()} d_model {s.d_model}, {s.layers}+{s.layers} layers, ffn {s.ffn}, "
+        info = {"source": "scratch", "name": f"scratch {s.architecture.upper()}", "architecture": s.architecture,
+                "d_model": s.d_model, "layers": f"{s.layers}+{s.layers}", "ffn": s.ffn, "heads": s.heads,
+                "dropout": s.dropout}
+        text = (f"scratch {s.architecture.upper()} d_model {s.d_model}, {s.layers}+{s.layers} layers, ffn {s.ffn}, "
                 f"{s.heads} heads, dropout {s.dropout:g}")
-    if isinstance(model, (str, os.PathLike)):
-        return f"checkpoint {os.path.basename(os.path.normpath(str(model)))}"  # no local path in a card
-    return f"factory {getattr(model, '__qualname__', type(model).__name__)}"
+    else:
+        if isinstance(model, (str, os.PathLike)):
+            name = os.path.basename(os.path.normpath(str(model)))  # no local path in a card
+            info = {"source": "checkpoint", "name": f"checkpoint {name}", "checkpoint": name}
+        else:
+            from .training import factory_name
+
+            name = factory_name(model)
+            info = {"source": "factory", "name": f"factory {name}" if name != "a lambda" else "a factory (a lambda)",
+                    "model_name": name}
+        info.update({k: first[k] for k in ("class", "model_type", "d_model", "layers") if first.get(k) is not None})
+        sizes = ", ".join(x for x in (first.get("model_type") and f"{first['model_type']} ({first.get('class')})",
+                                      first.get("d_model") and f"d_model {first['d_model']}",
+                                      first.get("layers") and f"{first['layers']} layers") if x)
+        text = info["name"] + (f": {sizes}" if sizes else "")
+    if counts:
+        info["parameters"] = counts[0] if len(counts) == 1 else counts
+        text += ", " + (f"{counts[0]:,} parameters" if len(counts) == 1
+                        else f"{counts[0]:,} to {counts[-1]:,} parameters (the vocabulary differs per split)")
+    return text, info
 
 
 @contextlib.contextmanager
@@ -85,20 +118,67 @@ def _random_divergence(dataset: "Dataset", sweep: Any, s: CurveSettings) -> floa
 
 
 def compositionality_curve(dataset: "Dataset", model: ModelSpec = None, *, settings: CurveSettings | None = None,
-                           **changes: Any) -> CurveResult:
+                           progress: bool | None = None, **changes: Any) -> CurveResult:
     """The compositionality curve (a :class:`CurveResult`) of ``model`` on ``dataset``.
 
     ``model``: ``None`` (a scratch seq2seq from the settings), a checkpoint folder or a callable
-    ``(split, seed) -> (model, tokenizer)``; ``changes`` override ``settings``' fields. A model that
-    does not reach ``fit_target`` is reported, never dropped. Deterministic for a seed (whatever ``jobs``).
+    ``(split, seed) -> (model, tokenizer)`` (its ``model_name`` attribute, else its name, is the
+    card's name for it); ``changes`` override ``settings``' fields; the scratch model's settings
+    beside a ``model`` are refused. A model that does not reach ``fit_target`` is reported, never
+    dropped. Deterministic for a seed (whatever ``jobs``).
+
+    ``progress``: one bar over the whole job (the models' training steps; ``None``: shown unless
+    ``datasets``' bars are off). The fit checks are logged at INFO, which the curve shows unless
+    hf-synthsample's verbosity was set (:func:`hf_synthsample.logging.set_verbosity`).
     """
-    return CompositionalityCurve(settings, **changes).fit(dataset, model).result_
+    return CompositionalityCurve(settings, **changes).fit(dataset, model, progress=progress).result_
 
 
-def _curve(dataset: "Dataset", model: ModelSpec, s: CurveSettings) -> CurveResult:
+@contextlib.contextmanager
+def _shown(bar: Any) -> Iterator[None]:
+    """The curve's INFO records (fit checks, each model's scores) shown during the block, unless the
+    user set hf-synthsample's verbosity; written above the bar, not through it."""
+    import logging
+
+    from ..logging import NOTSET, get_logger as library_logger
+
+    root, curve_logger = library_logger(), logging.getLogger("hf_synthsample.curve")
+    chosen = root.__dict__.get("_own_level", root.__dict__.get("level", NOTSET)) or curve_logger.level
+    before = curve_logger.level
+    if not chosen:
+        curve_logger.setLevel(logging.INFO)
+    try:
+        if bar is not None and not bar.disable:
+            from tqdm.contrib.logging import logging_redirect_tqdm
+
+            with logging_redirect_tqdm(loggers=[root]):
+                yield
+        else:
+            yield
+    finally:
+        curve_logger.setLevel(before)
+
+
+def _curve(dataset: "Dataset", model: ModelSpec, s: CurveSettings, progress: bool | None = None) -> CurveResult:
     """:func:`compositionality_curve` with its settings made."""
+    from ..progress import show_progress
+
     _check_dataset(dataset, s)
     factory = resolve_model(model, s)
+    show_progress(progress, None)  # a bad value refused before any work
+    budget = len(s.targets) * (s.max_steps + s.settle_steps)
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=budget, desc="compositionality curve", unit=" step",
+               disable=not show_progress(progress, budget, min_total=1))
+    try:
+        with _shown(bar):
+            return _run(dataset, model, factory, s, bar)
+    finally:
+        bar.close()
+
+
+def _run(dataset: "Dataset", model: ModelSpec, factory: Any, s: CurveSettings, bar: Any) -> CurveResult:
     from ..splits import divergence_sweep
 
     start = time.perf_counter()
@@ -125,11 +205,15 @@ def _curve(dataset: "Dataset", model: ModelSpec, s: CurveSettings) -> CurveResul
 
         mix = LengthMix.of(LengthMix.words(dataset[s.target_column]), s.length_bins)
 
+    forked = not (s.jobs == 1 or len(s.targets) == 1)
+
     def one(i: int) -> dict[str, Any]:
         target = s.targets[i]
+        if not forked:
+            bar.set_description_str(f"compositionality curve, model {i + 1}/{len(s.targets)}", refresh=False)
         with tempfile.TemporaryDirectory(prefix="compositionality-curve-") as tmp:  # the Trainer's; nothing saved
             record = train_split(sweep.splits[target], factory, s, output_dir=tmp, name=names[target],
-                                 length_mix=mix)
+                                 length_mix=mix, progress=None if forked else bar)
         logger.info("%s: fit %.1f %% (%s, %d steps), test exact match %.1f %%%s", names[target], record["fit"],
                     "reached" if record["fit_reached"] else "NOT reached", record["steps"], record["test_exact_match"],
                     f" ({record['test_exact_match_length_std']:.1f} % at the dataset's length mix)" if mix else "")
@@ -137,23 +221,30 @@ def _curve(dataset: "Dataset", model: ModelSpec, s: CurveSettings) -> CurveResul
 
     from ..processes import run_forked
 
-    if s.jobs == 1 or len(s.targets) == 1:
+    if not forked:
         with _torch_threads(s.threads):
             trained = [one(i) for i in range(len(s.targets))]
     else:  # forked workers (the factory may be any callable of the caller's); they die with this process
+        bar.set_description_str(f"compositionality curve, {len(s.targets)} models in {s.jobs} processes")
         trained = run_forked(one, len(s.targets), s.jobs, threads=s.threads,
                              describe=lambda i: f"the model of split {names[s.targets[i]]}")
+        bar.update(bar.total - bar.n)
+    built = [record.pop("model", {}) for record in trained]
     sizes = sweep.sizes
     records = [{"target": t, "config": names[t], "compound_divergence": float(sweep.compound_divergence[t]),
                 "atom_divergence": float(sweep.atom_divergence[t]), "train_rows": int(sizes[t]["train"]),
                 "test_rows": int(sizes[t]["test"]), "seed": s.seed,
                 "template_statement": sweep.template_statements.get(t), **record}
                for t, record in zip(s.targets, trained)]
-    result = CurveResult(records=records, settings=s, sweep=sweep, model=_describe(model, s),
+    text, info = _describe(model, s, built)
+    for record, b in zip(records, built):
+        if b.get("parameters") is not None:
+            record["parameters"] = b["parameters"]
+    result = CurveResult(records=records, settings=s, sweep=sweep, model=text, model_config=info,
                          seconds=time.perf_counter() - start, random_compound_divergence=random_dc,
                          random_baseline=None if baseline is None else baseline.to_dict())
-    logger.info("Spearman rho(D_C, test exact match) = %.3f over %d splits%s", result.spearman_rho, len(records),
-                f"; at the dataset's length mix {result.spearman_rho_length_std:.3f}" if mix else "")
+    std = result.spearman_rho_length_std
+    logger.info("%s%s", result.headline(), f"; at the dataset's length mix {std:.3f}" if std == std and mix else "")
     if result.not_fitted:
         logger.warning("models that did not reach the fit target %g %%: D_C target(s) %s", s.fit_target,
                        ", ".join(f"{t:g}" for t in result.not_fitted))
@@ -172,9 +263,10 @@ class CompositionalityCurve(Estimator):
 
     settings_class = CurveSettings
 
-    def fit(self, dataset: "Dataset", model: ModelSpec = None) -> "CompositionalityCurve":
-        """Run the curve of ``model`` on ``dataset``; returns ``self``."""
-        result = _curve(dataset, model, self.settings)
+    def fit(self, dataset: "Dataset", model: ModelSpec = None, *, progress: bool | None = None
+            ) -> "CompositionalityCurve":
+        """Run the curve of ``model`` on ``dataset`` (``progress``: as :func:`compositionality_curve`); returns ``self``."""
+        result = _curve(dataset, model, self.settings, progress)
         self.result_, self.records_, self.sweep_ = result, result.records, result.sweep
         self.spearman_rho_ = result.spearman_rho
         return self

@@ -27,7 +27,8 @@ from .stats import LengthMix, error_kinds, subsample, template_novelty
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import DatasetDict
 
-__all__ = ["ModelFactory", "ModelSpec", "resolve_model", "scratch_factory", "checkpoint_factory", "train_split"]
+__all__ = ["ModelFactory", "ModelSpec", "resolve_model", "scratch_factory", "checkpoint_factory", "train_split",
+           "describe_model", "factory_name", "scratch_options_given", "SCRATCH_OPTIONS"]
 
 logger = get_logger(__name__)
 
@@ -58,44 +59,169 @@ def scratch_factory(settings: CurveSettings) -> ModelFactory:
     return build
 
 
+#: the files a tokenizer is loaded from (any one of them)
+_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "vocab.txt", "spiece.model",
+                    "sentencepiece.bpe.model")
+
+
 def checkpoint_factory(path: str | os.PathLike) -> ModelFactory:
-    """A factory loading the checkpoint folder ``path`` afresh per split (checked here)."""
+    """A factory loading the checkpoint folder ``path`` afresh per split (checked here: a folder with
+    a seq2seq model's ``config.json`` and tokenizer files)."""
     folder = Path(path).expanduser()
     if not folder.is_dir() or not (folder / "config.json").is_file():
         raise ValueError(f"model: {str(path)!r} is not a checkpoint folder (a folder with config.json and the "
                          "tokenizer files, as save_pretrained writes)")
+    config = _read_config(folder, path)
+    if not _is_seq2seq(config):
+        kind = getattr(config, "model_type", None) or "unknown"
+        arch = ", ".join(getattr(config, "architectures", None) or []) or kind
+        raise ValueError(f"model: {str(path)!r} holds a {kind} model ({arch}), not a seq2seq (encoder-decoder) model: "
+                         "the curve fine-tunes one with Seq2SeqTrainer; give a T5, BART or other encoder-decoder "
+                         "checkpoint")
+    if not any((folder / name).is_file() for name in _TOKENIZER_FILES):
+        raise ValueError(f"model: {str(path)!r} has no tokenizer files (none of {', '.join(_TOKENIZER_FILES)}): "
+                         "save the tokenizer into the folder too (tokenizer.save_pretrained(folder))")
 
     def load(split: "DatasetDict", seed: int):
         from ..models import load_seq2seq
 
         return load_seq2seq(folder)
 
+    load.model_name = folder.name or str(path)  # type: ignore[attr-defined]  # the folder's name, no local path
+    load.checkpoint_config = config  # type: ignore[attr-defined]
     return load
 
 
+def _read_config(folder: Path, path: Any):
+    from transformers import AutoConfig
+
+    try:
+        return AutoConfig.from_pretrained(folder, local_files_only=True)
+    except (ValueError, OSError, KeyError) as err:
+        raise ValueError(f"model: {str(path)!r} has a config.json transformers cannot read: {err}") from None
+
+
+def _is_seq2seq(config: Any) -> bool:
+    if getattr(config, "is_encoder_decoder", False):
+        return True
+    from transformers.models.auto.modeling_auto import MODEL_FOR_SEQ2SEQ_CAUSAL_LM_MAPPING_NAMES
+
+    return getattr(config, "model_type", None) in MODEL_FOR_SEQ2SEQ_CAUSAL_LM_MAPPING_NAMES
+
+
 def resolve_model(model: ModelSpec, settings: CurveSettings) -> ModelFactory:
-    """``model`` as a factory (``None``: scratch, a folder: checkpoint); else ``TypeError``."""
+    """``model`` as a factory (``None``: scratch, a folder: checkpoint); else ``TypeError``. The
+    scratch model's options beside a model are refused (``ValueError`` naming them)."""
     if model is None:
         return scratch_factory(settings)
     if isinstance(model, (str, os.PathLike)):
-        return checkpoint_factory(model)
-    if callable(model):
-        return model
-    raise TypeError("model must be None (a scratch model from the settings), a checkpoint folder, or a callable "
-                    f"(split, seed) -> (model, tokenizer); got {type(model).__name__}")
+        factory = checkpoint_factory(model)
+    elif callable(model):
+        factory = model
+    else:
+        raise TypeError("model must be None (a scratch model from the settings), a checkpoint folder, or a callable "
+                        f"(split, seed) -> (model, tokenizer); got {type(model).__name__}")
+    changed = scratch_options_given(settings)
+    if changed:
+        raise ValueError(f"{', '.join(changed)}: the scratch model's options do not apply to a model given as model= "
+                         "(a checkpoint folder or a factory): leave them at their defaults, or give no model")
+    return factory
+
+
+#: the settings that shape the scratch model (only when no model is given)
+SCRATCH_OPTIONS = ("architecture", "d_model", "layers", "ffn", "heads", "dropout")
+
+
+def scratch_options_given(settings: CurveSettings) -> list[str]:
+    """The scratch model's settings that differ from their defaults."""
+    default = CurveSettings()
+    return [name for name in SCRATCH_OPTIONS if getattr(settings, name) != getattr(default, name)]
+
+
+def factory_name(model: Any) -> str:
+    """A factory's name for a card or a title: its ``model_name`` attribute, else its ``__qualname__``
+    (the function's own name, without ``<locals>``); a lambda is "a lambda"."""
+    own = getattr(model, "model_name", None)
+    if isinstance(own, str) and own:
+        return own
+    name = getattr(model, "__qualname__", None) or type(model).__qualname__
+    name = name.rsplit("<locals>.", 1)[-1]
+    return "a lambda" if "<lambda>" in name else name
+
+
+def describe_model(model: Any) -> dict[str, Any]:
+    """What a built model is: class, ``model_type``, width, layers and parameter count (from its config)."""
+    config = getattr(model, "config", None)
+    out: dict[str, Any] = {"class": type(model).__name__}
+    if config is not None:
+        out["model_type"] = getattr(config, "model_type", None)
+        width = next((getattr(config, k) for k in ("d_model", "hidden_size", "n_embd") if
+                      isinstance(getattr(config, k, None), int)), None)
+        if width is not None:
+            out["d_model"] = width
+        enc = next((getattr(config, k) for k in ("encoder_layers", "num_layers", "num_hidden_layers")
+                    if isinstance(getattr(config, k, None), int)), None)
+        dec = next((getattr(config, k) for k in ("decoder_layers", "num_decoder_layers")
+                    if isinstance(getattr(config, k, None), int)), enc)
+        if enc is not None:
+            out["layers"] = f"{enc}+{dec}"
+    try:
+        out["parameters"] = int(sum(p.numel() for p in model.parameters()))
+    except (AttributeError, TypeError):
+        pass
+    return out
+
+
+def _looks_like_tokenizer(obj: Any) -> bool:
+    from transformers import PreTrainedTokenizerBase
+
+    return isinstance(obj, PreTrainedTokenizerBase)
+
+
+def _looks_like_model(obj: Any) -> bool:
+    import torch
+
+    return isinstance(obj, torch.nn.Module) and hasattr(obj, "generate")
 
 
 def _built(made: Any) -> tuple:
+    """The factory's ``(model, tokenizer)``, checked before any training."""
     if not isinstance(made, tuple) or len(made) != 2:
         raise TypeError(f"model: the factory must return (model, tokenizer), got {type(made).__name__}")
+    model, tokenizer = made
+    if _looks_like_tokenizer(model) and _looks_like_model(tokenizer):
+        raise TypeError(f"model: the factory returned (tokenizer, model) ({type(model).__name__}, "
+                        f"{type(tokenizer).__name__}); the contract is (model, tokenizer): swap them")
+    if not _looks_like_model(model):
+        raise TypeError(f"model: the factory must return (model, tokenizer) with a seq2seq model (a torch module "
+                        f"with generate) first, got {type(model).__name__}")
+    if not getattr(getattr(model, "config", None), "is_encoder_decoder", True):
+        raise TypeError(f"model: the factory returned a {type(model).__name__}, not a seq2seq (encoder-decoder) "
+                        "model: the curve fine-tunes one with Seq2SeqTrainer")
+    if not callable(tokenizer):
+        raise TypeError(f"model: the factory must return (model, tokenizer) with a tokenizer second, got "
+                        f"{type(tokenizer).__name__}")
     return made
 
 
+def _step_progress(bar: Any):
+    """A ``TrainerCallback`` advancing a caller's bar by one per optimizer step."""
+    from transformers import TrainerCallback
+
+    class StepProgress(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            bar.update(1)
+
+    return StepProgress()
+
+
 def train_split(split: "DatasetDict", factory: ModelFactory, settings: CurveSettings, *, output_dir: str,
-                name: str = "split", length_mix: LengthMix | None = None) -> dict[str, Any]:
+                name: str = "split", length_mix: LengthMix | None = None, progress: Any = None) -> dict[str, Any]:
     """Train one model on ``split["train"]`` until it fits (``fit_target`` on ``fit_rows``, at most
     ``max_steps``), then score it on ``test_rows`` of ``split["test"]``; returns the record. With a
-    ``length_mix`` the record also holds the test score at that mix of output lengths."""
+    ``length_mix`` the record also holds the test score at that mix of output lengths; ``progress``: a
+    caller's ``tqdm`` bar, advanced per step (to the model's whole budget at its end). The record's
+    ``model`` is :func:`describe_model` of the model trained."""
     from ..models import FitTargetCallback, evaluate_seq2seq, train_seq2seq
 
     s, seed = settings, settings.seed
@@ -110,17 +236,25 @@ def train_split(split: "DatasetDict", factory: ModelFactory, settings: CurveSett
     def fit_score(m) -> float:
         return float(evaluate_seq2seq(m, tokenizer, fit_rows, **decode)["exact_match"])
 
+    fit_score.__qualname__ = "the curve's fit score"
+
     def on_check(step: int, value: float) -> None:
         logger.info("%s: step %d, fit %.1f %% (target %g)", name, step, value, s.fit_target)
+        if progress is not None:
+            progress.set_postfix_str(f"{name}: fit {value:.1f} % at step {step}", refresh=False)
 
+    budget = s.max_steps + s.settle_steps
     stop = FitTargetCallback(fit_score, s.fit_target, s.check_every, unit="step", on_check=on_check,
-                             settle=s.settle_steps)
+                             settle=s.settle_steps, max_steps=budget)
+    callbacks = [stop] if progress is None else [stop, _step_progress(progress)]
     start = time.perf_counter()
     trainer = train_seq2seq(model, tokenizer, split["train"], source_column=s.source, target_column=s.target_column,
-                            output_dir=output_dir, max_steps=s.max_steps + s.settle_steps, batch_size=s.batch_size,
+                            output_dir=output_dir, max_steps=budget, batch_size=s.batch_size,
                             learning_rate=s.learning_rate, seed=seed, lr_scheduler_type=s.scheduler,
-                            warmup_steps=s.warmup_steps, callbacks=[stop], disable_tqdm=True)
+                            warmup_steps=s.warmup_steps, callbacks=callbacks, disable_tqdm=True)
     train_s = time.perf_counter() - start
+    if progress is not None:  # a model that stopped early: the rest of its budget done
+        progress.update(max(0, budget - int(trainer.state.global_step)))
     if not stop.reached:
         logger.warning("%s: the model did not reach its fit target %g %% in %d steps (fit %.1f %%): its test score "
                        "says little about generalization", name, s.fit_target, s.max_steps, stop.history[-1][1])
@@ -140,5 +274,5 @@ def train_split(split: "DatasetDict", factory: ModelFactory, settings: CurveSett
             "steps": int(trainer.state.global_step),
             "fit_step": int(stop.history[-1][0] if stop.settled_at is None else stop.settled_at),
             "fit_history": [[int(a), float(b)] for a, b in stop.history],
-            "errors": error_kinds(result["predictions"], references),
+            "errors": error_kinds(result["predictions"], references), "model": describe_model(model),
             "train_seconds": round(train_s, 1), "eval_seconds": round(time.perf_counter() - start - train_s, 1)}

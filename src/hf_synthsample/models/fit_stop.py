@@ -45,12 +45,16 @@ class FitTargetCallback(TrainerCallback):
     that has not reached the target by then: it trains on with the learning rate decayed linearly to 0
     (a fit hovering just under the target at a constant rate), checked as before (``annealed_from``: the
     epoch or step it started). A run that reaches the target earlier never sees it.
+
+    ``max_steps``: the Trainer's step budget, when known here: a ``settle`` phase not shorter than it
+    is refused at once (else when training begins, before its first step). A ``score`` or ``confirm``
+    that returns no finite number (``None``, ``nan``) is an error naming it.
     """
 
     def __init__(self, score: Callable[[Any], float], target: float, every: int, *, unit: str = "epoch",
                  on_check: Callable[[int, float], None] | None = None, abandon_below: float | None = None,
                  abandon_after: int | None = None, confirm: Callable[[Any], float] | None = None,
-                 settle: int = 0, anneal: int = 0):
+                 settle: int = 0, anneal: int = 0, max_steps: int | None = None):
         if not callable(score):
             raise TypeError(f"score must be a callable model -> percentage, got {type(score).__name__}")
         if confirm is not None and not callable(confirm):
@@ -74,6 +78,9 @@ class FitTargetCallback(TrainerCallback):
         if self.settle and self.anneal:
             raise ValueError(f"settle and anneal each keep the budget's last steps: give one, got settle={settle}, "
                              f"anneal={anneal}")
+        self.max_steps = None if max_steps is None else check_int("max_steps", max_steps, min=1)
+        if self.max_steps is not None:
+            self._check_budget(self.max_steps)
         self.settled_at: int | None = None
         self.annealed_from: int | None = None
         self._decay_lr: list[float] = []
@@ -82,10 +89,35 @@ class FitTargetCallback(TrainerCallback):
         self.reached = False
         self.abandoned = False
 
+    def _check_budget(self, max_steps: int) -> None:
+        for name, kept in (("settle", self.settle), ("anneal", self.anneal if self.unit == "step" else 0)):
+            if kept and kept >= max_steps:
+                raise ValueError(f"{name} ({kept} steps) must be shorter than the Trainer's max_steps ({max_steps}): "
+                                 f"the {name} phase is kept at the end of the budget, so no step would be left to "
+                                 "reach the target; raise max_steps or lower " + name)
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if self.unit == "step" and state.max_steps and state.max_steps > 0:
+            self._check_budget(int(state.max_steps))
+        return control
+
+    @staticmethod
+    def _value(fn: Callable[[Any], float], role: str, model) -> float:
+        value = fn(model)
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = None
+        if number is None or isinstance(value, bool) or number != number or number in (float("inf"), float("-inf")):
+            name = getattr(fn, "__qualname__", None) or type(fn).__name__
+            raise ValueError(f"{role} callback {name!r} returned {value!r}: it must return the fit as a finite "
+                             "percentage (a number in [0, 100])")
+        return number
+
     def _check(self, position: int, model, control):
-        value = float(self.score(model))
+        value = self._value(self.score, "score", model)
         if self.confirm is not None and value >= self.target:
-            value = float(self.confirm(model))
+            value = self._value(self.confirm, "confirm", model)
         model.train()
         self.history.append((position, value))
         if self.on_check is not None:
