@@ -201,7 +201,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                 non_negative=("fit_size", "warmup_steps", "num_eval", "gen_per_category", "eval_every", "restart_after",
                               "max_restarts"), rates=("lr", "map_lr"), percents=("fit_target", "map_fit_target"),
                 lists={"schedules": ("exponential", "bins"), "curriculum_regions": REGIONS,
-                       "regions": REGIONS + ("random",)}, seed_list=True)
+                       "regions": REGIONS + ("random",)}, seed_list=True, outputs=OUTPUTS)
     if a.map_lr is None:
         a.map_lr = a.lr
     check_fit_flags(p, a)
@@ -390,4 +390,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from harness import run_main
+
+    sys.exit(run_main(main))

@@ -75,7 +75,8 @@ def check_fit_flags(parser: argparse.ArgumentParser, a: argparse.Namespace) -> N
     if a.map_fit_target and not a.fit_size:
         parser.error(f"--map-fit-target {a.map_fit_target:g} needs --fit-size > 0 (the rows the map model's fit is "
                      "scored on)")
-    check_restart_flags(parser, a, unit="step", cap=a.steps, cap_flag="--steps")
+    check_restart_flags(parser, a, unit="step", cap=a.steps, cap_flag="--steps",
+                        restarts_elsewhere=bool(getattr(a, "map_fit_target", 0)))  # the map model restarts too
 
 
 def read_cogs(path: str, num_examples: int = 0, seed: int = 0, *, keep_exposure: bool = False,

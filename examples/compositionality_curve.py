@@ -212,8 +212,18 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                        ("check_every", int), ("settle_steps", int), ("length_bins", int)]:
         p.add_argument("--" + name.replace("_", "-"), type=kind, default=None, help=f"override the preset's {name}")
     args = p.parse_args(argv)
-    args.overrides = {}
+    args.overrides, given = {}, set()
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        p.error(f"--out: {args.out} is a file, not a folder: each run writes a subfolder of --out")
+    from hf_synthsample.validation import check_writable_path
+
+    try:  # an unwritable folder is an error now, not after the sweep
+        check_writable_path("--out", args.out, folder=True)
+    except ValueError as err:
+        p.error(str(err))
     for key, value in {"data": "scan", "max_target_tokens": 0, **PRESETS[args.preset]}.items():
+        if getattr(args, key) is not None:
+            given.add(key)
         if getattr(args, key) is None:
             setattr(args, key, value)
         elif getattr(args, key) != value:
@@ -221,6 +231,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     for flag in ("pool_size", "max_target_tokens"):
         if getattr(args, flag) < 0:
             p.error(f"--{flag.replace('_', '-')} must be >= 0, got {getattr(args, flag)}")
+    if args.data != "cogs":  # options of the COGS pool: refused on SCAN, not ignored
+        if "max_target_tokens" in given:
+            p.error(f"--max-target-tokens does not apply to --data {args.data} (it filters COGS rows); drop it")
+        if args.cogs != COGS_TRAIN:
+            p.error(f"--cogs does not apply to --data {args.data} (the pool is every SCAN command); drop it or "
+                    "pass --data cogs")
     if args.data == "cogs" and not os.path.isfile(args.cogs):
         p.error(f"--cogs: {args.cogs} is not a file; pass the COGS release's train.tsv "
                 "(https://github.com/najoungkim/COGS, data/train.tsv)")
@@ -257,7 +273,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     stamp = datetime.datetime.now(datetime.timezone.utc)
     folder = os.path.join(args.out, f"{args.preset}-seed{args.seed}-{stamp:%Y%m%dT%H%M%SZ}")
     if os.path.lexists(folder):  # never mix two runs' tables: say so before any work
-        raise FileExistsError(f"--out: {folder} exists already (another run started this second); run again")
+        print(f"{os.path.basename(sys.argv[0])}: error: --out: {folder} exists already (another run started this "
+              "second); run again", file=sys.stderr)
+        return 2
     start, cpu0, load0 = time.perf_counter(), _cpu_seconds(), os.getloadavg()
     pool = (scan_pool(args.pool_size, args.seed) if args.data == "scan"
             else cogs_pool(args.cogs, args.pool_size, args.seed, args.max_target_tokens))

@@ -173,7 +173,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         "num_train", "num_test", "num_fit", "batch_size", "max_new_tokens", "num_beams", "seeds", "max_body",
         "min_grid_size", "epochs", *model_sizes), non_negative=("fit_target", "check_every", "max_control_flow",
                                                                "max_nesting", "seen", "seed"),
-        rates=("learning_rate",), below_one=("dropout",), percents=("fit_target",))
+        rates=("learning_rate",), below_one=("dropout",), percents=("fit_target",), outputs=OUTPUTS)
     if a.num_proc is not None and a.num_proc < 1:
         p.error(f"--num-proc must be a positive number of processes, got {a.num_proc}")
     if not 2 <= a.max_grid_size <= 16:
@@ -388,4 +388,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from harness import run_main
+
+    sys.exit(run_main(main))

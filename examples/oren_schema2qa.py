@@ -102,7 +102,8 @@ import os
 import sys
 import time
 
-from harness import (ResultsTable, add_overrides, add_presets, check_restart_flags, finish_args, is_main_process,
+from harness import (ResultsTable, add_overrides, add_presets, check_encoder_folder, check_restart_flags,
+                     check_seq2seq_folder, finish_args, is_main_process, refuse_unused, run_main,
                      restart_specs, say, start_run)
 # anonymize_pair, build_warm_start, decoded_batch, error_profile, remove_empty_trainer_dir: the tests' API, re-exported
 from oren_runs import (annotated_caption, anonymize_batch, anonymize_pair, build_warm_start,  # noqa: F401
@@ -263,11 +264,17 @@ def parse_args(argv):
         "pool_size", *positive, "batch_size", "layers", "ffn", "heads", "threads", "repeats", "hidden_size",
         "check_every", "learning_rate"), non_negative=("max_eval", *non_negative, "fit_target", "restart_below",
                                                       "restart_after", "max_restarts", "anneal_epochs"),
-        below_one=("dropout", "warmup"), percents=("fit_target",))
+        below_one=("dropout", "warmup"), percents=("fit_target",),
+        outputs=SYNTHETIC_OUTPUTS if a.synthetic_split else OUTPUTS)
+    refuse_unused(p, a, [("anneal_epochs", bool(a.fit_target), "without --fit-target (it anneals a run that did not "
+                          "reach its fit target; with --fit-target 0 every stage trains its exact epochs)")])
     if a.synthetic_split and not 0.0 < a.test_size < 1.0:
         p.error(f"--test-size must be in (0, 1), got {a.test_size}")
     if a.synthetic_split and a.restart_below:
         p.error("--restart-below applies to the annotated setting only (not --synthetic-split)")
+    if a.synthetic_split:
+        refuse_unused(p, a, [(n, False, "with --synthetic-split (the restart guard is the annotated setting's)")
+                             for n in ("restart_after", "max_restarts")])
     if not a.synthetic_split:
         if a.restart_after >= a.pretrain_epochs and not {"restart_below", "restart_after"} & set(a.overrides):
             a.restart_below = 0.0  # the preset's guard would check after the cap set by --pretrain-epochs: off
@@ -284,6 +291,24 @@ def parse_args(argv):
     bad = [k for k in a.sample_sizes if not 0 < k <= a.pool_size]
     if bad:
         p.error(f"--sample-sizes must be in [1, --pool-size={a.pool_size}], got {bad}")
+    # the model and the data are checked now, before --out is cleared or the pool is built
+    if not a.synthetic_split:
+        if a.init == "minilm-bert2bert":
+            try:
+                from hf_synthsample.models import shipped_minilm_path
+
+                check_encoder_folder(p, "--init minilm-bert2bert", shipped_minilm_path())
+            except ImportError as err:
+                p.error(f"--init minilm-bert2bert: {err}")
+        elif a.init.startswith("warm:"):
+            check_encoder_folder(p, "--init", a.init[len("warm:"):])
+        elif a.init != "scratch":
+            if not os.path.isdir(a.init) and os.path.exists(a.init):
+                p.error(f"--init: {a.init} is a file, not a checkpoint folder")
+            check_seq2seq_folder(p, "--init", a.init)
+        if not os.path.isdir(a.data_dir):
+            p.error(f"--data-dir: the annotated Schema2QA folder {a.data_dir!r} does not exist (a folder with "
+                    f"<domain>.tsv files: id, utterance, program; the public release is {ANNOTATED_SOURCE})")
     return a
 
 
@@ -421,4 +446,4 @@ def main_synthetic(a) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

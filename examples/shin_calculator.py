@@ -161,7 +161,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     a = p.parse_args(argv)
     finish_args(p, a, PRESETS, positive=("num_train", "num_eval", "num_fit", "hidden_size", "embedding_dim",
                                          "batch_size", "seeds", "epochs", "eps"), non_negative=("seed",),
-                rates=("learning_rate",))
+                rates=("learning_rate",), outputs=OUTPUTS)
     if a.patience == 0:  # 0: the fixed-epochs protocol, also where the preset trains to convergence (--cpu)
         a.patience = None
     for flag, value, ok, rule in (("--patience", a.patience, a.patience is None or a.patience >= 1, ">= 0 (0: off)"),
@@ -246,7 +246,7 @@ def plot_table(per_source):
 
 #: settings that do not change a model's result (or only choose which models run): a run may be
 #: resumed (``--resume``) with other values of these
-RESUME_FREE = ("jobs", "threads", "num_proc", "cache_dir", "out", "resume", "overrides", "seeds", "variables", "bases")
+RESUME_FREE = ("jobs", "threads", "num_proc", "cache_dir", "out", "resume", "overrides", "given", "seeds", "variables", "bases")
 
 
 def load_finished(a: argparse.Namespace) -> dict[tuple, dict]:
@@ -356,4 +356,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from harness import run_main
+
+    sys.exit(run_main(main))

@@ -341,7 +341,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "steps", "batch_size", "augzero_k", "d_model", "layers", "ffn", "heads", "num_beams", "star_train", "star_test",
         "star_primitives", "rel_buckets", "eval_batch_size"),
         non_negative=("train_size", "test_size", "sanity_size", "warmup_steps"), rates=("learning_rate",),
-        below_one=("dropout",), choices={"scheduler": SCHEDULERS}, seed_list=True)
+        below_one=("dropout",), choices={"scheduler": SCHEDULERS}, seed_list=True, outputs=OUTPUTS)
     if not 0.0 <= args.dev_fraction < 1.0:
         p.error(f"--dev-fraction must be in [0, 1) (0 = no dev set), got {args.dev_fraction}")
     if args.dev_fraction and not args.eval_every:
@@ -402,4 +402,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from harness import run_main
+
+    sys.exit(run_main(main))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -356,13 +357,15 @@ def test_cpu_fig2_preset_runs_at_toy_size(tmp_path, cache_dir):
     assert [r["key"] for r in runs] == ["scan_star/L2", "scan_star/L4"] and all(r["num_dev"] == 2 for r in runs)
 
 
-def test_a_users_own_results_file_stops_the_run_before_work(tmp_path, cache_dir):
+def test_a_users_own_results_file_stops_the_run_before_work(tmp_path, cache_dir, capsys):
     """--out holding the user's own results.md: an error naming --out, nothing removed or written."""
     out = tmp_path / "mine"
     out.mkdir()
     (out / "results.md").write_text("my notes")
-    with pytest.raises(FileExistsError, match=r"--out: .*results\.md was not written by an hf-synthsample run"):
+    with pytest.raises(SystemExit) as stop:  # a parse error: before anything is cleared or built
         zhou.main(["--tiny", "--out", str(out), "--cache-dir", cache_dir, "--steps", "2"])
+    assert stop.value.code == 2
+    assert re.search(r"--out: .*results\.md was not written by an hf-synthsample run", capsys.readouterr().err)
     assert sorted(p.name for p in out.iterdir()) == ["results.md"]
     assert (out / "results.md").read_text() == "my notes"
 

@@ -17,14 +17,16 @@ Example:
 """
 
 from .checkpoints import ConvergenceStopper, CurveScorer, curve_table, dev_test_split, error_profile, subsample
-from .options import (SCHEDULERS, add_overrides, add_presets, add_run_flags, apply_preset, describe_settings,
-                      finish_args, flag)
+from .options import (SCHEDULERS, add_overrides, add_presets, add_run_flags, apply_preset, check_encoder_folder,
+                      check_outputs_free, check_seq2seq_folder, describe_settings, finish_args, flag, refuse_unused,
+                      run_main)
 from .run_folder import OUTPUTS_RECORD, clear_outputs, cpu_seconds, is_main_process, say, start_run, write_results
 from .runs import RunBook, check_restart_flags, restart_specs, run_jobs, with_restarts
 from .tables import ResultsTable, Score, SignedScore
 
 __all__ = ["ConvergenceStopper", "CurveScorer", "OUTPUTS_RECORD", "ResultsTable", "RunBook", "SCHEDULERS",
            "Score", "SignedScore", "add_overrides", "check_restart_flags", "add_presets", "add_run_flags", "apply_preset",
+           "check_encoder_folder", "check_outputs_free", "check_seq2seq_folder", "refuse_unused", "run_main",
            "clear_outputs", "cpu_seconds", "curve_table", "describe_settings", "dev_test_split",
            "error_profile", "finish_args", "flag", "is_main_process", "restart_specs", "run_jobs", "say", "start_run",
            "subsample", "with_restarts", "write_results"]

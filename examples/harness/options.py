@@ -25,8 +25,9 @@ import argparse
 import math
 from typing import Any, Mapping, Sequence
 
-__all__ = ["SCHEDULERS", "add_overrides", "add_presets", "add_run_flags", "apply_preset", "describe_settings",
-           "finish_args", "flag"]
+__all__ = ["SCHEDULERS", "add_overrides", "add_presets", "add_run_flags", "apply_preset", "check_encoder_folder",
+           "check_outputs_free", "check_seq2seq_folder", "describe_settings", "finish_args", "flag", "refuse_unused",
+           "run_main"]
 
 #: learning-rate schedules the examples accept (``transformers`` ``lr_scheduler_type`` values that
 #: need no extra arguments)
@@ -85,13 +86,16 @@ def apply_preset(parser, args, preset: Mapping[str, Any], *, positive: Sequence[
         (200, {'lr': 0.1})
     """
     overrides = dict(getattr(args, "overrides", None) or {})
+    given = set(getattr(args, "given", None) or ())
     for key, value in preset.items():
         current = getattr(args, key, None)
+        if current is not None:
+            given.add(key)  # the user set it (the preset fills only the unset flags)
         if current is None:
             setattr(args, key, value)
         elif _plain(current) != _plain(value):
             overrides[key] = current
-    args.overrides = overrides
+    args.overrides, args.given = overrides, sorted(given)  # a list: the examples write their settings as JSON
     for names, ok, rule in ((positive, lambda v: v > 0, "> 0"), (non_negative, lambda v: v >= 0, ">= 0")):
         for name in names:
             value = getattr(args, name)
@@ -112,10 +116,12 @@ def finish_args(parser, args, presets: Mapping[str, Mapping[str, Any]], *, posit
                 non_negative: Sequence[str] = (), rates: Sequence[str] = (), below_one: Sequence[str] = (),
                 percents: Sequence[str] = (), choices: Mapping[str, Sequence[Any]] | None = None,
                 lists: Mapping[str, Sequence[str]] | None = None, seed_list: bool = False,
-                preset: Mapping[str, Any] | None = None):
+                preset: Mapping[str, Any] | None = None, outputs: Sequence[str] | None = None):
     """The checks every example makes, before any work, each error naming its flag:
 
-    * ``--out`` is a folder that can be written (not a file, not read-only);
+    * ``--out`` is a folder that can be written (not a file, not read-only) and, with ``outputs`` (the
+      result-file patterns the run clears and writes), holds no file of the user's under those names
+      (:func:`check_outputs_free`): nothing is cleared before every flag is checked;
     * the preset (``preset``, else ``presets[args.preset]``) fills the unset flags (:func:`apply_preset`)
       and ``positive`` / ``non_negative`` flags are finite numbers > 0 / >= 0;
     * ``rates`` (learning rates; ``None`` allowed: "the same as another") are finite and > 0;
@@ -148,6 +154,8 @@ def finish_args(parser, args, presets: Mapping[str, Mapping[str, Any]], *, posit
         check_writable_path("--out", args.out, folder=True)
     except ValueError as err:
         parser.error(str(err))
+    if outputs is not None:
+        check_outputs_free(parser, args.out, outputs)
     apply_preset(parser, args, presets[args.preset] if preset is None else preset, positive=positive,
                  non_negative=non_negative)
     for name in ("jobs", "threads"):
@@ -205,3 +213,107 @@ def describe_settings(preset: str, overrides: Mapping[str, Any] | None = None) -
             flags.append(f"{flag(key)} {shown}")
         text += " with " + " ".join(flags)
     return text
+
+
+def refuse_unused(parser, args, rules: Sequence[tuple[str, bool, str]]) -> None:
+    """An option the user gave that does not apply is an error, not ignored: ``rules`` are
+    ``(name, applies, why)``; a flag in ``args.given`` (set on the command line, see
+    :func:`apply_preset`) whose ``applies`` is false stops the run with ``--flag does not apply
+    <why>``. The preset's own values are never refused.
+
+    Example:
+        >>> import argparse
+        >>> p = argparse.ArgumentParser(prog="demo")
+        >>> a = argparse.Namespace(given={"anneal_epochs"}, fit_target=0.0)
+        >>> refuse_unused(p, a, [("anneal_epochs", bool(a.fit_target), "without --fit-target (nothing to anneal)")])
+        Traceback (most recent call last):
+        ...
+        SystemExit: 2
+    """
+    given = set(getattr(args, "given", None) or ())
+    for name, applies, why in rules:
+        if name in given and not applies:
+            parser.error(f"{flag(name)} does not apply {why}; drop it")
+
+
+def check_outputs_free(parser, out: str, outputs: Sequence[str]) -> None:
+    """``--out`` holds no file of the user's that the run would replace (``harness.clear_outputs``'s
+    check, made here without removing anything), else ``parser.error`` with its message."""
+    import fnmatch
+    import os
+
+    from .run_folder import OUTPUTS_RECORD, _recorded_patterns
+
+    if os.path.exists(out) and not os.path.isdir(out):
+        parser.error(f"--out: {out} is a file, not a folder: choose a folder for the results")
+    if not os.path.isdir(out):
+        return
+    recorded = _recorded_patterns(out)
+    foreign = sorted(e.path for e in os.scandir(out) if e.is_file(follow_symlinks=False) and e.name != OUTPUTS_RECORD
+                     and any(fnmatch.fnmatchcase(e.name, p) for p in outputs)
+                     and not any(fnmatch.fnmatchcase(e.name, p) for p in recorded))
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        parser.error(f"--out: {shown} was not written by an hf-synthsample run and this run would replace it: choose "
+                     "another --out folder, or move those files away")
+
+
+def check_encoder_folder(parser, name: str, path: str) -> None:
+    """``path`` is a local encoder checkpoint a warm start can use (``warm_start_seq2seq``'s folder
+    checks, made at parse time), else ``parser.error`` naming the option ``name``."""
+    from hf_synthsample.models.warm_start import find_encoder_checkpoint
+
+    try:
+        folder = find_encoder_checkpoint(path)
+    except (FileNotFoundError, ValueError, TypeError) as err:
+        parser.error(f"{name}: {str(err).replace('encoder_path: ', '')}")
+    import json
+
+    try:
+        config = json.loads((folder / "config.json").read_text())
+    except (OSError, ValueError) as err:
+        parser.error(f"{name}: {folder / 'config.json'} cannot be read: {err}")
+    if config.get("is_encoder_decoder"):
+        parser.error(f"{name}: {path} is an encoder-decoder ({config.get('model_type')}), not an encoder to warm-start "
+                     "from: pass it as a checkpoint folder instead")
+
+
+def check_seq2seq_folder(parser, name: str, path: str) -> None:
+    """``path`` is a local seq2seq checkpoint folder (``config.json`` of an encoder-decoder, tokenizer
+    files beside it), else ``parser.error`` naming the option ``name``. A name that is no folder is
+    left to the caller (a cached Hub id)."""
+    import json
+    import os
+
+    if not os.path.isdir(path):
+        return
+    cfg = os.path.join(path, "config.json")
+    try:
+        with open(cfg, encoding="utf-8") as f:
+            config = json.load(f)
+    except OSError:
+        parser.error(f"{name}: {path} has no config.json: not a checkpoint folder (save_pretrained writes one)")
+    except ValueError as err:
+        parser.error(f"{name}: {cfg} is not valid JSON: {err}")
+    if not config.get("is_encoder_decoder"):
+        parser.error(f"{name}: {path} holds a {config.get('model_type', 'model')} that is not an encoder-decoder "
+                     "(seq2seq): pass a BART / T5 checkpoint folder (or a BERT-family encoder as warm:FOLDER)")
+    tokenizer_files = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "vocab.txt", "spiece.model")
+    if not any(os.path.isfile(os.path.join(path, t)) for t in tokenizer_files):
+        parser.error(f"{name}: {path} has no tokenizer files ({', '.join(tokenizer_files[:2])}, ...): save the "
+                     "tokenizer beside the model (tokenizer.save_pretrained(folder))")
+
+
+def run_main(main, argv=None) -> int:
+    """Run an example's ``main(argv)``; a mistake in the user's files or folders found while it runs
+    (a file where a folder goes, a missing file, another program's file in ``--out``) is one line
+    ``prog: error: ...`` and exit status 2, as ``argparse`` reports a bad flag, not a traceback."""
+    import os
+    import sys
+
+    try:
+        return main(argv)
+    except (FileExistsError, NotADirectoryError, IsADirectoryError, FileNotFoundError, PermissionError) as err:
+        prog = os.path.basename(sys.argv[0]) or "example"
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        return 2

@@ -149,11 +149,18 @@ def restart_specs(unit: str, presets: str, below: float, after: int, most: int, 
             ("max_restarts", int, f"restarts {per} at most; the last attempt trains to its cap [{presets}: {most}]")]
 
 
-def check_restart_flags(parser, a, *, unit: str, cap: float, cap_flag: str) -> None:
+def check_restart_flags(parser, a, *, unit: str, cap: float, cap_flag: str, restarts_elsewhere: bool = False) -> None:
     """The restart flags agree, else ``parser.error`` names the flag: ``--restart-below`` goes with
     ``--fit-target``, under it, checked at ``--restart-after`` (a ``unit`` before the cap ``cap_flag`` =
-    ``cap``), with at least one restart allowed (``--max-restarts``). Nothing to check when it is 0."""
+    ``cap``), with at least one restart allowed (``--max-restarts``). When it is 0, ``--restart-after`` and
+    ``--max-restarts`` given by the user are refused (no restart is made), the latter unless
+    ``restarts_elsewhere`` (another guard, e.g. a data-map model's fit target, restarts too)."""
     if not a.restart_below:
+        given = sorted(set(getattr(a, "given", None) or ()) & ({"restart_after"} if restarts_elsewhere
+                                                               else {"restart_after", "max_restarts"}))
+        if given:  # the options of a restart that never happens: refused, not ignored
+            parser.error(f"{' and '.join('--' + g.replace('_', '-') for g in given)} does not apply without "
+                         "--restart-below (no restart is made); drop it or set --restart-below")
         return
     if not a.fit_target:
         parser.error(f"--restart-below {a.restart_below:g} needs --fit-target (the restart reads its fit checks)")
