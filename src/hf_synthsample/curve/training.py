@@ -104,9 +104,12 @@ def _read_config(folder: Path, path: Any):
 def _is_seq2seq(config: Any) -> bool:
     if getattr(config, "is_encoder_decoder", False):
         return True
-    from transformers.models.auto.modeling_auto import MODEL_FOR_SEQ2SEQ_CAUSAL_LM_MAPPING_NAMES
+    from transformers.models.auto import modeling_auto
 
-    return getattr(config, "model_type", None) in MODEL_FOR_SEQ2SEQ_CAUSAL_LM_MAPPING_NAMES
+    names = next((getattr(modeling_auto, n) for n in ("MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES",
+                                                      "MODEL_FOR_SEQ2SEQ_CAUSAL_LM_MAPPING_NAMES")
+                  if hasattr(modeling_auto, n)), {})  # the name differs across transformers versions
+    return getattr(config, "model_type", None) in names
 
 
 def resolve_model(model: ModelSpec, settings: CurveSettings) -> ModelFactory:
