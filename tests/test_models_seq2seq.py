@@ -447,3 +447,21 @@ def test_train_seq2seq_with_cartography(tmp_path):
                   disable_tqdm=True)
     dynamics = load_dynamics(tmp_path / "cartography")["train"].to_pydict()
     assert sorted(set(zip(dynamics["example_id"], dynamics["epoch"]))) == [(i, e) for i in range(30) for e in range(2)]
+
+
+def test_load_seq2seq_names_a_folder_without_tokenizer_or_not_seq2seq(tmp_path):
+    """Issue 44: the folder and the missing files, not the tokenizer library's message; a BERT is no seq2seq."""
+    import pytest
+    from transformers import BartConfig, BartForConditionalGeneration, BertConfig, BertModel
+
+    from hf_synthsample.models import load_seq2seq
+
+    BartForConditionalGeneration(BartConfig(vocab_size=20, d_model=8, encoder_layers=1, decoder_layers=1,
+                                            encoder_attention_heads=1, decoder_attention_heads=1, encoder_ffn_dim=8,
+                                            decoder_ffn_dim=8)).save_pretrained(tmp_path / "bart")
+    with pytest.raises(ValueError, match=r"'.*bart' has no tokenizer files \(none of tokenizer.json, vocab.txt"):
+        load_seq2seq(tmp_path / "bart")
+    BertModel(BertConfig(vocab_size=20, hidden_size=8, num_hidden_layers=1, num_attention_heads=1,
+                         intermediate_size=8)).save_pretrained(tmp_path / "bert")
+    with pytest.raises(ValueError, match="holds a bert that is not an encoder-decoder"):
+        load_seq2seq(tmp_path / "bert")

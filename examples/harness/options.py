@@ -273,7 +273,9 @@ def check_encoder_folder(parser, name: str, path: str) -> None:
         config = json.loads((folder / "config.json").read_text())
     except (OSError, ValueError) as err:
         parser.error(f"{name}: {folder / 'config.json'} cannot be read: {err}")
-    if config.get("is_encoder_decoder"):
+    from transformers.models.auto.modeling_auto import MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES as SEQ2SEQ
+
+    if isinstance(config, dict) and (config.get("is_encoder_decoder") is True or config.get("model_type") in SEQ2SEQ):
         parser.error(f"{name}: {path} is an encoder-decoder ({config.get('model_type')}), not an encoder to warm-start "
                      "from: pass it as a checkpoint folder instead")
 
@@ -295,7 +297,9 @@ def check_seq2seq_folder(parser, name: str, path: str) -> None:
         parser.error(f"{name}: {path} has no config.json: not a checkpoint folder (save_pretrained writes one)")
     except ValueError as err:
         parser.error(f"{name}: {cfg} is not valid JSON: {err}")
-    if not config.get("is_encoder_decoder"):
+    from hf_synthsample.models.seq2seq import is_seq2seq_config
+
+    if not isinstance(config, dict) or not is_seq2seq_config(config):
         parser.error(f"{name}: {path} holds a {config.get('model_type', 'model')} that is not an encoder-decoder "
                      "(seq2seq): pass a BART / T5 checkpoint folder (or a BERT-family encoder as warm:FOLDER)")
     tokenizer_files = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "vocab.txt", "spiece.model")

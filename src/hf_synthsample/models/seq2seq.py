@@ -303,13 +303,53 @@ def evaluate_seq2seq(
     return {"exact_match": 100.0 * score, "num_examples": len(predictions), "predictions": predictions}
 
 
+#: the files one of which a saved tokenizer has (``save_pretrained`` writes ``tokenizer.json`` for a fast
+#: tokenizer; slow ones keep their vocabulary: WordPiece, BPE, SentencePiece)
+_TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model",
+                    "source.spm")
+
+
+def is_seq2seq_config(config: dict) -> bool:
+    """Whether a ``config.json`` (as a dict) is an encoder-decoder's: it says so, or its ``model_type``
+    has a seq2seq class in transformers. A config transformers cannot place counts as one (not refused)."""
+    if config.get("is_encoder_decoder") is True:
+        return True
+    try:
+        from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+        from transformers.models.auto.modeling_auto import MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES
+    except ImportError:  # pragma: no cover - transformers moved them: do not guess
+        return True
+    kind = config.get("model_type")
+    return kind not in CONFIG_MAPPING_NAMES or kind in MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES
+
+
+def _check_seq2seq_folder(path: Path) -> None:
+    """A local checkpoint folder holds an encoder-decoder's config and tokenizer files, else a
+    ``ValueError`` naming the folder and what is missing (before any weights load)."""
+    import json
+
+    try:
+        config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise ValueError(f"path_or_repo_id: {str(path)!r} has a config.json that cannot be read: {err}") from err
+    if isinstance(config, dict) and not is_seq2seq_config(config):
+        raise ValueError(f"path_or_repo_id: {str(path)!r} holds a {config.get('model_type', 'model')} that is not an "
+                         "encoder-decoder (seq2seq) model: pass a BART / T5 / ... checkpoint, or warm-start an "
+                         "encoder-decoder from a BERT-family encoder with warm_start_seq2seq")
+    if not any((path / name).is_file() for name in _TOKENIZER_FILES):
+        raise ValueError(f"path_or_repo_id: {str(path)!r} has no tokenizer files (none of {', '.join(_TOKENIZER_FILES)}): "
+                         "save the tokenizer beside the model (tokenizer.save_pretrained(folder))")
+
+
 def load_seq2seq(path_or_repo_id: str | os.PathLike, **from_pretrained_kwargs: Any):
     """``(model, tokenizer)`` of a seq2seq checkpoint (BART, T5, ...) to fine-tune.
 
     ``path_or_repo_id`` is a local folder (``save_pretrained`` output) or a Hub id, which must be in
     the local cache when offline (``HF_HUB_OFFLINE=1``) or the Hub cannot be reached: else an
     ``OSError`` says so, at once. A path that does not exist and is no Hub id raises
-    ``FileNotFoundError``. ``from_pretrained_kwargs`` (e.g. ``revision``) go to both ``from_pretrained`` calls.
+    ``FileNotFoundError``. A local folder without tokenizer files, or holding a model that is not an
+    encoder-decoder, is a ``ValueError`` naming the folder, before any weights load.
+    ``from_pretrained_kwargs`` (e.g. ``revision``) go to both ``from_pretrained`` calls.
     """
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
@@ -319,6 +359,7 @@ def load_seq2seq(path_or_repo_id: str | os.PathLike, **from_pretrained_kwargs: A
     if path.exists():
         if not path.is_dir() or not (path / "config.json").is_file():
             raise ValueError(f"path_or_repo_id: {str(path)!r} is not a checkpoint folder (no config.json in it)")
+        _check_seq2seq_folder(path)
         return (AutoModelForSeq2SeqLM.from_pretrained(path, **from_pretrained_kwargs),
                 AutoTokenizer.from_pretrained(path, **from_pretrained_kwargs))
     repo_id = str(path_or_repo_id)
