@@ -98,6 +98,8 @@ class StructureColumns(StructureSource):
         out = {}
         for c in need:
             arr = pa.array(computed[c]) if c in computed else column_arrow(dataset, c).combine_chunks()
+            if pa.types.is_null(arr.type):  # every row unparsable (or missing): typed empty values, not a raw error
+                arr = arr.cast(pa.string() if c == "template" else pa.list_(pa.string()))
             if c == "template":  # codes in sorted template order, whatever the row order
                 enc = arr.dictionary_encode()
                 names = np.asarray(enc.dictionary.to_pylist(), dtype=object).astype(str)
