@@ -265,7 +265,7 @@ def test_curve_of_a_users_checkpoint(tmp_path, monkeypatch, capfd):
     assert "Not a result: 2 of 2 models under the fit target" in kept["title"]
 
 
-def test_curve_of_a_users_factory(tmp_path, monkeypatch):
+def test_curve_of_a_users_factory(tmp_path, monkeypatch, capfd):
     kept = _capture(monkeypatch)
 
     def build(split, seed):
@@ -281,15 +281,41 @@ def test_curve_of_a_users_factory(tmp_path, monkeypatch):
     card = (tmp_path / "hub" / "README.md").read_text()
     assert "Model: factory tiny-t5-16: t5" in card and "scratch" not in card.split("## The splits")[0]
     _no_local_path(tmp_path / "hub", tmp_path)
-    # a lambda is "a lambda", a plain function its own name
-    anonymous = compositionality_curve(_toy(), lambda split, seed: _t5(seed), targets=[0.4, 0.6], progress=False,
-                                       **DATA)
+    # a lambda is "a lambda", a plain function its own name; a verbosity the user set is kept (no fit checks)
+    from hf_synthsample import logging as hfs_logging
+
+    capfd.readouterr()
+    hfs_logging.set_verbosity_warning()
+    try:
+        anonymous = compositionality_curve(_toy(), lambda split, seed: _t5(seed), targets=[0.4, 0.6], progress=False,
+                                           **DATA)
+    finally:
+        hfs_logging.set_verbosity(hfs_logging.NOTSET)
+    assert "step 1, fit" not in capfd.readouterr().err
     assert "<lambda>" not in anonymous.model and anonymous.model.startswith("a factory (a lambda): t5")
     anonymous.plot(str(tmp_path / "a.png"))
     assert "<lambda>" not in kept["title"] and "(a factory (a lambda))" in kept["title"]
     from hf_synthsample.curve.training import factory_name
 
     assert factory_name(_t5) == "_t5" and factory_name(build) == "tiny-t5-16"
+
+
+def test_cli_curve_of_a_checkpoint(tmp_path, monkeypatch):
+    from hf_synthsample.cli import main
+
+    kept = _capture(monkeypatch)
+    data = tmp_path / "toy.jsonl"
+    _toy().to_json(str(data))
+    flags = [f"--{k.replace('_', '-')}" if i == 0 else str(v) for k, v in DATA.items() for i in (0, 1)]
+    out = tmp_path / "curve"
+    assert main(["curve", str(data), "--out", str(out), "--model", _checkpoint(tmp_path / "my-t5"),
+                 "--targets", "0.4", "0.6", *flags]) == 0
+    head, qualified = kept["title"].split("\n")[:2]
+    assert head.startswith("Compositionality curve of checkpoint my-t5 on ") and head.endswith("toy.jsonl")
+    assert qualified == "Not a result: 2 of 2 models under the fit target" and "`" not in kept["title"]
+    card = (out / "README.md").read_text()
+    assert "Model: checkpoint my-t5: t5 (T5ForConditionalGeneration)" in card and "scratch" not in card
+    _no_local_path(out, tmp_path)
 
 
 def test_scratch_settings_recorded_only_for_the_scratch_model():

@@ -38,7 +38,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"a Hub-layout folder, Parquet/JSON/CSV file(s), or DOMAIN/CONFIG [{DEFAULT_SOURCE}]")
     p.add_argument("--out", required=True, help="output folder (Hub layout: the splits, the curve in the card)")
     p.add_argument("--model", default=None, help="a checkpoint folder to fine-tune on every split (save_pretrained "
-                                                 "output with its tokenizer) [a scratch model from the options below]")
+                                                 "output with its tokenizer; the scratch model's options are refused beside it) "
+                                                 "[a scratch model from the options below]")
     spec = CurveSettings.specs()["targets"]  # one value per target, as the example takes them
     p.add_argument("--targets", type=float, nargs="+", default=argparse.SUPPRESS, metavar="D_C",
                    help=f"{spec.help} [default: {' '.join(map(str, CurveSettings().targets))}]")
