@@ -1,5 +1,5 @@
 """``hf-synthsample datamap DYNAMICS_DIR``: the data map of training dynamics recorded by
-``CartographyCallback``: a text summary, a PNG plot (``--plot``) and a region subset
+``TrainingDynamicsCallback``: a text summary, a PNG plot (``--plot``) and a region subset
 (``--select``, ``--fraction``, ``--out``) of the training dataset (``--dataset``, rows matched by
 its ``example_id`` column, or by row number with ``--assume-id-order``) or, without one, of the
 example ids. Options are checked before the dynamics are read.
@@ -40,7 +40,7 @@ _PLOT_FORMATS = {".png": (b"\x89PNG", "PNG"), ".jpg": (b"\xff\xd8\xff", "JPEG"),
 def add_arguments(m: argparse.ArgumentParser) -> None:
     from ..cartography.measures import MAP_MEASURES
 
-    m.add_argument("dynamics", help="a dynamics folder written by CartographyCallback")
+    m.add_argument("dynamics", help="a dynamics folder written by TrainingDynamicsCallback")
     add_settings(m, DataMapSettings)
     m.set_defaults(**DataMapSettings.defaults())  # every value at hand: the error translator reads the typed ones
     for action in m._actions:  # argparse lists the map measures (the field also takes a MeasureInfo)
@@ -117,7 +117,7 @@ def _check(args: argparse.Namespace) -> tuple[list[str] | None, str, DataMapSett
         check_output_file("--plot", args.plot, overwrite=args.overwrite, magic=magic, kind=kind)
     if not os.path.isdir(args.dynamics):
         raise ValueError(f"dynamics: {args.dynamics!r} is not a folder (give the dynamics folder written by "
-                         "CartographyCallback)" if os.path.exists(args.dynamics) else
+                         "TrainingDynamicsCallback)" if os.path.exists(args.dynamics) else
                          f"dynamics: no folder {args.dynamics!r}")
     return regions, out_split, settings
 
