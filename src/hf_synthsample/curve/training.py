@@ -59,28 +59,14 @@ def scratch_factory(settings: CurveSettings) -> ModelFactory:
     return build
 
 
-#: the files a tokenizer is loaded from (any one of them)
-_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "vocab.txt", "spiece.model",
-                    "sentencepiece.bpe.model")
-
-
 def checkpoint_factory(path: str | os.PathLike) -> ModelFactory:
     """A factory loading the checkpoint folder ``path`` afresh per split (checked here: a folder with
     a seq2seq model's ``config.json`` and tokenizer files)."""
+    from ..models.seq2seq import check_seq2seq_folder
+
     folder = Path(path).expanduser()
-    if not folder.is_dir() or not (folder / "config.json").is_file():
-        raise ValueError(f"model: {str(path)!r} is not a checkpoint folder (a folder with config.json and the "
-                         "tokenizer files, as save_pretrained writes)")
+    check_seq2seq_folder(folder, "model")
     config = _read_config(folder, path)
-    if not _is_seq2seq(config):
-        kind = getattr(config, "model_type", None) or "unknown"
-        arch = ", ".join(getattr(config, "architectures", None) or []) or kind
-        raise ValueError(f"model: {str(path)!r} holds a {kind} model ({arch}), not a seq2seq (encoder-decoder) model: "
-                         "the curve fine-tunes one with Seq2SeqTrainer; give a T5, BART or other encoder-decoder "
-                         "checkpoint")
-    if not any((folder / name).is_file() for name in _TOKENIZER_FILES):
-        raise ValueError(f"model: {str(path)!r} has no tokenizer files (none of {', '.join(_TOKENIZER_FILES)}): "
-                         "save the tokenizer into the folder too (tokenizer.save_pretrained(folder))")
 
     def load(split: "DatasetDict", seed: int):
         from ..models import load_seq2seq
@@ -99,17 +85,6 @@ def _read_config(folder: Path, path: Any):
         return AutoConfig.from_pretrained(folder, local_files_only=True)
     except (ValueError, OSError, KeyError) as err:
         raise ValueError(f"model: {str(path)!r} has a config.json transformers cannot read: {err}") from None
-
-
-def _is_seq2seq(config: Any) -> bool:
-    if getattr(config, "is_encoder_decoder", False):
-        return True
-    from transformers.models.auto import modeling_auto
-
-    names = next((getattr(modeling_auto, n) for n in ("MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES",
-                                                      "MODEL_FOR_SEQ2SEQ_CAUSAL_LM_MAPPING_NAMES")
-                  if hasattr(modeling_auto, n)), {})  # the name differs across transformers versions
-    return getattr(config, "model_type", None) in names
 
 
 def resolve_model(model: ModelSpec, settings: CurveSettings) -> ModelFactory:

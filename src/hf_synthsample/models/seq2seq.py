@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
     from transformers import PreTrainedModel, PreTrainedTokenizerBase, Seq2SeqTrainer
 
-__all__ = ["tokenize_seq2seq", "seq2seq_collator", "train_seq2seq", "generate_predictions", "evaluate_seq2seq",
+__all__ = ["check_seq2seq_folder", "tokenize_seq2seq", "seq2seq_collator", "train_seq2seq", "generate_predictions", "evaluate_seq2seq",
            "load_seq2seq", "MODEL_INPUTS"]
 
 #: Columns :func:`tokenize_seq2seq` adds.
@@ -323,21 +323,27 @@ def is_seq2seq_config(config: dict) -> bool:
     return kind not in CONFIG_MAPPING_NAMES or kind in MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES
 
 
-def _check_seq2seq_folder(path: Path) -> None:
-    """A local checkpoint folder holds an encoder-decoder's config and tokenizer files, else a
-    ``ValueError`` naming the folder and what is missing (before any weights load)."""
+def check_seq2seq_folder(path: str | os.PathLike, name: str = "path_or_repo_id") -> None:
+    """A local checkpoint folder holds an encoder-decoder's ``config.json`` and tokenizer files, else a
+    ``ValueError`` naming the argument ``name``, the folder and what is missing (before any weights load)."""
     import json
 
+    path = Path(path)
+    if not path.is_dir() or not (path / "config.json").is_file():
+        raise ValueError(f"{name}: {str(path)!r} is not a checkpoint folder (a folder with config.json and the "
+                         "tokenizer files, as save_pretrained writes)")
     try:
         config = json.loads((path / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
-        raise ValueError(f"path_or_repo_id: {str(path)!r} has a config.json that cannot be read: {err}") from err
+        raise ValueError(f"{name}: {str(path)!r} has a config.json that cannot be read: {err}") from err
     if isinstance(config, dict) and not is_seq2seq_config(config):
-        raise ValueError(f"path_or_repo_id: {str(path)!r} holds a {config.get('model_type', 'model')} that is not an "
-                         "encoder-decoder (seq2seq) model: pass a BART / T5 / ... checkpoint, or warm-start an "
-                         "encoder-decoder from a BERT-family encoder with warm_start_seq2seq")
-    if not any((path / name).is_file() for name in _TOKENIZER_FILES):
-        raise ValueError(f"path_or_repo_id: {str(path)!r} has no tokenizer files (none of {', '.join(_TOKENIZER_FILES)}): "
+        kind = config.get("model_type", "model")
+        arch = ", ".join(config.get("architectures") or []) or kind
+        raise ValueError(f"{name}: {str(path)!r} holds a {kind} model ({arch}), not a seq2seq (encoder-decoder) model: "
+                         "pass a BART / T5 / ... checkpoint, or warm-start an encoder-decoder from a BERT-family "
+                         "encoder with warm_start_seq2seq")
+    if not any((path / f).is_file() for f in _TOKENIZER_FILES):
+        raise ValueError(f"{name}: {str(path)!r} has no tokenizer files (none of {', '.join(_TOKENIZER_FILES)}): "
                          "save the tokenizer beside the model (tokenizer.save_pretrained(folder))")
 
 
@@ -359,7 +365,7 @@ def load_seq2seq(path_or_repo_id: str | os.PathLike, **from_pretrained_kwargs: A
     if path.exists():
         if not path.is_dir() or not (path / "config.json").is_file():
             raise ValueError(f"path_or_repo_id: {str(path)!r} is not a checkpoint folder (no config.json in it)")
-        _check_seq2seq_folder(path)
+        check_seq2seq_folder(path)
         return (AutoModelForSeq2SeqLM.from_pretrained(path, **from_pretrained_kwargs),
                 AutoTokenizer.from_pretrained(path, **from_pretrained_kwargs))
     repo_id = str(path_or_repo_id)
