@@ -10,15 +10,11 @@ name on its first lookup: :data:`hf_synthsample.structure.ADAPTER_MODULES`).
 - :mod:`.grammar`: :func:`grammar_language`, a language from the user's own lark grammar.
 
 Example:
-    >>> from hf_synthsample.structure import abstract_template, compounds, atoms
-    >>> abstract_template("jump around left twice and walk", language="scan")
-    '(and (twice (around func left)) func)'
-    >>> compounds("jump twice", language="scan", max_height=1)
-    ['(twice jump)']
-    >>> abstract_template("5+4*(2+3)", language="calculator")
-    '(+ entity (* entity (+ entity entity)))'
-    >>> atoms("DEF run m( REPEAT R=3 r( move r) m)", language="karel")
-    ['run', 'repeat', 'entity', 'move']
+    >>> from hf_synthsample.structure import abstract_template, languages
+    >>> {"sql", "sparql", "lambda", "funql", "python", "scan", "cogs"} <= set(languages())
+    True
+    >>> abstract_template("SELECT name FROM city WHERE pop > 3", language="sql")
+    '(select name (from city) (where (gt pop entity)))'
 """
 
 from __future__ import annotations
