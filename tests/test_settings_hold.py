@@ -262,3 +262,13 @@ def test_assigning_a_field_is_validated_and_used():
     assert curve.settings.targets == (0.2, 0.4)
     with pytest.raises(ValueError, match=r"^learning_rate must be a finite number"):
         curve.learning_rate = math.nan
+
+
+def test_the_dynamics_settings_refuse_a_resume_flag_and_a_negative_seed_before_any_work():
+    from hf_synthsample.cartography.settings import DynamicsSettings
+
+    with pytest.raises(TypeError, match="resume_from must be a checkpoint folder .* got bool True"):
+        DynamicsSettings(resume_from=True)
+    with pytest.raises(ValueError, match="seed must be >= 0, got -1"):
+        DynamicsSettings(seed=-1)
+    assert DynamicsSettings(resume_from="ckpt/checkpoint-8").resume_from == "ckpt/checkpoint-8"

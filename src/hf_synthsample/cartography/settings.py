@@ -145,6 +145,15 @@ class LexicalNoiseSettings(LexicalSettings):
         _one_of("flag_noisy_lexical", "rows", self)
 
 
+def _folder(name: str, value: Any) -> str:
+    """A folder path as ``str``; ``True`` or another type is a ``TypeError`` naming the field (not
+    ``os.fspath``'s bare message): the Trainer's ``resume_from_checkpoint=True`` has no folder here."""
+    if isinstance(value, bool) or not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a checkpoint folder (str or os.PathLike), got {type(value).__name__} "
+                        f"{value!r}; pass the folder the Trainer resumes from")
+    return os.fspath(value)
+
+
 @dataclass(frozen=True)
 class DynamicsSettings(Settings):
     """:class:`~hf_synthsample.cartography.TrainingDynamicsCallback` and ``track_dynamics``: what is
@@ -162,8 +171,8 @@ class DynamicsSettings(Settings):
     eval_examples: int | None = setting(None, min=1, help="examples of that pass, drawn with seed [all]")
     eval_batch_size: int | None = setting(None, min=1, help="batch size of that pass [per_device_eval_batch_size]")
     max_new_tokens: int | None = setting(None, min=1, help="decode length limit [gold length + 5]")
-    seed: int = setting(0, help="seed of the eval_examples draw")
-    resume_from: Any = setting(None, kind="any", none=True, check=lambda name, v: os.fspath(v),
+    seed: int = setting(0, help="seed of the eval_examples draw", min=0)
+    resume_from: Any = setting(None, kind="any", none=True, check=_folder,
                                help="a checkpoint folder whose dynamics to reload on resume")
 
     def _check(self) -> None:
