@@ -69,6 +69,9 @@ MODULES = [
     "hf_synthsample.cartography.callback", "hf_synthsample.cartography.collator",
     "hf_synthsample.cartography.dynamics_table", "hf_synthsample.cartography.settings", "hf_synthsample.hub.provenance",
     "hf_synthsample.models.warm_start",
+    # verifiable rewards (issue 46)
+    "hf_synthsample.rewards", "hf_synthsample.rewards.normalize", "hf_synthsample.rewards.verifiers",
+    "hf_synthsample.rewards.trl", "hf_synthsample.rewards.prompts",
 ]
 
 
