@@ -8,7 +8,8 @@ The convention, the same for every domain:
 2. **The final-answer tag.** If the text holds ``<answer>...</answer>`` (tag names in any case), the
    answer is the inside of the *last* such tag; else, if it has a line starting ``Answer:`` or
    ``Final answer:`` (any case, Markdown emphasis allowed), the answer is the rest of the *last* such
-   line; else the whole text is the answer. Text outside the tag (reasoning, a preamble) is ignored;
+   line (the next line if it is empty; a whole code fence if one opens there); else the whole text is
+   the answer. Text outside the tag (reasoning, a preamble) is ignored;
    without a tag, extra text stays part of the answer, so it makes the answer wrong. An unclosed
    ``<answer>`` counts as no tag.
 3. **Code fences.** An answer wrapped whole in a Markdown fence (```` ```lang ... ``` ````) or in single
@@ -40,7 +41,8 @@ __all__ = ["ANSWER_TAG", "collapse_whitespace", "completion_text", "extract_answ
 ANSWER_TAG = "answer"
 
 _TAG = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
-_LINE = re.compile(r"^[ \t*_#>-]*(?:final[ \t]+)?answer[*_]*[ \t]*:[*_]*(.*)$", re.IGNORECASE | re.MULTILINE)
+_LINE = re.compile(r"^[ \t*_#>-]*(?:final[ \t]+)?answer[*_]*[ \t]*:[*_]*[ \t]*\n?(```.*?```|[^\n]*)",
+                   re.IGNORECASE | re.MULTILINE | re.DOTALL)
 _SPACE = re.compile(r"\s+")
 _FENCE = re.compile(r"```(?:[\w+-]*[ \t]*\n)?(.*?)```", re.DOTALL)
 _TICKS = re.compile(r"`([^`]*)`")

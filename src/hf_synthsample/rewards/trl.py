@@ -24,7 +24,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from .verifiers import Verifier, verifier
 
@@ -32,6 +32,14 @@ __all__ = ["RewardFunction", "reward_function", "TRL_KEYWORDS"]
 
 #: keyword arguments TRL passes that are not dataset columns
 TRL_KEYWORDS = frozenset({"completion_ids", "trainer_state", "log_extra", "log_metric", "environments"})
+
+
+def _is_column(values: Any) -> bool:
+    """A per-completion column: a list, tuple or other sized sequence (``datasets``' ``Column``, an
+    array), not a string or a mapping."""
+    if isinstance(values, (str, bytes, Mapping)):
+        return False
+    return hasattr(values, "__len__") and hasattr(values, "__getitem__")
 
 
 class RewardFunction:
@@ -50,7 +58,7 @@ class RewardFunction:
         n = len(completions)
         rows: dict[str, Sequence] = {}
         for key, values in columns.items():
-            if key in TRL_KEYWORDS or not isinstance(values, (list, tuple)):
+            if key in TRL_KEYWORDS or not _is_column(values):
                 continue
             if len(values) != n:
                 raise ValueError(f"{self.__name__}: column {key!r} has {len(values)} values for {n} completions")
