@@ -184,6 +184,21 @@ class CurveResult:
                          if novel else "")]
         return "\n".join(lines)
 
+    @property
+    def causal_lm(self) -> bool:
+        """Whether the models that ran were decoder-only causal LMs (``model_config["kind"]``)."""
+        return (self.model_config or {}).get("kind") == "causal_lm"
+
+    def training_sentence(self) -> str:
+        """How each model was trained and scored, as the card says it."""
+        if not self.causal_lm:
+            return "one model per split, trained with the stock Seq2SeqTrainer until it fits its own rows."
+        template = (self.model_config or {}).get("prompt_template", self.settings.prompt_template)
+        return ("a decoder-only causal LM: one model per split, trained with the stock Trainer until it fits its own "
+                f"rows, each row a prompt (the template {template!r} over {self.settings.source}) and a completion "
+                f"({self.settings.target_column}, then EOS), the loss taken on the completion only; exact match is "
+                "scored on the greedy completions of the prompts.")
+
     def __str__(self) -> str:
         return self.to_markdown()
 
@@ -264,8 +279,8 @@ class CurveResult:
         if self.sweep is None:
             raise ValueError("this result has no sweep (the splits): nothing to write")
         head = title or "Compositionality curve"
-        text = "\n".join(["## The curve", "", f"Model: {self.model or 'as given'}; one model per split, trained with "
-                          "the stock Seq2SeqTrainer until it fits its own rows.", "", self.to_markdown(), "",
+        text = "\n".join(["## The curve", "", f"Model: {self.model or 'as given'}; {self.training_sentence()}", "",
+                          self.to_markdown(), "",
                           "![test exact match against D_C](curve.png)", "", "## The splits"])
         summary = {k: v for k, v in self.to_dict().items() if k != "records"}
         return self.sweep.save(folder, if_exists=if_exists, title=head, plots=plots, license=license, card_text=text,

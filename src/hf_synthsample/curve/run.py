@@ -79,8 +79,12 @@ def _describe(model: ModelSpec, s: CurveSettings, built: dict[str, Any]) -> tupl
             name = factory_name(model)
             info = {"source": "factory", "name": f"factory {name}" if name != "a lambda" else "a factory (a lambda)",
                     "model_name": name}
-        info.update({k: first[k] for k in ("class", "model_type", "d_model", "layers") if first.get(k) is not None})
-        sizes = ", ".join(x for x in (first.get("model_type") and f"{first['model_type']} ({first.get('class')})",
+        info.update({k: first[k] for k in ("kind", "class", "model_type", "d_model", "layers")
+                     if first.get(k) is not None})
+        if first.get("kind") == "causal_lm":
+            info["prompt_template"] = s.prompt_template
+        sizes = ", ".join(x for x in (first.get("kind") == "causal_lm" and "a causal LM",
+                                      first.get("model_type") and f"{first['model_type']} ({first.get('class')})",
                                       first.get("d_model") and f"d_model {first['d_model']}",
                                       first.get("layers") and f"{first['layers']} layers") if x)
         text = info["name"] + (f": {sizes}" if sizes else "")

@@ -39,6 +39,12 @@ def _check_targets(name: str, value: Any) -> tuple:
     return targets
 
 
+def _check_template(name: str, value: Any) -> str:
+    from ..models.causal import check_prompt_template
+
+    return check_prompt_template(name, value)
+
+
 def _non_empty(name: str, value: Any) -> Any:
     if value is not None and not value:
         raise ValueError(f"{name} must be a non-empty column name, got {value!r}")
@@ -71,7 +77,11 @@ class CurveSettings(Settings):
                                          "its target is an error), generous so that a loaded machine never changes "
                                          "the splits")
     seed: int = setting(0, min=0, help="seed of the split search, the scored subsets, the models and the training")
-    # training (stock Seq2SeqTrainer), to the fit target
+    prompt_template: str = setting("{source}\n", check=_check_template,
+                                   help="a causal (decoder-only) LM's prompt: the source text put in the placeholder "
+                                        "{source}; the completion is the target text and EOS, the loss taken on it "
+                                        "only, exact match scored on greedy completions (seq2seq models: unused)")
+    # training (stock Seq2SeqTrainer; Trainer for a causal LM), to the fit target
     fit_target: float = setting(95.0, min=0.0, max=100.0, min_inclusive=False,
                                 help="train each model until its exact match on --fit-rows of its own training rows "
                                      "reaches this (%%)")

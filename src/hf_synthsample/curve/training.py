@@ -1,5 +1,6 @@
 """One model per split: the model a user brings (a factory or a checkpoint folder) or a scratch
-seq2seq, trained with the stock ``Seq2SeqTrainer`` until it fits its own rows
+seq2seq, trained with the stock ``Seq2SeqTrainer`` (a decoder-only causal LM: the stock ``Trainer`` on
+prompt + completion, :mod:`hf_synthsample.models.causal`) until it fits its own rows
 (:class:`~hf_synthsample.models.fit_stop.FitTargetCallback`), then scored on the split's test rows.
 
 Example:
@@ -61,20 +62,26 @@ def scratch_factory(settings: CurveSettings) -> ModelFactory:
 
 def checkpoint_factory(path: str | os.PathLike) -> ModelFactory:
     """A factory loading the checkpoint folder ``path`` afresh per split (checked here: a folder with
-    a seq2seq model's ``config.json`` and tokenizer files)."""
-    from ..models.seq2seq import check_seq2seq_folder
+    a seq2seq model's or a decoder-only causal LM's ``config.json`` and tokenizer files; its
+    ``model_kind`` attribute says which)."""
+    from ..models.causal import checkpoint_kind
 
     folder = Path(path).expanduser()
-    check_seq2seq_folder(folder, "model")
+    kind = checkpoint_kind(folder, "model")
     config = _read_config(folder, path)
 
     def load(split: "DatasetDict", seed: int):
+        if kind == "causal_lm":
+            from ..models.causal import load_causal
+
+            return load_causal(folder)
         from ..models import load_seq2seq
 
         return load_seq2seq(folder)
 
     load.model_name = folder.name or str(path)  # type: ignore[attr-defined]  # the folder's name, no local path
     load.checkpoint_config = config  # type: ignore[attr-defined]
+    load.model_kind = kind  # type: ignore[attr-defined]
     return load
 
 
@@ -91,6 +98,11 @@ def resolve_model(model: ModelSpec, settings: CurveSettings) -> ModelFactory:
     """``model`` as a factory (``None``: scratch, a folder: checkpoint); else ``TypeError``. The
     scratch model's options beside a model are refused (``ValueError`` naming them)."""
     if model is None:
+        from ..models.causal import DEFAULT_PROMPT_TEMPLATE
+
+        if settings.prompt_template != DEFAULT_PROMPT_TEMPLATE:
+            raise ValueError("prompt_template: the scratch model is a seq2seq model, which reads the source text as "
+                             "it is; a prompt template applies to a causal LM given as model=")
         return scratch_factory(settings)
     if isinstance(model, (str, os.PathLike)):
         factory = checkpoint_factory(model)
@@ -141,8 +153,13 @@ def describe_model(model: Any) -> dict[str, Any]:
                     if isinstance(getattr(config, k, None), int)), None)
         dec = next((getattr(config, k) for k in ("decoder_layers", "num_decoder_layers")
                     if isinstance(getattr(config, k, None), int)), enc)
+        from ..models.causal import model_kind
+
+        kind = model_kind(model)
+        if kind is not None:
+            out["kind"] = kind
         if enc is not None:
-            out["layers"] = f"{enc}+{dec}"
+            out["layers"] = str(enc) if kind == "causal_lm" else f"{enc}+{dec}"
     try:
         out["parameters"] = int(sum(p.numel() for p in model.parameters()))
     except (AttributeError, TypeError):
@@ -171,14 +188,21 @@ def _built(made: Any) -> tuple:
         raise TypeError(f"model: the factory returned (tokenizer, model) ({type(model).__name__}, "
                         f"{type(tokenizer).__name__}); the contract is (model, tokenizer): swap them")
     if not _looks_like_model(model):
-        raise TypeError(f"model: the factory must return (model, tokenizer) with a seq2seq model (a torch module "
-                        f"with generate) first, got {type(model).__name__}")
-    if not getattr(getattr(model, "config", None), "is_encoder_decoder", True):
+        raise TypeError(f"model: the factory must return (model, tokenizer) with a seq2seq model or a causal LM (a "
+                        f"torch module with generate) first, got {type(model).__name__}")
+    from ..models.causal import model_kind
+
+    config = getattr(model, "config", None)
+    if config is not None and not getattr(config, "is_encoder_decoder", False) and model_kind(model) is None:
         raise TypeError(f"model: the factory returned a {type(model).__name__}, not a seq2seq (encoder-decoder) "
-                        "model: the curve fine-tunes one with Seq2SeqTrainer")
+                        "model or a decoder-only causal LM with its head (e.g. GPT2LMHeadModel, LlamaForCausalLM): "
+                        "the curve fine-tunes one with Seq2SeqTrainer / Trainer")
     if not callable(tokenizer):
         raise TypeError(f"model: the factory must return (model, tokenizer) with a tokenizer second, got "
                         f"{type(tokenizer).__name__}")
+    if model_kind(model) == "causal_lm" and getattr(tokenizer, "pad_token_id", 0) is None \
+            and getattr(tokenizer, "eos_token", None) is not None:
+        tokenizer.pad_token = tokenizer.eos_token  # a causal LM's tokenizer often has none; left-padded prompts need one
     return made
 
 
@@ -200,19 +224,37 @@ def train_split(split: "DatasetDict", factory: ModelFactory, settings: CurveSett
     ``length_mix`` the record also holds the test score at that mix of output lengths; ``progress``: a
     caller's ``tqdm`` bar, advanced per step (to the model's whole budget at its end). The record's
     ``model`` is :func:`describe_model` of the model trained."""
-    from ..models import FitTargetCallback, evaluate_seq2seq, train_seq2seq
+    from ..models import FitTargetCallback
+    from ..models.causal import DEFAULT_PROMPT_TEMPLATE, model_kind
 
     s, seed = settings, settings.seed
     model, tokenizer = _built(factory(split, seed))
+    causal = model_kind(model) == "causal_lm"
+    if not causal and s.prompt_template != DEFAULT_PROMPT_TEMPLATE:
+        raise ValueError(f"prompt_template ({s.prompt_template!r}) is a causal LM's prompt; the model is a "
+                         f"{type(model).__name__} (seq2seq), which reads the source text as it is: leave it at its "
+                         "default")
     scored = subsample(split["test"], s.test_rows, seed + 1)  # the same positions for every split
     fit_rows = subsample(split["train"], s.fit_rows, seed + 2)
     references = [str(t) for d in (scored, fit_rows) for t in d[s.target_column]]
-    longest = max(len(ids) for ids in tokenizer(text_target=references)["input_ids"])
+    if causal:  # the completion's tokens (no special ones), then EOS
+        longest = max(len(ids) for ids in tokenizer(references, add_special_tokens=False)["input_ids"])
+    else:
+        longest = max(len(ids) for ids in tokenizer(text_target=references)["input_ids"])
     decode = dict(source_column=s.source, target_column=s.target_column, num_beams=s.num_beams,
                   max_new_tokens=longest + 1, batch_size=s.eval_batch_size)
+    if causal:
+        from ..models.causal import evaluate_causal as evaluate, train_causal as train
+
+        decode["prompt_template"] = s.prompt_template
+        trainer_options = {"prompt_template": s.prompt_template}
+    else:
+        from ..models import evaluate_seq2seq as evaluate, train_seq2seq as train
+
+        trainer_options = {}
 
     def fit_score(m) -> float:
-        return float(evaluate_seq2seq(m, tokenizer, fit_rows, **decode)["exact_match"])
+        return float(evaluate(m, tokenizer, fit_rows, **decode)["exact_match"])
 
     fit_score.__qualname__ = "the curve's fit score"
 
@@ -226,17 +268,17 @@ def train_split(split: "DatasetDict", factory: ModelFactory, settings: CurveSett
                              settle=s.settle_steps, max_steps=budget)
     callbacks = [stop] if progress is None else [stop, _step_progress(progress)]
     start = time.perf_counter()
-    trainer = train_seq2seq(model, tokenizer, split["train"], source_column=s.source, target_column=s.target_column,
-                            output_dir=output_dir, max_steps=budget, batch_size=s.batch_size,
-                            learning_rate=s.learning_rate, seed=seed, lr_scheduler_type=s.scheduler,
-                            warmup_steps=s.warmup_steps, callbacks=callbacks, disable_tqdm=True)
+    trainer = train(model, tokenizer, split["train"], source_column=s.source, target_column=s.target_column,
+                    output_dir=output_dir, max_steps=budget, batch_size=s.batch_size, learning_rate=s.learning_rate,
+                    seed=seed, lr_scheduler_type=s.scheduler, warmup_steps=s.warmup_steps, callbacks=callbacks,
+                    disable_tqdm=True, **trainer_options)
     train_s = time.perf_counter() - start
     if progress is not None:  # a model that stopped early: the rest of its budget done
         progress.update(max(0, budget - int(trainer.state.global_step)))
     if not stop.reached:
         logger.warning("%s: the model did not reach its fit target %g %% in %d steps (fit %.1f %%): its test score "
                        "says little about generalization", name, s.fit_target, s.max_steps, stop.history[-1][1])
-    result = evaluate_seq2seq(model, tokenizer, scored, **decode)
+    result = evaluate(model, tokenizer, scored, **decode)
     references = [str(t) for t in scored[s.target_column]]
     # the exact_match metric's comparison (whitespace runs collapsed), row by row
     correct = [p.split() == r.split() for p, r in zip(result["predictions"], references)]

@@ -17,6 +17,8 @@ _LAZY = {
     ".scratch": ("scratch_config", "build_scratch_model"),
     ".seq2seq": ("tokenize_seq2seq", "seq2seq_collator", "train_seq2seq", "generate_predictions", "evaluate_seq2seq",
         "load_seq2seq"),
+    ".causal": ("tokenize_causal", "CausalCollator", "train_causal", "generate_completions", "evaluate_causal",
+        "load_causal", "model_kind"),
     ".warm_start": ("warm_start_seq2seq", "shipped_minilm_path"),
     ".fit_stop": ("FitTargetCallback",),
     ".lstm": ("LSTMSeq2SeqConfig", "LSTMSeq2SeqForConditionalGeneration"),
