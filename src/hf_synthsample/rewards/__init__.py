@@ -21,6 +21,7 @@ Example:
     [1.0, 0.0]
 """
 
+from .curriculum import CurriculumSettings, RewardCurriculum
 from .normalize import ANSWER_TAG, completion_text, extract_answer, tagged
 from .prompts import DEFAULT_INSTRUCTIONS, render_input, to_prompt, to_prompts
 from .trl import RewardFunction, reward_function
@@ -28,4 +29,4 @@ from .verifiers import DOMAINS, Verifier, canonical_thingtalk, verifier
 
 __all__ = ["ANSWER_TAG", "DEFAULT_INSTRUCTIONS", "DOMAINS", "RewardFunction", "Verifier", "canonical_thingtalk",
            "completion_text", "extract_answer", "render_input", "reward_function", "tagged", "to_prompt",
-           "to_prompts", "verifier"]
+           "to_prompts", "verifier", "CurriculumSettings", "RewardCurriculum"]

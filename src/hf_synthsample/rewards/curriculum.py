@@ -28,14 +28,15 @@ Example:
     >>> cur = RewardCurriculum(pool, column="depth", threshold=0.8, window=2, seed=0)
     >>> cur.levels_, cur.level
     ([(0,), (1,), (2,)], 0)
-    >>> cur.record(0.9); cur.record(0.7); cur.level   # mean 0.8 over a full window: next level
-    1
+    >>> cur.record(0.9), cur.record(0.7)   # record returns the level: mean 0.8 over a full window, the next one
+    (0, 1)
     >>> sorted({cur.draw()["depth"] for _ in range(20)})
     [1]
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import weakref
 from collections import Counter, deque
@@ -246,9 +247,9 @@ class RewardCurriculum:
         return IterableDataset.from_generator(_generate, features=self.dataset_.features,
                                               gen_kwargs={"curriculum": _Handle(self)})
 
-    def callback(self) -> "CurriculumCallback":
+    def callback(self):
         """The ``TrainerCallback`` feeding the logged rewards to this curriculum."""
-        return CurriculumCallback(self)
+        return _callback_class()(self)
 
     def state_dict(self) -> dict:
         return {"level": self.level, "history": list(self.history_), "observations": self.observations_,
@@ -288,27 +289,36 @@ def _generate(curriculum: _Handle):
     yield from curriculum.curriculum
 
 
-def _callback_base():
+@functools.lru_cache(maxsize=None)
+def _callback_class() -> type:
+    """:class:`CurriculumCallback`, made on first use (``transformers`` is imported then, not with this module)."""
     from transformers import TrainerCallback
 
-    return TrainerCallback
+    class CurriculumCallback(TrainerCallback):
+        """Feeds a :class:`RewardCurriculum` the ``reward`` the trainer logs (unless its reward function was
+        wrapped by :meth:`RewardCurriculum.observe`), and refuses a shuffled iterable dataset."""
+
+        def __init__(self, curriculum: RewardCurriculum, key: str = "reward"):
+            self.curriculum = curriculum
+            self.key = key
+
+        def on_train_begin(self, args, state, control, **kwargs):
+            if getattr(args, "shuffle_dataset", False):
+                raise ValueError("RewardCurriculum: set GRPOConfig(shuffle_dataset=False); its dataset already draws "
+                                 "at random, and a buffered shuffle would draw 1,000 prompts ahead of the current level")
+            return control
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if logs and not self.curriculum._observed_by_function and logs.get(self.key) is not None:
+                self.curriculum.record(float(logs[self.key]))
+            return control
+
+    CurriculumCallback.__module__ = __name__
+    CurriculumCallback.__qualname__ = "CurriculumCallback"
+    return CurriculumCallback
 
 
-class CurriculumCallback(_callback_base()):
-    """Feeds a :class:`RewardCurriculum` the ``reward`` the trainer logs (unless its reward function was wrapped
-    by :meth:`RewardCurriculum.observe`), and refuses a shuffled iterable dataset."""
-
-    def __init__(self, curriculum: RewardCurriculum, key: str = "reward"):
-        self.curriculum = curriculum
-        self.key = key
-
-    def on_train_begin(self, args, state, control, **kwargs):
-        if getattr(args, "shuffle_dataset", False):
-            raise ValueError("RewardCurriculum: set GRPOConfig(shuffle_dataset=False); its dataset already draws at "
-                             "random, and a buffered shuffle would draw 1,000 prompts ahead of the current level")
-        return control
-
-    def on_log(self, args, state, control, logs=None, **kwargs):
-        if logs and not self.curriculum._observed_by_function and self.key in logs and logs[self.key] is not None:
-            self.curriculum.record(float(logs[self.key]))
-        return control
+def __getattr__(name: str):
+    if name == "CurriculumCallback":
+        return _callback_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
