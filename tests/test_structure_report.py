@@ -10,10 +10,10 @@ import pytest
 from datasets import Dataset
 
 from hf_synthsample.cli import main
-from hf_synthsample.splits import mcd_split, split_report
+from hf_synthsample.splits import mcd_split, split_report, structure_report
 from hf_synthsample.splits.disjoint import (TEMPLATE_DISJOINT_RATIO, TemplateOverlap, random_split_baseline,
                                             template_statement)
-from hf_synthsample.structure import get_language, structure_report
+from hf_synthsample.structure import get_language
 
 SMALL = ["(f 1)", "(f 2)", "(g 1)", "(g (h 3))", "(g (h 'x))", "(f 'y)"]
 

@@ -10,7 +10,7 @@ from datasets import Dataset
 
 from hf_synthsample.languages import grammar_language
 from hf_synthsample.splits import mcd_split, split_report
-from hf_synthsample.structure import structure_report
+from hf_synthsample.splits import structure_report
 
 GRAMMAR = r"""
     start: instr ("then" instr)*

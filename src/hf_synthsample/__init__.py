@@ -37,6 +37,7 @@ _LAZY = {
     ".splits.sweep": ("divergence_sweep",),
     ".splits.simple": ("template_split", "length_split", "random_split"),
     ".splits.report": ("split_report",),
+    ".splits.disjoint": ("structure_report",),
     ".curve.run": ("compositionality_curve", "CompositionalityCurve"),
     ".builders.karel": ("resample_karel_io",),
     ".cartography.callback": ("CartographyCallback", "TrainingDynamicsCallback", "CartographyCollator",
@@ -83,6 +84,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .sampling.repetition import RepetitionCurriculum
     from .sampling.structural import CMaxEntSampler, HybridSampler, UATSampler, UniformSampler
     from .splits.mcd import mcd_split, tmcd_split
+    from .splits.disjoint import structure_report
     from .splits.report import split_report
     from .splits.sweep import divergence_sweep
     from .curve.run import CompositionalityCurve, compositionality_curve

@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
     from ..atomic import write_text_atomic
     from ..settings import given, settings_from_args
     from ..split_spec import split_names
-    from ..structure import get_language, structure_report
+    from ..splits import structure_report
+    from ..structure import get_language
     from ._source import resolve_source
 
     split_names(args.split, "--split")

@@ -36,8 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["TEMPLATE_DISJOINT_RATIO", "TemplateOverlap", "RandomBaseline", "random_indices", "read_templates",
            "random_split_baseline", "template_statement", "check_template_disjoint", "warning_advice",
-           "structure_summary",
-           "describe_split"]
+           "structure_summary", "describe_split", "structure_report"]
 
 logger = get_logger(__name__)
 
@@ -246,4 +245,50 @@ def describe_split(report: Any, dataset: "Dataset", splitter: Any, *, warn: bool
     structures = getattr(splitter, "structures_", None)
     if structures is not None:
         report.structure = structure_summary(structures, templates, s.language, s.max_height, baseline)
+    return report
+
+
+def structure_report(dataset: "Dataset", column: str = "program", language: Any = None, *, max_height: int = 2,
+                     top: int = 10, seed: int = 0, test_size: float | None = 0.25, train_size: float | None = None,
+                     progress: bool | None = None) -> Any:
+    """The structure of ``dataset``'s program ``column`` before any split
+    (:func:`hf_synthsample.structure.describe_structure`: atoms, compounds, templates, what the
+    language abstracts, the structure groups) with a seeded random split of ``test_size`` (and
+    ``train_size``) beside it: its D_C, D_A and shared templates, measured as a split's report
+    measures them (``test_size=None``: no random split). Every argument is checked before any work.
+
+    Example:
+        >>> from datasets import Dataset
+        >>> ds = Dataset.from_dict({"program": ["(f 1)", "(f 2)", "(g 1)", "(g (h 3))"]})
+        >>> r = structure_report(ds, language="sexpr", test_size=0.5)
+        >>> r.num_templates, r.baseline["test_rows"], 0.0 <= r.baseline["compound_divergence"] <= 1.0
+        (3, 2, True)
+    """
+    from ..structure import describe_structure
+    from ..validation import check_float, check_int
+    from ._data import check_test_size, check_train_size
+
+    seed = check_int("seed", seed, min=0, max=2**32 - 1)
+    n_all = len(dataset) if hasattr(dataset, "column_names") else 0
+    if test_size is not None and n_all:
+        check_test_size(test_size, n_all)
+        if train_size is not None:
+            train_size = check_float("train_size", train_size, min=0.0, max=1.0, min_inclusive=False)
+            check_train_size(train_size, check_test_size(test_size, n_all)[1], n_all)
+    report = describe_structure(dataset, column, language, max_height=max_height, top=top, progress=progress)
+    if test_size is None:
+        return report
+    templates, n = report.row_templates, report.rows
+    pool = dataset.select_columns([column])
+    if report.unparsable:  # the baseline's report reads every row it is given: the parsed ones, at the same shares
+        keep = [i for i, t in enumerate(templates) if t is not None]
+        pool, templates = pool.select(keep), [templates[i] for i in keep]
+        report.notes["baseline"] = f"over the {n:,} rows that parse"
+    if n < 2:
+        return report
+    test_rows = min(max(1, int(round(test_size * n))), n - 1)
+    train_rows = None if train_size is None else min(max(1, int(round(train_size * n))), n - test_rows)
+    baseline = random_split_baseline(pool, test_rows=test_rows, train_rows=train_rows, seed=seed, templates=templates,
+                                      column=column, language=language, max_height=report.max_height)
+    report.baseline = baseline.to_dict()
     return report

@@ -1,17 +1,17 @@
-"""What the structure of a dataset is, before any split: :func:`structure_report` (issue 43).
+"""What the structure of a dataset is, before any split: :func:`describe_structure` (issue 43).
 
 Atoms and compounds (distinct, the most frequent and the share of rows holding each), abstract
 templates (how many, their sizes, the largest), what the language abstracts with one row shown
-parsed, the *structure groups* the MCD search moves as units (rows with identical atoms and
-compounds; every row its own group with ``group=False``) and a seeded random split of the given
-sizes: its D_C, D_A and how many test rows and templates it shares with training. A split whose test
-side shares far fewer templates than that is also a template split
-(:func:`hf_synthsample.splits.disjoint.template_statement`).
+parsed, and the *structure groups* the MCD search moves as units (rows with identical atoms and
+compounds; every row its own group with ``group=False``). The seeded random split beside it (its
+D_C, D_A and shared templates) is measured by the split makers:
+:func:`hf_synthsample.splits.structure_report` is this report with it (imports flow from splits to
+structure, never back).
 
 Example:
     >>> from datasets import Dataset
     >>> ds = Dataset.from_dict({"program": ["(f 1)", "(f 2)", "(g 1)", "(g (h 3))"]})
-    >>> r = structure_report(ds, language="sexpr", test_size=0.5)
+    >>> r = describe_structure(ds, language="sexpr")
     >>> r.num_atoms, r.num_templates, r.groups["count"], r.groups["rows_in_shared_groups"]
     (4, 3, 3, 0.5)
     >>> r.example["template"]
@@ -33,7 +33,7 @@ from .language import Language, get_language
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-__all__ = ["StructureReport", "structure_report", "summary_markdown"]
+__all__ = ["StructureReport", "describe_structure", "summary_markdown"]
 
 
 def _top(counts: Counter, rows: Counter, n_rows: int, top: int) -> list[dict]:
@@ -63,9 +63,11 @@ class StructureReport:
     groups: dict
     baseline: dict | None = None
     notes: dict = field(default_factory=dict)
+    #: each row's template (``None``: it does not parse), for the split makers' random baseline
+    row_templates: list = field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict:
-        out = dict(self.__dict__)
+        out = {k: v for k, v in self.__dict__.items() if k != "row_templates"}
         out["abstract"] = list(self.abstract)
         return out
 
@@ -149,26 +151,19 @@ def summary_markdown(summary: dict) -> str:
     return "\n".join(lines)
 
 
-def structure_report(
+def describe_structure(
     dataset: "Dataset",
     column: str = "program",
     language: str | Language | None = None,
     *,
     max_height: int = 2,
     top: int = 10,
-    seed: int = 0,
-    test_size: float | None = 0.25,
-    train_size: float | None = None,
-    baseline: Any = None,
     progress: bool | None = None,
 ) -> StructureReport:
     """The :class:`StructureReport` of ``dataset``'s program ``column`` parsed with ``language`` (a
-    name or a :class:`~.language.Language`: its ``abstract``, ``max_height`` and ``group``).
-
-    The random baseline is a seeded random split of ``test_size`` (and ``train_size``) measured as
-    a split's report measures it (:func:`hf_synthsample.splits.disjoint.random_split_baseline`);
-    ``test_size=None`` leaves it out, ``baseline`` (a ``RandomBaseline``) gives one already made.
-    Rows that do not parse are counted and left out; none parsing is a ``ValueError``.
+    name or a :class:`~.language.Language`: its ``abstract``, ``max_height`` and ``group``), without
+    the random split (:func:`hf_synthsample.splits.structure_report` adds it). Rows that do not parse
+    are counted and left out; none parsing is a ``ValueError``.
     """
     from datasets import Dataset
 
@@ -187,19 +182,8 @@ def structure_report(
     lang = get_language(language)
     height = lang.height(check_int("max_height", max_height, min=1))
     top = check_int("top", top, min=1)
-    seed = check_int("seed", seed, min=0, max=2**32 - 1)
     if len(dataset) == 0:
         raise ValueError("dataset has no rows")
-    test_rows = train_rows = None
-    if test_size is not None and baseline is None:
-        from ..splits._data import check_test_size, check_train_size  # splits imports structure, not back
-
-        _, test_rows = check_test_size(test_size, len(dataset))
-        if train_size is not None:
-            from ..validation import check_float
-
-            train_size = check_float("train_size", train_size, min=0.0, max=1.0, min_inclusive=False)
-        train_rows = check_train_size(train_size, test_rows, len(dataset))
 
     from ..columns import column_arrow
 
@@ -249,20 +233,6 @@ def structure_report(
         top_templates=_top(tmpl, tmpl, n, top), example=example,
         groups={"count": len(gs), "mean": float(gs.mean()), "max": int(gs.max()),
                 "rows_in_shared_groups": float(gs[gs > 1].sum() / n)})
-    if baseline is None and test_rows is not None:
-        from ..splits.disjoint import random_split_baseline
-
-        pool = dataset.select_columns([column])
-        if unparsable:  # the baseline's report reads every row it is given: the parsed ones, at the same shares
-            keep = [i for i, t in enumerate(templates) if t is not None]
-            pool, templates = pool.select(keep), [templates[i] for i in keep]
-            test_rows = min(max(1, int(round(test_size * n))), n - 1)
-            train_rows = None if train_rows is None else min(int(round(train_size * n)), n - test_rows)
-            report.notes["baseline"] = f"over the {n:,} rows that parse"
-        if n >= 2:
-            baseline = random_split_baseline(pool, test_rows=test_rows, train_rows=train_rows, seed=seed,
-                                             templates=templates, column=column, language=lang, max_height=height)
-    if baseline is not None:
-        report.baseline = baseline if isinstance(baseline, dict) else baseline.to_dict()
+    report.row_templates = templates
     return report
 
