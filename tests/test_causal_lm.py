@@ -281,3 +281,53 @@ def test_data_map_of_a_causal_lm_finds_planted_wrong_completions_sft_trainer(tmp
         torch.set_num_threads(with_threads)
     recalls = _found(tmp_path / "sft" / "cartography", planted, ("inv_ppl", "loss"))
     assert recalls == {"inv_ppl": 1.0, "loss": 1.0, "flag_noisy": 1.0}, recalls
+
+
+def test_causal_lm_statistics_stay_on_the_device_until_the_epoch_ends(tmp_path, monkeypatch):
+    """No host read in the forward hook of a causal LM's training step; the values reach the host once
+    per epoch (one flush of all the epoch's steps), as for seq2seq."""
+    import torch
+    from datasets import Dataset
+    from transformers import Trainer, TrainingArguments
+
+    from hf_synthsample.cartography import CartographyCollator, TrainingDynamicsCallback, add_example_ids
+    from hf_synthsample.models.causal import CausalCollator, tokenize_causal
+
+    rows, _ = _planted(24)
+    tok = _word_tok([r["source"] + " " + r["target"] for r in rows])
+    data = add_example_ids(tokenize_causal(Dataset.from_list(rows), tok, source_column="source",
+                                           target_column="target"))
+    cb = TrainingDynamicsCallback(measures=("inv_ppl", "margin_deficit", "el2n", "forgetting"))
+    inside: list = []
+    post, flush = cb._post_hook, cb._flush_pending
+
+    def watched(*args, **kwargs):
+        inside.append(True)
+        try:
+            return post(*args, **kwargs)
+        finally:
+            inside.pop()
+
+    flushes: list = []
+
+    def counted():
+        assert all(isinstance(v, torch.Tensor) for p in cb._pending for v in p[4].values())
+        flushes.append(len(cb._pending))
+        return flush()
+
+    cb._post_hook, cb._flush_pending = watched, counted
+    for name in ("cpu", "item", "tolist", "numpy"):
+        def guard(self, *args, _orig=getattr(torch.Tensor, name), _name=name, **kwargs):
+            if inside:
+                raise AssertionError(f"Tensor.{_name} (a host read) in the training step's hook")
+            return _orig(self, *args, **kwargs)
+
+        monkeypatch.setattr(torch.Tensor, name, guard)
+    args = TrainingArguments(str(tmp_path / "run"), num_train_epochs=3, per_device_train_batch_size=8,
+                             learning_rate=1e-3, report_to=[], save_strategy="no", use_cpu=True, logging_strategy="no",
+                             remove_unused_columns=False, disable_tqdm=True)
+    Trainer(model=_gpt2(tok), args=args, train_dataset=data, callbacks=[cb],
+            data_collator=CartographyCollator(CausalCollator(tok.pad_token_id))).train()
+    assert flushes == [3, 3, 3, 0]  # 3 steps an epoch, flushed at each epoch end; nothing left at the end
+    assert cb._task == "causal_lm" and len(cb.dynamics) == 3 * 24
+    assert set(cb.dynamics.column("num_tokens").to_pylist()) == {4}

@@ -45,6 +45,7 @@ MODULES = [
     "hf_synthsample.models.tokenization",
     "hf_synthsample.models.scratch",
     "hf_synthsample.models.seq2seq",
+    "hf_synthsample.models.causal",
     "hf_synthsample.models.calculator",
     "hf_synthsample.models.lstm",
     "hf_synthsample.engines.blocks",
