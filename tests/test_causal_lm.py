@@ -331,3 +331,16 @@ def test_causal_lm_statistics_stay_on_the_device_until_the_epoch_ends(tmp_path, 
     assert flushes == [3, 3, 3, 0]  # 3 steps an epoch, flushed at each epoch end; nothing left at the end
     assert cb._task == "causal_lm" and len(cb.dynamics) == 3 * 24
     assert set(cb.dynamics.column("num_tokens").to_pylist()) == {4}
+
+
+def test_cli_prompt_template_reads_a_typed_newline():
+    import argparse
+
+    from hf_synthsample.settings import add_arguments, settings_from_args
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser, CurveSettings)
+    parsed = settings_from_args(CurveSettings, parser.parse_args(["--prompt-template", r"Q: {source}\nA:"]))
+    assert parsed.prompt_template == "Q: {source}\nA:"
+    with pytest.raises(ValueError, match="--prompt-template must hold the placeholder"):
+        settings_from_args(CurveSettings, parser.parse_args(["--prompt-template", "Q"]))

@@ -45,6 +45,11 @@ def _check_template(name: str, value: Any) -> str:
     return check_prompt_template(name, value)
 
 
+def _unescape(value: str) -> str:
+    """A template typed on a command line: ``\\n`` and ``\\t`` as a newline and a tab."""
+    return value.replace("\\n", "\n").replace("\\t", "\t")
+
+
 def _non_empty(name: str, value: Any) -> Any:
     if value is not None and not value:
         raise ValueError(f"{name} must be a non-empty column name, got {value!r}")
@@ -77,10 +82,11 @@ class CurveSettings(Settings):
                                          "its target is an error), generous so that a loaded machine never changes "
                                          "the splits")
     seed: int = setting(0, min=0, help="seed of the split search, the scored subsets, the models and the training")
-    prompt_template: str = setting("{source}\n", check=_check_template,
+    prompt_template: str = setting("{source}\n", check=_check_template, parse=_unescape,
                                    help="a causal (decoder-only) LM's prompt: the source text put in the placeholder "
                                         "{source}; the completion is the target text and EOS, the loss taken on it "
-                                        "only, exact match scored on greedy completions (seq2seq models: unused)")
+                                        "only, exact match scored on greedy completions; \\n: a newline (seq2seq "
+                                        "models: unused)")
     # training (stock Seq2SeqTrainer; Trainer for a causal LM), to the fit target
     fit_target: float = setting(95.0, min=0.0, max=100.0, min_inclusive=False,
                                 help="train each model until its exact match on --fit-rows of its own training rows "
