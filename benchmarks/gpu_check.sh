@@ -24,7 +24,7 @@ DATA="$ROOT/.gpu-data/cogs/train.tsv"
 TESTS=(tests/test_cartography_track.py tests/test_cartography_callback.py tests/test_training_dynamics.py
        tests/test_models_seq2seq.py tests/test_models_lstm.py tests/test_models_fit_stop.py
        tests/test_cartography_directions.py tests/test_cartography_resume_parallel.py
-       tests/test_cartography_ids.py tests/test_user_path.py)
+       tests/test_cartography_ids.py tests/test_user_path.py tests/test_causal_lm.py tests/test_rl_curriculum.py)
 BENCH=(benchmarks/bench_cartography.py --device cuda --data "$DATA" --num-examples 4096 --epochs 2
        --batch-size 64 --d-model 512 --layers 6 --repeats 1 --bleu-examples 128 --sync-steps 8)
 
@@ -38,7 +38,7 @@ prepare)
     python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
         --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d .whl \
         datasets==5.2.0 dill==0.4.1 multiprocess==0.70.19 evaluate==0.4.6 fsspec==2026.9.0 \
-        transformers==5.24.0 trl==1.16.0 peft==0.21.2
+        transformers==5.24.0 trl==1.16.0 peft==0.21.2 sqlglot==30.31.0 lark==1.3.1
     mkdir -p "$(dirname "$DATA")"
     cp ../shared/data/cogs/train.tsv "$DATA"
     du -sh .whl .gpu-data
