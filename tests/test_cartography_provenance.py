@@ -16,7 +16,7 @@ datasets = pytest.importorskip("datasets")
 
 from datasets import Dataset  # noqa: E402
 
-from hf_synthsample.cartography import DataMap, save_datamap_subset  # noqa: E402
+from hf_synthsample.cartography import DataMap, datamap_provenance, save_datamap_subset  # noqa: E402
 from hf_synthsample.cartography.store import DYNAMICS_FILE, META_FILE  # noqa: E402
 from hf_synthsample.hub import Provenance, load_card, save_curated  # noqa: E402
 from hf_synthsample.hub.provenance import rows_digest  # noqa: E402
@@ -48,7 +48,7 @@ def test_from_datamap_fills_the_fields_from_sampler_fills():
 
     dm = DataMap.from_dynamics(table(), "loss")
     ds = train()
-    p = Provenance.from_datamap(ds, dm, "hard-to-learn+easy-to-learn", 0.3, proportions=[0.5, 0.5], seed=3,
+    p = datamap_provenance(ds, dm, "hard-to-learn+easy-to-learn", 0.3, proportions=[0.5, 0.5], seed=3,
                                 source="train.jsonl", assume_id_order=True)
     pool = Dataset.from_dict({"length": [2, 2, 4, 6]})
     q = Provenance.from_sampler(pool, HomogenizeSampler("length", seed=0), source="pool")
@@ -60,18 +60,18 @@ def test_from_datamap_fills_the_fields_from_sampler_fills():
                                 "region": "hard-to-learn+easy-to-learn", "fraction": 0.3, "selected": 6,
                                 "examples": N, "model": None, "proportions": [0.5, 0.5]}
     with pytest.raises(ValueError, match="region must be one of"):
-        Provenance.from_datamap(ds, dm, "hardest", 0.3)
+        datamap_provenance(ds, dm, "hardest", 0.3)
     with pytest.raises(ValueError, match="fraction"):
-        Provenance.from_datamap(ds, dm, "hard-to-learn", 0.0)
+        datamap_provenance(ds, dm, "hard-to-learn", 0.0)
     with pytest.raises(TypeError, match="datamap must be a DataMap"):
-        Provenance.from_datamap(ds, "dm", "hard-to-learn", 0.3)
+        datamap_provenance(ds, "dm", "hard-to-learn", 0.3)
 
 
 def test_a_curated_card_states_the_real_count_and_share_as_tables(tmp_path):
     dm = DataMap.from_dynamics(table(), "loss")
     ds = train()
     sub = dm.subset(ds, "hard-to-learn", 0.3, assume_id_order=True)
-    folder = save_curated(sub, tmp_path / "out", Provenance.from_datamap(ds, dm, "hard-to-learn", 0.3,
+    folder = save_curated(sub, tmp_path / "out", datamap_provenance(ds, dm, "hard-to-learn", 0.3,
                                                                          assume_id_order=True),
                           config_name="hard", statistics=dm.to_markdown(0.3))
     text = load_card(folder).text

@@ -67,9 +67,8 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 from datasets import Dataset  # noqa: E402
 
-from hf_synthsample.cartography import DataMap, load_dynamics, save_datamap_subset  # noqa: E402
+from hf_synthsample.cartography import DataMap, datamap_provenance, load_dynamics, save_datamap_subset  # noqa: E402
 from hf_synthsample.cartography.store import DYNAMICS_FILE, META_FILE  # noqa: E402
-from hf_synthsample.hub import Provenance  # noqa: E402
 from hf_synthsample.hub.card import load_card  # noqa: E402
 from hf_synthsample.hub.provenance import column_digests, dataset_fingerprint, rows_digest  # noqa: E402
 
@@ -142,7 +141,7 @@ def test_map_subset_provenance_names_the_model_and_the_rows(tmp_path):
     path = str(tmp_path / "train.parquet")
     trained.to_parquet(path)
     reloaded = datasets.load_dataset("parquet", data_files=path, split="train")
-    p = Provenance.from_datamap(reloaded, dm, "hard-to-learn", 0.3, assume_id_order=True, source=path)
+    p = datamap_provenance(reloaded, dm, "hard-to-learn", 0.3, assume_id_order=True, source=path)
     assert p.sampler_params["model"] == MODEL
     # the digest of the rows the file holds, not of one copy in memory
     assert p.source_fingerprint == rows_digest(trained) == rows_digest(reloaded)
@@ -158,11 +157,11 @@ def test_map_subset_provenance_refuses_a_dataset_the_map_cannot_cut(tmp_path):
     dm = DataMap.from_dynamics(_dynamics(tmp_path / "dyn", _train()), "loss")
     subset = dm.subset(trained, "hard-to-learn", 0.3)
     with pytest.raises(ValueError, match="^dataset: 14 of the data map's 20 example ids are not in"):
-        Provenance.from_datamap(subset, dm, "hard-to-learn", 0.3)  # a subset as its own source
+        datamap_provenance(subset, dm, "hard-to-learn", 0.3)  # a subset as its own source
     with pytest.raises(ValueError, match="^dataset has no 'example_id' column"):
-        Provenance.from_datamap(Dataset.from_dict({"x": list(range(N))}), dm, "hard-to-learn", 0.3)
+        datamap_provenance(Dataset.from_dict({"x": list(range(N))}), dm, "hard-to-learn", 0.3)
     with pytest.raises(ValueError, match="assume_id_order=True cannot hold"):
-        Provenance.from_datamap(_train().shuffle(seed=2), dm, "hard-to-learn", 0.3, assume_id_order=True)
+        datamap_provenance(_train().shuffle(seed=2), dm, "hard-to-learn", 0.3, assume_id_order=True)
     out = tmp_path / "out"
     with pytest.raises(ValueError, match="are not in"):
         save_datamap_subset(dm, out, "hard-to-learn", 0.3, dataset=subset, plot=False)
@@ -172,7 +171,7 @@ def test_map_subset_provenance_refuses_a_dataset_the_map_cannot_cut(tmp_path):
 def test_a_map_from_a_hand_made_table_names_no_model():
     dm = DataMap.from_dynamics(_table(), "loss")
     assert dm.model is None and dm.dataset_digests == {}
-    p = Provenance.from_datamap(None, dm, "hard-to-learn", 0.3)
+    p = datamap_provenance(None, dm, "hard-to-learn", 0.3)
     assert p.sampler_params["model"] is None
 
 

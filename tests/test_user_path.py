@@ -35,8 +35,8 @@ def test_own_jsonl_with_string_ids_to_a_curated_folder(tmp_path):
     from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments, T5Config
     from transformers import T5ForConditionalGeneration
 
-    from hf_synthsample.cartography import DataMap, track_dynamics
-    from hf_synthsample.hub import Provenance, load_card, save_curated
+    from hf_synthsample.cartography import DataMap, datamap_provenance, track_dynamics
+    from hf_synthsample.hub import load_card, save_curated
     from hf_synthsample.hub.provenance import rows_digest
     from hf_synthsample.models import build_word_tokenizer, tokenize_seq2seq
 
@@ -69,7 +69,7 @@ def test_own_jsonl_with_string_ids_to_a_curated_folder(tmp_path):
     by_id = {r["qid"]: r for r in raw}
     assert [r["command"] for r in subset] == [by_id[q]["command"] for q in subset["qid"]]
 
-    provenance = Provenance.from_datamap(raw, dm, "hard-to-learn", 0.3, source=str(path), id_column="qid",
+    provenance = datamap_provenance(raw, dm, "hard-to-learn", 0.3, source=str(path), id_column="qid",
                                          dynamics=tmp_path / "run" / "cartography")
     plot = dm.plot(tmp_path / "map.png", fraction=0.3)
     folder = save_curated(subset, tmp_path / "curated", provenance, config_name="hard",

@@ -4,7 +4,7 @@
   :class:`CartographyCallback`, :class:`CartographyCollator`, :func:`add_example_ids`): record
   per-example, per-epoch measures during a stock ``Trainer`` run, saved with each checkpoint.
 * :class:`DataMap`: confidence / variability / correctness, regions, subsets, plots;
-  :func:`save_datamap_subset`; each measure's direction is declared once in :data:`MEASURE_INFO`.
+  :func:`save_datamap_subset`, :func:`datamap_provenance` (a subset's provenance); each measure's direction is declared once in :data:`MEASURE_INFO`.
 * :func:`flag_noisy`, :func:`flag_noisy_lexical`: likely mislabelled rows, without labels.
 * :class:`ExponentialPacing`, :class:`BinnedCurriculum`: curricula as a training order.
 
@@ -34,7 +34,7 @@ _LAZY = {
     ".settings": ("DataMapSettings", "NoiseSettings", "DynamicsSettings", "LexicalSettings", "LexicalNoiseSettings"),
     ".measures": ("infer_task", "sequence_measures", "forgetting_events", "MEASURES", "MAP_MEASURES", "HARD_END",
         "MEASURE_INFO", "MeasureInfo", "measure_info"),
-    ".publish": ("save_datamap_subset",),
+    ".publish": ("save_datamap_subset", "datamap_provenance"),
 }
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .track import track_dynamics
     from ..curriculum import BinnedCurriculum, CurriculumSchedule, ExponentialPacing, curriculum_order
     from .datamap import MAP_REGIONS, REGIONS, DataMap, example_tokens, parse_regions
-    from .publish import save_datamap_subset
+    from .publish import datamap_provenance, save_datamap_subset
     from .measures import (HARD_END, MAP_MEASURES, MEASURE_INFO, MEASURES, MeasureInfo, forgetting_events,
                            infer_task, measure_info, sequence_measures)
     from .settings import DataMapSettings, DynamicsSettings, LexicalNoiseSettings, LexicalSettings, NoiseSettings

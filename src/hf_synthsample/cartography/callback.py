@@ -35,7 +35,7 @@ from ..hub.provenance import column_digests, dataset_fingerprint, model_record
 from .ids import check_id_column, id_codes
 from .measures import MEASURES, STEP_MEASURES, infer_task, sequence_measures
 from .collator import ID_KEY, CartographyCollator, add_example_ids
-from .fused_head import _field, base_model, has_token_log_probs, token_log_prob_measures
+from .fused_head import base_model, has_token_log_probs, logits_of, token_log_prob_measures
 from .store import (_EVAL_SCHEMA, _TRAIN_SCHEMA, CHECKPOINT_SUBDIR, DYNAMICS_FILE, EVAL_DYNAMICS_FILE, META_FILE,
                     _concat, _dedup, _empty, _read_parquet, _write_parquet, load_dynamics, read_meta)
 
@@ -148,7 +148,7 @@ class TrainingDynamicsCallback(TrainerCallback):
         if has_token_log_probs(output):  # TRL's fused LM head: per-token log-probs, no logits
             m = token_log_prob_measures(output, labels, task=self._task, measures=self._step_measures)
         else:
-            m = sequence_measures(_logits_of(output, self.measures), labels, task=self._task,
+            m = sequence_measures(logits_of(output, self.measures), labels, task=self._task,
                                   measures=self._step_measures)
         self._pending.append((ids.detach(), self._epoch, self._state.global_step, self._order, m))
         self._order += ids.shape[0]
@@ -392,23 +392,6 @@ class TrainingDynamicsCallback(TrainerCallback):
 
 #: the first name of :class:`TrainingDynamicsCallback`, kept working
 CartographyCallback = TrainingDynamicsCallback
-
-
-def _logits_of(output, measures) -> "Any":
-    """The logits of a model output (``ModelOutput`` or the ``return_dict=False`` tuple), or a clear error."""
-    import torch
-
-    if isinstance(output, (tuple, list)):  # (loss, logits, ...) when labels are given
-        logits = output[1] if len(output) > 1 and output[0].dim() == 0 else output[0]
-    else:
-        logits = _field(output, "logits")
-    if not isinstance(logits, torch.Tensor) or logits.dim() < 2:
-        found = list(output.keys()) if hasattr(output, "keys") else type(output).__name__
-        raise ValueError(
-            f"measures {list(measures)}: the model's forward returned no logits (got {found}); every training "
-            f"dynamics measure is computed from them. Use a model that returns `logits` with the loss"
-        )
-    return logits
 
 
 def _merge(table: dict, new: dict, schema: dict) -> dict:

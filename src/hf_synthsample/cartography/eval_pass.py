@@ -14,6 +14,7 @@ import numpy as np
 
 from .collator import ID_KEY
 from .decode import greedy_continuations
+from .fused_head import logits_of
 from .measures import IGNORE_INDEX, sequence_measures
 from .store import _EVAL_SCHEMA, _concat
 
@@ -43,8 +44,6 @@ def run_eval_pass(cb, args, state, model) -> dict:
     """This process's rows of the pass over ``cb``'s training examples (a table in the eval schema)."""
     import torch
 
-    from .callback import _logits_of
-
     rank, world = cb._process()
     rows = _eval_rows(cb)[rank::world]
     bs = cb.eval_batch_size or args.per_device_eval_batch_size
@@ -60,7 +59,7 @@ def run_eval_pass(cb, args, state, model) -> dict:
                 host_labels = batch["labels"]
                 batch = {k: v.to(device) if hasattr(v, "to") else v for k, v in batch.items()}
                 out = model(**batch)
-                measures.append(sequence_measures(_logits_of(out, cb.measures), batch["labels"], task=cb._task,
+                measures.append(sequence_measures(logits_of(out, cb.measures), batch["labels"], task=cb._task,
                                                   measures=cb._step_measures))
                 if "bleu" in cb.measures:
                     b, e = _decode_scores(cb, model, batch, host_labels)

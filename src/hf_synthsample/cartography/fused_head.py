@@ -24,7 +24,7 @@ from typing import Any
 from .measures import IGNORE_INDEX, STEP_MEASURES, _per_example
 
 __all__ = ["LOG_PROB_MEASURES", "has_token_log_probs", "token_log_prob_measures", "accepts_fused_lm_head",
-           "logit_only_measures"]
+           "logit_only_measures", "logits_of"]
 
 #: the per-step measures a per-token log-probability (plus "is it the argmax") gives
 LOG_PROB_MEASURES = ("inv_ppl", "chia", "loss")
@@ -114,3 +114,20 @@ def token_log_prob_measures(output: Any, labels, *, task: str, measures=LOG_PROB
             )
         # float32 whatever the head's dtype
         return _per_example(log_probs.detach().float(), is_top1.detach().bool(), gold != IGNORE_INDEX)
+
+
+def logits_of(output, measures) -> Any:
+    """The logits of a model output (``ModelOutput`` or the ``return_dict=False`` tuple), or a clear error."""
+    import torch
+
+    if isinstance(output, (tuple, list)):  # (loss, logits, ...) when labels are given
+        logits = output[1] if len(output) > 1 and output[0].dim() == 0 else output[0]
+    else:
+        logits = _field(output, "logits")
+    if not isinstance(logits, torch.Tensor) or logits.dim() < 2:
+        found = list(output.keys()) if hasattr(output, "keys") else type(output).__name__
+        raise ValueError(
+            f"measures {list(measures)}: the model's forward returned no logits (got {found}); every training "
+            f"dynamics measure is computed from them. Use a model that returns `logits` with the loss"
+        )
+    return logits

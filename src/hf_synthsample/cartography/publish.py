@@ -2,8 +2,8 @@
 datamap --select ... --out`` writes).
 
 The folder holds one config (named after the regions) with the rows and their ids, the map's plot
-and a card naming the source, the selection (:meth:`~hf_synthsample.hub.Provenance.from_datamap`)
-and the map's summary.
+and a card naming the source, the selection (:func:`datamap_provenance`, the subset's
+:class:`~hf_synthsample.hub.Provenance`) and the map's summary.
 
 Example:
     >>> import os, tempfile, datasets, pyarrow as pa
@@ -22,16 +22,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
+    from ..hub.provenance import Provenance
     from .datamap import DataMap
 
-__all__ = ["save_datamap_subset"]
+__all__ = ["save_datamap_subset", "datamap_provenance"]
 
 
 def save_datamap_subset(
@@ -64,7 +65,6 @@ def save_datamap_subset(
 
     from ..hub.card import check_license, portable_path
     from ..hub.folder import write_hub_folder
-    from ..hub.provenance import Provenance
     from ..hub.publish import _curated_card
     from .datamap import parse_regions
     from .rows import _API_NAMES, _subset_rows
@@ -76,9 +76,9 @@ def save_datamap_subset(
         raise ValueError(f"plot: {os.fspath(plot)!r} is not a file (pass True to draw the map, or a PNG path)")
     kwargs = {"proportions": proportions, "seed": seed}
     # first: it refuses a dataset the map cannot cut, before any work
-    provenance = Provenance.from_datamap(dataset, datamap, regions, fraction, proportions=proportions,
-                                         oov_columns=oov_columns, seed=seed, dynamics=dynamics, source=source,
-                                         id_column=id_column, assume_id_order=assume_id_order, _names=names)
+    provenance = datamap_provenance(dataset, datamap, regions, fraction, proportions=proportions,
+                                    oov_columns=oov_columns, seed=seed, dynamics=dynamics, source=source,
+                                    id_column=id_column, assume_id_order=assume_id_order, names=names)
     if dataset is not None:
         rows, ids = _subset_rows(datamap, dataset, regions, fraction, oov_columns=oov_columns, id_column=id_column,
                                  assume_id_order=assume_id_order, names=names, **kwargs)
@@ -121,3 +121,83 @@ def _model_text(model: Mapping) -> str:
     if model.get("num_parameters") is not None:
         inner.append(f"{int(model['num_parameters']):,} parameters")
     return f"`{model.get('class', 'a model')}`" + (f" ({', '.join(inner)})" if inner else "")
+
+
+def datamap_provenance(
+    dataset: "Dataset | None",
+    datamap: "DataMap",
+    region: str | Sequence[str],
+    fraction: float,
+    *,
+    proportions: Sequence[float] | None = None,
+    oov_columns: Sequence[str] | None = None,
+    seed: int = 0,
+    dynamics: str | os.PathLike | None = None,
+    source: str | None = None,
+    source_config: Mapping[str, Any] | None = None,
+    description: str = "",
+    id_column: str = "example_id",
+    assume_id_order: bool = False,
+    names: Mapping[str, str] | None = None,
+) -> "Provenance":
+    """Provenance of ``datamap.subset(dataset, region, fraction, ...)``, with
+    :meth:`~hf_synthsample.hub.Provenance.from_sampler`'s fields.
+
+    The source is ``dataset``, or with ``dataset=None`` the dynamics (``dynamics``: their folder);
+    the "sampler" is ``DataMap.select`` with the map's and the selection's parameters, and the
+    model the dynamics were recorded with (``model``: ``None`` when the dynamics do not say, e.g.
+    a table made by hand). ``dataset`` must be one the map can cut (rows found by ``id_column``,
+    or by position with ``assume_id_order``, as :meth:`DataMap.subset` finds them; a subset is
+    not its own source): else ``ValueError``, before any work. Its fingerprint is a digest of
+    its rows (:func:`~hf_synthsample.hub.provenance.rows_digest`), which names the data in the file
+    ``source`` too, not only the copy in memory. ``names``: the options as messages name them.
+
+    Example:
+        >>> import pyarrow as pa
+        >>> from datasets import Dataset
+        >>> from hf_synthsample.cartography import DataMap
+        >>> dm = DataMap.from_dynamics(pa.table({"example_id": [0, 1, 2, 3], "epoch": [0] * 4,
+        ...                                      "loss": [3.0, 0.1, 2.0, 0.2], "correct": [False, True, False, True]}), "loss")
+        >>> p = datamap_provenance(Dataset.from_dict({"example_id": [0, 1, 2, 3]}), dm, "hard-to-learn", 0.5,
+        ...                        source="train.jsonl")
+        >>> p.sampler, p.sampler_params["selected"], p.source_size
+        ('DataMap.select', 2, 4)
+    """
+    from ..hub.card import portable_path
+    from ..hub.provenance import Provenance, rows_digest
+    from .datamap import DataMap, parse_regions
+    from .rows import _API_NAMES, _dataset_rows
+
+    if not isinstance(datamap, DataMap):
+        raise TypeError(f"datamap must be a DataMap, got {type(datamap).__name__}")
+    regions = list(parse_regions(region))
+    selected = datamap.subset_size(fraction)  # checks fraction
+    if dataset is not None:  # a dataset the map cannot cut (a subset, another data set) is refused here
+        _dataset_rows(datamap, dataset, None, id_column=id_column, assume_id_order=assume_id_order,
+                      names=dict(_API_NAMES if names is None else names))
+    params = {
+        "measure": datamap.measure, "pass": datamap.source, "epochs": [datamap.epochs[0], datamap.epochs[-1]],
+        "region": "+".join(regions), "fraction": float(fraction), "selected": selected, "examples": len(datamap),
+        # the model behind the dynamics: the subset is of what that model found hard or easy
+        "model": dict(datamap.model) if datamap.model else None,
+    }
+    if proportions is not None:
+        params["proportions"] = [float(p) for p in proportions]
+    if oov_columns:
+        params["oov_columns"] = list(oov_columns)
+    config = dict(source_config or {})
+    if dynamics is not None:
+        config.setdefault("dynamics", portable_path(os.fspath(dynamics)))
+    if dataset is None:
+        fingerprints = datamap.dataset_fingerprints
+        if fingerprints:
+            config.setdefault("training_set_fingerprint", fingerprints[0])
+        return Provenance(source=source or (portable_path(os.fspath(dynamics)) if dynamics is not None
+                                            else "training dynamics"),
+                          source_config=config, source_fingerprint=None, source_size=datamap.num_examples,
+                          sampler="DataMap.select", sampler_params=params, seed=seed, description=description)
+    if dataset.info.config_name:
+        config.setdefault("config_name", dataset.info.config_name)
+    return Provenance(source=source or dataset.info.dataset_name or "dataset", source_config=config,
+                      source_fingerprint=rows_digest(dataset), source_size=len(dataset), sampler="DataMap.select",
+                      sampler_params=params, seed=seed, description=description)

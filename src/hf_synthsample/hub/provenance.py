@@ -1,5 +1,6 @@
 """Where a derived dataset came from: :class:`Provenance` (the record a curated folder's card
-carries, from :meth:`Provenance.from_sampler` or :meth:`Provenance.from_datamap`) and
+carries, from :meth:`Provenance.from_sampler` or
+:func:`hf_synthsample.cartography.datamap_provenance`) and
 :func:`dataset_fingerprint`.
 
 Example:
@@ -12,7 +13,6 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -149,85 +149,6 @@ class Provenance:
         """A provenance whose source is ``dataset``: its name (unless ``source``), fingerprint and size."""
         return cls(source=source or dataset.info.dataset_name or "dataset", source_config=source_config,
                    source_fingerprint=dataset_fingerprint(dataset), source_size=len(dataset), **fields)
-
-    @classmethod
-    def from_datamap(
-        cls,
-        dataset: "Dataset | None",
-        datamap: Any,
-        region: str | Sequence[str],
-        fraction: float,
-        *,
-        proportions: Sequence[float] | None = None,
-        oov_columns: Sequence[str] | None = None,
-        seed: int = 0,
-        dynamics: str | os.PathLike | None = None,
-        source: str | None = None,
-        source_config: Mapping[str, Any] | None = None,
-        description: str = "",
-        id_column: str = "example_id",
-        assume_id_order: bool = False,
-        _names: Mapping[str, str] | None = None,
-    ) -> "Provenance":
-        """Provenance of ``datamap.subset(dataset, region, fraction, ...)``, with :meth:`from_sampler`'s fields.
-
-        The source is ``dataset``, or with ``dataset=None`` the dynamics (``dynamics``: their folder);
-        the "sampler" is ``DataMap.select`` with the map's and the selection's parameters, and the
-        model the dynamics were recorded with (``model``: ``None`` when the dynamics do not say, e.g.
-        a table made by hand). ``dataset`` must be one the map can cut (rows found by ``id_column``,
-        or by position with ``assume_id_order``, as :meth:`DataMap.subset` finds them; a subset is
-        not its own source): else ``ValueError``, before any work. Its fingerprint is a digest of
-        its rows (:func:`rows_digest`), which names the data in the file ``source`` too, not only
-        the copy in memory.
-
-        Example:
-            >>> import pyarrow as pa
-            >>> from datasets import Dataset
-            >>> from hf_synthsample.cartography import DataMap
-            >>> dm = DataMap.from_dynamics(pa.table({"example_id": [0, 1, 2, 3], "epoch": [0] * 4,
-            ...                                      "loss": [3.0, 0.1, 2.0, 0.2], "correct": [False, True, False, True]}), "loss")
-            >>> p = Provenance.from_datamap(Dataset.from_dict({"example_id": [0, 1, 2, 3]}), dm, "hard-to-learn", 0.5,
-            ...                             source="train.jsonl")
-            >>> p.sampler, p.sampler_params["selected"], p.source_size
-            ('DataMap.select', 2, 4)
-        """
-        from ..cartography.datamap import DataMap, parse_regions
-        from ..cartography.rows import _API_NAMES, _dataset_rows
-        from .card import portable_path
-
-        if not isinstance(datamap, DataMap):
-            raise TypeError(f"datamap must be a DataMap, got {type(datamap).__name__}")
-        regions = list(parse_regions(region))
-        selected = datamap.subset_size(fraction)  # checks fraction
-        if dataset is not None:  # a dataset the map cannot cut (a subset, another data set) is refused here
-            _dataset_rows(datamap, dataset, None, id_column=id_column, assume_id_order=assume_id_order,
-                          names=dict(_API_NAMES if _names is None else _names))
-        params = {
-            "measure": datamap.measure, "pass": datamap.source, "epochs": [datamap.epochs[0], datamap.epochs[-1]],
-            "region": "+".join(regions), "fraction": float(fraction), "selected": selected, "examples": len(datamap),
-            # the model behind the dynamics: the subset is of what that model found hard or easy
-            "model": dict(datamap.model) if datamap.model else None,
-        }
-        if proportions is not None:
-            params["proportions"] = [float(p) for p in proportions]
-        if oov_columns:
-            params["oov_columns"] = list(oov_columns)
-        config = dict(source_config or {})
-        if dynamics is not None:
-            config.setdefault("dynamics", portable_path(os.fspath(dynamics)))
-        if dataset is None:
-            fingerprints = datamap.dataset_fingerprints
-            if fingerprints:
-                config.setdefault("training_set_fingerprint", fingerprints[0])
-            return cls(source=source or (portable_path(os.fspath(dynamics)) if dynamics is not None
-                                         else "training dynamics"),
-                       source_config=config, source_fingerprint=None, source_size=datamap.num_examples,
-                       sampler="DataMap.select", sampler_params=params, seed=seed, description=description)
-        if dataset.info.config_name:
-            config.setdefault("config_name", dataset.info.config_name)
-        return cls(source=source or dataset.info.dataset_name or "dataset", source_config=config,
-                   source_fingerprint=rows_digest(dataset), source_size=len(dataset), sampler="DataMap.select",
-                   sampler_params=params, seed=seed, description=description)
 
     def to_dict(self) -> dict:
         return _jsonable(dataclasses.asdict(self))
