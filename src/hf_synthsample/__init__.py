@@ -33,7 +33,7 @@ _LAZY = {
     ".sampling.diversity": ("DiversityReport", "diversity_report"),
     ".sampling.difficulty": ("ComplexityFunction", "DifficultySampler", "prototype_difficulty"),
     ".sampling.repetition": ("RepetitionCurriculum",),
-    ".splits.mcd": ("mcd_split", "tmcd_split"),
+    ".splits.splitter": ("mcd_split", "tmcd_split"),
     ".splits.sweep": ("divergence_sweep",),
     ".splits.simple": ("template_split", "length_split", "random_split"),
     ".splits.report": ("split_report",),
@@ -83,7 +83,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .sampling.diversity import DiversityReport, diversity_report
     from .sampling.repetition import RepetitionCurriculum
     from .sampling.structural import CMaxEntSampler, HybridSampler, UATSampler, UniformSampler
-    from .splits.mcd import mcd_split, tmcd_split
+    from .splits.splitter import mcd_split, tmcd_split
     from .splits.disjoint import structure_report
     from .splits.report import split_report
     from .splits.sweep import divergence_sweep

@@ -11,9 +11,9 @@ is a ``DatasetDict(train, test)`` of the input rows, each side in input order, t
 from .._lazy import attach
 
 _LAZY = {
-    ".splitter": ("MCDSplitter",),
+    ".splitter": ("MCDSplitter", "mcd_split", "tmcd_split"),
     ".settings": ("SplitSettings", "SweepSettings", "Goal"),
-    ".mcd": ("MCDResult", "mcd_split", "tmcd_split", "mcd_search", "UnreachableDivergence"),
+    ".mcd": ("MCDResult", "mcd_search", "UnreachableDivergence"),
     ".sweep": ("SplitSweep", "divergence_sweep", "divergence_range"),
     ".simple": ("template_split", "length_split", "random_split"),
     ".report": ("SplitReport", "split_report", "save_split"),

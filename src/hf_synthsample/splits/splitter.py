@@ -1,5 +1,6 @@
 """The split maker, scikit-learn style: :class:`MCDSplitter` takes one :class:`~.settings.SplitSettings`
-and makes the split (any method), a sweep of MCD splits, or the reachable range of D_C.
+and makes the split (any method), a sweep of MCD splits, or the reachable range of D_C; :func:`mcd_split`
+and :func:`tmcd_split` are its function form.
 
 Example:
     >>> from datasets import Dataset
@@ -16,18 +17,20 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..settings import Estimator
-from ._data import as_split, check_dataset, check_sides, check_test_size, check_train_size, read_structures
-from .settings import SplitSettings, SweepSettings
+from ._data import as_split, check_dataset, parent_child_compounds, check_sides, check_test_size, check_train_size, read_structures
+from .settings import Goal, SplitSettings, SweepSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset, DatasetDict
 
+    from .mcd import MCDResult
+
     from .sweep import SplitSweep
 
-__all__ = ["MCDSplitter"]
+__all__ = ["MCDSplitter", "mcd_split", "tmcd_split"]
 
 
 class MCDSplitter(Estimator):
@@ -46,8 +49,6 @@ class MCDSplitter(Estimator):
         s.require_structure()
         self.result_ = self.structures_ = self.templates_ = None
         if s.search:
-            from ._data import parent_child_compounds
-
             tmcd = s.method == "tmcd" and s.compounds_column is None
             return self._search_split(dataset, parent_child_compounds if tmcd else None, progress)
         if s.method == "template":
@@ -129,3 +130,52 @@ class MCDSplitter(Estimator):
 def _words(text: Any) -> int:
     """The length split's default length: words of the text."""
     return len(str(text).split())
+
+
+def mcd_split(
+    dataset: "Dataset", column: str = "program", language: str | None = "thingtalk", *, test_size: float = 0.25,
+    max_atom_divergence: float = 0.02, seed: int = 0,
+    compound_weights: bool | str | Mapping[str, float] | None = None, max_height: int = 2,
+    atoms_column: str | None = None, compounds_column: str | None = None, target_divergence: float | None = None,
+    minimize: bool = False, divergence_tolerance: float = 0.01, time_limit: float | None = None,
+    max_steps: int | None = None, patience: int = 100, batch_size: int = 64, size_tolerance: float = 0.0,
+    restarts: int = 0, train_size: float | None = None, skip_unparsable: bool = False, progress: bool | None = None,
+    return_result: bool = False, _compounds_fn: Callable | None = None,
+) -> "DatasetDict | tuple[DatasetDict, MCDResult]":
+    """A maximum-compound-divergence split (Keysers et al. 2020): ``MCDSplitter(...).split(dataset)``.
+
+    The arguments are :class:`~hf_synthsample.splits.settings.SplitSettings`' fields, but for the goal:
+    ``target_divergence`` or ``minimize`` (default: the highest D_C). The split has ``.mcd_result``
+    (returned too with ``return_result``); a limit returns the split reached so far.
+    """
+    splitter = MCDSplitter(
+        column=column, language=language, test_size=test_size, max_atom_divergence=max_atom_divergence, seed=seed,
+        compound_weights=compound_weights, max_height=max_height, atoms_column=atoms_column,
+        compounds_column=compounds_column, goal=Goal.of(target_divergence, minimize),
+        divergence_tolerance=divergence_tolerance, time_limit=time_limit, max_steps=max_steps, patience=patience,
+        batch_size=batch_size, size_tolerance=size_tolerance, restarts=restarts, train_size=train_size,
+        skip_unparsable=skip_unparsable)
+    split = splitter._search_split(dataset, _compounds_fn, progress)
+    return (split, splitter.result_) if return_result else split
+
+
+def tmcd_split(
+    dataset: "Dataset", column: str = "program", language: str | None = "thingtalk", *,
+    compounds_fn: Callable | None = None, compound_weights: bool | str | Mapping[str, float] = False, **kwargs: Any,
+) -> "DatasetDict | tuple[DatasetDict, MCDResult]":
+    """A TMCD split (Shaw et al. 2021): :func:`mcd_split` with the parent-child pairs of the tree
+    (:func:`~hf_synthsample.splits._data.parent_child_compounds`) or ``compounds_fn(tree)`` as compounds.
+
+    Example:
+        >>> from datasets import Dataset
+        >>> ds = Dataset.from_dict({"program": [f"({f} ({g} {a}))" for f in "pq" for g in "rs" for a in "abcd"]})
+        >>> split = tmcd_split(ds, language="sexpr", test_size=0.25, max_atom_divergence=0.1, progress=False)
+        >>> len(split["test"]), split.mcd_result.compound_divergence > 0
+        (4, True)
+    """
+    if compounds_fn is not None and not callable(compounds_fn):
+        raise TypeError(f"compounds_fn must be callable (tree -> list of compounds), got {compounds_fn!r}")
+    if "compounds_column" in kwargs and compounds_fn is not None:
+        raise ValueError("compounds_fn and compounds_column: give one source of compounds, not both")
+    fn = compounds_fn or (None if kwargs.get("compounds_column") else parent_child_compounds)
+    return mcd_split(dataset, column, language, compound_weights=compound_weights, _compounds_fn=fn, **kwargs)

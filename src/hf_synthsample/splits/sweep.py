@@ -1,6 +1,6 @@
 """Splits of one dataset from easy to hard at chosen compound divergences, the atoms held alike
 (Keysers et al. 2020): :func:`divergence_sweep` reads the structure once and runs the MCD search
-towards each target; each split is :func:`~hf_synthsample.splits.mcd.mcd_split`'s for that target
+towards each target; each split is :func:`~hf_synthsample.splits.splitter.mcd_split`'s for that target
 and seed, all of the same sizes. The target ``0`` is the lowest ``D_C`` the minimising search
 finds; a target out of the reachable range (:func:`divergence_range`) is a ``ValueError`` naming it.
 
