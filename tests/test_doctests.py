@@ -40,6 +40,8 @@ MODULES = [
     "hf_synthsample.languages.sql", "hf_synthsample.languages.sparql", "hf_synthsample.languages.lambda_terms",
     "hf_synthsample.languages.python", "hf_synthsample.languages.grammar",
     "hf_synthsample.structure.language",
+    "hf_synthsample.splits.overlap",
+    "hf_synthsample.splits.disjoint",
     "hf_synthsample._lazy",
     "hf_synthsample.models",
     "hf_synthsample.models.tokenization",

@@ -79,7 +79,7 @@ class SplitReport:
     @property
     def template_overlap(self) -> Any:
         """The test side's :class:`~.disjoint.TemplateOverlap` with train (``None`` without templates)."""
-        from .disjoint import TemplateOverlap
+        from .overlap import TemplateOverlap
 
         if self.test_templates is None:
             return None
@@ -90,7 +90,7 @@ class SplitReport:
                      language: Any = None) -> "SplitReport":
         """Record a :class:`~.disjoint.RandomBaseline` (or its dict) and the template statement it gives
         (logged as a warning with ``warn``); returns ``self``."""
-        from .disjoint import RandomBaseline, TemplateOverlap, check_template_disjoint, template_statement
+        from .overlap import RandomBaseline, TemplateOverlap, check_template_disjoint, template_statement
 
         if isinstance(baseline, dict):
             overlap = baseline.get("overlap")
