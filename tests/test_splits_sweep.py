@@ -228,12 +228,12 @@ def test_sweep_sizes_bound_determinism_and_report_on_shuffled_subsets():
     ([True], TypeError, r"targets must hold numbers"),
 ])
 def test_sweep_refuses_bad_targets_before_any_work(monkeypatch, targets, error, match):
-    import hf_synthsample.splits.splitter as splitter_module
+    import hf_synthsample.splits._data as data_module
 
     def no_work(*a, **k):
         raise AssertionError("the structure was read before the targets were checked")
 
-    monkeypatch.setattr(splitter_module, "read_structures", no_work)
+    monkeypatch.setattr(data_module, "read_structures", no_work)
     with pytest.raises(error, match=match):
         divergence_sweep(_hand_pool(), targets, **HAND_KW)
 

@@ -223,7 +223,7 @@ def test_cli_jpg_plot_with_a_subset_draws_a_png_for_the_card(tmp_path):
 
 
 def test_sweep_folder_added_to_keeps_describing_the_earlier_splits(tmp_path):
-    from hf_synthsample.splits.sweep import divergence_sweep
+    from hf_synthsample.splits import divergence_sweep
 
     ds = Dataset.from_dict({"program": [f"({op} ({f} {a}) {b})" for op in "pq" for f in "fgh" for a in "abcd"
                                         for b in "abc"]})

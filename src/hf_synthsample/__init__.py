@@ -33,8 +33,7 @@ _LAZY = {
     ".sampling.diversity": ("DiversityReport", "diversity_report"),
     ".sampling.difficulty": ("ComplexityFunction", "DifficultySampler", "prototype_difficulty"),
     ".sampling.repetition": ("RepetitionCurriculum",),
-    ".splits.splitter": ("mcd_split", "tmcd_split"),
-    ".splits.sweep": ("divergence_sweep",),
+    ".splits.splitter": ("mcd_split", "tmcd_split", "divergence_sweep"),
     ".splits.simple": ("template_split", "length_split", "random_split"),
     ".splits.report": ("split_report",),
     ".splits.disjoint": ("structure_report",),
@@ -83,10 +82,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from .sampling.diversity import DiversityReport, diversity_report
     from .sampling.repetition import RepetitionCurriculum
     from .sampling.structural import CMaxEntSampler, HybridSampler, UATSampler, UniformSampler
-    from .splits.splitter import mcd_split, tmcd_split
+    from .splits.splitter import divergence_sweep, mcd_split, tmcd_split
     from .splits.disjoint import structure_report
     from .splits.report import split_report
-    from .splits.sweep import divergence_sweep
     from .curve.run import CompositionalityCurve, compositionality_curve
     from .splits.simple import length_split, random_split, template_split
     from .structure import StructureFunction, abstract_template, atoms, compounds, structure_diagnostics

@@ -11,10 +11,10 @@ is a ``DatasetDict(train, test)`` of the input rows, each side in input order, t
 from .._lazy import attach
 
 _LAZY = {
-    ".splitter": ("MCDSplitter", "mcd_split", "tmcd_split"),
+    ".splitter": ("MCDSplitter", "mcd_split", "tmcd_split", "divergence_sweep", "divergence_range"),
     ".settings": ("SplitSettings", "SweepSettings", "Goal"),
     ".mcd": ("MCDResult", "mcd_search", "UnreachableDivergence"),
-    ".sweep": ("SplitSweep", "divergence_sweep", "divergence_range"),
+    ".sweep": ("SplitSweep",),
     ".simple": ("template_split", "length_split", "random_split"),
     ".report": ("SplitReport", "split_report", "save_split"),
     "._data": ("parent_child_compounds",),

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["Structures", "read_structures", "check_test_size", "check_train_size", "check_dataset", "as_split",
            "parent_child_compounds", "check_list_column", "check_template_column", "check_program_column",
-           "check_compound_weights", "check_sides"]
+           "check_compound_weights", "check_sides", "settings_structures"]
 
 
 def check_dataset(dataset: Any, name: str = "dataset") -> None:
@@ -324,8 +324,10 @@ def read_structures(
         if not isinstance(weights, Mapping):
             # Keysers et al.'s weights are P(G'|G) over the rows read: a split that leaves rows out
             # must weigh its compounds over the rows it keeps, as split_report of its sides does
-            def reweigh(kept: np.ndarray) -> tuple:
+            def _reweigh(kept: np.ndarray) -> tuple:
                 return _csr(_weighted(raw, weights, comp_vocab, members, view, column, lang, max_height, kept))
+
+            reweigh = _reweigh
     return Structures(members, _csr(a_coo), _csr(c_coo), atom_vocab, comp_vocab, bad, group_side, reweigh)
 
 
@@ -372,3 +374,15 @@ def _weighted(c_coo: tuple, weights: str | Mapping, comp_vocab: list, members: A
         raise ValueError(f"compound_weights: every compound of the rows weighs 0 ({len(comp_vocab)} compounds); "
                          "give some a weight > 0, or compound_weights=False")
     return g[keep], c[keep], x[keep], G, V
+
+
+def settings_structures(dataset: "Dataset", s: Any, compounds_fn: Callable | None = None) -> Structures:
+    """The rows of ``dataset`` checked against the sizes of split settings ``s``, and their structure
+    (read once), as the split, the sweep and the range read them."""
+    check_dataset(dataset)
+    _, test_rows = check_test_size(s.test_size, len(dataset))
+    check_train_size(s.train_size, test_rows, len(dataset))
+    return read_structures(dataset, column=s.column, language=s.language, max_height=s.max_height,
+                           atoms_column=s.atoms_column, compounds_column=s.compounds_column,
+                           compound_weights=s.compound_weights, compounds_fn=compounds_fn,
+                           skip_unparsable=s.skip_unparsable)

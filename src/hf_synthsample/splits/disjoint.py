@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["TEMPLATE_DISJOINT_RATIO", "TemplateOverlap", "RandomBaseline", "random_indices", "read_templates",
            "random_split_baseline", "template_statement", "check_template_disjoint", "warning_advice",
-           "structure_summary", "describe_split", "structure_report"]
+           "structure_summary", "describe_split", "structure_report", "record_template_overlap"]
 
 logger = get_logger(__name__)
 
@@ -179,3 +179,26 @@ def structure_report(dataset: "Dataset", column: str = "program", language: Any 
                                       column=column, language=language, max_height=report.max_height)
     report.baseline = baseline.to_dict()
     return report
+
+
+def record_template_overlap(dataset: "Dataset", result: Any, s: Any, templates: list | None = None,
+                            what: str | None = None, warn: bool = True) -> list | None:
+    """Record on an MCD ``result`` whether its test side is also template-disjoint, beside a seeded
+    random split of the same sizes (split settings ``s``), warning if so with ``warn``; returns each
+    row's template (``None`` without a language or template column)."""
+    if templates is None:
+        templates = read_templates(dataset, s.column, s.language, template_column=s.template_column,
+                                   max_height=s.max_height)
+    if templates is None:
+        return None
+    test, train = result.test_indices, result.train_indices
+    rtrain, rtest = random_indices(len(dataset), len(test), None if s.train_size is None else len(train), s.seed)
+    split_o = TemplateOverlap.of([templates[i] for i in train], [templates[i] for i in test])
+    random_o = TemplateOverlap.of([templates[i] for i in rtrain], [templates[i] for i in rtest])
+    result.template_overlap = {"split": split_o.to_dict(), "random": random_o.to_dict()}
+    if warn:
+        result.template_statement = check_template_disjoint(split_o, random_o, what=what or f"the {s.method} split",
+                                                            language=s.language)
+    else:
+        result.template_statement = template_statement(split_o, random_o)
+    return templates

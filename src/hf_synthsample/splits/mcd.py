@@ -30,7 +30,6 @@ import logging
 import math
 import time
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
 
@@ -40,9 +39,6 @@ from ._data import Structures, check_test_size, check_train_size
 from ._engine import Engine, ranges
 from ._search import MIN_ROUND_GAIN, Search
 from .settings import Goal, SplitSettings
-
-if TYPE_CHECKING:  # pragma: no cover
-    from datasets import Dataset, DatasetDict
 
 __all__ = ["MCDResult", "UnreachableDivergence", "mcd_search", "reachable_range"]
 
@@ -307,7 +303,7 @@ def reachable_range(
     size_tolerance: float = 0.0, restarts: int = 0,
 ) -> tuple[float, float]:
     """``(lowest, highest)`` D_C the minimising and maximising searches find on prepared structures
-    (:func:`~hf_synthsample.splits.sweep.divergence_range` for a dataset)."""
+    (:func:`~hf_synthsample.splits.splitter.divergence_range` for a dataset)."""
     return search_range(structures, SplitSettings(
         test_size=test_size, train_size=train_size, max_atom_divergence=max_atom_divergence, seed=seed,
         patience=patience, batch_size=batch_size, size_tolerance=size_tolerance, restarts=restarts))

@@ -20,8 +20,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..settings import Estimator
-from ._data import as_split, check_dataset, parent_child_compounds, check_sides, check_test_size, check_train_size, read_structures
-from .settings import Goal, SplitSettings, SweepSettings
+from ._data import as_split, check_sides, parent_child_compounds, settings_structures
+from .settings import SWEEP_RESTARTS, Goal, SplitSettings, SweepSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset, DatasetDict
@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .sweep import SplitSweep
 
-__all__ = ["MCDSplitter", "mcd_split", "tmcd_split"]
+__all__ = ["MCDSplitter", "mcd_split", "tmcd_split", "divergence_sweep", "divergence_range"]
 
 
 class MCDSplitter(Estimator):
@@ -59,54 +59,21 @@ class MCDSplitter(Estimator):
                                        column=s.column, test_size=s.test_size, size_tolerance=s.size_tolerance_share)
         return simple.random_split(dataset, s.test_size, seed=s.seed)
 
-    def _structures(self, dataset: "Dataset", compounds_fn: Callable | None = None):
-        """The rows checked against the sizes, and their structure (read once)."""
-        s = self.settings
-        check_dataset(dataset)
-        _, test_rows = check_test_size(s.test_size, len(dataset))
-        check_train_size(s.train_size, test_rows, len(dataset))
-        return read_structures(dataset, column=s.column, language=s.language, max_height=s.max_height,
-                               atoms_column=s.atoms_column, compounds_column=s.compounds_column,
-                               compound_weights=s.compound_weights, compounds_fn=compounds_fn,
-                               skip_unparsable=s.skip_unparsable)
-
     def _search_split(self, dataset: "Dataset", compounds_fn: Callable | None, progress: bool | None) -> "DatasetDict":
         from .mcd import search
 
         s = self.settings
-        self.structures_ = self._structures(dataset, compounds_fn)
+        self.structures_ = settings_structures(dataset, s, compounds_fn)
         result = search(self.structures_, s, progress=progress)
         # the guard every search path ends with: no side short without a word
         check_sides(len(result.test_indices), len(result.train_indices), len(dataset), s.test_size, s.train_size,
                     s.size_tolerance_share)
         split = as_split(dataset, result.test_indices, result.train_indices)
         split.mcd_result = self.result_ = result
-        self._check_templates(dataset, result)
+        from .disjoint import record_template_overlap
+
+        self.templates_ = record_template_overlap(dataset, result, s)
         return split
-
-    def _check_templates(self, dataset: "Dataset", result: Any, templates: list | None = None,
-                         what: str | None = None, warn: bool = True) -> None:
-        """Record on ``result`` whether its test side is also template-disjoint, beside a seeded random
-        split of the same sizes, and warn if so (:mod:`.disjoint`, issue 43)."""
-        from .disjoint import TemplateOverlap, check_template_disjoint, random_indices, read_templates, template_statement
-
-        s = self.settings
-        if templates is None:
-            templates = read_templates(dataset, s.column, s.language, template_column=s.template_column,
-                                       max_height=s.max_height)
-        self.templates_ = templates
-        if templates is None:
-            return
-        test, train = result.test_indices, result.train_indices
-        rtrain, rtest = random_indices(len(dataset), len(test), None if s.train_size is None else len(train), s.seed)
-        split_o = TemplateOverlap.of([templates[i] for i in train], [templates[i] for i in test])
-        random_o = TemplateOverlap.of([templates[i] for i in rtrain], [templates[i] for i in rtest])
-        result.template_overlap = {"split": split_o.to_dict(), "random": random_o.to_dict()}
-        if warn:
-            result.template_statement = check_template_disjoint(split_o, random_o, what=what or f"the {s.method} split",
-                                                                language=s.language)
-        else:
-            result.template_statement = template_statement(split_o, random_o)
 
     def sweep(self, dataset: "Dataset", targets: Sequence[float] | None = None, *,
               progress: bool | None = None) -> "SplitSweep":
@@ -123,7 +90,7 @@ class MCDSplitter(Estimator):
         """``(lowest, highest)`` D_C the minimising and maximising searches find for these settings."""
         from .mcd import search_range
 
-        self.range_ = search_range(self._structures(dataset), self.settings)
+        self.range_ = search_range(settings_structures(dataset, self.settings), self.settings)
         return self.range_
 
 
@@ -179,3 +146,50 @@ def tmcd_split(
         raise ValueError("compounds_fn and compounds_column: give one source of compounds, not both")
     fn = compounds_fn or (None if kwargs.get("compounds_column") else parent_child_compounds)
     return mcd_split(dataset, column, language, compound_weights=compound_weights, _compounds_fn=fn, **kwargs)
+
+
+def divergence_sweep(
+    dataset: "Dataset", targets: Sequence[float], *, column: str = "program", language: str | None = "thingtalk",
+    test_size: float = 0.25, train_size: float | None = None, max_atom_divergence: float = 0.02, seed: int = 0,
+    compound_weights: bool | str | Mapping[str, float] | None = None, max_height: int = 2,
+    atoms_column: str | None = None, compounds_column: str | None = None, divergence_tolerance: float = 0.01,
+    time_limit: float | None = None, max_steps: int | None = None, patience: int = 100, batch_size: int = 64,
+    size_tolerance: float = 0.0, restarts: int = SWEEP_RESTARTS, skip_unparsable: bool = False,
+    text_column: str | None = None, progress: bool | None = None,
+) -> SplitSweep:
+    """A :class:`SplitSweep` of ``dataset`` at each compound divergence of ``targets``; the arguments
+    are :class:`~hf_synthsample.splits.settings.SweepSettings`' fields, ``progress`` may be a caller's
+    ``tqdm`` bar. An unreachable target is an :class:`~hf_synthsample.splits.mcd.UnreachableDivergence`.
+    """
+    settings = SweepSettings(
+        targets=targets, column=column, language=language, test_size=test_size, train_size=train_size,
+        max_atom_divergence=max_atom_divergence, seed=seed, compound_weights=compound_weights, max_height=max_height,
+        atoms_column=atoms_column, compounds_column=compounds_column, divergence_tolerance=divergence_tolerance,
+        time_limit=time_limit, max_steps=max_steps, patience=patience, batch_size=batch_size,
+        size_tolerance=size_tolerance, restarts=restarts, skip_unparsable=skip_unparsable, text_column=text_column)
+    return MCDSplitter(settings).sweep(dataset, progress=progress)
+
+
+def divergence_range(
+    dataset: "Dataset", *, column: str = "program", language: str | None = "thingtalk", test_size: float = 0.25,
+    train_size: float | None = None, max_atom_divergence: float = 0.02, seed: int = 0,
+    compound_weights: bool | str | Mapping[str, float] | None = None, max_height: int = 2,
+    atoms_column: str | None = None, compounds_column: str | None = None, patience: int = 100, restarts: int = 0,
+    size_tolerance: float = 0.0, skip_unparsable: bool = False,
+) -> tuple[float, float]:
+    """``(lowest, highest)`` D_C the minimising and maximising searches find for this seed and
+    ``restarts`` (a sweep runs 2): the targets :func:`divergence_sweep` can reach, +/- its tolerance.
+
+    Example:
+        >>> from datasets import Dataset
+        >>> ds = Dataset.from_dict({"program": [f"({op} ({f} {a}) {b})" for op in "pq" for f in "fgh"
+        ...                                     for a in "abcd" for b in "abc"]})
+        >>> low, high = divergence_range(ds, language="sexpr", compound_weights=False, patience=20)
+        >>> 0.3 < low < 0.4 < 0.6 < high
+        True
+    """
+    return MCDSplitter(column=column, language=language, test_size=test_size, train_size=train_size,
+                       max_atom_divergence=max_atom_divergence, seed=seed, compound_weights=compound_weights,
+                       max_height=max_height, atoms_column=atoms_column, compounds_column=compounds_column,
+                       patience=patience, restarts=restarts, size_tolerance=size_tolerance,
+                       skip_unparsable=skip_unparsable).reachable_range(dataset)

@@ -1,11 +1,13 @@
 """Splits of one dataset from easy to hard at chosen compound divergences, the atoms held alike
-(Keysers et al. 2020): :func:`divergence_sweep` reads the structure once and runs the MCD search
-towards each target; each split is :func:`~hf_synthsample.splits.splitter.mcd_split`'s for that target
+(Keysers et al. 2020): :func:`run_sweep` (behind :func:`~.splitter.divergence_sweep` and
+``MCDSplitter.sweep``) reads the structure once and runs the MCD search towards each target; each split is :func:`~hf_synthsample.splits.splitter.mcd_split`'s for that target
 and seed, all of the same sizes. The target ``0`` is the lowest ``D_C`` the minimising search
-finds; a target out of the reachable range (:func:`divergence_range`) is a ``ValueError`` naming it.
+finds; a target out of the reachable range (:func:`~.splitter.divergence_range`) is a ``ValueError``
+naming it.
 
 Example:
     >>> from datasets import Dataset
+    >>> from hf_synthsample.splits import divergence_sweep
     >>> ds = Dataset.from_dict({"program": [f"({op} ({f} {a}) {b})" for op in "pq" for f in "fgh"
     ...                                     for a in "abcd" for b in "abc"]})
     >>> sweep = divergence_sweep(ds, [0.35, 0.45, 0.6], language="sexpr", compound_weights=False, progress=False)
@@ -27,15 +29,14 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 from ..progress import show_progress
 from ._data import as_split, check_dataset
 from .mcd import UnreachableDivergence, search
-from .settings import SWEEP_RESTARTS, TARGET_DECIMALS, Goal, SweepSettings, check_targets
+from .settings import TARGET_DECIMALS, Goal, SweepSettings, check_targets
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset, DatasetDict
 
-    from .mcd import MCDResult
     from .report import SplitReport
 
-__all__ = ["SplitSweep", "divergence_sweep", "divergence_range", "check_targets"]
+__all__ = ["SplitSweep", "check_targets"]
 
 logger = logging.getLogger(__name__)
 
@@ -151,6 +152,7 @@ class SplitSweep:
 
         Example:
             >>> import tempfile, datasets
+            >>> from hf_synthsample.splits import divergence_sweep
             >>> ds = datasets.Dataset.from_dict({"program": [f"({op} ({f} {a}) {b})" for op in "pq"
             ...                                  for f in "fgh" for a in "abcd" for b in "abc"]})
             >>> sweep = divergence_sweep(ds, [0.45, 0.6], language="sexpr", compound_weights=False, progress=False)
@@ -229,36 +231,12 @@ def _earlier_sweep(folder: str, replaced: set) -> tuple[dict, list[str]]:
     return kept, sections
 
 
-def divergence_sweep(
-    dataset: "Dataset", targets: Sequence[float], *, column: str = "program", language: str | None = "thingtalk",
-    test_size: float = 0.25, train_size: float | None = None, max_atom_divergence: float = 0.02, seed: int = 0,
-    compound_weights: bool | str | Mapping[str, float] | None = None, max_height: int = 2,
-    atoms_column: str | None = None, compounds_column: str | None = None, divergence_tolerance: float = 0.01,
-    time_limit: float | None = None, max_steps: int | None = None, patience: int = 100, batch_size: int = 64,
-    size_tolerance: float = 0.0, restarts: int = SWEEP_RESTARTS, skip_unparsable: bool = False,
-    text_column: str | None = None, progress: bool | None = None,
-) -> SplitSweep:
-    """A :class:`SplitSweep` of ``dataset`` at each compound divergence of ``targets``; the arguments
-    are :class:`~hf_synthsample.splits.settings.SweepSettings`' fields, ``progress`` may be a caller's
-    ``tqdm`` bar. An unreachable target is an :class:`~hf_synthsample.splits.mcd.UnreachableDivergence`.
-    """
-    from .splitter import MCDSplitter
-
-    settings = SweepSettings(
-        targets=targets, column=column, language=language, test_size=test_size, train_size=train_size,
-        max_atom_divergence=max_atom_divergence, seed=seed, compound_weights=compound_weights, max_height=max_height,
-        atoms_column=atoms_column, compounds_column=compounds_column, divergence_tolerance=divergence_tolerance,
-        time_limit=time_limit, max_steps=max_steps, patience=patience, batch_size=batch_size,
-        size_tolerance=size_tolerance, restarts=restarts, skip_unparsable=skip_unparsable, text_column=text_column)
-    return MCDSplitter(settings).sweep(dataset, progress=progress)
-
-
 def run_sweep(dataset: "Dataset", s: SweepSettings, *, progress: bool | None = None) -> SplitSweep:
     """The sweep of :func:`divergence_sweep` for settings ``s``."""
     from tqdm.auto import tqdm
 
+    from ._data import settings_structures
     from .report import split_report
-    from .splitter import MCDSplitter
 
     targets = list(s.targets)
     check_dataset(dataset)
@@ -269,7 +247,7 @@ def run_sweep(dataset: "Dataset", s: SweepSettings, *, progress: bool | None = N
     if progress is None:
         progress = show_progress(None, None)
     t0 = time.perf_counter()
-    st = MCDSplitter(s)._structures(dataset)
+    st = settings_structures(dataset, s)
     read_seconds = time.perf_counter() - t0
     # the extremes first: an unreachable target fails before the others are searched
     order = sorted(range(len(targets)), key=lambda i: (i not in (0, len(targets) - 1), i))
@@ -327,15 +305,14 @@ def run_sweep(dataset: "Dataset", s: SweepSettings, *, progress: bool | None = N
 def _describe(sweep: SplitSweep, dataset: "Dataset", s: SweepSettings, st: Any) -> None:
     """The sweep's random baseline (the first split's sizes, the sweep's seed), each split's template
     statement (one warning for all, issue 43) and the structure summary."""
-    from .disjoint import random_split_baseline, read_templates, structure_summary, warning_advice
-    from .splitter import MCDSplitter
+    from .disjoint import (random_split_baseline, read_templates, record_template_overlap, structure_summary,
+                           warning_advice)
 
     templates = read_templates(dataset, s.column, s.language, template_column=s.template_column,
                                max_height=s.max_height)
-    splitter = MCDSplitter(s)
     for res in sweep.results.values():  # quietly: one warning below names every split
         if templates is not None:
-            splitter._check_templates(dataset, res, templates, warn=False)
+            record_template_overlap(dataset, res, s, templates, warn=False)
     first = next(iter(sweep.sizes.values()))
     structural = s.language is not None or (s.atoms_column is not None and s.compounds_column is not None)
     if structural or templates is not None:
@@ -350,33 +327,6 @@ def _describe(sweep: SplitSweep, dataset: "Dataset", s: SweepSettings, st: Any) 
         logger.warning("the splits at D_C target(s) %s are %s%s", ", ".join(f"{t:g}" for t in marked),
                        next(iter(marked.values())) if len(marked) == 1 else
                        "; ".join(f"{t:g}: {x}" for t, x in marked.items()), warning_advice(s.language))
-
-
-def divergence_range(
-    dataset: "Dataset", *, column: str = "program", language: str | None = "thingtalk", test_size: float = 0.25,
-    train_size: float | None = None, max_atom_divergence: float = 0.02, seed: int = 0,
-    compound_weights: bool | str | Mapping[str, float] | None = None, max_height: int = 2,
-    atoms_column: str | None = None, compounds_column: str | None = None, patience: int = 100, restarts: int = 0,
-    size_tolerance: float = 0.0, skip_unparsable: bool = False,
-) -> tuple[float, float]:
-    """``(lowest, highest)`` D_C the minimising and maximising searches find for this seed and
-    ``restarts`` (a sweep runs 2): the targets :func:`divergence_sweep` can reach, +/- its tolerance.
-
-    Example:
-        >>> from datasets import Dataset
-        >>> ds = Dataset.from_dict({"program": [f"({op} ({f} {a}) {b})" for op in "pq" for f in "fgh"
-        ...                                     for a in "abcd" for b in "abc"]})
-        >>> low, high = divergence_range(ds, language="sexpr", compound_weights=False, patience=20)
-        >>> 0.3 < low < 0.4 < 0.6 < high
-        True
-    """
-    from .splitter import MCDSplitter
-
-    return MCDSplitter(column=column, language=language, test_size=test_size, train_size=train_size,
-                       max_atom_divergence=max_atom_divergence, seed=seed, compound_weights=compound_weights,
-                       max_height=max_height, atoms_column=atoms_column, compounds_column=compounds_column,
-                       patience=patience, restarts=restarts, size_tolerance=size_tolerance,
-                       skip_unparsable=skip_unparsable).reachable_range(dataset)
 
 
 def _advancing(draw: Any, bar: Any) -> Any:
