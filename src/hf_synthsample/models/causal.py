@@ -342,17 +342,10 @@ def checkpoint_kind(path: str | os.PathLike, name: str = "path") -> str:
     """``"seq2seq"`` or ``"causal_lm"``: the kind of the local checkpoint folder ``path`` (a
     ``config.json`` and tokenizer files, as ``save_pretrained`` writes), else a ``ValueError`` naming
     the argument ``name``, the folder and what is wrong (before any weights load)."""
-    import json
-
-    from .seq2seq import _TOKENIZER_FILES, check_seq2seq_folder, is_seq2seq_config
+    from .seq2seq import check_seq2seq_folder, check_tokenizer_files, is_seq2seq_config, read_checkpoint_config
 
     folder = Path(path)
-    config = None
-    if folder.is_dir() and (folder / "config.json").is_file():
-        try:
-            config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            config = None
+    config = read_checkpoint_config(folder, name)
     if isinstance(config, dict) and not is_seq2seq_config(config):
         if not is_causal_lm_config(config):
             kind = config.get("model_type", "model")
@@ -360,9 +353,7 @@ def checkpoint_kind(path: str | os.PathLike, name: str = "path") -> str:
             raise ValueError(f"{name}: {str(folder)!r} holds a {kind} model ({arch}), not a seq2seq (encoder-decoder) "
                              "model or a decoder-only causal LM: pass a BART / T5 / ... or a GPT-2 / Llama / ... "
                              "checkpoint")
-        if not any((folder / f).is_file() for f in _TOKENIZER_FILES):
-            raise ValueError(f"{name}: {str(folder)!r} has no tokenizer files (none of {', '.join(_TOKENIZER_FILES)}): "
-                             "save the tokenizer beside the model (tokenizer.save_pretrained(folder))")
+        check_tokenizer_files(folder, name)
         return "causal_lm"
     check_seq2seq_folder(folder, name)  # the seq2seq checks and their messages
     return "seq2seq"

@@ -323,9 +323,8 @@ def is_seq2seq_config(config: dict) -> bool:
     return kind not in CONFIG_MAPPING_NAMES or kind in MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES
 
 
-def check_seq2seq_folder(path: str | os.PathLike, name: str = "path_or_repo_id") -> None:
-    """A local checkpoint folder holds an encoder-decoder's ``config.json`` and tokenizer files, else a
-    ``ValueError`` naming the argument ``name``, the folder and what is missing (before any weights load)."""
+def read_checkpoint_config(path: str | os.PathLike, name: str = "path_or_repo_id") -> Any:
+    """The ``config.json`` of a local checkpoint folder, else a ``ValueError`` naming the argument ``name``."""
     import json
 
     path = Path(path)
@@ -333,18 +332,29 @@ def check_seq2seq_folder(path: str | os.PathLike, name: str = "path_or_repo_id")
         raise ValueError(f"{name}: {str(path)!r} is not a checkpoint folder (a folder with config.json and the "
                          "tokenizer files, as save_pretrained writes)")
     try:
-        config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+        return json.loads((path / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
         raise ValueError(f"{name}: {str(path)!r} has a config.json that cannot be read: {err}") from err
+
+
+def check_tokenizer_files(path: str | os.PathLike, name: str = "path_or_repo_id") -> None:
+    """A ``ValueError`` naming ``name`` unless the folder holds a saved tokenizer (one of its files)."""
+    if not any((Path(path) / f).is_file() for f in _TOKENIZER_FILES):
+        raise ValueError(f"{name}: {str(path)!r} has no tokenizer files (none of {', '.join(_TOKENIZER_FILES)}): "
+                         "save the tokenizer beside the model (tokenizer.save_pretrained(folder))")
+
+
+def check_seq2seq_folder(path: str | os.PathLike, name: str = "path_or_repo_id") -> None:
+    """A local checkpoint folder holds an encoder-decoder's ``config.json`` and tokenizer files, else a
+    ``ValueError`` naming the argument ``name``, the folder and what is missing (before any weights load)."""
+    config = read_checkpoint_config(path, name)
     if isinstance(config, dict) and not is_seq2seq_config(config):
         kind = config.get("model_type", "model")
         arch = ", ".join(config.get("architectures") or []) or kind
         raise ValueError(f"{name}: {str(path)!r} holds a {kind} model ({arch}), not a seq2seq (encoder-decoder) model: "
                          "pass a BART / T5 / ... checkpoint, or warm-start an encoder-decoder from a BERT-family "
                          "encoder with warm_start_seq2seq")
-    if not any((path / f).is_file() for f in _TOKENIZER_FILES):
-        raise ValueError(f"{name}: {str(path)!r} has no tokenizer files (none of {', '.join(_TOKENIZER_FILES)}): "
-                         "save the tokenizer beside the model (tokenizer.save_pretrained(folder))")
+    check_tokenizer_files(path, name)
 
 
 def load_seq2seq(path_or_repo_id: str | os.PathLike, **from_pretrained_kwargs: Any):
