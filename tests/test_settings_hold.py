@@ -19,6 +19,7 @@ import pytest
 import hf_synthsample
 from hf_synthsample.cartography.settings import DynamicsSettings, LexicalNoiseSettings, NoiseSettings
 from hf_synthsample.curve import CompositionalityCurve, CurveSettings
+from hf_synthsample.rewards.curriculum import CurriculumSettings
 from hf_synthsample.sampling import CMaxEntSampler, HomogenizeSampler, UniformSampler
 from hf_synthsample.sampling.homogenize import homogenize_indices
 from hf_synthsample.sampling.settings import (CMaxEntSettings, DifficultySettings, DiversitySettings,
@@ -33,13 +34,14 @@ NON_FINITE = [float("inf"), float("-inf"), float("nan")]
 #: the fields a settings class needs to be made (those without a default)
 REQUIRED = {HomogenizeSettings: {"columns": ("a",)}, StreamHomogenizeSettings: {"variables": ("a",)},
             DifficultySettings: {"column": "d"}, RepetitionSettings: {"batch_size": 1},
-            SweepSettings: {"targets": (0.1, 0.2)}, NoiseSettings: {"count": 1}, LexicalNoiseSettings: {"count": 1}}
+            SweepSettings: {"targets": (0.1, 0.2)}, NoiseSettings: {"count": 1}, LexicalNoiseSettings: {"count": 1},
+            CurriculumSettings: {"column": "depth"}}
 
 
 def _settings_classes() -> list[type]:
     """Every settings class of the package (its modules imported), the private bases left out."""
     for mod in pkgutil.walk_packages(hf_synthsample.__path__, "hf_synthsample."):
-        if mod.name.split(".")[1] in ("curve", "sampling", "splits", "cartography", "structure") \
+        if mod.name.split(".")[1] in ("curve", "sampling", "splits", "cartography", "structure", "rewards") \
                 and not mod.name.rsplit(".", 1)[1].startswith("_") and mod.name.endswith("settings"):
             importlib.import_module(mod.name)
     found, todo = [], [Settings]
