@@ -159,3 +159,20 @@ def test_split_cli_and_sweep_cards_say_so(tmp_path, capsys):
     assert "**Template-disjoint splits**" in sweep.to_markdown() and "Beside a seeded random split" in sweep.to_markdown()
     sweep.save(str(tmp_path / "sw"), plots=False)
     assert "## Structure of the data" in (tmp_path / "sw" / "README.md").read_text()
+
+
+def test_a_grouped_split_whose_structures_are_not_its_templates_gets_no_statement(caplog):
+    # SCAN's template hides the verbs (func) that its atoms and compounds keep: "jump twice" and
+    # "walk twice" are two structures of one template, so moving whole structures leaves the test
+    # side's templates in training, as a random split does, and nothing is stated
+    from hf_synthsample.domains.scan import scan_commands
+
+    ds = Dataset.from_dict({"commands": [c for c, _ in scan_commands()][:1500]})
+    with caplog.at_level(logging.WARNING, logger="hf_synthsample"):
+        split = mcd_split(ds, column="commands", language="scan", test_size=0.25, seed=0, target_divergence=0.2,
+                          progress=False)
+    res = split.mcd_result
+    assert res.num_groups > 1000  # grouped (the default): one group per structure, far more than templates
+    over = res.template_overlap
+    assert over["split"]["test_rows_with_train_template"] / over["split"]["test_rows"] > 0.5
+    assert res.template_statement is None and "template-disjoint" not in caplog.text
