@@ -1,6 +1,6 @@
 """``hf-synthsample structure SOURCE``: what a program column is made of before any split: atoms,
 compounds, templates, what the language abstracts (one row shown parsed), the structure groups the
-MCD search moves as units, and a seeded random split's D_C, D_A and shared templates (issue 43).
+MCD search moves as units, and a seeded random split's D_C, D_A and shared templates.
 Prints Markdown; ``--json OUT`` also writes the figures as JSON.
 
 Options: the fields of :class:`~hf_synthsample.structure.LanguageSettings` (``--abstract``,

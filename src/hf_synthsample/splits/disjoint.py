@@ -1,4 +1,4 @@
-"""The random split a split is read against, and the structure summaries cards carry (issue 43).
+"""The random split a split is read against, and the structure summaries cards carry.
 
 :func:`random_split_baseline` measures a seeded random split of a split's sizes as
 :func:`~.report.split_report` measures a split (its D_C, D_A and template overlap);

@@ -1,4 +1,4 @@
-"""What the structure of a dataset is, before any split: :func:`describe_structure` (issue 43).
+"""What the structure of a dataset is, before any split: :func:`describe_structure`.
 
 Atoms and compounds (distinct, the most frequent and the share of rows holding each), abstract
 templates (how many, their sizes, the largest), what the language abstracts with one row shown
