@@ -1,5 +1,5 @@
-"""Is a split also a template split? (the measures; :mod:`.disjoint` makes the random split) The test side's template overlap with training beside a
-seeded random split's of the same sizes.
+"""Is a split also a template split? The test side's template overlap with training beside a seeded
+random split's of the same sizes (the measures and the rule; :mod:`.disjoint` makes the random split).
 
 With every value abstracted, a structure (the atoms and compounds of a row) is close to an abstract
 template, and the MCD search moves rows of one structure together (``LanguageSettings.group``): the
