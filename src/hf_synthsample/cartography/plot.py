@@ -4,20 +4,17 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
 from ..atomic import save_figure_atomic
 from .html import REGION_COLOURS
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .datamap import DataMap
-
 __all__ = ["plot_datamap"]
 
 
-def plot_datamap(dm: "DataMap", path: str | os.PathLike, *, sample_fraction: float | None = None, seed: int = 0,
+def plot_datamap(dm: Any, path: str | os.PathLike, *, sample_fraction: float | None = None, seed: int = 0,
                  title: str | None = None, fraction: float = 0.33) -> str:
     """Draw ``dm`` into the PNG ``path``; returns the path (see :meth:`DataMap.plot`)."""
     import matplotlib

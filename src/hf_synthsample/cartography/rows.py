@@ -16,7 +16,6 @@ from .ids import as_ids as _as_ids
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
 
-    from .datamap import DataMap
 
 __all__ = ["example_tokens", "oov_repair"]
 
@@ -42,7 +41,7 @@ def example_tokens(dataset: "Dataset", columns: Sequence[str]) -> list[frozenset
     return [frozenset(s) for s in out]
 
 
-def oov_repair(dm: "DataMap", selected: np.ndarray, ranking: np.ndarray,
+def oov_repair(dm: Any, selected: np.ndarray, ranking: np.ndarray,
                tokens: Sequence[Iterable[Hashable]] | Mapping[Any, Iterable[Hashable]]) -> np.ndarray:
     """``selected`` (ids in selection rank order) repaired so every token of the map's examples is covered,
     at the same size: see :meth:`DataMap.select <hf_synthsample.cartography.DataMap.select>`."""
@@ -89,7 +88,7 @@ def oov_repair(dm: "DataMap", selected: np.ndarray, ranking: np.ndarray,
 _API_NAMES = {"dataset": "dataset", "id_column": "id_column", "assume_id_order": "assume_id_order=True"}
 
 
-def _dataset_rows(dm: DataMap, dataset: "Dataset", ids: Sequence[int] | None, *, id_column: str,
+def _dataset_rows(dm: Any, dataset: "Dataset", ids: Sequence[int] | None, *, id_column: str,
                   assume_id_order: bool, names: Mapping[str, str]) -> np.ndarray:
     """Row numbers of ``ids`` (default: all of ``dm``'s) in ``dataset``; see :meth:`DataMap.positions`."""
     from ..columns import column_arrow
@@ -169,7 +168,7 @@ def _dataset_rows(dm: DataMap, dataset: "Dataset", ids: Sequence[int] | None, *,
     return ids.copy()
 
 
-def _rows_differ(dm: DataMap, dataset: "Dataset", id_column: str) -> str | None:
+def _rows_differ(dm: Any, dataset: "Dataset", id_column: str) -> str | None:
     """Why ``dataset`` (another fingerprint) does not hold the training set's rows in the same order,
     by the row digests the dynamics recorded; ``None`` when it does (an identical copy, reloaded)."""
     from ..hub.provenance import column_digests
@@ -190,7 +189,7 @@ def _rows_differ(dm: DataMap, dataset: "Dataset", id_column: str) -> str | None:
     return None
 
 
-def _hover_texts(dm: DataMap, dataset: Any, text_columns: Sequence[str] | None, id_column: str,
+def _hover_texts(dm: Any, dataset: Any, text_columns: Sequence[str] | None, id_column: str,
                  assume_id_order: bool, max_text: int) -> dict[str, list[str]]:
     """The text columns of the rows holding the map's example ids, cut after ``max_text`` characters."""
     from ..columns import column_arrow
@@ -208,7 +207,7 @@ def _hover_texts(dm: DataMap, dataset: Any, text_columns: Sequence[str] | None, 
                 for v in column_arrow(dataset, c).take(rows).to_pylist()] for c in text_columns}
 
 
-def _subset_rows(dm: DataMap, dataset: "Dataset", region, fraction: float, *, oov_columns, id_column: str,
+def _subset_rows(dm: Any, dataset: "Dataset", region, fraction: float, *, oov_columns, id_column: str,
                  assume_id_order: bool, names: Mapping[str, str], **kwargs) -> tuple[np.ndarray, np.ndarray]:
     """``(rows, ids)``: the rows of ``dataset`` holding the subset's example ids, both in id order."""
     rows = _dataset_rows(dm, dataset, None, id_column=id_column, assume_id_order=assume_id_order, names=names)

@@ -13,12 +13,9 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .datamap import DataMap
 
 __all__ = ["datamap_summary", "datamap_markdown"]
 
@@ -26,7 +23,7 @@ _REGIONS = ("hard-to-learn", "ambiguous", "easy-to-learn")
 _AXES = ("confidence", "variability", "correctness")
 
 
-def _facts(dm: "DataMap", fraction: float) -> tuple[str, str, list[str], int, list[tuple[str, list[float]]]]:
+def _facts(dm: Any, fraction: float) -> tuple[str, str, list[str], int, list[tuple[str, list[float]]]]:
     """What both renderings say: pass, epochs, region columns and size, each region's column means."""
     info = dm.measure_info
     about = f"{dm.source} pass" + (f"; {info.direction}" if info is not None else "")
@@ -42,7 +39,7 @@ def _facts(dm: "DataMap", fraction: float) -> tuple[str, str, list[str], int, li
     return about, epochs, columns, k, regions
 
 
-def datamap_summary(dm: "DataMap", fraction: float = 0.33) -> str:
+def datamap_summary(dm: Any, fraction: float = 0.33) -> str:
     """Plain text: sizes, the axes' ranges and each region of ``fraction`` (its real size)."""
     about, epochs, columns, k, regions = _facts(dm, fraction)
     lines = [
@@ -59,7 +56,7 @@ def datamap_summary(dm: "DataMap", fraction: float = 0.33) -> str:
     return "\n".join(lines)
 
 
-def datamap_markdown(dm: "DataMap", fraction: float = 0.33) -> str:
+def datamap_markdown(dm: Any, fraction: float = 0.33) -> str:
     """Markdown tables: the map (examples, measure, window, axis), the axes' ranges and each
     region of ``fraction`` with its real count and share."""
     about, epochs, columns, k, regions = _facts(dm, fraction)
