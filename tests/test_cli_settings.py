@@ -13,6 +13,7 @@ import pytest
 
 from hf_synthsample import cli
 from hf_synthsample.cli import main
+from hf_synthsample.cli._argparse import actions, subparsers
 from hf_synthsample.cli._common import SHARED
 from hf_synthsample.hub import read_card_metadata
 from hf_synthsample.settings import Settings, add_arguments, applies, setting, settings_from_args
@@ -25,18 +26,13 @@ NOT_FROM_SETTINGS = {
 }
 
 
-def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
-    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return dict(action.choices)
-
-
 def _options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
-    return {a.dest: a for a in parser._actions if a.option_strings and a.dest != "help"}
+    return {a.dest: a for a in actions(parser) if a.option_strings and a.dest != "help"}
 
 
 @pytest.fixture(scope="module")
 def parsers():
-    return _subparsers(cli._build_parser())
+    return subparsers(cli._build_parser())
 
 
 def test_every_subcommand_is_a_module_of_the_registry(parsers):

@@ -8,6 +8,8 @@ import contextlib
 import os
 from typing import Any, Sequence
 
+from ._argparse import action
+
 #: The options several subcommands share: name -> (flag, argparse keywords); ``{what}`` filled in by :func:`add_shared`.
 SHARED: dict[str, tuple[str, dict[str, Any]]] = {
     "builder_param": ("--builder-param", dict(nargs="+", default=[], metavar="NAME=VALUE",
@@ -39,9 +41,8 @@ def add_shared(parser: Any, *names: str, defaults: dict[str, Any] | None = None,
 
 def require(parser: argparse.ArgumentParser, *dests: str) -> None:
     """Make the options ``dests`` required (settings fields the command asks for despite their default)."""
-    for action in parser._actions:
-        if action.dest in dests:
-            action.required = True
+    for dest in dests:
+        action(parser, dest).required = True
 
 
 def parse_value(text: str) -> Any:

@@ -10,6 +10,8 @@ import os
 import re
 from typing import Mapping, Sequence
 
+from ._argparse import actions, subparsers
+
 #: options whose value is a path, for naming the option of an operating-system error
 PATH_OPTIONS = ("out", "source", "dataset", "dynamics", "plot", "cache_dir")
 
@@ -17,10 +19,10 @@ PATH_OPTIONS = ("out", "source", "dataset", "dynamics", "plot", "cache_dir")
 def subparser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
     """The (sub-)sub-parser that parsed ``args`` (``generate calculator`` included)."""
     for name in ("command", "domain"):
-        subs = [a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-        if not subs or getattr(args, name, None) not in subs[0]:
+        subs = subparsers(parser)
+        if getattr(args, name, None) not in subs:
             break
-        parser = subs[0][getattr(args, name)]
+        parser = subs[getattr(args, name)]
     return parser
 
 
@@ -30,7 +32,7 @@ def option_table(parser: argparse.ArgumentParser, args: argparse.Namespace, modu
     from ._common import builder_param_options
 
     table: dict[str, str] = {}
-    for action in subparser(parser, args)._actions:  # argparse keeps its actions there; no public accessor
+    for action in actions(subparser(parser, args)):
         dest = action.dest[len("param_"):] if action.dest.startswith("param_") else action.dest
         if action.option_strings:
             long = [o for o in action.option_strings if o.startswith("--")]  # --k of -k; --x of --x/--no-x
@@ -48,7 +50,7 @@ def option_table(parser: argparse.ArgumentParser, args: argparse.Namespace, modu
 def typed(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, str]:
     """The values of the sub-command's options with choices (``--measure el2n``), by parameter name:
     ``measure 'el2n' is ...`` speaks of the option (a free value such as a column name does not)."""
-    return {a.dest: getattr(args, a.dest) for a in subparser(parser, args)._actions
+    return {a.dest: getattr(args, a.dest) for a in actions(subparser(parser, args))
             if a.option_strings and a.choices and isinstance(getattr(args, a.dest, None), str)}
 
 

@@ -14,6 +14,7 @@ import os
 from ..cartography.settings import DataMapSettings
 from ..settings import add_arguments as add_settings
 from ..settings import settings_from_args
+from ._argparse import action
 from ._common import add_shared, check_license, check_output_file, check_output_folder
 
 HELP = "data map, plot and region subsets from recorded training dynamics"
@@ -43,9 +44,7 @@ def add_arguments(m: argparse.ArgumentParser) -> None:
     m.add_argument("dynamics", help="a dynamics folder written by TrainingDynamicsCallback")
     add_settings(m, DataMapSettings)
     m.set_defaults(**DataMapSettings.defaults())  # every value at hand: the error translator reads the typed ones
-    for action in m._actions:  # argparse lists the map measures (the field also takes a MeasureInfo)
-        if action.dest == "measure":
-            action.choices = MAP_MEASURES
+    action(m, "measure").choices = MAP_MEASURES  # argparse lists the map measures (the field also takes a MeasureInfo)
     m.add_argument("--plot", default=None, help="write the data map as this PNG")
     m.add_argument("--plot-fraction", type=float, default=None, help="plot a seeded sample of this fraction, in (0, 1]")
     m.add_argument("--select", default=None,

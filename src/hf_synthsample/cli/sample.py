@@ -11,6 +11,7 @@ import re
 from ..sampling.settings import SAMPLER_SETTINGS
 from ..settings import add_arguments as add_settings
 from ..settings import flag_of
+from ._argparse import actions
 from ._common import add_shared, check_license, check_output_folder, key_values
 
 HELP = "structurally diverse subset (uniform, UAT, CMaxEnt, hybrid) as a curated folder"
@@ -38,7 +39,7 @@ def add_arguments(sm: argparse.ArgumentParser) -> None:
     sm.add_argument("--param", nargs="+", default=[], metavar="NAME=VALUE",
                     help="sampler settings, e.g. alpha=-0.5 w_atoms=0 device=cuda language=sexpr")
     for cls in SETTINGS:  # each field once (the samplers share the structure and seed fields)
-        new = [n for n in cls.specs() if n not in {a.dest for a in sm._actions}]
+        new = [n for n in cls.specs() if n not in {a.dest for a in actions(sm)}]
         takers = [name for name, c in SAMPLER_SETTINGS.items() if set(new) <= set(c.specs())]
         add_settings(sm.add_argument_group(f"settings of --sampler {', '.join(takers)}"), cls,
                      exclude=tuple(n for n in cls.specs() if n not in new))
