@@ -36,7 +36,9 @@ MODULES = [
     # the paper examples' shared machinery (examples/harness; conftest puts examples/ on sys.path)
     "harness", "harness.tables", "harness.options", "harness.runs", "harness.run_folder", "harness.checkpoints",
     "hf_synthsample.languages",
-    "hf_synthsample.languages.seeds",
+    "hf_synthsample.domains.scan_language", "hf_synthsample.domains.cogs_language",
+    "hf_synthsample.domains.karel.language", "hf_synthsample.domains.calculator_language",
+    "hf_synthsample.structure",
     "hf_synthsample.languages.sql", "hf_synthsample.languages.sparql", "hf_synthsample.languages.lambda_terms",
     "hf_synthsample.languages.python", "hf_synthsample.languages.grammar",
     "hf_synthsample.structure.language",

@@ -21,11 +21,11 @@ from __future__ import annotations
 import functools
 from typing import Callable
 
-from ..structure import Node, register_language
+from ..structure import Language, Node
 from ..validation import MAX_NESTING, nesting_message
 
 __all__ = ["ThingTalkSyntaxError", "tokenize", "parse", "to_string", "template", "render", "COMPARISON_OPS",
-           "AGGREGATE_OPS"]
+           "AGGREGATE_OPS", "THINGTALK_LANGUAGE"]
 
 COMPARISON_OPS = frozenset(
     "== != >= <= > < =~ ~= contains contains~ in_array in_array~ starts_with ends_with prefix_of suffix_of".split()
@@ -459,4 +459,6 @@ def template(tree: Node) -> str:
     return render(tree)[1]
 
 
-register_language("thingtalk", parse, template, default=True)  # on import: see structure.ADAPTER_MODULES
+#: ThingTalk as a structure language (named in :data:`hf_synthsample.structure.LANGUAGES`)
+THINGTALK_LANGUAGE = Language("thingtalk", parse, template,
+                              description="ThingTalk NN-syntax programs (Schema2QA): templates of Oren et al. 2021")

@@ -1,13 +1,17 @@
-"""The built-in structure languages beyond ThingTalk, each in its own module, registered into
-:mod:`hf_synthsample.structure` when this package is imported (the structure registry imports it by
-name on its first lookup: :data:`hf_synthsample.structure.ADAPTER_MODULES`).
+"""The field's formats as structure languages, one module each, and a user's own grammar.
 
-- :mod:`.seeds`: ``scan``, ``scan_actions``, ``cogs``, ``karel``, ``calculator``.
+Each module defines its :class:`~hf_synthsample.structure.Language` object, named in the one
+registry table :data:`hf_synthsample.structure.LANGUAGES` and imported on its first lookup
+(importing this package registers nothing, and imports neither sqlglot nor lark):
+
 - :mod:`.sql`: ``sql`` (sqlglot; Spider, text2sql-data).
 - :mod:`.sparql`: ``sparql`` (CFQ's SPARQL).
 - :mod:`.lambda_terms`: ``lambda`` (GeoQuery lambda calculus) and ``funql`` (FunQL).
 - :mod:`.python`: ``python`` (the ``ast`` module).
 - :mod:`.grammar`: :func:`grammar_language`, a language from the user's own lark grammar.
+
+The seeds' languages live with their domains (``hf_synthsample.domains.scan_language``,
+``.cogs_language``, ``.karel.language``, ``.calculator_language``, ``.thingtalk``).
 
 Example:
     >>> from hf_synthsample.structure import abstract_template, languages
@@ -19,17 +23,6 @@ Example:
 
 from __future__ import annotations
 
-from ..structure import register_language
-from . import lambda_terms, python, seeds, sparql, sql
 from .grammar import grammar_language
-from .seeds import parse_calculator, parse_cogs, parse_karel, parse_scan, parse_scan_actions
 
-__all__ = ["grammar_language", "parse_scan", "parse_scan_actions", "parse_cogs", "parse_karel", "parse_calculator"]
-
-
-def _register(name: str, parse, description: str = "") -> None:
-    register_language(name, parse, default=True, description=description)
-
-
-for _module in (seeds, sql, sparql, lambda_terms, python):
-    _module.register_all(_register)
+__all__ = ["grammar_language"]

@@ -38,10 +38,11 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from ..structure import Node
+from ..structure import Language, Node
 from ..validation import nesting_message
 
-__all__ = ["LAMBDA_GRAMMAR", "FUNQL_GRAMMAR", "parse_lambda", "parse_funql", "register_all"]
+__all__ = ["LAMBDA_GRAMMAR", "FUNQL_GRAMMAR", "parse_lambda", "parse_funql", "LAMBDA_LANGUAGE",
+           "FUNQL_LANGUAGE"]
 
 #: the lark grammar of lambda-calculus terms (LALR)
 LAMBDA_GRAMMAR = r"""
@@ -133,9 +134,9 @@ def parse_funql(text: str) -> Node:
     return _parse(text, FUNQL_GRAMMAR, "FunQL term", _funql_leaf)
 
 
-def register_all(register) -> None:
-    """Register ``lambda`` and ``funql`` with ``register(name, parse, description)``."""
-    register("lambda", parse_lambda, "GeoQuery lambda calculus (lark): (head arg...); variables $0, typed constants "
-                                     "texas:s, numbers and strings: values; predicates: atoms")
-    register("funql", parse_funql, "GeoQuery FunQL (lark): f(arg, ...) as (f arg...); quoted strings and numbers: "
-                                   "values; functions and bare words: atoms")
+#: GeoQuery's lambda calculus and FunQL as structure languages (named in
+#: :data:`hf_synthsample.structure.LANGUAGES`)
+LAMBDA_LANGUAGE = Language("lambda", parse_lambda, description="GeoQuery lambda calculus (lark): (head arg...); "
+                           "variables $0, typed constants texas:s, numbers and strings: values; predicates: atoms")
+FUNQL_LANGUAGE = Language("funql", parse_funql, description="GeoQuery FunQL (lark): f(arg, ...) as (f arg...); "
+                          "quoted strings and numbers: values; functions and bare words: atoms")

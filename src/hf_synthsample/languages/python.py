@@ -30,10 +30,10 @@ from __future__ import annotations
 import ast
 import builtins
 
-from ..structure import Node
+from ..structure import Language, Node
 from ..validation import nesting_message
 
-__all__ = ["parse_python", "register_all"]
+__all__ = ["parse_python", "PYTHON_LANGUAGE"]
 
 _BUILTINS = frozenset(dir(builtins))
 #: identifier fields whose names are atoms (what a program uses), not values (what it chooses)
@@ -92,7 +92,7 @@ def parse_python(text: str) -> Node:
         raise ValueError(f"program: Python source {nesting_message()}") from None
 
 
-def register_all(register) -> None:
-    """Register ``python`` with ``register(name, parse, description)``."""
-    register("python", parse_python, "Python source (ast): node classes lowercased, ctx left out; constants and "
-                                     "chosen names (variables, functions): values; builtins, attributes: atoms")
+#: Python source as a structure language (named in :data:`hf_synthsample.structure.LANGUAGES`)
+PYTHON_LANGUAGE = Language("python", parse_python, description="Python source (ast): node classes lowercased, ctx "
+                           "left out; constants and chosen names (variables, functions): values; builtins, "
+                           "attributes: atoms")

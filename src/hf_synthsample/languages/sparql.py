@@ -39,10 +39,10 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from ..structure import Node
+from ..structure import Language, Node
 from ..validation import nesting_message
 
-__all__ = ["SPARQL_GRAMMAR", "parse_sparql", "register_all"]
+__all__ = ["SPARQL_GRAMMAR", "parse_sparql", "SPARQL_LANGUAGE"]
 
 #: the lark grammar of CFQ's SPARQL (LALR)
 SPARQL_GRAMMAR = r"""
@@ -133,7 +133,7 @@ def _convert(tree: Any) -> Node:
     return Node("query", (head, Node("where", tuple(patterns))))
 
 
-def register_all(register) -> None:
-    """Register ``sparql`` with ``register(name, parse, description)``."""
-    register("sparql", parse_sparql, "CFQ's SPARQL (lark): (query (select ...) (where (triple s p o)... "
-                                     "(filter ...))); variables and M0..M9: values; predicates and classes: atoms")
+#: CFQ's SPARQL as a structure language (named in :data:`hf_synthsample.structure.LANGUAGES`)
+SPARQL_LANGUAGE = Language("sparql", parse_sparql, description="CFQ's SPARQL (lark): (query (select ...) (where "
+                           "(triple s p o)... (filter ...))); variables and M0..M9: values; predicates and classes: "
+                           "atoms")

@@ -39,10 +39,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..structure import Node
+from ..structure import Language, Node
 from ..validation import nesting_message
 
-__all__ = ["parse_sql", "register_all"]
+__all__ = ["parse_sql", "SQL_LANGUAGE"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _SET_OPERATIONS = ("union", "intersect", "except")
@@ -196,7 +196,7 @@ def _string(text: Any) -> Node:
     return Node("'" + str(text).replace("'", "''") + "'", (), "entity")
 
 
-def register_all(register) -> None:
-    """Register ``sql`` with ``register(name, parse, description)``."""
-    register("sql", parse_sql, "SQL (sqlglot, generic dialect): expression keys as labels, identifiers lowercased, "
-                               "table aliases resolved to their table; literals: values (Spider, text2sql-data)")
+#: SQL as a structure language (named in :data:`hf_synthsample.structure.LANGUAGES`)
+SQL_LANGUAGE = Language("sql", parse_sql, description="SQL (sqlglot, generic dialect): expression keys as labels, "
+                        "identifiers lowercased, table aliases resolved to their table; literals: values (Spider, "
+                        "text2sql-data)")

@@ -1,14 +1,16 @@
 """Program structure, written once for every language: trees, abstract templates, atoms, compounds.
 
-A per-language *adapter* (:func:`register_language`) parses a program into a :class:`Node` tree
-whose nodes carry a ``kind`` saying what the abstraction of Oren et al. (2021, Table 2) does with
-them. From the tree come :func:`abstract_template`, :func:`atoms` and :func:`compounds` (subtrees of
-height 1..``max_height`` holding a terminal, Keysers et al. 2020) with their weights
-(:func:`example_compound_weights`, :func:`compound_weights`), and the measures that compare
-datasets (:func:`frequencies`, :func:`entropy`, :func:`atom_divergence`, :func:`compound_divergence`,
-:func:`template_coverage`). ``"sexpr"`` is built in; the adapter modules (:data:`ADAPTER_MODULES`:
-``thingtalk``, ``scan``, ``cogs``, ``karel``, ``calculator``...) register themselves and are
-imported by name on the first lookup, so the dependency goes one way.
+A structure *language* (:class:`Language`) parses a program into a :class:`Node` tree whose nodes
+carry a ``kind`` saying what the abstraction of Oren et al. (2021, Table 2) does with them. From the
+tree come :func:`abstract_template`, :func:`atoms` and :func:`compounds` (subtrees of height
+1..``max_height`` holding a terminal, Keysers et al. 2020) with their weights
+(:func:`example_compound_weights`, :func:`compound_weights`), and the measures that compare datasets
+(:func:`frequencies`, :func:`entropy`, :func:`atom_divergence`, :func:`compound_divergence`,
+:func:`template_coverage`). One table, :data:`LANGUAGES`, names each built-in language's object
+(``"module:attribute"``: a domain's language lives with its domain, the field's formats in
+:mod:`hf_synthsample.languages`), imported on first use, so the dependency goes one way; other
+packages add theirs through the ``hf_synthsample.languages`` entry point group, and a session
+through :func:`register_language`.
 
 Example:
     >>> from hf_synthsample.structure import abstract_template, compounds

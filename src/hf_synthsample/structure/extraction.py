@@ -127,6 +127,10 @@ def structure(program: str | Node, language: str | Language = "thingtalk", max_h
 class StructureFunction:
     """A ``Dataset.map(batched=True)`` function adding ``template``, ``atoms`` and ``compounds`` columns.
 
+    It holds the :class:`Language` object (``language`` given by name is looked up once, here), so
+    a language registered in this session, or a ``grammar_language`` object, works in worker
+    processes (``num_proc``, spawned or forked) without being registered there.
+
     Example:
         >>> import datasets
         >>> ds = datasets.Dataset.from_dict({"program": ["(a (b c) d)", "(a (b 'x) e)"]})
@@ -146,7 +150,8 @@ class StructureFunction:
             raise TypeError(f"column must be a str, got {column!r}")
         lang = get_language(language)
         self.column = column
-        self.language = language
+        # the object, not its name: pickled into worker processes (num_proc, Ray), it needs no registry there
+        self.language = lang
         self.max_height = lang.height(check_int("max_height", max_height, min=1))
         for o in outputs:
             check_choice("outputs", o, ("template", "atoms", "compounds"))
@@ -155,7 +160,7 @@ class StructureFunction:
     def __call__(self, batch: Mapping[str, list]) -> dict[str, list]:
         if self.column not in batch:
             raise ValueError(f"column: no column named {self.column!r} in the batch; available columns: {list(batch)}")
-        lang = get_language(self.language)
+        lang = self.language
         out: dict[str, list] = {o: [] for o in self.outputs}
         want_t, want_a, want_c = ("template" in out), ("atoms" in out), ("compounds" in out)
         for program in batch[self.column]:

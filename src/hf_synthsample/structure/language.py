@@ -41,7 +41,8 @@ from ..validation import MAX_NESTING, nesting_message
 from .tree import Node, parse_sexpr
 
 __all__ = ["VALUE_TYPES", "DEFAULT_MAX_HEIGHT", "LanguageSettings", "Language", "value_type", "register_language",
-           "languages", "get_language", "check_language", "language_name", "parse", "ADAPTER_MODULES"]
+           "languages", "get_language", "check_language", "language_name", "parse", "LANGUAGES",
+           "ENTRY_POINT_GROUP"]
 
 #: the value types a language may abstract into ``entity``
 VALUE_TYPES = ("number", "string", "entity")
@@ -240,19 +241,41 @@ def _check_height(tree: Node) -> Node:
 
 
 # ---------------------------------------------------------------------------------- the registry
-_LANGUAGES: dict[str, Language] = {}
+#: language name -> ``"module:attribute"`` of its :class:`Language` (imported on first use, as
+#: :data:`hf_synthsample.builders.BUILDERS` names the builders): a domain's language lives with its
+#: domain, the field's formats in :mod:`hf_synthsample.languages`
+LANGUAGES: dict[str, str] = {
+    "sexpr": "hf_synthsample.structure.language:SEXPR_LANGUAGE",
+    "thingtalk": "hf_synthsample.domains.thingtalk:THINGTALK_LANGUAGE",
+    "scan": "hf_synthsample.domains.scan_language:SCAN_LANGUAGE",
+    "scan_actions": "hf_synthsample.domains.scan_language:SCAN_ACTIONS_LANGUAGE",
+    "cogs": "hf_synthsample.domains.cogs_language:COGS_LANGUAGE",
+    "karel": "hf_synthsample.domains.karel.language:KAREL_LANGUAGE",
+    "calculator": "hf_synthsample.domains.calculator_language:CALCULATOR_LANGUAGE",
+    "sql": "hf_synthsample.languages.sql:SQL_LANGUAGE",
+    "sparql": "hf_synthsample.languages.sparql:SPARQL_LANGUAGE",
+    "lambda": "hf_synthsample.languages.lambda_terms:LAMBDA_LANGUAGE",
+    "funql": "hf_synthsample.languages.lambda_terms:FUNQL_LANGUAGE",
+    "python": "hf_synthsample.languages.python:PYTHON_LANGUAGE",
+}
 
-#: modules whose import registers built-in adapters (``register_language(..., default=True)``):
-#: imported by name on the first lookup, so this module imports none of them (they import it)
-ADAPTER_MODULES = ("hf_synthsample.domains.thingtalk", "hf_synthsample.languages")
-_loaded = False
+#: the entry point group through which other packages add languages (a ``Language``, or a parse
+#: function ``str -> Node`` named by the entry point's name); read on a lookup the table misses
+ENTRY_POINT_GROUP = "hf_synthsample.languages"
+
+SEXPR_LANGUAGE = Language("sexpr", parse_sexpr,
+                          description="s-expressions: (label child ...); quoted or numeric leaves are values")
+
+_REGISTERED: dict[str, Language] = {}  # register_language, in this process
+_LOADED: dict[str, Language] = {}  # the table's and the entry points' languages, once imported
 
 
 def register_language(name: str | Language, parse: Callable[[str], Node] | None = None,
-                      template: Callable[[Node], str] | None = None, *, default: bool = False,
-                      description: str = "") -> Language:
-    """Register a language by name (``template`` defaults to the abstract s-expression of the tree),
-    or a :class:`Language` as it is; with ``default=True`` (the built-in adapters) only if the name is free.
+                      template: Callable[[Node], str] | None = None, *, description: str = "") -> Language:
+    """Register a language by name in this process (``template`` defaults to the abstract
+    s-expression of the tree), or a :class:`Language` as it is; it takes precedence over a built-in
+    language or an entry point of the same name. Worker processes get it through the ``Language``
+    object (``StructureFunction`` holds the object, not the name).
 
     Example:
         >>> from hf_synthsample.structure import atoms
@@ -268,21 +291,70 @@ def register_language(name: str | Language, parse: Callable[[str], Node] | None 
         if parse is None:
             raise TypeError("register_language: parse is required with a name (str -> Node)")
         lang = Language(name, parse, template, description=description)
-    if default and lang.name in _LANGUAGES:
-        return _LANGUAGES[lang.name]
-    _LANGUAGES[lang.name] = lang
+    _REGISTERED[lang.name] = lang
+    return lang
+
+
+def _entry_points() -> dict[str, Any]:
+    """The group's entry points by name (the first of a name wins); none is loaded."""
+    from importlib.metadata import entry_points
+
+    found: dict[str, Any] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        found.setdefault(ep.name, ep)
+    return found
+
+
+def _load_entry_point(name: str, ep: Any) -> Language:
+    where = f"entry point {name!r} = {ep.value!r} (group {ENTRY_POINT_GROUP!r})"
+    try:
+        obj = ep.load()
+    except Exception as err:  # a broken plug-in names itself, whatever it raised
+        raise ImportError(f"language: cannot load {where}: {type(err).__name__}: {err}") from err
+    if isinstance(obj, Language):
+        if obj.name != name:
+            raise ValueError(f"language: {where} gives Language {obj.name!r}; the names must match")
+        return obj
+    if callable(obj):
+        return Language(name, obj, description=f"from {ep.value}")
+    raise TypeError(f"language: {where} must be a Language or a parse function (str -> Node), "
+                    f"got {type(obj).__name__}")
+
+
+def _lookup(name: str) -> Language | None:
+    """The language of ``name``: registered here, else built in (:data:`LANGUAGES`), else an entry point."""
+    if name in _REGISTERED:
+        return _REGISTERED[name]
+    if name in _LOADED:
+        return _LOADED[name]
+    if name in LANGUAGES:
+        import importlib
+
+        module, attribute = LANGUAGES[name].split(":")
+        lang = getattr(importlib.import_module(module), attribute)
+    else:
+        ep = _entry_points().get(name)
+        if ep is None:
+            return None
+        lang = _load_entry_point(name, ep)
+    _LOADED[name] = lang
     return lang
 
 
 def languages() -> list[str]:
-    """Names of the registered languages."""
-    _builtin()
-    return sorted(_LANGUAGES)
+    """Names of the languages: built in, registered in this process and from entry points (none is
+    imported to list them).
+
+    Example:
+        >>> {"sexpr", "scan", "sql", "thingtalk"} <= set(languages())
+        True
+    """
+    return sorted({*LANGUAGES, *_REGISTERED, *_entry_points()})
 
 
 def get_language(language: str | Language, **settings: Any) -> Language:
     """The :class:`Language` of a name (or a ``Language`` as it is), with ``settings`` changed;
-    ``ValueError`` listing the registered names if unknown.
+    ``ValueError`` listing the languages if unknown.
 
     Example:
         >>> get_language("sql", abstract="none").abstracts
@@ -293,10 +365,9 @@ def get_language(language: str | Language, **settings: Any) -> Language:
     if not isinstance(language, str):
         raise TypeError(f"language must be a language name (str) or a Language, got {type(language).__name__} "
                         f"{language!r}")
-    _builtin()
-    if language not in _LANGUAGES:
-        raise ValueError(f"language: unknown language {language!r}; registered languages: {sorted(_LANGUAGES)}")
-    lang = _LANGUAGES[language]
+    lang = _lookup(language)
+    if lang is None:
+        raise ValueError(f"language: unknown language {language!r}; registered languages: {languages()}")
     return lang.configure(**settings) if settings else lang
 
 
@@ -315,19 +386,6 @@ def check_language(name: str, value: Any) -> Any:
 def language_name(language: str | Language | None) -> str | None:
     """The name of a language given by name or as an object."""
     return language.name if isinstance(language, Language) else language
-
-
-def _builtin() -> None:
-    global _loaded
-    if _loaded:
-        return
-    import importlib
-
-    register_language("sexpr", parse_sexpr, default=True,
-                      description="s-expressions: (label child ...); quoted or numeric leaves are values")
-    for module in ADAPTER_MODULES:
-        importlib.import_module(module)
-    _loaded = True
 
 
 def parse(program: str | Node, language: str | Language = "thingtalk") -> Node:
