@@ -139,8 +139,8 @@ def test_io_sampling_errors_are_clear():
     with pytest.raises(IOSamplingError, match="never taken"):
         sample_io(uncoverable, random.Random(0), IOParams(max_grid_size=6))
     assert len(sample_io(uncoverable, random.Random(0), IOParams(max_grid_size=6, require_coverage=False))) == 6
-    with pytest.raises(ValueError, match="io_distribution"):
-        IOParams(distribution="gaussian").validate()
+    with pytest.raises(ValueError, match="distribution must be one of"):
+        IOParams(distribution="gaussian")
     with pytest.raises(ValueError, match="wall_ratio_range"):
         IOParams(wall_ratio_range=(0.5, 0.2)).validate()
 
@@ -189,6 +189,15 @@ def test_builder_bad_input(cache_dir):
         hf_synthsample.load_dataset("karel", "baseline", tensors=True, max_grid_size=18)
     with pytest.raises(ValueError, match="homogenize"):
         hf_synthsample.load_dataset("karel", "baseline", homogenize="colour")
+    # the fields ProgramParams / IOParams declare are checked under the config's names
+    with pytest.raises(ValueError, match=r"io_distribution must be one of \['uniform', 'narrow'\]"):
+        hf_synthsample.load_dataset("karel", "baseline", io_distribution="gaussian")
+    with pytest.raises(ValueError, match=r"program_mode must be one of \['grammar', 'actions'\]"):
+        hf_synthsample.load_dataset("karel", "baseline", program_mode="random")
+    with pytest.raises(TypeError, match="require_coverage must be a bool"):
+        hf_synthsample.load_dataset("karel", "baseline", require_coverage="yes")
+    with pytest.raises(ValueError, match=r"marker_ratio_range\[1\] must be >= 0.5"):
+        hf_synthsample.load_dataset("karel", "baseline", marker_ratio_range=(0.5, 0.2))
     # a program space smaller than the split: 5 one-action programs for 10 rows
     with pytest.raises(ValueError, match="program space"):
         hf_synthsample.load_dataset("karel", "action-only", num_examples=10, max_actions=1)

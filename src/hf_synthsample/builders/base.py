@@ -14,6 +14,7 @@ function every engine (``datasets``, :mod:`hf_synthsample.engines`) calls.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import inspect
 import json
@@ -22,6 +23,7 @@ import os
 import random
 import shutil
 import sys
+import typing
 from typing import Any, Callable, ClassVar, Iterator, Mapping, Sequence
 
 import datasets
@@ -33,9 +35,11 @@ from .._version import __version__
 from ..logging import get_logger
 
 from ..atomic import write_json_atomic
-from ..sampling.homogenize import MODES, HomogenizerChain, merge_stats, pilot_counts, report_from_stats
+from ..sampling.homogenize import HomogenizerChain, merge_stats, pilot_counts, report_from_stats
 from ..sampling.report import HomogenizationReport, _decode, _encode
-from ..validation import check_choice, check_float, check_int, check_str_tuple
+from ..sampling.settings import StreamHomogenizeSettings
+from ..settings import Settings, setting
+from ..validation import check_str_tuple
 
 logger = get_logger(__name__)
 
@@ -63,41 +67,90 @@ def homogenized_config_name(base: str, variable: str) -> str:
     return f"{base}-homogenized-{variable.replace('_', '-')}"
 
 
-def param(default: Any, help: str, **kwargs) -> Any:
-    """A config field with a help text (shown by ``hf-synthsample configs`` and in errors)."""
-    return dataclasses.field(default=default, metadata={"help": help}, **kwargs)
+def settings_fields(source: type[Settings], *, rename: Mapping[str, str] | None = None, exclude: Sequence[str] = (),
+                    override: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, tuple[Any, dataclasses.Field]]:
+    """Config fields made from the declarations of ``source``: ``{config field: (type, field)}`` for
+    :func:`config_class`, each the source field's ``setting()`` (default, help, bounds or choices).
+
+    ``rename``: source field -> config field; ``override``: source field -> changes of its declaration
+    (``default`` or :class:`~hf_synthsample.settings.Spec` fields) where the builder means otherwise."""
+    rename, override = rename or {}, override or {}
+    hints, defaults = typing.get_type_hints(source), source.defaults()
+    out = {}
+    for name, spec in source.specs().items():
+        if name not in exclude:
+            changes = dict(override.get(name, {}))
+            default = changes.pop("default", defaults.get(name, dataclasses.MISSING))
+            field = dataclasses.field(default=default, metadata={"setting": dataclasses.replace(spec, **changes)})
+            out[rename.get(name, name)] = (hints[name], field)
+    return out
 
 
-@dataclasses.dataclass
+def config_class(*groups: Mapping[str, tuple[Any, dataclasses.Field]], after: str | None = None) -> Callable[[type], type]:
+    """Decorator: the class as a ``dataclasses.dataclass`` with the fields of ``groups`` (:func:`settings_fields`)
+    before its own, or after its own field ``after``."""
+
+    def make(cls: type) -> type:
+        own = dict(cls.__dict__.get("__annotations__", {}))
+        keys = list(own)
+        at = keys.index(after) + 1 if after else 0
+        added = {}
+        for group in groups:
+            for name, (hint, field) in group.items():
+                added[name] = hint
+                setattr(cls, name, field)
+        cls.__annotations__ = {**{k: own[k] for k in keys[:at]}, **added, **{k: own[k] for k in keys[at:]}}
+        return dataclasses.dataclass(cls)
+
+    return make
+
+
+@functools.cache
+def _settings_class(config_class: type) -> type[Settings]:
+    """A frozen :class:`Settings` class with the ``setting()`` fields of ``config_class`` (names, types, declarations)."""
+    hints = typing.get_type_hints(config_class)
+    fields = [(f.name, hints[f.name], dataclasses.field(default=f.default, metadata=f.metadata))
+              for f in dataclasses.fields(config_class) if "setting" in f.metadata]
+    return dataclasses.make_dataclass(f"{config_class.__name__}Settings", fields, bases=(Settings,), frozen=True)
+
+
+def check_settings(config: Any) -> Settings:
+    """Check each ``setting()`` field of ``config`` by its declaration (``ValueError``/``TypeError`` naming the
+    field) and normalise its value in place (``[1, 2]`` -> ``(1, 2)``); returns the checked values."""
+    cls = _settings_class(type(config))
+    checked = cls(**{name: getattr(config, name) for name in cls.specs()})
+    for name in cls.specs():
+        setattr(config, name, getattr(checked, name))
+    return checked
+
+
+#: the homogenize fields of every config: :class:`StreamHomogenizeSettings`' declarations, under the builders'
+#: names; the builder homogenizes nothing by default, and from a pilot of 10,000 draws
+_HOMOGENIZE = settings_fields(
+    StreamHomogenizeSettings, exclude=("seed",),
+    rename={"variables": "homogenize", "mode": "homogenize_mode", "pilot": "homogenize_pilot"},
+    override={"variables": {"default": (), "check": None}, "pilot": {"default": 10_000}})
+
+
+@config_class(_HOMOGENIZE, after="block_size")
 class SyntheticConfig(datasets.BuilderConfig):
     """Parameters every synthetic domain shares. Domain configs add their own fields."""
 
-    num_examples: int = param(10_000, "rows in the train split")
-    num_validation: int = param(0, "rows in the validation split (0: no split)")
-    num_test: int = param(0, "rows in the test split (0: no split)")
-    seed: int = param(0, "random seed; same seed, same rows")
-    block_size: int = param(1_000, "rows per independently seeded block (the unit of sharding)")
-    homogenize: tuple = param((), "salient variable(s) to homogenize while generating (empty: none)")
-    eps: float = param(0.01, "homogenization tolerance eps > 0 (smaller: more uniform, more draws)")
-    homogenize_mode: str = param("joint", "several variables: 'joint' (tuple) or 'sequential'")
-    homogenize_pilot: int = param(10_000, "draws that initialise the running estimate (0: none)")
+    num_examples: int = setting(10_000, help="rows in the train split", min=0)
+    num_validation: int = setting(0, help="rows in the validation split (0: no split)", min=0)
+    num_test: int = setting(0, help="rows in the test split (0: no split)", min=0)
+    seed: int = setting(0, help="random seed; same seed, same rows", min=0)
+    block_size: int = setting(1_000, help="rows per independently seeded block (the unit of sharding)", min=1)
     #: the parameters the config's name stands for (``dcfg``: ``distribution``), which no override may
     #: change (:func:`check_named_parameters`); not a generation parameter.
     named_parameters: tuple = dataclasses.field(default=(), repr=False, compare=False)
 
     def validate(self, salient_variables: Mapping[str, str]) -> None:
         """Check and normalise every parameter; raise before any work starts."""
-        self.num_examples = check_int("num_examples", self.num_examples, min=0)
-        self.num_validation = check_int("num_validation", self.num_validation, min=0)
-        self.num_test = check_int("num_test", self.num_test, min=0)
+        check_settings(self)
         if self.num_examples + self.num_validation + self.num_test == 0:
             raise ValueError("num_examples, num_validation, num_test: at least one split must have rows")
-        self.seed = check_int("seed", self.seed, min=0)
-        self.block_size = check_int("block_size", self.block_size, min=1)
         self.homogenize = check_str_tuple("homogenize", self.homogenize, choices=salient_variables)
-        self.eps = check_float("eps", self.eps, min=0, min_inclusive=False, max=1)
-        self.homogenize_mode = check_choice("homogenize_mode", self.homogenize_mode, MODES)
-        self.homogenize_pilot = check_int("homogenize_pilot", self.homogenize_pilot, min=0)
         # the requested sizes (SyntheticConfig's own: a subclass may read files to size its splits)
         check_block_count(SyntheticConfig.split_sizes(self), self.block_size)
 
@@ -122,7 +175,7 @@ def config_parameters(config_class: type) -> dict[str, dict]:
         if f.name in _BASE_FIELDS:
             continue
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
-        out[f.name] = {"default": default, "help": f.metadata.get("help", "")}
+        out[f.name] = {"default": default, "help": f.metadata["setting"].help}
     return out
 
 

@@ -19,8 +19,9 @@ import functools
 import random
 
 from ..domains import calculator as calc
-from ..validation import check_choice, check_float, check_int
-from .base import SyntheticBuilder, SyntheticConfig, homogenized_config_name, param, params_of
+from ..settings import setting
+from ..validation import check_int
+from .base import SyntheticBuilder, SyntheticConfig, homogenized_config_name, params_of
 
 __all__ = ["CalculatorConfig", "Calculator"]
 
@@ -40,30 +41,23 @@ _DEFAULTS = calc.CalculatorParams()
 class CalculatorConfig(SyntheticConfig):
     """Calculator generation parameters (see :class:`~hf_synthsample.domains.calculator.CalculatorParams`)."""
 
-    distribution: str = param("dcfg", f"one of {_DISTRIBUTION_CHOICES}")
-    p_digit: float = param(_DEFAULTS.p_digit, "DCFG/RCFG: probability of a digit at each node, in (0, 1]")
-    max_tree_depth: int = param(_DEFAULTS.max_tree_depth, "DCFG/RCFG: recursion cap (a digit is forced there)")
-    max_length: int | None = param(
-        _DEFAULTS.max_length, "DCFG/RCFG: longer expressions (characters) are redrawn; None: no limit"
-    )
-    max_run: int = param(_DEFAULTS.max_run, "RCFG: runs of 2..max_run operands for + and *")
-    t2t_min_depth: int = param(_DEFAULTS.t2t_min_depth, "T2T: smallest tree depth")
-    t2t_max_depth: int = param(_DEFAULTS.t2t_max_depth, "T2T: largest tree depth")
-    bal_min_depth: int = param(_DEFAULTS.bal_min_depth, "BAL: smallest tree depth")
-    bal_max_depth: int = param(_DEFAULTS.bal_max_depth, "BAL: largest tree depth")
+    distribution: str = setting("dcfg", help=f"one of {_DISTRIBUTION_CHOICES}", choices=_DISTRIBUTION_CHOICES)
+    p_digit: float = setting(_DEFAULTS.p_digit, help="DCFG/RCFG: probability of a digit at each node, in (0, 1]",
+                             min=0.0, min_inclusive=False, max=1.0)
+    max_tree_depth: int = setting(_DEFAULTS.max_tree_depth, help="DCFG/RCFG: recursion cap (a digit is forced there)",
+                                  min=0, max=30)
+    max_length: int | None = setting(_DEFAULTS.max_length, min=1,
+                                     help="DCFG/RCFG: longer expressions (characters) are redrawn; None: no limit")
+    max_run: int = setting(_DEFAULTS.max_run, help="RCFG: runs of 2..max_run operands for + and *", min=2, max=64)
+    t2t_min_depth: int = setting(_DEFAULTS.t2t_min_depth, help="T2T: smallest tree depth", min=0, max=30)
+    t2t_max_depth: int = setting(_DEFAULTS.t2t_max_depth, help="T2T: largest tree depth", min=0, max=30)
+    bal_min_depth: int = setting(_DEFAULTS.bal_min_depth, help="BAL: smallest tree depth", min=0, max=16)
+    bal_max_depth: int = setting(_DEFAULTS.bal_max_depth, help="BAL: largest tree depth", min=0, max=16)
 
     def validate(self, salient_variables) -> None:
         super().validate(salient_variables)
-        check_choice("distribution", self.distribution, _DISTRIBUTION_CHOICES)
-        self.p_digit = check_float("p_digit", self.p_digit, min=0, min_inclusive=False, max=1)
-        self.max_tree_depth = check_int("max_tree_depth", self.max_tree_depth, min=0, max=30)
-        if self.max_length is not None:
-            self.max_length = check_int("max_length", self.max_length, min=1)
-        self.max_run = check_int("max_run", self.max_run, min=2, max=64)
-        self.t2t_min_depth = check_int("t2t_min_depth", self.t2t_min_depth, min=0, max=30)
-        self.t2t_max_depth = check_int("t2t_max_depth", self.t2t_max_depth, min=self.t2t_min_depth, max=30)
-        self.bal_min_depth = check_int("bal_min_depth", self.bal_min_depth, min=0, max=16)
-        self.bal_max_depth = check_int("bal_max_depth", self.bal_max_depth, min=self.bal_min_depth, max=16)
+        check_int("t2t_max_depth", self.t2t_max_depth, min=self.t2t_min_depth)
+        check_int("bal_max_depth", self.bal_max_depth, min=self.bal_min_depth)
 
     def params(self) -> calc.CalculatorParams:
         return params_of(self, calc.CalculatorParams)

@@ -26,7 +26,6 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import json
@@ -37,70 +36,37 @@ import datasets
 
 from ..domains.karel import features as F
 from .calculator import SHIN2019_CITATION
-from ..domains.karel.dsl import CONTROL, parse, to_json, to_tokens
+from ..domains.karel.dsl import parse, to_json, to_tokens
 from ..domains.karel.interpreter import compile_program
-from ..domains.karel.io import DISTRIBUTIONS, MARKER_COUNTS, IOParams, IOSamplingError, flat_pairs_to_examples, sample_io_flat
-from ..domains.karel.programs import MODES, PATTERNS, ProgramParams, sample_program
+from ..domains.karel.io import MARKER_COUNTS, IOParams, IOSamplingError, flat_pairs_to_examples, sample_io_flat
+from ..domains.karel.programs import ProgramParams, sample_program
+from ..settings import setting
 from ..validation import check_choice, check_int
-from .base import SyntheticBuilder, SyntheticConfig, homogenized_config_name, param, params_of
+from .base import SyntheticBuilder, SyntheticConfig, config_class, homogenized_config_name, params_of, settings_fields
 
 __all__ = ["KarelConfig", "Karel", "karel_features", "resample_io", "resample_karel_io", "limit_shown"]
 
-_P = ProgramParams()
-_IO = IOParams()
 NARROW_RATIOS = ((0.05, 0.85), (0.25, 0.65), (0.65, 0.25), (0.85, 0.05))
+#: the config's names of the fields of ProgramParams and IOParams that it renames
+_PROGRAM_NAMES = {"mode": "program_mode"}
+_IO_NAMES = {"distribution": "io_distribution"}
 
 
-@dataclasses.dataclass
+@config_class(settings_fields(ProgramParams, rename=_PROGRAM_NAMES), settings_fields(IOParams, rename=_IO_NAMES))
 class KarelConfig(SyntheticConfig):
-    """Karel generation parameters (programs: :class:`ProgramParams`; inputs: :class:`IOParams`)."""
+    """Karel generation parameters: the fields of :class:`ProgramParams` (programs) and :class:`IOParams`
+    (inputs), declared there, and the builder's own."""
 
-    program_mode: str = param(_P.mode, f"program sampler, one of {MODES}")
-    min_size: int = param(_P.min_size, "smallest program size in tokens")
-    max_size: int = param(_P.max_size, "largest program size in tokens")
-    min_control_flow: int = param(_P.min_control_flow, "fewest control structures")
-    max_control_flow: int = param(_P.max_control_flow, "most control structures")
-    min_nesting: int = param(_P.min_nesting, "smallest nesting depth of control flow")
-    max_nesting: int = param(_P.max_nesting, "largest nesting depth of control flow")
-    constructs: tuple = param(_P.constructs, f"allowed control structures, a subset of {list(CONTROL)}")
-    pattern: str | None = param(_P.pattern, f"required nesting pattern, one of {list(PATTERNS)} or None")
-    p_control: float = param(_P.p_control, "probability that a statement is a control structure")
-    p_not: float = param(_P.p_not, "probability that a condition is negated")
-    max_body: int = param(_P.max_body, "most statements per body")
-    repeat_min: int = param(_P.repeat_min, "smallest repeat count")
-    repeat_max: int = param(_P.repeat_max, "largest repeat count")
-    min_actions: int = param(_P.min_actions, "fewest actions (action-only: shortest program)")
-    max_actions: int = param(_P.max_actions, "action-only: longest program")
-    require_move: bool = param(_P.require_move, "programs must contain a move")
-    io_distribution: str = param(_IO.distribution, f"input grid distribution, one of {DISTRIBUTIONS}")
-    min_grid_size: int = param(_IO.min_grid_size, "smallest grid side (rows and cols drawn independently)")
-    max_grid_size: int = param(_IO.max_grid_size, "largest grid side")
-    marker_ratio_range: tuple = param(_IO.marker_ratio_range, "uniform I/O: range of the marker ratio")
-    wall_ratio_range: tuple = param(_IO.wall_ratio_range, "uniform I/O: range of the wall ratio")
-    marker_ratio: float = param(_IO.marker_ratio, "narrow I/O: fraction of marker cells")
-    wall_ratio: float = param(_IO.wall_ratio, "narrow I/O: fraction of wall cells")
-    marker_counts: str = param(_IO.marker_counts, f"marker-count distribution, one of {MARKER_COUNTS}")
-    max_markers: int = param(_IO.max_markers, "most markers per cell (putMarker beyond it crashes)")
-    tick_budget: int = param(_IO.tick_budget, "most ticks (actions, condition checks, repeat iterations) per run")
-    num_shown: int = param(_IO.num_shown, "shown I/O pairs per task")
-    num_held_out: int = param(_IO.num_held_out, "held-out I/O pairs per task")
-    reject_noop: bool = param(_IO.reject_noop, "reject pairs whose output equals the input")
-    require_coverage: bool = param(_IO.require_coverage, "shown inputs must cover every branch")
-    max_attempts: int = param(_IO.max_attempts, "input draws per program before it is discarded")
-    probe_attempts: int = param(_IO.probe_attempts, "discard a program at once if none of its first inputs is valid")
-    max_programs: int = param(10_000, "programs tried for one row before giving up with an error")
-    tensors: bool = param(False, "also store the sparse 16x18x18 tensors of every grid")
-    dedup: str = param("split", "'split': no program in two splits, none twice in a block; 'exact': none twice "
-                       "anywhere (each block owns a share of the program hash space; draws grow with the blocks)")
+    max_programs: int = setting(10_000, help="programs tried for one row before giving up with an error", min=1)
+    tensors: bool = setting(False, help="also store the sparse 16x18x18 tensors of every grid")
+    dedup: str = setting("split", choices=("split", "exact"),
+                         help="'split': no program in two splits, none twice in a block; 'exact': none twice anywhere "
+                              "(each block owns a share of the program hash space; draws grow with the blocks)")
 
     def validate(self, salient_variables) -> None:
         super().validate(salient_variables)
-        self.program_params()
+        self.program_params()  # the checks between fields
         self.io_params()
-        self.max_programs = check_int("max_programs", self.max_programs, min=1)
-        check_choice("dedup", self.dedup, ("split", "exact"))
-        if not isinstance(self.tensors, bool):
-            raise TypeError(f"tensors must be a bool, got {self.tensors!r}")
         if self.program_mode == "actions":
             space = sum(5**n for n in range(max(self.min_actions, 1), min(self.max_actions, 30) + 1))
             need = max(self.split_sizes().values())
@@ -111,10 +77,10 @@ class KarelConfig(SyntheticConfig):
             raise ValueError(f"tensors: the tensor encoding holds grids up to 16x16; max_grid_size is {self.max_grid_size}")
 
     def program_params(self) -> ProgramParams:
-        return params_of(self, ProgramParams, {"mode": "program_mode"}).validate()
+        return params_of(self, ProgramParams, _PROGRAM_NAMES)
 
     def io_params(self) -> IOParams:
-        return params_of(self, IOParams, {"distribution": "io_distribution"}).validate()
+        return params_of(self, IOParams, _IO_NAMES)
 
 
 _BASELINE = dict(require_move=True, min_actions=2, io_distribution="uniform", wall_ratio_range=(0.1, 0.1),
@@ -289,7 +255,7 @@ def resample_io(batch: dict, *, seed: int = 0, io_params: IOParams | None = None
         (True, True)
     """
     check_choice("on_failure", on_failure, ("raise", "drop"))
-    p = dataclasses.replace(io_params or IOParams(), **io_kwargs).validate()
+    p = (io_params or IOParams()).replace(**io_kwargs)
     out: dict = {k: [] for k in (*batch, "examples", *F.SALIENT_VARIABLES)}
     for i, tokens in enumerate(batch["program_tokens"]):
         guid = batch["guid"][i] if "guid" in batch else ""

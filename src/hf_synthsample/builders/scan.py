@@ -28,8 +28,9 @@ import numpy as np
 import pyarrow as pa
 
 from ..domains import scan as sc
-from ..validation import check_choice, check_float, check_int
-from .base import SyntheticBuilder, SyntheticConfig, block_rng, param
+from ..settings import setting
+from ..validation import check_choice, check_int
+from .base import SyntheticBuilder, SyntheticConfig, block_rng, check_settings
 
 __all__ = ["ScanConfig", "Scan", "ScanStarConfig", "ScanStar"]
 
@@ -61,20 +62,15 @@ _DRAW_AHEAD = 32
 class ScanConfig(datasets.BuilderConfig):
     """An exact SCAN split. Only the row order (and ``simple``'s random split) depend on parameters."""
 
-    seed: int = param(0, "seed of the row order (and of the random 80/20 cut of 'simple')")
-    shuffle: bool = param(True, "rows in a seeded random order (False: enumeration order)")
-    train_fraction: float = param(0.8, "'simple' only: fraction of the commands in train, in (0, 1)")
-    block_size: int = param(5_000, "rows per shard")
+    seed: int = setting(0, help="seed of the row order (and of the random 80/20 cut of 'simple')", min=0)
+    shuffle: bool = setting(True, help="rows in a seeded random order (False: enumeration order)")
+    train_fraction: float = setting(0.8, help="'simple' only: fraction of the commands in train, in (0, 1)",
+                                    min=0.0, max=1.0, min_inclusive=False, max_inclusive=False)
+    block_size: int = setting(5_000, help="rows per shard", min=1)
 
     def validate(self, salient_variables=None) -> None:
         check_choice("config", self.name, list(sc.SCAN_SPLITS))
-        self.seed = check_int("seed", self.seed, min=0)
-        if not isinstance(self.shuffle, bool):
-            raise TypeError(f"shuffle must be a bool, got {self.shuffle!r}")
-        self.train_fraction = check_float(
-            "train_fraction", self.train_fraction, min=0, max=1, min_inclusive=False, max_inclusive=False
-        )
-        self.block_size = check_int("block_size", self.block_size, min=1)
+        check_settings(self)
 
     def split_sizes(self) -> dict[str, int]:
         return {split: len(rows) for split, rows in _scan_rows(self.name, self.seed, self.train_fraction, self.shuffle).items()}
@@ -144,45 +140,40 @@ STAR_SALIENT = {
 class ScanStarConfig(SyntheticConfig):
     """SCAN* generation parameters."""
 
-    kind: str = param("random", f"one of {KINDS}: plain draws, a length split, or the jump split")
-    num_primitives: int = param(200, "verb primitives: walk look run jump prim4 ... (outputs I_<NAME>)")
-    min_length: int = param(1, "random/jump: shortest command (words)")
-    max_length: int = param(62, "random/jump: longest command (words); length: L (train 0<l<=L, test L<l<=2L)")
-    source_max_length: int = param(250, "length: L of the longest dataset the split is halved from")
-    max_unique_primitives: int | None = param(None, "most distinct primitives per example (None: no limit)")
-    p_and: float = param(0.5, "probability that a conjunction is 'and' (else 'after')")
-    unify_around_opposite: bool = param(True, "'X opposite D' = (turn X) x2 like around's x4; False: SCAN's turn turn X")
-    held_out_primitive: str = param("jump", "jump: primitive seen only bare in train, in every test command")
-    held_out_fraction: float = param(0.1, "jump: fraction of train rows that are the bare held-out primitive")
+    kind: str = setting("random", help=f"one of {KINDS}: plain draws, a length split, or the jump split", choices=KINDS)
+    num_primitives: int = setting(200, help="verb primitives: walk look run jump prim4 ... (outputs I_<NAME>)",
+                                  min=1, max=_MAX_PRIMITIVES)
+    min_length: int = setting(1, help="random/jump: shortest command (words)", min=1)
+    max_length: int = setting(62, help="random/jump: longest command (words); length: L (train 0<l<=L, test "
+                                       "L<l<=2L)", min=1, max=_MAX_LENGTH)
+    source_max_length: int = setting(250, help="length: L of the longest dataset the split is halved from",
+                                     min=1, max=_MAX_LENGTH // 2)
+    max_unique_primitives: int | None = setting(None, help="most distinct primitives per example (None: no limit)",
+                                                min=1)
+    p_and: float = setting(0.5, help="probability that a conjunction is 'and' (else 'after')", min=0.0, max=1.0)
+    unify_around_opposite: bool = setting(True, help="'X opposite D' = (turn X) x2 like around's x4; False: SCAN's "
+                                                     "turn turn X")
+    held_out_primitive: str = setting("jump", help="jump: primitive seen only bare in train, in every test command")
+    held_out_fraction: float = setting(0.1, help="jump: fraction of train rows that are the bare held-out primitive",
+                                       min=0.0, max=1.0, max_inclusive=False)
 
     def validate(self, salient_variables) -> None:
         super().validate(salient_variables)
-        check_choice("kind", self.kind, KINDS)
-        self.num_primitives = check_int("num_primitives", self.num_primitives, min=1, max=_MAX_PRIMITIVES)
-        self.max_length = check_int("max_length", self.max_length, min=1, max=_MAX_LENGTH)
-        self.min_length = check_int("min_length", self.min_length, min=1, max=self.max_length)
-        if self.max_unique_primitives is not None:
-            self.max_unique_primitives = check_int("max_unique_primitives", self.max_unique_primitives, min=1)
-            if self.max_unique_primitives > self.num_primitives:
-                raise ValueError(
-                    f"max_unique_primitives must be <= num_primitives={self.num_primitives} (there are only "
-                    f"{self.num_primitives} primitives), got {self.max_unique_primitives}"
-                )
-        self.p_and = check_float("p_and", self.p_and, min=0, max=1)
-        if not isinstance(self.unify_around_opposite, bool):
-            raise TypeError(f"unify_around_opposite must be a bool, got {self.unify_around_opposite!r}")
+        check_int("min_length", self.min_length, max=self.max_length)
+        if self.max_unique_primitives is not None and self.max_unique_primitives > self.num_primitives:
+            raise ValueError(
+                f"max_unique_primitives must be <= num_primitives={self.num_primitives} (there are only "
+                f"{self.num_primitives} primitives), got {self.max_unique_primitives}"
+            )
         if self.kind == "length":
-            self.source_max_length = check_int("source_max_length", self.source_max_length, min=1, max=_MAX_LENGTH // 2)
             sc.halving_steps(self.source_max_length, self.max_length)
         if self.kind == "jump":
             if self.num_primitives < 2:
                 raise ValueError(f"num_primitives must be >= 2 for the jump split, got {self.num_primitives}")
             check_choice("held_out_primitive", self.held_out_primitive, sc.star_primitives(self.num_primitives))
-            self.held_out_fraction = check_float(
-                "held_out_fraction", self.held_out_fraction, min=0, max=1, max_inclusive=False
-            )
             if self.max_length < 2:
-                raise ValueError(f"max_length must be >= 2 for the jump split (test commands hold more than the bare primitive), got {self.max_length}")
+                raise ValueError(f"max_length must be >= 2 for the jump split (test commands hold more than the bare "
+                                 f"primitive), got {self.max_length}")
 
 
 def _star_configs() -> list[ScanStarConfig]:

@@ -22,6 +22,7 @@ import hashlib
 import math
 import os
 import random
+from typing import Any
 
 import datasets
 import pyarrow as pa
@@ -29,8 +30,8 @@ import pyarrow as pa
 from ..domains import schema2qa as s2q
 from ..domains import thingtalk
 from ..logging import get_logger
-from ..validation import check_choice, check_float, check_int
-from .base import SyntheticBuilder, SyntheticConfig, _code_hash, block_rng, param
+from ..settings import setting
+from .base import SyntheticBuilder, SyntheticConfig, _code_hash, block_rng
 
 __all__ = ["Schema2QAConfig", "Schema2QA", "annotated_splits"]
 
@@ -41,34 +42,40 @@ _PILOT = 20_000
 _PILOT_STREAM = 2_000
 
 
+def _folder(name: str, value: Any) -> str:
+    """An existing folder, as a ``str``."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a path or None, got {value!r}")
+    if not os.path.isdir(value):
+        raise ValueError(f"{name}: {os.fspath(value)!r} is not an existing folder")
+    return os.fspath(value)
+
+
+def _fraction(default: float, help: str) -> Any:
+    return setting(default, help=f"{help}, in [0, 0.5]", min=0.0, max=0.5)
+
+
 @dataclasses.dataclass
 class Schema2QAConfig(SyntheticConfig):
     """Schema2QA parameters."""
 
-    schema_domain: str = param("all", f"one of {_DOMAIN_CHOICES} ('all': each example from a domain drawn uniformly)")
-    source: str = param("synthetic", "'synthetic' (the grammar's pool) or 'annotated' (TSVs of annotated_dir)")
-    split: str = param("iid", "'iid' or 'compositional': how validation/test are made (see the module docs)")
-    annotated_dir: str | None = param(None, "folder with <domain>.tsv files (id, utterance, program); needed by annotated and compositional configs")
-    comp_validation_fraction: float = param(0.08, "annotated examples whose templates form the compositional validation set, in [0, 0.5]")
-    comp_test_fraction: float = param(0.13, "annotated examples whose templates form the compositional test set, in [0, 0.5]")
-    iid_validation_fraction: float = param(0.09, "of the remaining annotated examples: the i.i.d. validation set, in [0, 0.5]")
-    iid_test_fraction: float = param(0.10, "of the remaining annotated examples: the i.i.d. test set, in [0, 0.5]")
-    split_seed: int = param(0, "seed of the annotated template and i.i.d. splits")
+    schema_domain: str = setting("all", help=f"one of {_DOMAIN_CHOICES} ('all': each example from a domain drawn "
+                                             "uniformly)", choices=_DOMAIN_CHOICES)
+    source: str = setting("synthetic", help="'synthetic' (the grammar's pool) or 'annotated' (TSVs of annotated_dir)",
+                          choices=("synthetic", "annotated"))
+    split: str = setting("iid", help="'iid' or 'compositional': how validation/test are made (see the module docs)",
+                         choices=("iid", "compositional"))
+    annotated_dir: str | None = setting(None, help="folder with <domain>.tsv files (id, utterance, program); needed by "
+                                                   "annotated and compositional configs", kind="any", check=_folder)
+    comp_validation_fraction: float = _fraction(0.08, "annotated examples whose templates form the compositional "
+                                                      "validation set")
+    comp_test_fraction: float = _fraction(0.13, "annotated examples whose templates form the compositional test set")
+    iid_validation_fraction: float = _fraction(0.09, "of the remaining annotated examples: the i.i.d. validation set")
+    iid_test_fraction: float = _fraction(0.10, "of the remaining annotated examples: the i.i.d. test set")
+    split_seed: int = setting(0, help="seed of the annotated template and i.i.d. splits", min=0)
 
     def validate(self, salient_variables) -> None:
         super().validate(salient_variables)
-        check_choice("schema_domain", self.schema_domain, _DOMAIN_CHOICES)
-        check_choice("source", self.source, ("synthetic", "annotated"))
-        check_choice("split", self.split, ("iid", "compositional"))
-        if self.annotated_dir is not None:
-            if not isinstance(self.annotated_dir, (str, os.PathLike)):
-                raise TypeError(f"annotated_dir must be a path or None, got {self.annotated_dir!r}")
-            self.annotated_dir = os.fspath(self.annotated_dir)
-            if not os.path.isdir(self.annotated_dir):
-                raise ValueError(f"annotated_dir: {self.annotated_dir!r} is not an existing folder")
-        for name in ("comp_validation_fraction", "comp_test_fraction", "iid_validation_fraction", "iid_test_fraction"):
-            setattr(self, name, check_float(name, getattr(self, name), min=0, max=0.5))
-        self.split_seed = check_int("split_seed", self.split_seed, min=0)
         if self.source == "annotated" and self.homogenize:
             raise ValueError("homogenize: only the synthetic pool can be homogenized while generating; got source='annotated'")
 

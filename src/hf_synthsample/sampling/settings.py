@@ -208,11 +208,11 @@ class StreamHomogenizeSettings(Settings):
     """:class:`~hf_synthsample.sampling.StreamHomogenizeSampler` and ``homogenize_stream``: rejection
     sampling of a generator's rows (generator-side homogenization)."""
 
-    variables: tuple[str, ...] = setting(help="salient variable name(s): keys of the drawn rows",
+    variables: tuple[str, ...] = setting(help="salient variable name(s) to homogenize: keys of the drawn rows",
                                          check=_at_least_one("salient variable to homogenize"))
-    eps: float = setting(0.01, help="tolerance: values rarer than eps are always kept, commoner ones thinned to "
-                                    "about eps each; expected draws per row 1 / sum_v min(P(v), eps)",
-                         min=0.0, min_inclusive=False)
+    eps: float = setting(0.01, help="tolerance in (0, 1]: values rarer than eps are always kept, commoner ones "
+                                    "thinned to about eps each; expected draws per row 1 / sum_v min(P(v), eps)",
+                         min=0.0, min_inclusive=False, max=1.0)
     mode: str = setting("joint", help="'joint' (the tuple of values) or 'sequential' (nested rejection samplers, "
                                       "one per variable)", choices=MODES)
     pilot: int = setting(0, help="draws that start the running estimate (0: the paper's algorithm)", min=0)

@@ -46,7 +46,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...validation import check_choice, check_float, check_int
+from ...settings import Settings, setting
+from ...validation import check_float, check_int
 from .dsl import ACTIONS, Body
 from .interpreter import DEFAULT_MAX_MARKERS, DEFAULT_TICK_BUDGET, CompiledProgram, compile_program
 from .world import DIRECTIONS, MAX_TENSOR_GRID, World
@@ -75,46 +76,38 @@ def _check_range(name: str, value: Any) -> tuple:
     return (lo, hi)
 
 
-@dataclasses.dataclass
-class IOParams:
-    """Parameters of :func:`sample_io` (see the module docstring)."""
+@dataclasses.dataclass(frozen=True)
+class IOParams(Settings):
+    """Parameters of :func:`sample_io` (see the module docstring), checked at construction."""
 
-    distribution: str = "uniform"
-    min_grid_size: int = 2
-    max_grid_size: int = 16
-    marker_ratio_range: tuple = (0.0, 1.0)
-    wall_ratio_range: tuple = (0.0, 1.0)
-    marker_ratio: float = 0.25
-    wall_ratio: float = 0.25
-    marker_counts: str = "uniform"
-    max_markers: int = DEFAULT_MAX_MARKERS
-    tick_budget: int = DEFAULT_TICK_BUDGET
-    num_shown: int = 5
-    num_held_out: int = 1
-    reject_noop: bool = True
-    require_coverage: bool = True
-    max_attempts: int = 200
-    probe_attempts: int = 25
+    distribution: str = setting("uniform", help=f"input grid distribution, one of {DISTRIBUTIONS}",
+                                choices=DISTRIBUTIONS)
+    min_grid_size: int = setting(2, help="smallest grid side (rows and cols drawn independently)", min=1, max=64)
+    max_grid_size: int = setting(16, help="largest grid side (>= min_grid_size)", min=1, max=64)
+    marker_ratio_range: tuple[float, float] = setting((0.0, 1.0), help="uniform I/O: range of the marker ratio",
+                                                      check=_check_range)
+    wall_ratio_range: tuple[float, float] = setting((0.0, 1.0), help="uniform I/O: range of the wall ratio",
+                                                    check=_check_range)
+    marker_ratio: float = setting(0.25, help="narrow I/O: fraction of marker cells", min=0.0, max=1.0)
+    wall_ratio: float = setting(0.25, help="narrow I/O: fraction of wall cells", min=0.0, max=1.0)
+    marker_counts: str = setting("uniform", help=f"marker-count distribution, one of {MARKER_COUNTS}",
+                                 choices=MARKER_COUNTS)
+    max_markers: int = setting(DEFAULT_MAX_MARKERS, help="most markers per cell (putMarker beyond it crashes)",
+                               min=1, max=255)
+    tick_budget: int = setting(DEFAULT_TICK_BUDGET, help="most ticks (actions, condition checks, repeat "
+                                                         "iterations) per run", min=1)
+    num_shown: int = setting(5, help="shown I/O pairs per task", min=1)
+    num_held_out: int = setting(1, help="held-out I/O pairs per task", min=0)
+    reject_noop: bool = setting(True, help="reject pairs whose output equals the input")
+    require_coverage: bool = setting(True, help="shown inputs must cover every branch")
+    max_attempts: int = setting(200, help="input draws per program before it is discarded", min=1)
+    probe_attempts: int = setting(25, help="discard a program at once if none of its first inputs is valid", min=1)
+
+    def _check(self) -> None:
+        check_int("max_grid_size", self.max_grid_size, min=self.min_grid_size)
 
     def validate(self) -> "IOParams":
-        """Check every field; ``ValueError``/``TypeError`` naming it and the accepted values."""
-        check_choice("io_distribution", self.distribution, DISTRIBUTIONS)
-        self.min_grid_size = check_int("min_grid_size", self.min_grid_size, min=1, max=64)
-        self.max_grid_size = check_int("max_grid_size", self.max_grid_size, min=self.min_grid_size, max=64)
-        self.marker_ratio_range = _check_range("marker_ratio_range", self.marker_ratio_range)
-        self.wall_ratio_range = _check_range("wall_ratio_range", self.wall_ratio_range)
-        self.marker_ratio = check_float("marker_ratio", self.marker_ratio, min=0, max=1)
-        self.wall_ratio = check_float("wall_ratio", self.wall_ratio, min=0, max=1)
-        check_choice("marker_counts", self.marker_counts, MARKER_COUNTS)
-        self.max_markers = check_int("max_markers", self.max_markers, min=1, max=255)
-        self.tick_budget = check_int("tick_budget", self.tick_budget, min=1)
-        self.num_shown = check_int("num_shown", self.num_shown, min=1)
-        self.num_held_out = check_int("num_held_out", self.num_held_out, min=0)
-        self.max_attempts = check_int("max_attempts", self.max_attempts, min=1)
-        self.probe_attempts = check_int("probe_attempts", self.probe_attempts, min=1)
-        for name in ("reject_noop", "require_coverage"):
-            if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
+        """``self``: the fields were checked at construction (kept for callers that chain it)."""
         return self
 
 

@@ -27,7 +27,8 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from ...validation import check_choice, check_float, check_int, check_str_tuple
+from ...settings import Settings, setting
+from ...validation import check_int
 from .dsl import ACTIONS, CONDITIONS, CONTROL, MAX_REPEAT, Body, to_tokens
 
 __all__ = ["MODES", "PATTERNS", "ProgramParams", "ProgramSamplingError", "sample_program", "program_size",
@@ -43,49 +44,37 @@ class ProgramSamplingError(ValueError):
     """No program satisfying the constraints was found within the draw budget."""
 
 
-@dataclasses.dataclass
-class ProgramParams:
-    """Parameters of :func:`sample_program` (see the module docstring)."""
+@dataclasses.dataclass(frozen=True)
+class ProgramParams(Settings):
+    """Parameters of :func:`sample_program` (see the module docstring), checked at construction."""
 
-    mode: str = "grammar"
-    min_size: int = 5
-    max_size: int = 40
-    min_control_flow: int = 0
-    max_control_flow: int = 4
-    min_nesting: int = 0
-    max_nesting: int = 3
-    constructs: tuple = CONTROL
-    pattern: str | None = None
-    p_control: float = 0.25
-    p_not: float = 0.2
-    max_body: int = 4
-    repeat_min: int = 2
-    repeat_max: int = 10
-    min_actions: int = 1
-    max_actions: int = 20
-    require_move: bool = False
+    mode: str = setting("grammar", help=f"program sampler, one of {MODES}", choices=MODES)
+    min_size: int = setting(5, help="smallest program size in tokens", min=5)
+    max_size: int = setting(40, help="largest program size in tokens (>= min_size)", min=5)
+    min_control_flow: int = setting(0, help="fewest control structures", min=0)
+    max_control_flow: int = setting(4, help="most control structures (>= min_control_flow)", min=0)
+    min_nesting: int = setting(0, help="smallest nesting depth of control flow (<= max_nesting)", min=0, max=20)
+    max_nesting: int = setting(3, help="largest nesting depth of control flow", min=0, max=20)
+    constructs: tuple[str, ...] = setting(CONTROL, help=f"allowed control structures, a subset of {list(CONTROL)}",
+                                          kind="strs", choices=CONTROL)
+    pattern: str | None = setting(None, help=f"required nesting pattern, one of {list(PATTERNS)} or None",
+                                  choices=PATTERNS)
+    p_control: float = setting(0.25, help="probability that a statement is a control structure", min=0.0, max=1.0)
+    p_not: float = setting(0.2, help="probability that a condition is negated", min=0.0, max=1.0)
+    max_body: int = setting(4, help="most statements per body", min=1)
+    repeat_min: int = setting(2, help="smallest repeat count", min=0, max=MAX_REPEAT)
+    repeat_max: int = setting(10, help="largest repeat count (>= repeat_min)", min=0, max=MAX_REPEAT)
+    min_actions: int = setting(1, help="fewest actions (action-only: shortest program)", min=0)
+    max_actions: int = setting(20, help="action-only: longest program (>= min_actions)", min=1)
+    require_move: bool = setting(False, help="programs must contain a move")
 
-    def validate(self) -> "ProgramParams":
-        """Check every field (``ValueError``/``TypeError`` naming it) and that the filters can be met."""
-        check_choice("program_mode", self.mode, MODES)
-        self.min_size = check_int("min_size", self.min_size, min=5)
-        self.max_size = check_int("max_size", self.max_size, min=self.min_size)
-        self.min_control_flow = check_int("min_control_flow", self.min_control_flow, min=0)
-        self.max_control_flow = check_int("max_control_flow", self.max_control_flow, min=self.min_control_flow)
-        self.max_nesting = check_int("max_nesting", self.max_nesting, min=0, max=20)
-        self.min_nesting = check_int("min_nesting", self.min_nesting, min=0, max=self.max_nesting)
-        self.constructs = check_str_tuple("constructs", self.constructs, choices=CONTROL)
-        if self.pattern is not None:
-            check_choice("pattern", self.pattern, PATTERNS)
-        self.p_control = check_float("p_control", self.p_control, min=0, max=1)
-        self.p_not = check_float("p_not", self.p_not, min=0, max=1)
-        self.max_body = check_int("max_body", self.max_body, min=1)
-        self.repeat_min = check_int("repeat_min", self.repeat_min, min=0, max=MAX_REPEAT)
-        self.repeat_max = check_int("repeat_max", self.repeat_max, min=self.repeat_min, max=MAX_REPEAT)
-        self.min_actions = check_int("min_actions", self.min_actions, min=0)
-        self.max_actions = check_int("max_actions", self.max_actions, min=max(self.min_actions, 1))
-        if not isinstance(self.require_move, bool):
-            raise TypeError(f"require_move must be a bool, got {self.require_move!r}")
+    def _check(self) -> None:
+        """The bounds between fields, and that the filters can be met."""
+        check_int("max_size", self.max_size, min=self.min_size)
+        check_int("max_control_flow", self.max_control_flow, min=self.min_control_flow)
+        check_int("min_nesting", self.min_nesting, max=self.max_nesting)
+        check_int("repeat_max", self.repeat_max, min=self.repeat_min)
+        check_int("max_actions", self.max_actions, min=max(self.min_actions, 1))
         if self.mode == "grammar":
             need = self.min_control_flow > 0 or self.min_nesting > 0 or self.pattern is not None
             if need and (not self.constructs or self.p_control == 0 or self.max_control_flow == 0 or self.max_nesting == 0):
@@ -96,6 +85,9 @@ class ProgramParams:
                 if inner not in self.constructs or outer not in self.constructs or self.max_nesting < 2:
                     raise ValueError(f"pattern {self.pattern!r} needs {inner!r} and {outer!r} in constructs "
                                      f"{list(self.constructs)} and max_nesting >= 2")
+
+    def validate(self) -> "ProgramParams":
+        """``self``: the fields were checked at construction (kept for callers that chain it)."""
         return self
 
 
