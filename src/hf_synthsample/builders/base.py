@@ -13,6 +13,7 @@ function every engine (``datasets``, :mod:`hf_synthsample.engines`) calls.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import hashlib
@@ -29,7 +30,6 @@ from typing import Any, Callable, ClassVar, Iterator, Mapping, Sequence
 import datasets
 import numpy as np
 import pyarrow as pa
-from datasets.builder import Key
 
 from .._version import __version__
 from ..logging import get_logger
@@ -40,6 +40,7 @@ from ..sampling.report import HomogenizationReport, _decode, _encode
 from ..sampling.settings import StreamHomogenizeSettings
 from ..settings import Settings, setting
 from ..validation import check_str_tuple
+from ._datasets_compat import HookedBuilder, Key, cache_root, output_dir
 
 logger = get_logger(__name__)
 
@@ -255,7 +256,7 @@ def check_fits_on_disk(builder: "SyntheticBuilder", sizes: Mapping[str, int]) ->
     except NotImplementedError:  # a builder without row draws (exact SCAN): sizes are fixed and small
         return
     need = per_row * total
-    where = builder._cache_dir_root
+    where = cache_root(builder)
     free = _free_bytes(where)
     if need > free:
         parts = ", ".join(f"{_SIZE_PARAMS.get(k, k)}={v:,}" for k, v in sizes.items() if v)
@@ -299,7 +300,7 @@ def _code_hash(cls: type) -> str:
     return h.hexdigest()[:16]
 
 
-class SyntheticBuilder(datasets.ArrowBasedBuilder):
+class SyntheticBuilder(HookedBuilder):
     """Base builder of the synthetic domains (see the module docstring)."""
 
     BUILDER_CONFIG_CLASS = SyntheticConfig
@@ -333,7 +334,7 @@ class SyntheticBuilder(datasets.ArrowBasedBuilder):
             return super().download_and_prepare(*args, **kwargs)
 
     # ------------------------------------------------------------------ config handling
-    def _create_builder_config(self, config_name=None, custom_features=None, config_id=None, **config_kwargs):
+    def check_config_kwargs(self, config_name: str | None, config_kwargs: dict[str, Any]) -> None:
         if config_name is not None and config_name not in self.builder_configs:
             raise ValueError(f"config {config_name!r} does not exist for {self.DOMAIN}; "
                              f"available configs: {list(self.builder_configs)}")
@@ -343,20 +344,16 @@ class SyntheticBuilder(datasets.ArrowBasedBuilder):
             raise ValueError(
                 f"unknown parameter {unknown[0]!r} for {self.DOMAIN} configs; accepted parameters: {sorted(accepted)}"
             )
-        config, config_id = super()._create_builder_config(
-            config_name=config_name, custom_features=custom_features, config_id=config_id, **config_kwargs
-        )
+
+    def configured(self, config: datasets.BuilderConfig, config_kwargs: dict[str, Any]) -> None:
         for key, value in config_kwargs.items():
             if value is None:  # datasets skips None overrides; here None is meaningful (e.g. max_length)
                 setattr(config, key, None)
         config.validate(self.SALIENT_VARIABLES)
         if config_kwargs and getattr(config, "named_parameters", ()):
-            import copy
-
             base = copy.deepcopy(self.builder_configs[config.name])
             base.validate(self.SALIENT_VARIABLES)
             check_named_parameters(type(self), base, config, list(config_kwargs))
-        return config, config_id
 
     # ------------------------------------------------------------------ domain hooks
     def _features(self) -> datasets.Features:
@@ -382,8 +379,10 @@ class SyntheticBuilder(datasets.ArrowBasedBuilder):
 
     def _split_generators(self, dl_manager):
         streaming = isinstance(dl_manager, datasets.StreamingDownloadManager)
+        if not streaming:
+            check_fits_on_disk(self, self.config.split_sizes())
         homogenized = getattr(self.config, "homogenize", ()) and not streaming
-        stats_dir = os.path.join(self._output_dir, _STATS_DIRNAME) if homogenized else None
+        stats_dir = os.path.join(output_dir(self), _STATS_DIRNAME) if homogenized else None
         return [
             datasets.SplitGenerator(name=split, gen_kwargs={"blocks": list(blocks), **context})
             for split, (blocks, context) in self.split_plans(stats_dir).items()
@@ -448,10 +447,9 @@ class SyntheticBuilder(datasets.ArrowBasedBuilder):
         for i, block in enumerate(blocks):
             yield Key(i, 0), self.block_table(block, **context)
 
-    def _download_and_prepare(self, dl_manager, verification_mode, **prepare_split_kwargs):
-        check_fits_on_disk(self, self.config.split_sizes())
-        super()._download_and_prepare(dl_manager, verification_mode, **prepare_split_kwargs)
-        stats_dir = os.path.join(self._output_dir, _STATS_DIRNAME)
+    def generated(self, folder: str) -> None:
+        """Merge the blocks' homogenization counts into ``homogenization.json`` beside the splits."""
+        stats_dir = os.path.join(folder, _STATS_DIRNAME)
         if not os.path.isdir(stats_dir):
             return
         per_split: dict[str, list] = {}
@@ -465,7 +463,7 @@ class SyntheticBuilder(datasets.ArrowBasedBuilder):
             split: report_from_stats(merge_stats(stats), cfg.homogenize, cfg.homogenize_mode, cfg.eps).to_dict()
             for split, stats in per_split.items()
         }
-        write_json_atomic(os.path.join(self._output_dir, REPORT_FILENAME), reports)
+        write_json_atomic(os.path.join(folder, REPORT_FILENAME), reports)
         shutil.rmtree(stats_dir)
         for split, report in reports.items():
             logger.info(

@@ -202,10 +202,9 @@ class Schema2QA(SyntheticBuilder):
             kwargs.setdefault("hash", _code_hash(type(self)) + _folder_hash(os.fspath(folder)))
         super().__init__(*args, **kwargs)
 
-    def _create_builder_config(self, *args, **kwargs):
-        config, config_id = super()._create_builder_config(*args, **kwargs)
+    def configured(self, config: Schema2QAConfig, config_kwargs: dict[str, Any]) -> None:
+        super().configured(config, config_kwargs)
         config.require_annotated()
-        return config, config_id
 
     FEATURES = {"utterance": "string", "program": "string", "template": "string", "domain": "string",
                 "num_clauses": "int32", "program_length": "int32"}
