@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import inspect
 import json
+import pickle
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -19,7 +21,7 @@ import datasets
 import numpy as np
 import pytest
 
-from hf_synthsample.cartography import NoiseFlagger
+from hf_synthsample.cartography import NoiseFlagger, TrainingDynamicsCallback
 from hf_synthsample.cartography.noise import LexicalNoiseFlagger
 from hf_synthsample.curve import CompositionalityCurve
 from hf_synthsample.settings import Estimator, Settings, clone, setting
@@ -108,6 +110,9 @@ CASES = [
     Case(lambda: LexicalNoiseFlagger(fraction=0.2), _programs,
          lambda est, ds: est.flag(ds["program"], ds["template"]).tolist(), {"iterations": 3}, ("smoothing", 0.0),
          ("scores_", "flags_"), "lexical-noise-flags"),
+    # the dynamics callback runs inside a Trainer (tests/test_cartography_callback.py): its run here is its record
+    Case(lambda: TrainingDynamicsCallback(("aum", "loss"), seed=1), _programs,
+         lambda est, ds: est.settings.to_record(), {"eval_examples": 5}, ("eval_batch_size", 0), id="dynamics-callback"),
     # the curve trains models: its run here is its settings' record (the conformance of the params is what is checked)
     Case(lambda: CompositionalityCurve(targets=[0.1, 0.3], column="program", language="sexpr",
                                        target_column="template", seed=1), _programs,
@@ -308,3 +313,75 @@ def test_deep_params_of_nested_settings_and_estimators():
     sklearn_base = pytest.importorskip("sklearn.base")
     again = sklearn_base.clone(outer)
     assert again.step is not outer.step and values(again) == values(outer)
+
+
+# ------------------------------------------------------------------ more of scikit-learn's estimator_checks
+def _public(est) -> set:
+    return {k for k in vars(est) if not k.startswith("_")}
+
+
+def test_no_attributes_set_in_init(case):
+    """``check_no_attributes_set_in_init``: the constructor holds the settings and nothing public beside them."""
+    est = case.make()
+    assert _public(est) == {"settings"}
+    assert not [k for k in vars(est) if k.endswith("_") and not k.startswith("_")]
+
+
+def test_run_does_not_change_the_params_and_adds_only_fitted_attributes(case):
+    """``check_estimators_overwrite_params`` and ``check_dont_overwrite_parameters``: a run leaves the
+    settings as they were, and every public attribute it adds ends in ``_``."""
+    est, ds = case.make(), case.data()
+    before, settings = est.get_params(), est.settings
+    case.run(est, ds)
+    assert est.get_params() == before and est.settings == settings
+    added = _public(est) - {"settings"}
+    assert all(k.endswith("_") for k in added), added
+    assert set(case.fitted) <= added
+
+
+def test_run_is_idempotent(case):
+    """``check_fit_idempotent``: running the same estimator twice gives the same result."""
+    est, ds = case.make(), case.data()
+    assert case.run(est, ds) == case.run(est, ds)
+
+
+def test_pickle_round_trip(case):
+    """``check_estimators_pickle``: a pickled estimator (run or not) comes back with its settings and
+    fitted attributes, and runs the same."""
+    est, ds = case.make(), case.data()
+    first = case.run(est, ds)
+    again = pickle.loads(pickle.dumps(est))
+    assert type(again) is type(est) and again.settings == est.settings
+    assert {k for k in vars(again) if k.endswith("_")} == {k for k in vars(est) if k.endswith("_")}
+    assert case.run(again, ds) == first
+    assert pickle.loads(pickle.dumps(case.make())).get_params() == case.make().get_params()
+
+
+def test_set_params_with_its_own_params_changes_nothing(case):
+    """``check_set_params``: ``set_params(**get_params(deep=False))`` and each value set back are no change."""
+    est = case.make()
+    params = est.get_params(deep=False)
+    assert est.set_params(**params).get_params(deep=False) == params
+    for name, value in params.items():
+        assert est.set_params(**{name: value}).settings == case.make().settings, name
+
+
+def test_repr_names_the_changed_settings(case):
+    """``check_estimator_repr``: ``repr`` works, names the class and each changed setting."""
+    est = case.make()
+    text = repr(est)
+    assert text.startswith(type(est).__name__ + "(")
+    assert all(f"{k}=" in text for k in est.settings.changed())
+
+
+def test_defaults_in_the_signature_are_the_settings_defaults(case):
+    """``check_parameters_default_constructible``: every default the signature shows is the settings
+    class's; an estimator constructible without arguments holds exactly those defaults."""
+    cls = type(case.make())
+    defaults = cls.settings_class.defaults()
+    try:
+        est = cls()
+    except (ValueError, TypeError) as err:  # a field without a default, or a choice to make (fraction or count)
+        assert re.match(r"^\w+", str(err)), err
+        return
+    assert all(est.get_params(deep=False)[k] == v for k, v in defaults.items())

@@ -51,6 +51,8 @@ class Spec:
     ``applies_when`` maps another field to the values under which this one means something
     (``{"method": ("mcd", "tmcd")}``), or to a predicate whose docstring says where: a CLI option
     given outside them is refused. ``cli``: ``True``, or a string saying why there is no option.
+    ``flatten``: the field holds settings (its default's class) whose fields may also be given by their own
+    names where the holder has no field of that name (``Curve(targets=...)`` for ``Curve(split__targets=...)``).
     """
 
     help: str
@@ -68,6 +70,7 @@ class Spec:
     parse: Callable[[str], Any] | None = None
     metavar: str | None = None
     applies_when: Mapping[str, tuple | Callable[[Any], bool]] | None = None
+    flatten: bool = False
 
 
 def setting(default: Any = dataclasses.MISSING, *, help: str, **spec: Any) -> Any:
@@ -235,21 +238,43 @@ class Settings:
         field that holds settings or an estimator (scikit-learn's ``get_params``)."""
         return _params(self, self.specs(), deep)
 
-    def replace(self, **changes: Any) -> "Settings":
-        """A validated copy with ``changes`` applied (``field__name``: a field of the settings or estimator a
-        field holds); an unknown name is a ``ValueError`` listing the known ones."""
-        specs = self.specs()
-        direct, nested = {}, {}
+    @classmethod
+    def build(cls, **params: Any) -> "Settings":
+        """The settings of ``params``: fields, ``field__name`` (a field of the settings a field holds, from its
+        default) and the fields of a ``flatten`` field by their own names (as :meth:`replace`)."""
+        direct, nested = cls._route(params, TypeError)  # as Python refuses an unknown keyword
+        settings = cls(**direct)
+        return settings.replace(**{f"{h}__{k}": v for h, sub in nested.items() for k, v in sub.items()}) \
+            if nested else settings
+
+    @classmethod
+    def _route(cls, changes: Mapping[str, Any], error: type[Exception] = ValueError) -> tuple[dict, dict]:
+        """``(fields, {field: {name: value}})``: ``changes`` split into this class's fields and those of the
+        settings its fields hold (``field__name``, or ``name`` alone for a ``flatten`` field that has it)."""
+        specs = cls.specs()
+        flat = {name: f for f, spec in specs.items() if spec.flatten
+                for name in type(cls.defaults()[f]).specs() if name not in specs}
+        direct: dict = {}
+        nested: dict = {}
         for key, value in changes.items():
             head, sep, rest = key.partition("__")
             if sep and head in specs:
                 nested.setdefault(head, {})[rest] = value
+            elif key in flat:
+                nested.setdefault(flat[key], {})[key] = value
             else:
                 direct[key] = value
         unknown = [k for k in direct if k not in specs]
         if unknown:
-            raise ValueError(f"{type(self).__name__} has no setting {unknown[0]!r}; "
-                             f"its settings are: {', '.join(specs)}")
+            known = [*specs, *flat]
+            raise error(f"{cls.__name__} has no setting {unknown[0]!r}; its settings are: {', '.join(known)}")
+        return direct, nested
+
+    def replace(self, **changes: Any) -> "Settings":
+        """A validated copy with ``changes`` applied (``field__name``: a field of the settings or estimator a
+        field holds; a ``flatten`` field's fields also by their own names); an unknown name is a ``ValueError``
+        listing the known ones."""
+        direct, nested = self._route(changes)
         for head, sub in nested.items():
             inner = direct.get(head, getattr(self, head))
             if isinstance(inner, Settings):
@@ -318,10 +343,10 @@ def _json_safe(value: Any) -> Any:
 class Estimator:
     """Base of the estimator-like objects, configured by one :class:`Settings` (scikit-learn style).
 
-    ``Estimator(settings, **params)``: the params override the settings. Fields read as attributes
-    (``est.seed``), and assigning one (``est.seed = 3``) is :meth:`set_params` (validated). Results of
-    the last call live in attributes ending in ``_``. The constructor's signature lists the fields
-    (keyword-only, with their defaults; ``positional`` ones may be given by position), so
+    ``Estimator(settings, *positional, **params)``: the params override the settings. Fields read as
+    attributes (``est.seed``), and assigning one (``est.seed = 3``) is :meth:`set_params` (validated).
+    Results of the last call live in attributes ending in ``_``. The constructor's signature lists the
+    fields (keyword-only, with their defaults; ``positional`` ones may be given by position), so
     ``inspect.signature`` and ``sklearn.base.clone`` see the parameters.
     """
 
@@ -329,10 +354,21 @@ class Estimator:
     #: fields that may be given by position (before the keyword-only ones)
     positional: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, settings: Settings | None = None, /, **params: Any) -> None:
-        cls = self.settings_class
+    def __init__(self, *args: Any, **params: Any) -> None:
+        cls, name = self.settings_class, type(self).__name__
+        settings = None
+        if args and (args[0] is None or isinstance(args[0], Settings)):  # the settings object, or None
+            settings, args = args[0], args[1:]
+        if len(args) > len(self.positional):
+            raise TypeError(f"{name} takes {len(self.positional)} positional argument(s) "
+                            f"({', '.join(self.positional) or 'none'}) besides its settings, got {len(args)}; "
+                            "give the others by name")
+        for field, value in zip(self.positional, args):
+            if field in params:
+                raise TypeError(f"{name} got multiple values for argument {field!r}")
+            params[field] = value
         if settings is None:
-            settings = cls(**params)
+            settings = cls.build(**params)
         elif not isinstance(settings, cls):
             raise TypeError(f"settings must be a {cls.__name__}, got {type(settings).__name__}")
         elif params:

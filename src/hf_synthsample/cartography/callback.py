@@ -23,16 +23,19 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from transformers import TrainerCallback
+
 from ..logging import get_logger
+from ..settings import Estimator
 
 from ..atomic import write_json_atomic
 from ..validation import check_writable_path
 from ..hub.provenance import column_digests, dataset_fingerprint, model_record
 from .ids import check_id_column, id_codes
+from .settings import DynamicsSettings
 from .measures import MEASURES, STEP_MEASURES, infer_task, sequence_measures
 from .collator import ID_KEY, CartographyCollator, add_example_ids
 from .fused_head import base_model, has_token_log_probs, logits_of, token_log_prob_measures
@@ -45,10 +48,11 @@ __all__ = ["TrainingDynamicsCallback", "CartographyCallback", "CartographyCollat
            "load_dynamics", "ID_KEY", "DYNAMICS_FILE", "EVAL_DYNAMICS_FILE", "META_FILE"]
 
 # ----------------------------------------------------------------------------- callback
-class TrainingDynamicsCallback(TrainerCallback):
+class TrainingDynamicsCallback(Estimator, TrainerCallback):
     """Records per-example, per-epoch training dynamics during ``Trainer.train()``.
 
-    The arguments are the fields of :class:`~hf_synthsample.cartography.settings.DynamicsSettings`:
+    The arguments are the fields of :class:`~hf_synthsample.cartography.settings.DynamicsSettings`
+    (``cb.settings``: what runs; assigning a field is ``set_params``):
     ``measures`` among :data:`~hf_synthsample.cartography.measures.MEASURES` (``correct`` and the
     gold token count always; ``bleu`` implies ``eval_pass``, a dropout-free pass at each epoch end);
     ``resume_from``'s dynamics must end at the resume step. Raises at construction for bad
@@ -60,30 +64,12 @@ class TrainingDynamicsCallback(TrainerCallback):
         ('aum', 'forgetting', 'el2n', 'loss')
     """
 
-    def __init__(
-        self,
-        measures: Sequence[str] = ("inv_ppl", "chia"),
-        *,
-        output_dir: str | os.PathLike | None = None,
-        task: str = "auto",
-        id_column: str = "example_id",
-        eval_pass: bool = False,
-        eval_examples: int | None = None,
-        eval_batch_size: int | None = None,
-        max_new_tokens: int | None = None,
-        seed: int = 0,
-        resume_from: str | os.PathLike | None = None,
-    ):
-        from .settings import DynamicsSettings
+    settings_class = DynamicsSettings
+    positional = ("measures",)
 
-        # validated once, by the settings' fields (a bad value names its argument)
-        self.settings = DynamicsSettings(measures=measures, output_dir=output_dir, task=task, id_column=id_column,
-                                         eval_pass=eval_pass, eval_examples=eval_examples,
-                                         eval_batch_size=eval_batch_size, max_new_tokens=max_new_tokens, seed=seed,
-                                         resume_from=resume_from)
-        for name, value in self.settings.get_params().items():
-            setattr(self, name, value)
-        self.eval_pass = self.eval_pass or "bleu" in self.measures
+    def __init__(self, *args: Any, **params: Any) -> None:
+        # validated once, by the settings' fields (a bad value names its argument); they are what runs
+        super().__init__(*args, **params)
         # fingerprints of copies of the training set holding the same rows (set by track_dynamics)
         self._known_fingerprints: list[str] = []
         # per column, digests of the rows of the training set track_dynamics saw (before its ids)

@@ -167,7 +167,7 @@ class DynamicsSettings(Settings):
     task: str = setting("auto", choices=("auto", *TASKS), help="the task layout, or auto (from the model class)")
     id_column: str = setting("example_id", kind="any", check=check_non_empty_str, help="the example-id column")
     eval_pass: Any = setting(False, kind="any", check=_bool,
-                             help="also a dropout-free pass at each epoch end (implied by bleu)")
+                             help="also a dropout-free pass at each epoch end (implied by bleu: held True with it)")
     eval_examples: int | None = setting(None, min=1, help="examples of that pass, drawn with seed [all]")
     eval_batch_size: int | None = setting(None, min=1, help="batch size of that pass [per_device_eval_batch_size]")
     max_new_tokens: int | None = setting(None, min=1, help="decode length limit [gold length + 5]")
@@ -178,3 +178,5 @@ class DynamicsSettings(Settings):
     def _check(self) -> None:
         if not self.measures:
             raise ValueError(f"measures must name at least one of {list(MEASURES)}")
+        if "bleu" in self.measures and not self.eval_pass:  # bleu is scored by that pass: the settings say it runs
+            object.__setattr__(self, "eval_pass", True)

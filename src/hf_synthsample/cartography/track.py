@@ -20,7 +20,6 @@ Example:
 from __future__ import annotations
 
 import functools
-import os
 from typing import Any, Sequence
 
 from ..hub.provenance import column_digests, dataset_fingerprint
@@ -34,17 +33,11 @@ __all__ = ["track_dynamics"]
 logger = get_logger(__name__)
 
 
-def track_dynamics(
-    trainer: Any,
-    measures: Sequence[str] | None = None,
-    *,
-    output_dir: str | os.PathLike | None = None,
-    id_column: str = "example_id",
-    **options: Any,
-) -> Any:
+def track_dynamics(trainer: Any, measures: Sequence[str] | None = None, **options: Any) -> Any:
     """Make ``trainer`` record per-example, per-epoch training dynamics; returns the same trainer.
 
-    The arguments are :class:`~hf_synthsample.cartography.TrainingDynamicsCallback`'s (TRL trainers
+    The ``options`` are the fields of :class:`~hf_synthsample.cartography.DynamicsSettings` (the
+    :class:`~hf_synthsample.cartography.TrainingDynamicsCallback` it adds holds them; TRL trainers
     give no logits: the margins and ``el2n`` raise there); ``id_column`` is added (row numbers)
     when absent. Raises naming the argument before changing anything (bad trainer, training set
     or ids, dynamics already tracked, packed batches, measures a TRL trainer cannot give).
@@ -57,7 +50,8 @@ def track_dynamics(
                         f"got {type(trainer).__name__}")
     if measures is not None:
         options["measures"] = measures
-    callback = TrainingDynamicsCallback(output_dir=output_dir, id_column=id_column, **options)  # validates options
+    callback = TrainingDynamicsCallback(**options)  # validates options
+    id_column = callback.id_column
     _check(trainer, callback)
 
     dataset = trainer.train_dataset
