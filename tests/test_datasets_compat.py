@@ -25,6 +25,11 @@ def test_overridden_internals_keep_their_signatures(name):
         [(p.name, p.kind) for p in theirs.parameters.values()], f"{VERSION}: {name}{theirs}, overridden as {ours}"
 
 
+def test_the_hooks_are_no_names_of_datasets():
+    for hook in ("check_config_kwargs", "configured", "generated"):
+        assert not hasattr(datasets.ArrowBasedBuilder, hook), f"{VERSION} defines {hook}: rename the hook"
+
+
 def test_the_internals_are_still_called_where_the_hooks_expect():
     # the config is made in __init__, and download_and_prepare writes through _download_and_prepare into a
     # temporary folder it swaps in as _output_dir

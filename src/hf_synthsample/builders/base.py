@@ -1,14 +1,15 @@
 """The dataset-builder pattern every synthetic domain uses.
 
 A domain builder subclasses :class:`SyntheticBuilder` and supplies its ``FEATURES``, a config class
-(a :class:`SyntheticConfig` dataclass with its own parameters) and ``_draw(rng)``, which returns one
-row. The base class validates the config before any work, cuts each split into blocks of
-``block_size`` rows, each drawn from its own ``SeedSequence([seed, stream, block])`` (so the rows do
-not depend on ``num_proc``, and a streamed dataset's shards are whole blocks), homogenizes inside
-each block from one shared pilot (``homogenize=``; counts merged into ``homogenization.json``, read
-by :func:`homogenization_report`), writes whole Arrow tables, and hashes the source of the modules
-that make the rows into the cache key. ``split_plans`` and ``block_table`` are the one block
-function every engine (``datasets``, :mod:`hf_synthsample.engines`) calls.
+(a :class:`SyntheticConfig` dataclass whose fields are declared with ``setting()``, or made from a
+domain's settings class by :func:`config_class` and :func:`settings_fields`) and ``_draw(rng)``, which
+returns one row. The base class validates the config by those declarations before any work, cuts
+each split into blocks of ``block_size`` rows, each drawn from its own ``SeedSequence([seed, stream,
+block])`` (so the rows do not depend on ``num_proc``, and a streamed dataset's shards are whole
+blocks), homogenizes inside each block from one shared pilot (``homogenize=``; counts merged into
+``homogenization.json``, read by :func:`homogenization_report`), writes whole Arrow tables, and
+hashes the source of the modules that make the rows into the cache key. ``split_plans`` and
+``block_table`` are the one block function every engine (``datasets``, :mod:`hf_synthsample.engines`) calls.
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ def _settings_class(config_class: type) -> type[Settings]:
     hints = typing.get_type_hints(config_class)
     fields = [(f.name, hints[f.name], dataclasses.field(default=f.default, metadata=f.metadata))
               for f in dataclasses.fields(config_class) if "setting" in f.metadata]
-    return dataclasses.make_dataclass(f"{config_class.__name__}Settings", fields, bases=(Settings,), frozen=True)
+    return dataclasses.make_dataclass(f"_{config_class.__name__}Settings", fields, bases=(Settings,), frozen=True)
 
 
 def check_settings(config: Any) -> Settings:
