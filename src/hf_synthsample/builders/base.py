@@ -45,8 +45,8 @@ from ._datasets_compat import HookedBuilder, Key, cache_root, output_dir
 
 logger = get_logger(__name__)
 
-__all__ = ["SyntheticConfig", "SyntheticBuilder", "homogenization_report", "config_parameters",
-    "check_named_parameters", "block_rng", "cache_name", "homogenized_config_name"]
+__all__ = ["SyntheticConfig", "SyntheticBuilder", "homogenization_report", "config_parameters", "config_class",
+    "settings_fields", "check_settings", "check_named_parameters", "block_rng", "cache_name", "homogenized_config_name"]
 
 SPLIT_STREAMS = {"train": 0, "validation": 1, "test": 2}
 _PILOT_STREAM = 1_000
