@@ -39,7 +39,7 @@ from typing import Any, Callable, ClassVar, Iterator, Mapping
 from .validation import check_choice, check_float, check_int, check_str_tuple
 
 __all__ = ["Estimator", "FrozenMapping", "Settings", "Spec", "add_arguments", "applies", "clone", "freeze", "setting",
-           "settings_from_args"]
+           "settings_from_args", "signature_from"]
 
 
 @dataclass(frozen=True)
@@ -434,6 +434,43 @@ class Estimator:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.settings.changed().items())})"
+
+
+def signature_from(settings_class: type[Settings], *, positional: tuple[str, ...] = (),
+                   fixed: tuple[str, ...] = ()) -> Callable[[Callable], Callable]:
+    """Decorator: the signature of a function ``f(dataset, *args, settings=None, ..., **changes)`` shown as
+    ``settings_class``' fields, with its defaults: ``positional`` in place of ``*args``, the others
+    (but ``fixed``, which the function sets) keyword-only in place of ``**changes``; its private (``_``)
+    arguments are not shown. Declares nothing.
+
+    Example:
+        >>> from dataclasses import dataclass
+        >>> @dataclass(frozen=True)
+        ... class Cut(Settings):
+        ...     column: str = setting("text", help="column")
+        ...     size: float = setting(0.5, help="share")
+        >>> @signature_from(Cut, positional=("column",))
+        ... def cut(data, *args, settings=None, **changes):
+        ...     return changes
+        >>> import inspect; str(inspect.signature(cut))
+        "(data, column='text', *, settings=None, size=0.5)"
+    """
+    def decorate(fn: Callable) -> Callable:
+        P, sig = inspect.Parameter, inspect.signature(fn)
+        defaults = settings_class.defaults()
+        shown = []
+        for p in sig.parameters.values():
+            if p.kind is P.VAR_POSITIONAL:
+                shown += [P(n, P.POSITIONAL_OR_KEYWORD, default=defaults.get(n, P.empty)) for n in positional]
+            elif p.kind is P.VAR_KEYWORD:
+                shown += [P(n, P.KEYWORD_ONLY, default=defaults.get(n, P.empty)) for n in settings_class.specs()
+                          if n not in positional and n not in fixed and n not in sig.parameters]
+            elif not p.name.startswith("_"):  # a private argument is not shown
+                shown.append(p)
+        fn.__signature__ = sig.replace(parameters=shown)
+        return fn
+
+    return decorate
 
 
 def clone(estimator: Estimator) -> Estimator:

@@ -27,7 +27,7 @@ from ..validation import check_float
 from ._data import check_compound_weights
 
 __all__ = ["Goal", "SplitSettings", "SweepSettings", "METHODS", "SIZE_TOLERANCE", "SWEEP_RESTARTS", "check_targets",
-           "parse_targets"]
+           "parse_targets", "settings_of"]
 
 #: the split methods: the MCD search (``mcd``, ``tmcd``) and the standard splits
 METHODS = ("mcd", "tmcd", "template", "length", "random")
@@ -257,10 +257,10 @@ class SplitSettings(Settings):
                                  f"leave it at its default ({defaults.get(name)!r})")
         if self.search and self.language is None and not (self.atoms_column and self.compounds_column):
             raise ValueError(f"language: the {self.method} method needs the structure language of the program column "
-                             "(see hf_synthsample.structure.languages()), or atoms_column and compounds_column")
+                             f"{self.column!r} ({_accepted()}), or atoms_column and compounds_column")
         if self.method == "template" and self.language is None and self.template_column is None:
-            raise ValueError("language: the template method needs the structure language of the program column, "
-                             "or template_column")
+            raise ValueError(f"language: the template method needs the structure language of the program column "
+                             f"{self.column!r} ({_accepted()}), or template_column")
 
     def to_record(self) -> dict[str, Any]:
         """The settings as a card records them: the weights and size tolerance in effect (``"none"``)."""
@@ -271,6 +271,44 @@ class SplitSettings(Settings):
         if isinstance(self, SweepSettings):  # each target is its own goal
             del record["goal"]
         return record
+
+
+def _accepted() -> str:
+    """The accepted languages, for a message that asks for one."""
+    from ..structure.language import languages
+
+    return f"accepted: {', '.join(languages())}, or a hf_synthsample.structure.Language"
+
+
+def settings_of(cls: type[SplitSettings], args: Sequence[Any], settings: SplitSettings | None,
+                changes: Mapping[str, Any], *, positional: Sequence[str] = ("column", "language"),
+                fixed: Mapping[str, Any] | None = None, name: str = "the split function") -> SplitSettings:
+    """The settings a split function runs with: ``settings`` (``cls``' defaults when ``None``) changed by
+    the values ``args`` gives by position (the fields ``positional``) and ``changes``; ``fixed``: what the
+    function is (its ``method``), refused when a change or the settings say otherwise.
+
+    Example:
+        >>> settings_of(SplitSettings, ["commands", "scan"], None, {"seed": 3}, fixed={"method": "tmcd"}).changed()
+        {'method': 'tmcd', 'seed': 3, 'column': 'commands', 'language': 'scan'}
+    """
+    if len(args) > len(positional):
+        raise TypeError(f"{name} takes {', '.join(positional)} by position after the dataset, got {len(args)} "
+                        "values; give the others by name")
+    both = sorted(set(positional[:len(args)]) & set(changes))
+    if both:
+        raise TypeError(f"{name} got multiple values for argument {both[0]!r}")
+    changes = {**dict(zip(positional, args)), **changes}
+    for key, value in (fixed or {}).items():
+        have = changes.get(key, getattr(settings, key, value))
+        if have != value:
+            raise ValueError(f"{key}: {name} makes {key} {value!r} splits, not {have!r}; for another {key} use "
+                             f"MCDSplitter(settings).split")
+        changes[key] = value
+    if settings is None:
+        return cls.build(**changes)
+    if not isinstance(settings, cls):
+        raise TypeError(f"settings must be a {cls.__name__}, got {type(settings).__name__}")
+    return settings.replace(**changes)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -19,36 +19,48 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from ..validation import check_float, check_int
+from ..settings import signature_from
+from ..validation import check_float
 from ._data import _bad_rows, as_split, check_dataset, check_program_column, check_template_column, check_test_size
-from .settings import SIZE_TOLERANCE
+from .settings import METHODS, SIZE_TOLERANCE, SplitSettings, settings_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset, DatasetDict
 
-__all__ = ["random_split", "template_split", "length_split"]
+__all__ = ["random_split", "template_split", "length_split", "by_random", "by_template"]
 
 
-def random_split(dataset: "Dataset", test_size: float = 0.25, *, seed: int = 0) -> "DatasetDict":
-    """``round(test_size * rows)`` rows drawn uniformly (seeded) for test, the rest train."""
+def _unused(method: str) -> tuple[str, ...]:
+    """The fields ``method`` does not read (hidden from its function's signature; refused when changed)."""
+    return ("method", *(n for n, spec in SplitSettings.specs().items()
+                        if method not in (spec.applies_when or {}).get("method", METHODS)))
+
+
+@signature_from(SplitSettings, positional=("test_size",), fixed=_unused("random"))
+def random_split(dataset: "Dataset", *args: Any, settings: SplitSettings | None = None,
+                 **changes: Any) -> "DatasetDict":
+    """``round(test_size * rows)`` rows drawn uniformly (seeded) for test, the rest train; ``settings``
+    and ``changes``: :class:`~.settings.SplitSettings`' (``test_size`` also by position)."""
+    s = settings_of(SplitSettings, args, settings, changes, positional=("test_size",), fixed={"method": "random"},
+                    name="random_split")
+    s.require_structure()
+    return by_random(dataset, s)
+
+
+def by_random(dataset: "Dataset", s: SplitSettings) -> "DatasetDict":
+    """The random split of settings ``s`` (checked)."""
     check_dataset(dataset)
-    _, rows = check_test_size(test_size, len(dataset))
-    seed = check_int("seed", seed, min=0)
-    return as_split(dataset, np.random.default_rng(seed).permutation(len(dataset))[:rows])
+    _, rows = check_test_size(s.test_size, len(dataset))
+    return as_split(dataset, np.random.default_rng(s.seed).permutation(len(dataset))[:rows])
 
 
-def template_split(
-    dataset: "Dataset",
-    column: str = "program",
-    language: str | None = "thingtalk",
-    *,
-    test_size: float = 0.25,
-    seed: int = 0,
-    template_column: str | None = None,
-    size_tolerance: float = SIZE_TOLERANCE,
-) -> "DatasetDict":
+@signature_from(SplitSettings, positional=("column", "language"), fixed=_unused("template"))
+def template_split(dataset: "Dataset", *args: Any, settings: SplitSettings | None = None,
+                   **changes: Any) -> "DatasetDict":
     """Whole abstract templates held out (Finegan-Dollak et al. 2018): in a seeded random order, to
-    test while they fit. Templates come from ``template_column`` or from parsing ``column``.
+    test while they fit. Templates come from ``template_column`` or from parsing ``column`` with
+    ``language``; ``settings`` and ``changes``: :class:`~.settings.SplitSettings`' (``column`` and
+    ``language`` also by position).
 
     Example:
         >>> from datasets import Dataset
@@ -57,12 +69,19 @@ def template_split(
         >>> sorted(set(s["test"]["program"]) & set(s["train"]["program"]))
         []
     """
+    s = settings_of(SplitSettings, args, settings, changes, fixed={"method": "template"}, name="template_split")
+    s.require_structure()
+    return by_template(dataset, s)
+
+
+def by_template(dataset: "Dataset", s: SplitSettings) -> "DatasetDict":
+    """The template split of settings ``s`` (checked)."""
+    column, language, test_size, seed, template_column = s.column, s.language, s.test_size, s.seed, s.template_column
+    size_tolerance = s.size_tolerance_share
     from ..columns import column_arrow
 
     check_dataset(dataset)
     _, rows = check_test_size(test_size, len(dataset))
-    seed = check_int("seed", seed, min=0)
-    size_tolerance = check_float("size_tolerance", size_tolerance, min=0.0, max=0.5)
     if template_column is not None:
         if template_column not in dataset.column_names:
             raise ValueError(f"template_column: no column {template_column!r}; columns: {dataset.column_names}")

@@ -17,11 +17,11 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from ..settings import Estimator
+from ..settings import Estimator, signature_from
 from ._data import as_split, check_sides, parent_child_compounds, settings_structures
-from .settings import SWEEP_RESTARTS, Goal, SplitSettings, SweepSettings
+from .settings import Goal, SplitSettings, SweepSettings, settings_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset, DatasetDict
@@ -52,12 +52,11 @@ class MCDSplitter(Estimator):
             tmcd = s.method == "tmcd" and s.compounds_column is None
             return self._search_split(dataset, parent_child_compounds if tmcd else None, progress)
         if s.method == "template":
-            return simple.template_split(dataset, s.column, s.language, test_size=s.test_size, seed=s.seed,
-                                         template_column=s.template_column, size_tolerance=s.size_tolerance_share)
+            return simple.by_template(dataset, s)
         if s.method == "length":  # ``column`` is read only by the default length
             return simple.length_split(dataset, _words if s.length_column is None else s.length_column,
                                        column=s.column, test_size=s.test_size, size_tolerance=s.size_tolerance_share)
-        return simple.random_split(dataset, s.test_size, seed=s.seed)
+        return simple.by_random(dataset, s)
 
     def _search_split(self, dataset: "Dataset", compounds_fn: Callable | None, progress: bool | None) -> "DatasetDict":
         from .mcd import search
@@ -83,6 +82,7 @@ class MCDSplitter(Estimator):
         s = self.settings
         if targets is not None or not isinstance(s, SweepSettings):
             s = SweepSettings(**{**s.get_params(), "targets": targets})
+        s.require_structure()
         self.sweep_ = run_sweep(dataset, s, progress=progress)
         return self.sweep_
 
@@ -90,8 +90,13 @@ class MCDSplitter(Estimator):
         """``(lowest, highest)`` D_C the minimising and maximising searches find for these settings."""
         from .mcd import search_range
 
+        self.settings.require_structure()
         self.range_ = search_range(settings_structures(dataset, self.settings), self.settings)
         return self.range_
+
+
+#: the fields the split functions take by position after the dataset (``mcd_split(ds, "commands", "scan")``)
+_POSITIONAL = ("column", "language")
 
 
 def _words(text: Any) -> int:
@@ -99,39 +104,36 @@ def _words(text: Any) -> int:
     return len(str(text).split())
 
 
-def mcd_split(
-    dataset: "Dataset", column: str = "program", language: str | None = "thingtalk", *, test_size: float = 0.25,
-    max_atom_divergence: float = 0.02, seed: int = 0,
-    compound_weights: bool | str | Mapping[str, float] | None = None, max_height: int = 2,
-    atoms_column: str | None = None, compounds_column: str | None = None, target_divergence: float | None = None,
-    minimize: bool = False, divergence_tolerance: float = 0.01, time_limit: float | None = None,
-    max_steps: int | None = None, patience: int = 100, batch_size: int = 64, size_tolerance: float = 0.0,
-    restarts: int = 0, train_size: float | None = None, skip_unparsable: bool = False, progress: bool | None = None,
-    return_result: bool = False, _compounds_fn: Callable | None = None,
-) -> "DatasetDict | tuple[DatasetDict, MCDResult]":
-    """A maximum-compound-divergence split (Keysers et al. 2020): ``MCDSplitter(...).split(dataset)``.
+@signature_from(SplitSettings, positional=_POSITIONAL, fixed=("method",))
+def mcd_split(dataset: "Dataset", *args: Any, settings: SplitSettings | None = None,
+              target_divergence: float | None = None, minimize: bool = False, progress: bool | None = None,
+              return_result: bool = False, _compounds_fn: Callable | None = None, _method: str = "mcd",
+              **changes: Any) -> "DatasetDict | tuple[DatasetDict, MCDResult]":
+    """A maximum-compound-divergence split (Keysers et al. 2020): ``MCDSplitter(settings).split(dataset)``.
 
-    The arguments are :class:`~hf_synthsample.splits.settings.SplitSettings`' fields, but for the goal:
-    ``target_divergence`` or ``minimize`` (default: the highest D_C). The split has ``.mcd_result``
-    (returned too with ``return_result``); a limit returns the split reached so far.
+    ``settings`` (a :class:`~hf_synthsample.splits.settings.SplitSettings`) and ``changes`` (its fields;
+    ``column`` and ``language`` also by position); the goal also as ``target_divergence`` or ``minimize``
+    (default: the highest D_C). The split has ``.mcd_result`` (returned too with ``return_result``); a
+    limit returns the split reached so far.
     """
-    splitter = MCDSplitter(
-        column=column, language=language, test_size=test_size, max_atom_divergence=max_atom_divergence, seed=seed,
-        compound_weights=compound_weights, max_height=max_height, atoms_column=atoms_column,
-        compounds_column=compounds_column, goal=Goal.of(target_divergence, minimize),
-        divergence_tolerance=divergence_tolerance, time_limit=time_limit, max_steps=max_steps, patience=patience,
-        batch_size=batch_size, size_tolerance=size_tolerance, restarts=restarts, train_size=train_size,
-        skip_unparsable=skip_unparsable)
+    if target_divergence is not None or minimize:
+        if "goal" in changes:
+            raise ValueError("goal, target_divergence, minimize: give the goal one way")
+        changes["goal"] = Goal.of(target_divergence, minimize)
+    s = settings_of(SplitSettings, args, settings, changes, positional=_POSITIONAL, fixed={"method": _method},
+                    name=f"{_method}_split")
+    splitter = MCDSplitter(s)
+    s.require_structure()
     split = splitter._search_split(dataset, _compounds_fn, progress)
     return (split, splitter.result_) if return_result else split
 
 
-def tmcd_split(
-    dataset: "Dataset", column: str = "program", language: str | None = "thingtalk", *,
-    compounds_fn: Callable | None = None, compound_weights: bool | str | Mapping[str, float] = False, **kwargs: Any,
-) -> "DatasetDict | tuple[DatasetDict, MCDResult]":
+@signature_from(SplitSettings, positional=_POSITIONAL, fixed=("method",))
+def tmcd_split(dataset: "Dataset", *args: Any, settings: SplitSettings | None = None,
+               compounds_fn: Callable | None = None, **changes: Any) -> "DatasetDict | tuple[DatasetDict, MCDResult]":
     """A TMCD split (Shaw et al. 2021): :func:`mcd_split` with the parent-child pairs of the tree
-    (:func:`~hf_synthsample.splits._data.parent_child_compounds`) or ``compounds_fn(tree)`` as compounds.
+    (:func:`~hf_synthsample.splits._data.parent_child_compounds`) or ``compounds_fn(tree)`` as compounds,
+    unweighted unless ``compound_weights`` says otherwise.
 
     Example:
         >>> from datasets import Dataset
@@ -142,43 +144,31 @@ def tmcd_split(
     """
     if compounds_fn is not None and not callable(compounds_fn):
         raise TypeError(f"compounds_fn must be callable (tree -> list of compounds), got {compounds_fn!r}")
-    if "compounds_column" in kwargs and compounds_fn is not None:
+    column_given = changes.get("compounds_column", getattr(settings, "compounds_column", None))
+    if column_given and compounds_fn is not None:
         raise ValueError("compounds_fn and compounds_column: give one source of compounds, not both")
-    fn = compounds_fn or (None if kwargs.get("compounds_column") else parent_child_compounds)
-    return mcd_split(dataset, column, language, compound_weights=compound_weights, _compounds_fn=fn, **kwargs)
+    fn = compounds_fn or (None if column_given else parent_child_compounds)
+    return mcd_split(dataset, *args, settings=settings, _compounds_fn=fn, _method="tmcd", **changes)
 
 
-def divergence_sweep(
-    dataset: "Dataset", targets: Sequence[float], *, column: str = "program", language: str | None = "thingtalk",
-    test_size: float = 0.25, train_size: float | None = None, max_atom_divergence: float = 0.02, seed: int = 0,
-    compound_weights: bool | str | Mapping[str, float] | None = None, max_height: int = 2,
-    atoms_column: str | None = None, compounds_column: str | None = None, divergence_tolerance: float = 0.01,
-    time_limit: float | None = None, max_steps: int | None = None, patience: int = 100, batch_size: int = 64,
-    size_tolerance: float = 0.0, restarts: int = SWEEP_RESTARTS, skip_unparsable: bool = False,
-    text_column: str | None = None, progress: bool | None = None,
-) -> SplitSweep:
-    """A :class:`SplitSweep` of ``dataset`` at each compound divergence of ``targets``; the arguments
-    are :class:`~hf_synthsample.splits.settings.SweepSettings`' fields, ``progress`` may be a caller's
-    ``tqdm`` bar. An unreachable target is an :class:`~hf_synthsample.splits.mcd.UnreachableDivergence`.
+@signature_from(SweepSettings, positional=("targets",), fixed=("method", "goal"))
+def divergence_sweep(dataset: "Dataset", *args: Any, settings: SweepSettings | None = None,
+                     progress: bool | None = None, **changes: Any) -> SplitSweep:
+    """A :class:`SplitSweep` of ``dataset`` at each compound divergence of ``targets``: ``settings`` (a
+    :class:`~hf_synthsample.splits.settings.SweepSettings`) and ``changes`` (its fields); ``progress``
+    may be a caller's ``tqdm`` bar. An unreachable target is an
+    :class:`~hf_synthsample.splits.mcd.UnreachableDivergence`.
     """
-    settings = SweepSettings(
-        targets=targets, column=column, language=language, test_size=test_size, train_size=train_size,
-        max_atom_divergence=max_atom_divergence, seed=seed, compound_weights=compound_weights, max_height=max_height,
-        atoms_column=atoms_column, compounds_column=compounds_column, divergence_tolerance=divergence_tolerance,
-        time_limit=time_limit, max_steps=max_steps, patience=patience, batch_size=batch_size,
-        size_tolerance=size_tolerance, restarts=restarts, skip_unparsable=skip_unparsable, text_column=text_column)
-    return MCDSplitter(settings).sweep(dataset, progress=progress)
+    s = settings_of(SweepSettings, args, settings, changes, positional=("targets",), name="divergence_sweep")
+    return MCDSplitter(s).sweep(dataset, progress=progress)
 
 
-def divergence_range(
-    dataset: "Dataset", *, column: str = "program", language: str | None = "thingtalk", test_size: float = 0.25,
-    train_size: float | None = None, max_atom_divergence: float = 0.02, seed: int = 0,
-    compound_weights: bool | str | Mapping[str, float] | None = None, max_height: int = 2,
-    atoms_column: str | None = None, compounds_column: str | None = None, patience: int = 100, restarts: int = 0,
-    size_tolerance: float = 0.0, skip_unparsable: bool = False,
-) -> tuple[float, float]:
-    """``(lowest, highest)`` D_C the minimising and maximising searches find for this seed and
-    ``restarts`` (a sweep runs 2): the targets :func:`divergence_sweep` can reach, +/- its tolerance.
+@signature_from(SplitSettings, positional=(), fixed=("method",))
+def divergence_range(dataset: "Dataset", *, settings: SplitSettings | None = None,
+                     **changes: Any) -> tuple[float, float]:
+    """``(lowest, highest)`` D_C the minimising and maximising searches find for ``settings`` and ``changes``
+    (:class:`~hf_synthsample.splits.settings.SplitSettings`' fields: this seed and ``restarts``; a sweep runs
+    2): the targets :func:`divergence_sweep` can reach, +/- its tolerance.
 
     Example:
         >>> from datasets import Dataset
@@ -188,8 +178,5 @@ def divergence_range(
         >>> 0.3 < low < 0.4 < 0.6 < high
         True
     """
-    return MCDSplitter(column=column, language=language, test_size=test_size, train_size=train_size,
-                       max_atom_divergence=max_atom_divergence, seed=seed, compound_weights=compound_weights,
-                       max_height=max_height, atoms_column=atoms_column, compounds_column=compounds_column,
-                       patience=patience, restarts=restarts, size_tolerance=size_tolerance,
-                       skip_unparsable=skip_unparsable).reachable_range(dataset)
+    s = settings_of(SplitSettings, (), settings, changes, fixed={"method": "mcd"}, name="divergence_range")
+    return MCDSplitter(s).reachable_range(dataset)

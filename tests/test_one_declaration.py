@@ -1,0 +1,81 @@
+"""One declaration per idea (issue 47, item 2): the split functions take ``settings=`` plus
+``**changes`` and show the settings' fields with the settings' defaults (nothing re-declared); the
+language has one default (none: say which), refused naming ``language`` and the accepted names."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+from datasets import Dataset
+
+from hf_synthsample.splits import (MCDSplitter, SplitSettings, SweepSettings, divergence_range, divergence_sweep,
+                                   mcd_split, random_split, template_split, tmcd_split)
+
+FUNCTIONS = {mcd_split: SplitSettings, tmcd_split: SplitSettings, divergence_range: SplitSettings,
+             divergence_sweep: SweepSettings, random_split: SplitSettings, template_split: SplitSettings}
+
+
+def _programs() -> Dataset:
+    return Dataset.from_dict({"program": [f"({op} ({f} {a}) {b})" for op in "pq" for f in "fgh" for a in "abcd"
+                                          for b in "abc"]})
+
+
+@pytest.mark.parametrize("fn", FUNCTIONS, ids=lambda f: f.__name__)
+def test_the_signature_shows_the_settings_fields_with_their_defaults(fn):
+    cls = FUNCTIONS[fn]
+    params = inspect.signature(fn).parameters
+    defaults = cls.defaults()
+    fields = [p for p in params.values() if p.name in cls.specs()]
+    assert fields and "settings" in params and params["settings"].default is None
+    for p in fields:
+        assert p.default == defaults.get(p.name, inspect.Parameter.empty), (fn.__name__, p.name)
+    assert not [p for p in params if p.startswith("_")]
+    assert "method" not in params  # each function is one method
+
+
+def test_language_has_one_default_and_a_missing_one_is_named():
+    assert SplitSettings().language is None and SweepSettings(targets=(0.5,)).language is None
+    for fn in (mcd_split, tmcd_split, divergence_range, template_split):
+        assert inspect.signature(fn).parameters["language"].default is None
+    ds = _programs()
+    for call in (lambda: mcd_split(ds), lambda: tmcd_split(ds), lambda: divergence_range(ds),
+                 lambda: divergence_sweep(ds, [0.5]), lambda: template_split(ds)):
+        with pytest.raises(ValueError, match=r"^language: .*'program'.*accepted: .*sexpr.*thingtalk"):
+            call()
+
+
+def test_settings_plus_changes_is_the_estimator():
+    ds = _programs()
+    s = SplitSettings(language="sexpr", compound_weights=False, patience=10)
+    a = mcd_split(ds, settings=s, seed=2, progress=False)
+    b = MCDSplitter(s.replace(seed=2)).split(ds, progress=False)
+    assert a["test"]["program"] == b["test"]["program"]
+    c = mcd_split(ds, "program", "sexpr", compound_weights=False, patience=10, seed=2, progress=False)
+    assert c["test"]["program"] == a["test"]["program"]
+    assert mcd_split(ds, settings=s, seed=2, progress=False, return_result=True)[1].compound_divergence == \
+        a.mcd_result.compound_divergence
+
+
+def test_wrong_settings_and_double_values_refused():
+    ds = _programs()
+    with pytest.raises(ValueError, match=r"^method: mcd_split makes method 'mcd' splits, not 'template'"):
+        mcd_split(ds, settings=SplitSettings(method="template", template_column="program"))
+    with pytest.raises(TypeError, match="settings must be a SweepSettings"):
+        divergence_sweep(ds, settings=SplitSettings(language="sexpr"))
+    with pytest.raises(TypeError, match="multiple values for argument 'language'"):
+        mcd_split(ds, "program", "sexpr", language="scan")
+    with pytest.raises(TypeError, match="takes column, language by position"):
+        mcd_split(ds, "program", "sexpr", 0.3)
+    with pytest.raises(TypeError, match="has no setting 'languag'"):
+        mcd_split(ds, languag="sexpr")
+    with pytest.raises(ValueError, match="goal, target_divergence, minimize"):
+        mcd_split(ds, language="sexpr", goal="min", target_divergence=0.3)
+
+
+def test_the_split_methods_keep_their_effective_size_tolerance():
+    s = SplitSettings(method="template")
+    assert s.size_tolerance is None and s.size_tolerance_share == 0.05 and SplitSettings().size_tolerance_share == 0.0
+    ds = Dataset.from_dict({"program": [f"(f {i})" for i in range(8)], "t": list("aabbccdd")})
+    assert len(template_split(ds, template_column="t", test_size=0.25)["test"]) == 2
+    assert len(random_split(ds, 0.5, seed=1)["test"]) == 4
