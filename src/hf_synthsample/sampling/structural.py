@@ -52,8 +52,14 @@ class StructureColumns(StructureSource):
 
     def read(self, dataset: "Dataset", need: Sequence[str]) -> tuple[dict[str, list], np.ndarray]:
         """The ``need`` columns as lists, and the indices of rows left out (unparsable)."""
+        cols, bad = self.read_arrow(dataset, need)
+        return {c: a.to_pylist() for c, a in cols.items()}, bad
+
+    def read_arrow(self, dataset: "Dataset", need: Sequence[str], num_proc: int | None = None) -> tuple[dict, np.ndarray]:
+        """The ``need`` columns as Arrow arrays (one entry per row; null where the program did not
+        parse), and the rows left out; each distinct program is parsed once (``num_proc`` processes)."""
         have = set(dataset.column_names)
-        out = {c: column_arrow(dataset, c).to_pylist() for c in need if c in have}
+        out = {c: column_arrow(dataset, c).combine_chunks() for c in need if c in have}
         missing = [c for c in need if c not in out]
         if not missing:
             return out, np.zeros(0, dtype=np.int64)
@@ -61,32 +67,34 @@ class StructureColumns(StructureSource):
             raise ValueError(f"program_column: the dataset has no {', '.join(repr(c) for c in missing)} column and "
                              f"no program column {self.program_column!r} to compute it from; "
                              f"columns: {dataset.column_names}")
-        from ..progress import progress_bar
-        from ..structure import structure
+        import pyarrow as pa
+        import pyarrow.compute as pc
 
-        computed: dict[str, list] = {c: [] for c in missing}
-        errors: list[tuple[int, str]] = []
-        programs = column_arrow(dataset, self.program_column).to_pylist()
-        bar = progress_bar(programs, desc=f"Parsing {self.language} programs", progress=self.progress, min_total=10_000)
-        for i, program in enumerate(bar):
-            try:
-                parts = dict(zip(("template", "atoms", "compounds"), structure(program, self.language, self.max_height)))
-            except (ValueError, TypeError, IndexError, KeyError) as err:
-                errors.append((i, f"{type(err).__name__}: {err}"))
-                parts = {}
-            for c in computed:
-                computed[c].append(parts.get(c))
-        if errors and not self.skip_unparsable:
+        from ..structure.pool_parse import parse_pool
+
+        parsed = parse_pool(column_arrow(dataset, self.program_column), self.language, self.max_height,
+                            outputs=missing, num_proc=num_proc, progress=self.progress)
+        bad = parsed.bad_rows()
+        if len(bad) and not self.skip_unparsable:
+            errors = parsed.row_errors()
             shown = "; ".join(f"row {i}: {msg}" for i, msg in errors[:5])
             raise ValueError(
                 f"{self.program_column}: {len(errors)} of {len(dataset)} programs do not parse as {self.language!r} "
                 f"(rows {[i for i, _ in errors[:20]]}{'...' if len(errors) > 20 else ''}): {shown}. "
                 f"Pass skip_unparsable=True to leave them out of the sample."
             )
-        out.update(computed)
-        return out, np.asarray([i for i, _ in errors], dtype=np.int64)
+        index = pa.array(np.where(parsed.index < 0, 0, parsed.index))
+        valid = parsed.index >= 0
+        for c in missing:
+            values = parsed.values[c]
+            if not len(values):  # every program null: typed nulls
+                out[c] = pa.nulls(len(dataset), values.type)
+                continue
+            col = values.take(index)
+            out[c] = col if valid.all() else pc.if_else(pa.array(valid), col, pa.scalar(None, col.type))
+        return out, bad
 
-    def read_encoded(self, dataset: "Dataset", need: Sequence[str]) -> tuple[dict, np.ndarray]:
+    def read_encoded(self, dataset: "Dataset", need: Sequence[str], num_proc: int | None = None) -> tuple[dict, np.ndarray]:
         """Like :meth:`read`, as integer codes without building Python lists of a big pool.
 
         ``template`` -> per-row codes; ``atoms`` / ``compounds`` -> ``(offsets, codes, vocab_size)``
@@ -94,10 +102,10 @@ class StructureColumns(StructureSource):
         """
         import pyarrow as pa
 
-        computed, bad = self.read(dataset, [c for c in need if c not in dataset.column_names])
+        computed, bad = self.read_arrow(dataset, need, num_proc=num_proc)
         out = {}
         for c in need:
-            arr = pa.array(computed[c]) if c in computed else column_arrow(dataset, c).combine_chunks()
+            arr = computed[c]
             if pa.types.is_null(arr.type):  # every row unparsable (or missing): typed empty values, not a raw error
                 arr = arr.cast(pa.string() if c == "template" else pa.list_(pa.string()))
             if c == "template":  # codes in sorted template order, whatever the row order
@@ -107,6 +115,7 @@ class StructureColumns(StructureSource):
                 rank[np.argsort(names, kind="stable")] = np.arange(len(names))
                 # a null template (a row left out by missing="drop") gets code 0: never read
                 out[c] = rank[enc.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)]
+                out["template_names"] = np.sort(names)  # code -> template
                 continue
             lens = arr.value_lengths().fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
             enc = arr.flatten().dictionary_encode()

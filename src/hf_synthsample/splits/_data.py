@@ -205,6 +205,8 @@ class Structures:
     compound_names: list
     unparsable: np.ndarray
     group_side: Any = None  # with ``side``: each group's side
+    # each row's template (None: unparsable), read in the same parse, for the template-disjoint statement
+    templates: list | None = None
     # the compound CSR with its weights taken over the groups a mask keeps (the rows a split holds
     # on either side); None where the weights do not depend on which rows are kept
     reweigh: Any = None
@@ -232,10 +234,13 @@ def read_structures(
     compounds_fn: Callable | None = None,
     skip_unparsable: bool = False,
     side: np.ndarray | None = None,
+    templates: bool = False,
+    num_proc: int | None = None,
 ) -> Structures:
     """The grouped structure of ``dataset``'s rows (from the columns, ``compounds_fn(tree)`` or the
     adapter); ``side`` keeps rows of different sides apart; ``compound_weights`` (checked) ``None``:
-    ``"example"`` for the language's compounds only."""
+    ``"example"`` for the language's compounds only; ``templates``: each row's template too, from
+    the same parse; ``num_proc``: processes parsing the distinct programs (same result whatever)."""
     import pyarrow as pa
 
     from ..columns import column_arrow
@@ -287,8 +292,9 @@ def read_structures(
 
             view = view.cast_column(c, Sequence(Value("string")))
     src = StructureColumns(column if need_program else "__none__", language or "sexpr", max_height, skip_unparsable)
+    row_templates = None
     if compounds_fn is not None and compounds_column is None:
-        cols, bad = src.read_encoded(view, ["atoms"])
+        cols, bad = src.read_encoded(view, ["atoms"], num_proc=num_proc)
         lang = get_language(language)
         comps: list = []
         bad_set = set(bad.tolist())
@@ -303,7 +309,13 @@ def read_structures(
         cols["compounds"] = (np.concatenate([[0], np.cumsum(lens)]), enc.indices.to_numpy(zero_copy_only=False).astype(np.int64),
                              len(enc.dictionary), enc.dictionary)
     else:
-        cols, bad = src.read_encoded(view, ["atoms", "compounds"])
+        read_t = templates and need_program and compounds_column is None and atoms_column is None
+        cols, bad = src.read_encoded(view, ["atoms", "compounds"] + (["template"] * read_t), num_proc=num_proc)
+        if read_t:
+            names = cols.pop("template_names")
+            row_templates = names[cols.pop("template")].tolist()
+            for i in bad.tolist():
+                row_templates[i] = None
     order = np.setdiff1d(np.arange(len(dataset)), bad)
     if not len(order):
         raise ValueError(f"{column}: no row has a structure to split on")
@@ -320,26 +332,29 @@ def read_structures(
     if mode in ("example", "pool") or isinstance(compound_weights, Mapping):
         raw = c_coo
         weights = mode if not isinstance(compound_weights, Mapping) else compound_weights
-        c_coo = _weighted(raw, weights, comp_vocab, members, view, column, lang, max_height)
+        occ = None
+        if not isinstance(weights, Mapping):  # each group's compound occurrences, read once (kept for reweigh)
+            from ..structure.pool_parse import occurrence_table
+
+            heads = column_arrow(view, column).take(pa.array(members.heads())).to_pylist()
+            occ = occurrence_table(heads, lang, max_height, num_proc=num_proc, progress=src.progress)
+        c_coo = _weighted(raw, weights, comp_vocab, members, occ)
         if not isinstance(weights, Mapping):
             # Keysers et al.'s weights are P(G'|G) over the rows read: a split that leaves rows out
             # must weigh its compounds over the rows it keeps, as split_report of its sides does
             def _reweigh(kept: np.ndarray) -> tuple:
-                return _csr(_weighted(raw, weights, comp_vocab, members, view, column, lang, max_height, kept))
+                return _csr(_weighted(raw, weights, comp_vocab, members, occ, kept))
 
             reweigh = _reweigh
-    return Structures(members, _csr(a_coo), _csr(c_coo), atom_vocab, comp_vocab, bad, group_side, reweigh)
+    return Structures(members, _csr(a_coo), _csr(c_coo), atom_vocab, comp_vocab, bad, group_side, reweigh=reweigh,
+                      templates=row_templates)
 
 
-def _weighted(c_coo: tuple, weights: str | Mapping, comp_vocab: list, members: Any, view: "Dataset", column: str,
-              language: Any, max_height: int, kept: np.ndarray | None = None) -> tuple:
+def _weighted(c_coo: tuple, weights: str | Mapping, comp_vocab: list, members: Any, occ: Any,
+              kept: np.ndarray | None = None) -> tuple:
     """The compound COO ``(group, compound, mass, G, V)`` times each entry's weight, zeros dropped;
-    ``kept`` (a mask of groups): the weights' ``P(G'|G)`` over those groups' rows only."""
-    import pyarrow as pa
-
-    from ..columns import column_arrow
-    from ..structure.distributions import _example_weights, _largest, _occurrence_supers
-
+    ``occ``: the groups' compound occurrences (an :class:`~hf_synthsample.structure.pool_parse.OccurrenceTable`
+    of their first rows); ``kept`` (a mask of groups): the weights' ``P(G'|G)`` over those groups' rows only."""
     g, c, x, G, V = c_coo
     if isinstance(weights, Mapping):
         if weights and not set(weights) & set(comp_vocab):  # a typo or another notation: it would weigh nothing
@@ -348,26 +363,28 @@ def _weighted(c_coo: tuple, weights: str | Mapping, comp_vocab: list, members: A
                              "compounds as the language writes them (hf_synthsample.structure.compounds)")
         w = np.asarray([weights.get(name, 1.0) for name in comp_vocab], dtype=np.float64)[c]
     else:
-        # one tree per group (its first row), counted once per row of the group: P(G'|G) is over every row read
-        reps = members.heads()
-        programs = column_arrow(view, column).take(pa.array(reps)).to_pylist()
-        if kept is None:
-            rows, p = _occurrence_supers(programs, language, max_height, counts=members.sizes.tolist())
-        else:  # the groups left out count nowhere (``also``), yet get their weights
-            kept = np.asarray(kept, dtype=bool)
-            inside, outside = np.flatnonzero(kept), np.flatnonzero(~kept)
-            got, p = _occurrence_supers([programs[i] for i in inside], language, max_height,
-                                        counts=members.sizes[inside].tolist(), also=[programs[i] for i in outside])
-            rows = [None] * len(programs)
-            for i, r in zip([*inside.tolist(), *outside.tolist()], got):
-                rows[i] = r
-        per_group = [_example_weights(r, p) for r in rows]
-        if weights == "pool":  # each compound's largest weight over the rows counted
-            best = _largest(per_group if kept is None else [per_group[i] for i in np.flatnonzero(kept)])
-            w = np.asarray([best.get(name, 1.0) for name in comp_vocab], dtype=np.float64)[c]
+        # one tree per group (its first row), counted once per row of the group: P(G'|G) is over every row read;
+        # the groups left out (``kept`` False) count nowhere, yet get their weights
+        counts = members.sizes.astype(np.float64) * (1.0 if kept is None else np.asarray(kept, dtype=bool))
+        prog, comp, pw = occ.weights(counts)
+        code = {name: i for i, name in enumerate(comp_vocab)}
+        to_vocab = np.asarray([code.get(name, -1) for name in occ.names], dtype=np.int64)
+        comp = to_vocab[comp] if len(comp) else comp
+        ok = comp >= 0
+        prog, comp, pw = prog[ok], comp[ok], pw[ok]
+        Vc = max(len(comp_vocab), 1)
+        if weights == "pool":  # each compound's largest weight over the groups counted
+            best = np.full(Vc, -np.inf)
+            counted = counts[prog] > 0
+            np.maximum.at(best, comp[counted], pw[counted])
+            w = np.where(np.isfinite(best), best, 1.0)[c]
         else:
-            w = np.asarray([per_group[gi].get(comp_vocab[ci], 1.0) for gi, ci in zip(g.tolist(), c.tolist())],
-                           dtype=np.float64)
+            key = prog * Vc + comp
+            order = np.argsort(key, kind="stable")
+            key, pw = key[order], pw[order]
+            want = np.asarray(g, dtype=np.int64) * Vc + np.asarray(c, dtype=np.int64)
+            pos = np.minimum(np.searchsorted(key, want), max(len(key) - 1, 0))
+            w = np.where((len(key) > 0) & (key[pos] == want), pw[pos] if len(pw) else 1.0, 1.0)
     x = x * w
     keep = x > 0
     if len(x) and not keep.any():  # D_C would be 0 / 0: no compound left to compare
@@ -376,7 +393,8 @@ def _weighted(c_coo: tuple, weights: str | Mapping, comp_vocab: list, members: A
     return g[keep], c[keep], x[keep], G, V
 
 
-def settings_structures(dataset: "Dataset", s: Any, compounds_fn: Callable | None = None) -> Structures:
+def settings_structures(dataset: "Dataset", s: Any, compounds_fn: Callable | None = None,
+                        templates: bool = False) -> Structures:
     """The rows of ``dataset`` checked against the sizes of split settings ``s``, and their structure
     (read once), as the split, the sweep and the range read them."""
     check_dataset(dataset)
@@ -385,4 +403,5 @@ def settings_structures(dataset: "Dataset", s: Any, compounds_fn: Callable | Non
     return read_structures(dataset, column=s.column, language=s.language, max_height=s.max_height,
                            atoms_column=s.atoms_column, compounds_column=s.compounds_column,
                            compound_weights=s.compound_weights, compounds_fn=compounds_fn,
-                           skip_unparsable=s.skip_unparsable)
+                           skip_unparsable=s.skip_unparsable, templates=templates,
+                           num_proc=getattr(s, "num_proc", None))

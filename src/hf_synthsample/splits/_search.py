@@ -48,6 +48,7 @@ class Search:
         self.steps = self.swaps = self.holdouts = 0
         self.history: list = []
         self.chunk, self.holdout_tries, self.holdout_share = 32, 16, 0.15
+        self.holdout_sample = 4096  # test groups scored for the way back after a hold-out (plus 4 per excess row)
         self.atom_fixes = 5  # swaps that may repair the atom bound after a hold-out (COGS: it binds)
         self.drop_batch = 8  # single groups left out per step of the train_size phase
 
@@ -226,6 +227,8 @@ class Search:
         back = np.zeros(0, dtype=np.int64)
         excess = e.test_rows - (self.target + self.tol)
         if len(other) and excess > 0:
+            if len(other) > self.holdout_sample + 4 * excess:  # a big pool: the best back among a sample
+                other = np.sort(self.rng.choice(other, self.holdout_sample + int(4 * excess), replace=False))
             dc, _ = e.score(other, 1, 0, atoms=False)
             order = other[np.argsort(-dc, kind="stable")]
             back = order[:int(np.searchsorted(np.cumsum(self.sizes[order]), excess)) + 1]

@@ -36,6 +36,7 @@ import numpy as np
 from ..progress import show_progress
 from ..validation import check_float
 from ._data import Structures, check_test_size, check_train_size
+from ._bulk import BULK_MIN_GROUPS, bulk_drop, bulk_rounds
 from ._engine import Engine, ranges
 from ._search import MIN_ROUND_GAIN, Search
 from .settings import Goal, SplitSettings
@@ -178,13 +179,18 @@ def _search_once(st: Structures, goal: Goal, goal_tol: float, rng: np.random.Gen
     # towards a target, a partition that stalls short of it needs no long wait: leaving rows out
     # moves D_C further (SCAN 0.6 with train 50 %: the partition tops out at 0.53)
     first = dict(run, patience=min(p.patience, RANGE_PATIENCE)) if dropping and goal.is_target else run
+    bulk = search.G >= BULK_MIN_GROUPS  # many structures: whole-pool rounds first, the swaps refine
+    if bulk:
+        bulk_rounds(search, e, t0=p.t0, time_limit=p.time_limit)
     reason = search.run(e, **first)
     if dropping:
         # only now: the rows that still carry the held-out compounds into train are the ones worth leaving out
-        search.drop(e, p.train_target)
+        (bulk_drop if bulk else Search.drop)(search, e, p.train_target)
         # from here on the left-out rows stay out: D_C is the split's own, weighed over the rows it keeps
         e = search.reweigh(e)
         e.recompute()
+        if bulk:
+            bulk_rounds(search, e, t0=p.t0, time_limit=p.time_limit)
         if reason in ("no improving move", "target reached"):  # leaving rows out moved D_C: on towards the goal
             reason = search.run(e, **run)
     e.recompute()

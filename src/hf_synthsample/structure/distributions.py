@@ -8,8 +8,6 @@ from collections import Counter
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..validation import check_float, check_int
-from .extraction import _occurrences
-from .language import parse
 from .tree import Node
 
 __all__ = ["COMPOUND_WEIGHTINGS", "example_compound_weights", "compound_weights", "frequencies", "entropy",
@@ -25,6 +23,8 @@ def _occurrence_supers(programs: list, language: str, max_height: int, counts: S
     """Per program, each compound occurrence as ``(compound, distinct super-compounds holding it)``
     (the compounds at ``n`` or at an ancestor ``k`` up, of height ``>= h + k``), and ``P(G'|G)`` over
     the pool (each program counted ``counts[i]`` times; the programs ``also`` count nowhere)."""
+    from .pool_parse import program_occurrences
+
     max_height = check_int("max_height", max_height, min=1)
     mults = [1] * len(programs)
     if counts is not None:
@@ -35,18 +35,8 @@ def _occurrence_supers(programs: list, language: str, max_height: int, counts: S
     inside: Counter = Counter()
     per_program = []
     for program, mult in zip([*programs, *also], [*mults, *[0] * len(also)]):
-        parents: list[int] = []
-        occ = _occurrences(parse(program, language), max_height, parents)
-        by_node = {(n, h): s for n, h, s in occ}
-        rows = []
-        for n, h, s in occ:
-            keys = [(n, hh) for hh in range(h + 1, max_height + 1)]
-            a, k = parents[n], 1
-            while a >= 0 and h + k <= max_height:
-                keys += [(a, hh) for hh in range(h + k, max_height + 1)]
-                a, k = parents[a], k + 1
-            sups = tuple(dict.fromkeys(by_node[key] for key in keys if key in by_node))  # distinct; a tuple is small
-            rows.append((s, sups))
+        rows = program_occurrences(program, language, max_height)
+        for s, sups in rows:
             seen[s] += mult
             for sup in sups:
                 inside[s, sup] += mult
