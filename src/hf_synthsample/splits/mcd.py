@@ -179,7 +179,10 @@ def _search_once(st: Structures, goal: Goal, goal_tol: float, rng: np.random.Gen
     # towards a target, a partition that stalls short of it needs no long wait: leaving rows out
     # moves D_C further (SCAN 0.6 with train 50 %: the partition tops out at 0.53)
     first = dict(run, patience=min(p.patience, RANGE_PATIENCE)) if dropping and goal.is_target else run
-    bulk = search.G >= BULK_MIN_GROUPS  # many structures: whole-pool rounds first, the swaps refine
+    # many structures: whole-pool rounds first, the swaps refine (bulk_rounds=False: the swap search alone)
+    bulk = p.settings.bulk_rounds if p.settings.bulk_rounds is not None else search.G >= BULK_MIN_GROUPS
+    if not bulk:
+        search.holdout_sample = np.inf
     if bulk:
         bulk_rounds(search, e, t0=p.t0, time_limit=p.time_limit)
     reason = search.run(e, **first)

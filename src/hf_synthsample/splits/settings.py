@@ -117,6 +117,12 @@ def _is_target(goal: Goal) -> bool:
     return goal.is_target
 
 
+def _column(name: str, value: str) -> str:
+    if not value:
+        raise ValueError(f"{name} must be a non-empty column name, got {value!r}")
+    return value
+
+
 def _parse_weights(text: str) -> Any:
     """The CLI's ``--compound-weights``: ``example``, ``pool`` or ``none`` (unweighted)."""
     if text not in ("example", "pool", "none"):
@@ -166,6 +172,21 @@ def parse_targets(text: str) -> tuple[float, ...]:
                          f"got {text!r}") from None
 
 
+def _optional_bool(name: str, value: Any) -> bool | None:
+    """``None``, ``True`` or ``False``, else a ``TypeError`` naming the field."""
+    if value is not None and not isinstance(value, bool):
+        raise TypeError(f"{name} must be None (automatic), True or False, got {value!r}")
+    return value
+
+
+def _parse_optional_bool(text: str) -> bool | None:
+    """The CLI's ``auto`` / ``on`` / ``off``."""
+    choices = {"auto": None, "on": True, "off": False}
+    if text not in choices:
+        raise ValueError(f"accepted: {', '.join(choices)}, got {text!r}")
+    return choices[text]
+
+
 @dataclass(frozen=True)
 class SplitSettings(Settings):
     """Everything a train/test split takes; options of the MCD search are refused for other methods."""
@@ -179,7 +200,7 @@ class SplitSettings(Settings):
                    "MCD splits [all rows not in test]", min=0.0, max=1.0, min_inclusive=False, max_inclusive=False,
         applies_when=_SEARCH)
     seed: int = setting(0, help="random seed: the random start and the candidate draws; same seed, same split", min=0)
-    column: str = setting("program", help="program column")
+    column: str = setting("program", help="program column", check=lambda name, value: _column(name, value))
     language: str | Language | None = setting(
         None, help="structure language of the program column (thingtalk, scan, cogs, sql, sparql, lambda, funql, "
                    "python, sexpr, ...), a name or a hf_synthsample.structure.Language", kind="any", check=check_language)
@@ -215,6 +236,13 @@ class SplitSettings(Settings):
     batch_size: int = setting(64, help="candidate moves scored per step", min=1, applies_when=_SEARCH)
     restarts: int = setting(0, help="further searches from other random starts while the last one stalled; the "
                                     "best is kept", min=0, applies_when=_SEARCH)
+    bulk_rounds: bool | None = setting(
+        None, help="whole-pool rounds (every structure's move scored, the best moved together) before the swap search; "
+                   "None: for pools of 2,000 structures or more, False: the swap search alone", kind="any",
+        check=lambda name, value: _optional_bool(name, value), parse=_parse_optional_bool, metavar="{auto,on,off}",
+        applies_when=_SEARCH)
+    num_proc: int | None = setting(None, help="processes parsing the program column (the same split whatever the "
+                                              "number)", min=1)
     size_tolerance: float | None = setting(
         None, help="share of the rows the test size may be off by (rows of one structure, template or length move "
                    "together) [0 for mcd/tmcd, 0.05 for template/length]", min=0.0, max=0.5,

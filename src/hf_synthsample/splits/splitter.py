@@ -62,7 +62,7 @@ class MCDSplitter(Estimator):
         from .mcd import search
 
         s = self.settings
-        self.structures_ = settings_structures(dataset, s, compounds_fn)
+        self.structures_ = settings_structures(dataset, s, compounds_fn, templates=s.template_column is None)
         result = search(self.structures_, s, progress=progress)
         # the guard every search path ends with: no side short without a word
         check_sides(len(result.test_indices), len(result.train_indices), len(dataset), s.test_size, s.train_size,
@@ -71,7 +71,7 @@ class MCDSplitter(Estimator):
         split.mcd_result = self.result_ = result
         from .disjoint import record_template_overlap
 
-        self.templates_ = record_template_overlap(dataset, result, s)
+        self.templates_ = record_template_overlap(dataset, result, s, self.structures_.templates)
         return split
 
     def sweep(self, dataset: "Dataset", targets: Sequence[float] | None = None, *,

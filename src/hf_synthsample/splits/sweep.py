@@ -247,7 +247,7 @@ def run_sweep(dataset: "Dataset", s: SweepSettings, *, progress: bool | None = N
     if progress is None:
         progress = show_progress(None, None)
     t0 = time.perf_counter()
-    st = settings_structures(dataset, s)
+    st = settings_structures(dataset, s, templates=s.template_column is None)
     read_seconds = time.perf_counter() - t0
     # the extremes first: an unreachable target fails before the others are searched
     order = sorted(range(len(targets)), key=lambda i: (i not in (0, len(targets) - 1), i))
@@ -308,8 +308,7 @@ def _describe(sweep: SplitSweep, dataset: "Dataset", s: SweepSettings, st: Any) 
     from .disjoint import (random_split_baseline, read_templates, record_template_overlap, structure_summary,
                            warning_advice)
 
-    templates = read_templates(dataset, s.column, s.language, template_column=s.template_column,
-                               max_height=s.max_height)
+    templates = st.templates if st.templates is not None else read_templates(dataset, s)
     for res in sweep.results.values():  # quietly: one warning below names every split
         if templates is not None:
             record_template_overlap(dataset, res, s, templates, warn=False)
