@@ -54,7 +54,6 @@ Presets (any flag overrides the preset):
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime
 import os
 import re
@@ -101,7 +100,8 @@ TARGET_RHO = -0.8
 #: the issue's fit requirement: every model fits at least this share (%) of its training rows
 MIN_FIT = 90.0
 #: this example's flags that are named otherwise in :class:`~hf_synthsample.curve.CurveSettings`
-FIELDS = {"train_share": "train_size", "test_share": "test_size", "steps": "max_steps", "sanity_size": "fit_rows"}
+FIELDS = {"train_share": "train_size", "test_share": "test_size", "steps": "max_steps", "sanity_size": "fit_rows",
+          "search_seconds": "time_limit"}
 #: the flags that choose the data, not a curve setting
 DATA_FLAGS = ("pool_size", "data", "max_target_tokens")
 #: where the COGS release's train.tsv is read by default (a user passes --cogs: the public release,
@@ -249,9 +249,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     values.update(seed=args.seed, jobs=args.jobs, threads=args.threads, eval_batch_size=args.eval_batch_size,
                   **{k: v for k, v in DATA[args.data].items() if k != "name"})
     try:
-        args.settings = CurveSettings(**values)
+        args.settings = CurveSettings.build(**values)  # the splits' fields (targets, ...) reach its sweep
     except (TypeError, ValueError) as err:  # the library names its fields; this command names its flags
-        names = "|".join(sorted((f.name for f in dataclasses.fields(CurveSettings)), key=len, reverse=True))
+        names = "|".join(sorted([*CurveSettings.specs(), *CurveSettings.flattened()], key=len, reverse=True))
         p.error(re.sub(rf"\b({names})\b", lambda m: _flag(m.group(1)), str(err)))
     return args
 

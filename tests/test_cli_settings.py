@@ -47,11 +47,22 @@ def test_every_option_maps_to_a_field_and_every_field_to_an_option(parsers, comm
     module = cli._module(command)
     assert module.SETTINGS, f"{command} names no settings class"
     fields = {name: (cls, spec) for cls in module.SETTINGS for name, spec in cls.specs().items()}
-    for dest, action in _options(parsers[command]).items():
+    options = _options(parsers[command])
+    prefixed = getattr(module, "PREFIXED", {})  # --{prefix}name: the field name of that class
+    not_options = getattr(module, "NOT_OPTIONS", {})
+    assert all(reason.strip() for reason in not_options.values())
+    for dest, action in options.items():
         if dest in module.OWN_OPTIONS:
+            continue
+        prefix = next((p for p in prefixed if dest.startswith(p)), None)
+        if prefix is not None:
+            spec = prefixed[prefix].specs()[dest[len(prefix):]]
+            assert spec.cli is True and spec.help in action.help, f"{command} {action.option_strings}"
             continue
         if dest in fields:
             for cls in module.SETTINGS:  # a field declared by several classes: each one's help is shown
+                if any(c is cls and p + dest in options for p, c in prefixed.items()):
+                    continue  # that class's field has its prefixed option
                 spec = cls.specs().get(dest)
                 assert spec is None or spec.cli is True, f"{command} {action.option_strings}: {cls.__name__}.{dest}"
                 assert spec is None or spec.help in action.help, f"{command} {action.option_strings}: not the help"
@@ -59,8 +70,10 @@ def test_every_option_maps_to_a_field_and_every_field_to_an_option(parsers, comm
             assert dest in SHARED or dest in module.OWN_OPTIONS, \
                 f"{command} {action.option_strings} maps to no settings field, shared option or listed own option"
     for name, (cls, spec) in fields.items():
-        if spec.cli is True:
-            assert name in _options(parsers[command]), f"{cls.__name__}.{name} has no option in {command}"
+        if name in not_options:
+            assert name not in options, f"{command}: {name} is said to have no option"
+        elif spec.cli is True:
+            assert name in options, f"{cls.__name__}.{name} has no option in {command}"
         else:
             assert isinstance(spec.cli, str) and spec.cli.strip(), f"{cls.__name__}.{name}: no option and no reason"
     for dest, reason in module.OWN_OPTIONS.items():  # a field's own option only where the field says why

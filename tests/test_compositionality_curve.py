@@ -163,8 +163,8 @@ def test_cogs_preset_reads_the_logical_forms():
     args = curve.parse_args(["--cpu-cogs"])
     s = args.settings
     assert (args.data, args.pool_size, args.max_target_tokens) == ("cogs", 10_000, 40)
-    assert (s.train_size, s.test_size, s.targets[0]) == (0.2, 0.1, 0.25)
-    assert (s.column, s.language, s.source, s.target_column, s.settle_steps) == ("target", "cogs", "source", "target", 1000)
+    assert (s.sweep.train_size, s.sweep.test_size, s.sweep.targets[0]) == (0.2, 0.1, 0.25)
+    assert (s.sweep.column, s.sweep.language, s.source, s.target_column, s.settle_steps) == ("target", "cogs", "source", "target", 1000)
 
 
 def test_small_cogs_run_end_to_end(tmp_path):

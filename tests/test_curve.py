@@ -16,7 +16,7 @@ from hf_synthsample.curve.result import _example_record
 
 # a toy language: (op (f a) b), 72 programs; the output spells the program without brackets
 PROGRAMS = [f"({op} ({f} {a}) {b})" for op in "pq" for f in "fgh" for a in "abcd" for b in "abc"]
-DATA = dict(column="program", language="sexpr", target_column="output", search_seconds=60.0, fit_rows=8, test_rows=8,
+DATA = dict(column="program", language="sexpr", target_column="output", time_limit=60.0, fit_rows=8, test_rows=8,
             batch_size=8, warmup_steps=0)
 TINY = dict(DATA, d_model=16, heads=2, layers=1, ffn=32)  # the scratch model's options: only without a model
 
@@ -142,7 +142,7 @@ def test_trained_to_the_fit_target_from_a_factory_and_a_folder(tmp_path):
         tok = build_word_tokenizer(PROGRAMS + ["ok"])
         return build_scratch_model(tok, "t5", seed=seed, d_model=16, d_ff=32, num_layers=1, num_heads=2), tok
 
-    settings = CurveSettings(targets=[0.4, 0.6], learning_rate=1e-2, max_steps=200, check_every=5, fit_target=100.0,
+    settings = CurveSettings.build(targets=[0.4, 0.6], learning_rate=1e-2, max_steps=200, check_every=5, fit_target=100.0,
                              scheduler="constant", seed=3, settle_steps=0, **DATA)
     est = CompositionalityCurve(settings).fit(_toy(output="ok"), factory)
     assert calls == [(36, 3), (36, 3)]  # one fresh model per split, the curve's seed
@@ -187,17 +187,17 @@ def test_deterministic_whatever_the_jobs():
     (dict(fit_target=101), ValueError, "fit_target must be <= 100"),
     (dict(max_steps=0), ValueError, "max_steps must be >= 1"),
     (dict(check_every=0), ValueError, "check_every must be >= 1"),
-    (dict(train_size=0.8, test_size=0.3), ValueError, "train_size \\+ test_size must be <= 1"),
+    (dict(train_size=0.8, test_size=0.3), ValueError, "train_size: 0.8 \\+ test_size 0.3 is over 1"),
     (dict(scheduler="cyclic"), ValueError, "scheduler must be one of"),
     (dict(d_model=30, heads=4), ValueError, "d_model \\(30\\) must be a multiple of heads"),
     (dict(column=""), ValueError, "column must be a non-empty"),
-    (dict(target_column="commands"), ValueError, "target_column must differ"),
+    (dict(column="actions"), ValueError, "target_column must differ"),
     (dict(seed=1.5), TypeError, "seed must be an int"),
     (dict(no_such=1), ValueError, "no_such"),
 ])
 def test_bad_settings_refused(changes, error, message):
     with pytest.raises(error, match=message):
-        CurveSettings().replace(**changes) if "no_such" in changes else CurveSettings(**changes)
+        CurveSettings().replace(**changes) if "no_such" in changes else CurveSettings.build(**changes)
 
 
 def test_bad_inputs_refused_before_any_work(tmp_path):
@@ -205,6 +205,9 @@ def test_bad_inputs_refused_before_any_work(tmp_path):
     with pytest.raises(ValueError, match="target_column: the dataset has no column 'actions'"):
         compositionality_curve(ds, column="program", language="sexpr")
     with pytest.raises(ValueError, match="column: the dataset has no column 'commands'"):
+        compositionality_curve(ds, target_column="output", column="commands", language="scan")
+    with pytest.raises(ValueError, match=r"^language: the mcd method needs the structure language of the program "
+                                         r"column 'program' \(accepted: .*sexpr"):
         compositionality_curve(ds, target_column="output")
     with pytest.raises(TypeError, match="dataset must be a datasets.Dataset"):
         compositionality_curve({"program": PROGRAMS}, **TINY)
@@ -224,7 +227,7 @@ def _toy_file(tmp_path):
     return str(path)
 
 
-TINY_FLAGS = ["--column", "program", "--language", "sexpr", "--target-column", "output", "--search-seconds", "60",
+TINY_FLAGS = ["--column", "program", "--language", "sexpr", "--target-column", "output", "--time-limit", "60",
               "--d-model", "16", "--heads", "2", "--layers", "1", "--ffn", "32", "--fit-rows", "8", "--test-rows", "8",
               "--batch-size", "8", "--max-steps", "2", "--check-every", "1"]
 

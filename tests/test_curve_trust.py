@@ -15,7 +15,7 @@ from hf_synthsample.curve import CurveResult, CurveSettings, compositionality_cu
 from hf_synthsample.curve.result import _example_record
 
 PROGRAMS = [f"({op} ({f} {a}) {b})" for op in "pq" for f in "fgh" for a in "abcd" for b in "abc"]
-DATA = dict(column="program", language="sexpr", target_column="output", search_seconds=60.0, fit_rows=4, test_rows=4,
+DATA = dict(column="program", language="sexpr", target_column="output", time_limit=60.0, fit_rows=4, test_rows=4,
             batch_size=8, warmup_steps=0, max_steps=2, check_every=1, settle_steps=0, length_bins=0)
 
 

@@ -116,7 +116,7 @@ CASES = [
     # the curve trains models: its run here is its settings' record (the conformance of the params is what is checked)
     Case(lambda: CompositionalityCurve(targets=[0.1, 0.3], column="program", language="sexpr",
                                        target_column="template", seed=1), _programs,
-         lambda est, ds: est.settings.to_record(), {"targets": (0.2, 0.4)}, ("learning_rate", float("inf")),
+         lambda est, ds: est.settings.to_record(), {"fit_target": 90.0}, ("learning_rate", float("inf")),
          id="curve"),
 ]
 
@@ -128,10 +128,11 @@ def case(request) -> Case:
 
 def test_params_round_trip(case):
     est = case.make()
-    params = est.get_params()
+    params = est.get_params(deep=False)
     assert list(params) == list(est.settings_class.specs())
     again = type(est)(**params)
-    assert again.get_params() == params and again.settings == est.settings
+    assert again.get_params() == est.get_params() and again.settings == est.settings
+    assert type(est)(**est.get_params()).settings == est.settings  # deep params (field__name) too
     assert type(est)(est.settings).settings == est.settings  # the settings object itself
 
 

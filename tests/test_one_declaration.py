@@ -79,3 +79,51 @@ def test_the_split_methods_keep_their_effective_size_tolerance():
     ds = Dataset.from_dict({"program": [f"(f {i})" for i in range(8)], "t": list("aabbccdd")})
     assert len(template_split(ds, template_column="t", test_size=0.25)["test"]) == 2
     assert len(random_split(ds, 0.5, seed=1)["test"]) == 4
+
+
+# ------------------------------------------------------------------ the curve holds the sweep's settings
+def test_every_split_option_reaches_a_curve_by_its_own_name():
+    from hf_synthsample.curve import CompositionalityCurve, CurveSettings
+    from hf_synthsample.curve.settings import SWEEP
+
+    s = CurveSettings()
+    assert s.sweep is SWEEP and s.sweep.language is None  # the one default: say which
+    assert not set(SweepSettings.specs()) - set(s.sweep.get_params())
+    changes = dict(restarts=3, divergence_tolerance=0.02, compound_weights=False, size_tolerance=0.01, patience=7,
+                   max_height=3, skip_unparsable=True, text_column="t", seed=4, language="sexpr", column="program")
+    curve = CompositionalityCurve(targets=[0.1, 0.3], sweep__batch_size=16, sweep__max_steps=50, batch_size=8,
+                                  max_steps=20, **changes)
+    for name, value in changes.items():
+        assert getattr(curve.settings.sweep, name) == value == getattr(curve, name), name
+        assert curve.get_params()[f"sweep__{name}"] == value
+    assert (curve.settings.sweep.batch_size, curve.settings.sweep.max_steps) == (16, 50)
+    assert (curve.batch_size, curve.max_steps) == (8, 20)  # the training's own
+    curve.restarts = 5  # set_params, into the sweep
+    assert curve.settings.sweep.restarts == 5 and "restarts" not in vars(curve)
+    record = curve.settings.to_record()["sweep"]
+    assert record["restarts"] == 5 and record["divergence_tolerance"] == 0.02 and record["compound_weights"] == "none"
+    with pytest.raises(TypeError, match="sweep must be a hf_synthsample.splits.SweepSettings"):
+        CurveSettings(sweep=SplitSettings())
+    with pytest.raises(ValueError, match="^targets: a curve needs at least 2 targets"):
+        curve.set_params(targets=[0.2])
+
+
+def test_the_curve_command_has_every_split_option():
+    from hf_synthsample.cli import _build_parser
+    from hf_synthsample.cli import curve as command
+
+    parser = _build_parser()
+    args = parser.parse_args(["curve", "data.jsonl", "--out", "o", "--targets", "0.1", "0.4", "--column", "program",
+                              "--language", "sexpr", "--restarts", "3", "--divergence-tolerance", "0.02",
+                              "--compound-weights", "none", "--sweep-batch-size", "32", "--sweep-max-steps", "500",
+                              "--batch-size", "16", "--max-steps", "40", "--time-limit", "30", "--seed", "2"])
+    s = command.settings_of(args)
+    assert s.sweep.changed() == {"targets": (0.1, 0.4), "seed": 2, "language": "sexpr",
+                                 "compound_weights": False, "divergence_tolerance": 0.02, "time_limit": 30.0,
+                                 "max_steps": 500, "batch_size": 32, "restarts": 3, "train_size": 0.5}
+    assert (s.batch_size, s.max_steps) == (16, 40)
+    default = command.settings_of(parser.parse_args(["curve", "--out", "o"]))  # the default source: SCAN's columns
+    assert (default.sweep.column, default.sweep.language, default.target_column) == ("commands", "scan", "actions")
+    from hf_synthsample.curve.settings import SWEEP
+
+    assert default.sweep.replace(column="program", language=None) == SWEEP

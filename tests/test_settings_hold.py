@@ -112,7 +112,7 @@ def test_non_finite_inside_any_fields():
     with pytest.raises(ValueError, match=r"^quantile must be a finite number"):
         DifficultySettings(column="d", quantile=(0.1, math.nan))
     with pytest.raises(ValueError, match=r"^targets\b"):
-        CurveSettings(targets=[0.1, math.inf])
+        CurveSettings.build(targets=[0.1, math.inf])
     with pytest.raises(ValueError, match=r"^bins must be a finite number"):
         HomogenizeSettings(columns=("a",), bins=[0.0, math.inf])
 
@@ -164,10 +164,10 @@ def test_bool_fields_refuse_strings():
 # ---------------------------------------------------------------------------------- immutable copies
 def test_a_list_is_held_as_a_tuple():
     targets = [0.1, 0.2]
-    s = CurveSettings(targets=targets)
+    s = CurveSettings.build(targets=targets)
     targets.append(0.3)
     targets[0] = 0.0
-    assert s.targets == (0.1, 0.2) and type(s.targets) is tuple
+    assert s.sweep.targets == (0.1, 0.2) and type(s.sweep.targets) is tuple
     sweep_targets = [0.0, 0.3]
     sweep = SweepSettings(targets=sweep_targets, language="scan")
     sweep_targets.append(0.5)
@@ -177,13 +177,14 @@ def test_a_list_is_held_as_a_tuple():
     columns.append("c")
     assert h.columns == ("a", "b")
     # canonical values as before: numbers as floats, pairs as tuples
-    assert CurveSettings(targets=(0, 0.5)).targets == (0.0, 0.5) and type(CurveSettings(targets=(0, 1)).targets[0]) is float
+    assert CurveSettings.build(targets=(0, 0.5)).sweep.targets == (0.0, 0.5)
+    assert type(CurveSettings.build(targets=(0, 1)).sweep.targets[0]) is float
     assert DifficultySettings(column="d", quantile=[0, 1]).quantile == (0.0, 1.0)
 
 
 def test_a_tuple_given_is_held_as_given():
     t = (0.1, 0.2)
-    assert CurveSettings(targets=t).targets is t
+    assert CurveSettings.build(targets=t).sweep.targets is t
     assert SplitSettings(column="p").column == "p"
 
 
@@ -261,7 +262,7 @@ def test_assigning_a_field_is_validated_and_used():
     assert vars(est)["order_"] == [1]
     curve = CompositionalityCurve()
     curve.targets = [0.2, 0.4]
-    assert curve.settings.targets == (0.2, 0.4)
+    assert curve.settings.sweep.targets == (0.2, 0.4) == curve.targets and "targets" not in vars(curve)
     with pytest.raises(ValueError, match=r"^learning_rate must be a finite number"):
         curve.learning_rate = math.nan
 

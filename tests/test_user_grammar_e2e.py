@@ -72,10 +72,10 @@ def test_a_curve_of_a_user_grammar_with_a_two_step_model(lang):
 
     ds = _data()
     curve = compositionality_curve(ds, targets=[0.4, 0.55], column="program", language=lang, target_column="target",
-                                   train_size=0.5, test_size=0.25, search_seconds=30, max_steps=2, check_every=1,
+                                   train_size=0.5, test_size=0.25, time_limit=30, max_steps=2, check_every=1,
                                    settle_steps=0, d_model=16, heads=2, layers=1, ffn=32, fit_rows=8, test_rows=8,
                                    length_bins=0)
     assert [r["config"] for r in curve.records] == ["dc_0.40", "dc_0.55"]
     for r in curve.records:
         assert abs(r["compound_divergence"] - r["target"]) <= 0.01
-    assert curve.settings.language is lang
+    assert curve.settings.sweep.language is lang

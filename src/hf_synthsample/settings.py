@@ -188,6 +188,7 @@ class Settings:
     """Base class of the settings dataclasses: validates every field once, at construction."""
 
     _specs_cache: ClassVar[dict] = {}
+    _flat_cache: ClassVar[dict] = {}
 
     # ------------------------------------------------------------------ the fields' declarations
     @classmethod
@@ -248,12 +249,19 @@ class Settings:
             if nested else settings
 
     @classmethod
+    def flattened(cls) -> dict[str, str]:
+        """Name -> the ``flatten`` field whose settings have it (a name of this class's own excepted)."""
+        if cls not in Settings._flat_cache:
+            specs = cls.specs()
+            Settings._flat_cache[cls] = {n: f for f, spec in specs.items() if spec.flatten
+                                         for n in type(cls.defaults()[f]).specs() if n not in specs}
+        return Settings._flat_cache[cls]
+
+    @classmethod
     def _route(cls, changes: Mapping[str, Any], error: type[Exception] = ValueError) -> tuple[dict, dict]:
         """``(fields, {field: {name: value}})``: ``changes`` split into this class's fields and those of the
         settings its fields hold (``field__name``, or ``name`` alone for a ``flatten`` field that has it)."""
-        specs = cls.specs()
-        flat = {name: f for f, spec in specs.items() if spec.flatten
-                for name in type(cls.defaults()[f]).specs() if name not in specs}
+        specs, flat = cls.specs(), cls.flattened()
         direct: dict = {}
         nested: dict = {}
         for key, value in changes.items():
@@ -357,7 +365,7 @@ class Estimator:
     def __init__(self, *args: Any, **params: Any) -> None:
         cls, name = self.settings_class, type(self).__name__
         settings = None
-        if args and (args[0] is None or isinstance(args[0], Settings)):  # the settings object, or None
+        if args and (args[0] is None or isinstance(args[0], Settings) or not self.positional):  # the settings
             settings, args = args[0], args[1:]
         if len(args) > len(self.positional):
             raise TypeError(f"{name} takes {len(self.positional)} positional argument(s) "
@@ -423,11 +431,14 @@ class Estimator:
             settings = self.__dict__.get("settings")
             if settings is not None and name in settings.specs():
                 return getattr(settings, name)
+            if settings is not None and name in settings.flattened():  # a field of the settings a field holds
+                return getattr(getattr(settings, settings.flattened()[name]), name)
         raise AttributeError(f"{type(self).__name__!s} object has no attribute {name!r}")
 
     def __setattr__(self, name: str, value: Any) -> None:
         cls = type(self)
-        if name != "settings" and hasattr(cls, "settings_class") and name in cls.settings_class.specs():
+        if name[0] != "_" and name != "settings" and hasattr(cls, "settings_class") and (
+                name in cls.settings_class.specs() or name in cls.settings_class.flattened()):
             self.set_params(**{name: value})  # validated, and what runs
         else:
             object.__setattr__(self, name, value)
@@ -492,21 +503,23 @@ def _parser_type(spec: Spec) -> Callable[[str], Any] | None:
     return {"int": int, "float": float, "str": str, "strs": str}.get(spec.kind or "any")
 
 
-def add_arguments(parser: argparse.ArgumentParser | Any, settings_class: type[Settings], *,
-                  exclude: tuple[str, ...] = (), title: str | None = None) -> None:
-    """Add one option per field of ``settings_class`` (those with ``cli=True``) to ``parser``.
+def add_arguments(parser: argparse.ArgumentParser | Any, settings_class: type[Settings] | Settings, *,
+                  exclude: tuple[str, ...] = (), title: str | None = None, prefix: str = "") -> None:
+    """Add one option per field of ``settings_class`` (those with ``cli=True``) to ``parser``; settings
+    given in its place show their values as the defaults; ``prefix``: ``--{prefix}name`` (dest too).
 
     Options default to ``argparse.SUPPRESS``, so :func:`settings_from_args` knows which ones were given.
     """
     target = parser.add_argument_group(title) if title else parser
-    defaults = settings_class.defaults()
+    defaults = settings_class.get_params(deep=False) if isinstance(settings_class, Settings) \
+        else settings_class.defaults()
     for name, spec in settings_class.specs().items():
         if name in exclude or spec.cli is not True:
             continue
         default = defaults.get(name, dataclasses.MISSING)
         # a help that ends in "[...]" says its default in words
         shown = "" if default is dataclasses.MISSING or spec.help.endswith("]") else f" [default: {default}]"
-        kwargs: dict[str, Any] = {"dest": name, "default": argparse.SUPPRESS, "help": spec.help + shown}
+        kwargs: dict[str, Any] = {"dest": prefix + name, "default": argparse.SUPPRESS, "help": spec.help + shown}
         if spec.kind == "bool":
             kwargs["action"] = argparse.BooleanOptionalAction
         else:
@@ -517,29 +530,34 @@ def add_arguments(parser: argparse.ArgumentParser | Any, settings_class: type[Se
                 kwargs["choices"] = list(spec.choices)
             if spec.metavar:
                 kwargs["metavar"] = spec.metavar
-        target.add_argument(flag_of(name, spec), *spec.aliases, **kwargs)
+        flags = ("--" + (prefix + name).replace("_", "-"),) if prefix else (flag_of(name, spec), *spec.aliases)
+        target.add_argument(*flags, **kwargs)
 
 
-def given(args: argparse.Namespace, settings_class: type[Settings]) -> dict[str, Any]:
-    """The fields of ``settings_class`` the user gave on the command line (name -> value)."""
-    return {name: getattr(args, name) for name in settings_class.specs() if hasattr(args, name)}
+def given(args: argparse.Namespace, settings_class: type[Settings], prefix: str = "",
+          exclude: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The fields of ``settings_class`` (but ``exclude``) the user gave on the command line (name -> value)."""
+    return {n: getattr(args, prefix + n) for n in settings_class.specs() if hasattr(args, prefix + n) and n not in exclude}
 
 
-def settings_from_args(settings_class: type[Settings], args: argparse.Namespace, **fixed: Any) -> Settings:
-    """Build ``settings_class`` from the options given in ``args`` (plus ``fixed`` values); a bad
-    value, or an option given where it does not apply (:attr:`Spec.applies_when`), is an error naming the flag."""
+def settings_from_args(settings_class: type[Settings], args: argparse.Namespace, *, base: Settings | None = None,
+                       exclude: tuple[str, ...] = (), **fixed: Any) -> Settings:
+    """Build ``settings_class`` (``base`` changed, when given) from the options given in ``args`` (but
+    ``exclude``) plus ``fixed`` values; a bad value, or an option given where it does not apply
+    (:attr:`Spec.applies_when`), is an error naming the flag."""
     specs = settings_class.specs()
-    values = {**given(args, settings_class), **fixed}
+    values = {**given(args, settings_class, exclude=exclude), **fixed}
     try:
         for name, value in values.items():
             if isinstance(value, list) and specs[name].kind == "strs":
                 values[name] = tuple(value)
             elif isinstance(value, str) and specs[name].parse is not None and name not in fixed:
                 values[name] = specs[name].parse(value)
-        settings = settings_class(**values)
+        settings = settings_class(**values) if base is None else base.replace(**values)
     except (ValueError, TypeError) as err:
-        raise type(err)(_name_flags(str(err), specs)) from err
-    for name in given(args, settings_class):
+        # a fixed value is named by the caller's own option (the CLI's table), not by the field's flag
+        raise type(err)(_name_flags(str(err), {k: v for k, v in specs.items() if k not in fixed})) from err
+    for name in given(args, settings_class, exclude=exclude):
         for other, allowed in (specs[name].applies_when or {}).items():
             value, other_flag = getattr(settings, other), flag_of(other, specs[other])
             if not _allows(allowed, value):

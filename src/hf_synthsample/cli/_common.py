@@ -8,7 +8,7 @@ import contextlib
 import os
 from typing import Any, Sequence
 
-from ._argparse import action
+from ._argparse import action, actions
 
 #: The options several subcommands share: name -> (flag, argparse keywords); ``{what}`` filled in by :func:`add_shared`.
 SHARED: dict[str, tuple[str, dict[str, Any]]] = {
@@ -147,6 +147,9 @@ def add_language_arguments(parser: argparse.ArgumentParser, *, exclude: tuple[st
     from ..structure.language import LanguageSettings
 
     add_settings(parser, LanguageSettings, exclude=exclude, title="structure language (with --language)")
+    if "max_height" in exclude and "max_height" in {a.dest for a in actions(parser)}:
+        # one option for both: the command's and the language's compound height
+        action(parser, "max_height").help += f"; it is the language's: {LanguageSettings.specs()['max_height'].help}"
 
 
 def language_of(args: argparse.Namespace, language: Any, *, option: str = "--language") -> Any:

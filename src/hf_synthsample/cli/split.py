@@ -16,7 +16,7 @@ from ..settings import add_arguments as add_settings
 from ..settings import applies, settings_from_args
 from ..splits.settings import SplitSettings, SweepSettings
 from ..structure.language import LanguageSettings
-from ._argparse import action, actions
+from ._argparse import actions
 from ._common import (add_language_arguments, add_shared, check_license, check_output_folder, language_of,
                       quiet_datasets_bars, require)
 from ._source import resolve_source
@@ -39,8 +39,6 @@ def add_arguments(sp: argparse.ArgumentParser) -> None:
         if a.dest in split and sweep[a.dest] != split[a.dest]:
             a.help += f"; with --sweep: {sweep[a.dest].help} [default: {sweep_defaults[a.dest]}]"
     add_language_arguments(sp)  # the compound height is the split's --max-height
-    # one option for both: the split's and the language's compound height
-    action(sp, "max_height").help += f"; it is the language's: {LanguageSettings.specs()['max_height'].help}"
     sp.add_argument("--no-compound-weights", action="store_true", help="the same as --compound-weights none")
     add_shared(sp, "builder_param", "config", "split", "name", "overwrite", "license",
                split="split of the source to split", name="the method")

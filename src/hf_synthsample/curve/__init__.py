@@ -5,8 +5,8 @@ for your dataset and your model (Keysers et al. 2020): :func:`compositionality_c
 
 Example:
     >>> from hf_synthsample.curve import CurveSettings, spearman
-    >>> CurveSettings(targets=[0.0, 0.3, 0.6]).fit_target, spearman([0.0, 0.3, 0.6], [95.0, 80.0, 40.0])
-    (95.0, -1.0)
+    >>> CurveSettings().replace(targets=[0.0, 0.3, 0.6]).sweep.targets, spearman([0.0, 0.3, 0.6], [95.0, 80.0, 40.0])
+    ((0.0, 0.3, 0.6), -1.0)
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Example (a toy language and a tiny model, 2 steps each: the pipeline, not a resu
     >>> rows = [f"({op} ({f} {a}) {b})" for op in "pq" for f in "fgh" for a in "abcd" for b in "abc"]
     >>> ds = Dataset.from_dict({"program": rows, "output": [r.replace("(", "").replace(")", "") for r in rows]})
     >>> curve = compositionality_curve(ds, targets=[0.4, 0.6], column="program", language="sexpr",
-    ...                                target_column="output", search_seconds=5, max_steps=2, check_every=1,
+    ...                                target_column="output", time_limit=5, max_steps=2, check_every=1,
     ...                                d_model=16, heads=2, layers=1, ffn=32, fit_rows=8, test_rows=8)
     {'train_runtime': ...}
     >>> [r["config"] for r in curve.records], [r["num_test_scored"] for r in curve.records]
@@ -38,12 +38,13 @@ logger = get_logger(__name__)
 
 def _check_dataset(dataset: Any, settings: CurveSettings) -> None:
     """The dataset and its columns, before any work; a missing column names the setting."""
+    settings.sweep.require_structure()  # a language to read the column with
     if not (hasattr(dataset, "column_names") and hasattr(dataset, "select") and hasattr(dataset, "features")):
         raise TypeError(f"dataset must be a datasets.Dataset (one split, e.g. load_dataset(...)['train']), "
                         f"got {type(dataset).__name__}")
     if len(dataset) == 0:
         raise ValueError("dataset has no rows")
-    for name, column in (("column", settings.column), ("source_column", settings.source),
+    for name, column in (("column", settings.sweep.column), ("source_column", settings.source),
                          ("target_column", settings.target_column)):
         if column not in dataset.column_names:
             raise ValueError(f"{name}: the dataset has no column {column!r}; its columns: {dataset.column_names}")
@@ -116,7 +117,7 @@ def _random_divergence(dataset: "Dataset", sweep: Any, s: CurveSettings) -> floa
     from ..splits.report import split_report
 
     sizes = next(iter(sweep.sizes.values()))
-    order = np.random.default_rng(s.seed).permutation(len(dataset))
+    order = np.random.default_rng(s.sweep.seed).permutation(len(dataset))
     test, train = np.sort(order[:sizes["test"]]), np.sort(order[sizes["test"]:sizes["test"] + sizes["train"]])
     return float(split_report(dataset.select(train), dataset.select(test), **sweep.report_kwargs).compound_divergence)
 
@@ -170,7 +171,7 @@ def _curve(dataset: "Dataset", model: ModelSpec, s: CurveSettings, progress: boo
     _check_dataset(dataset, s)
     factory = resolve_model(model, s)
     show_progress(progress, None)  # a bad value refused before any work
-    budget = len(s.targets) * (s.max_steps + s.settle_steps)
+    budget = len(s.sweep.targets) * (s.max_steps + s.settle_steps)
     from tqdm.auto import tqdm
 
     bar = tqdm(total=budget, desc="compositionality curve", unit=" step",
@@ -186,18 +187,17 @@ def _run(dataset: "Dataset", model: ModelSpec, factory: Any, s: CurveSettings, b
     from ..splits import divergence_sweep
 
     start = time.perf_counter()
-    sweep = divergence_sweep(dataset, list(s.targets), column=s.column, language=s.language, test_size=s.test_size,
-                             train_size=s.train_size, max_atom_divergence=s.max_atom_divergence, seed=s.seed,
-                             time_limit=s.search_seconds, progress=False)
+    sweep = divergence_sweep(dataset, settings=s.sweep, progress=False)
+    targets = s.sweep.targets
     logger.info("sweep of %d splits in %.0f s: %s", len(sweep), sweep.seconds,
-                ", ".join(f"{t:g} -> {sweep.compound_divergence[t]:.3f}" for t in s.targets))
+                ", ".join(f"{t:g} -> {sweep.compound_divergence[t]:.3f}" for t in targets))
     names = sweep.config_names
     # the sweep's random split of the same sizes and seed (measured as its splits are), else measured here
     baseline = sweep.random_baseline
     random_dc = baseline.compound_divergence if baseline is not None and baseline.compound_divergence is not None \
         else _random_divergence(dataset, sweep, s)
     tolerance = sweep.settings["divergence_tolerance"]  # what "at a target" means for the sweep
-    below = [t for t in s.targets if sweep.compound_divergence[t] < random_dc - tolerance]
+    below = [t for t in targets if sweep.compound_divergence[t] < random_dc - tolerance]
     if below:
         logger.warning("D_C target(s) %s lie below a random split's D_C %.3f: a search gets there by moving rows "
                        "with few compounds into test (SCAN: every one-phrase command), so those test sides are "
@@ -209,12 +209,12 @@ def _run(dataset: "Dataset", model: ModelSpec, factory: Any, s: CurveSettings, b
 
         mix = LengthMix.of(LengthMix.words(dataset[s.target_column]), s.length_bins)
 
-    forked = not (s.jobs == 1 or len(s.targets) == 1)
+    forked = not (s.jobs == 1 or len(targets) == 1)
 
     def one(i: int) -> dict[str, Any]:
-        target = s.targets[i]
+        target = targets[i]
         if not forked:
-            bar.set_description_str(f"compositionality curve, model {i + 1}/{len(s.targets)}", refresh=False)
+            bar.set_description_str(f"compositionality curve, model {i + 1}/{len(targets)}", refresh=False)
         with tempfile.TemporaryDirectory(prefix="compositionality-curve-") as tmp:  # the Trainer's; nothing saved
             record = train_split(sweep.splits[target], factory, s, output_dir=tmp, name=names[target],
                                  length_mix=mix, progress=None if forked else bar)
@@ -227,19 +227,19 @@ def _run(dataset: "Dataset", model: ModelSpec, factory: Any, s: CurveSettings, b
 
     if not forked:
         with _torch_threads(s.threads):
-            trained = [one(i) for i in range(len(s.targets))]
+            trained = [one(i) for i in range(len(targets))]
     else:  # forked workers (the factory may be any callable of the caller's); they die with this process
-        bar.set_description_str(f"compositionality curve, {len(s.targets)} models in {s.jobs} processes")
-        trained = run_forked(one, len(s.targets), s.jobs, threads=s.threads,
-                             describe=lambda i: f"the model of split {names[s.targets[i]]}")
+        bar.set_description_str(f"compositionality curve, {len(targets)} models in {s.jobs} processes")
+        trained = run_forked(one, len(targets), s.jobs, threads=s.threads,
+                             describe=lambda i: f"the model of split {names[targets[i]]}")
         bar.update(bar.total - bar.n)
     built = [record.pop("model", {}) for record in trained]
     sizes = sweep.sizes
     records = [{"target": t, "config": names[t], "compound_divergence": float(sweep.compound_divergence[t]),
                 "atom_divergence": float(sweep.atom_divergence[t]), "train_rows": int(sizes[t]["train"]),
-                "test_rows": int(sizes[t]["test"]), "seed": s.seed,
+                "test_rows": int(sizes[t]["test"]), "seed": s.sweep.seed,
                 "template_statement": sweep.template_statements.get(t), **record}
-               for t, record in zip(s.targets, trained)]
+               for t, record in zip(targets, trained)]
     text, info = _describe(model, s, built)
     for record, b in zip(records, built):
         if b.get("parameters") is not None:
@@ -261,7 +261,7 @@ class CompositionalityCurve(Estimator):
 
     Example:
         >>> est = CompositionalityCurve(targets=[0.1, 0.5], seed=2)
-        >>> est.get_params()["targets"], est.seed
+        >>> est.get_params()["sweep__targets"], est.seed
         ((0.1, 0.5), 2)
     """
 

@@ -1,15 +1,19 @@
 """The settings of a compositionality curve, checked once when made; the ``hf-synthsample curve``
-options are generated from the same fields.
+options are generated from the same fields. The splits are made by the
+:class:`~hf_synthsample.splits.SweepSettings` the curve holds: every split option
+reaches a curve (``sweep``), and its fields may be given by their own names (``targets=``,
+``language=``, ``restarts=``; ``sweep__batch_size`` and ``sweep__max_steps`` for the two names the
+training has too).
 
 Example:
-    >>> s = CurveSettings(targets=[0.1, 0.3], fit_target=95)
-    >>> s.targets, s.fit_target, s.source, s.replace(seed=3).seed
-    ((0.1, 0.3), 95.0, 'commands', 3)
+    >>> s = CurveSettings().replace(targets=[0.1, 0.3], fit_target=95, restarts=3)
+    >>> s.sweep.targets, s.sweep.restarts, s.fit_target, s.replace(seed=3).sweep.seed
+    ((0.1, 0.3), 3, 95.0, 3)
     >>> CurveSettings(max_steps=0)
     Traceback (most recent call last):
     ...
     ValueError: max_steps must be >= 1, got 0
-    >>> CurveSettings(targets=[0.3])
+    >>> CurveSettings().replace(targets=[0.3])
     Traceback (most recent call last):
     ...
     ValueError: targets: a curve needs at least 2 targets, got [0.3]
@@ -21,22 +25,27 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..settings import Settings, setting
-from ..structure.language import Language, check_language
+from ..splits.settings import SweepSettings
 
-__all__ = ["CurveSettings", "SCHEDULERS", "ARCHITECTURES"]
+__all__ = ["CurveSettings", "SCHEDULERS", "ARCHITECTURES", "SWEEP"]
 
 SCHEDULERS = ("linear", "constant_with_warmup", "cosine", "constant")
 #: the scratch model built when no model is given (``hf_synthsample.models.build_scratch_model``)
 ARCHITECTURES = ("bart", "t5")
 
+#: a curve's splits unless told otherwise: six targets from the lowest D_C the search finds to 0.6, half
+#: the rows in train (the rest of the split's fields: :class:`~hf_synthsample.splits.SweepSettings`' defaults),
+#: and a search time limit that is a guard (a search it stops short of its target is an error), generous
+#: so that a loaded machine never changes the splits
+SWEEP = SweepSettings(targets=(0.0, 0.12, 0.24, 0.36, 0.48, 0.6), train_size=0.5, time_limit=600.0)
 
-def _check_targets(name: str, value: Any) -> tuple:
-    from ..splits.sweep import check_targets
 
-    targets = tuple(check_targets(value, name))
-    if len(targets) < 2:
-        raise ValueError(f"{name}: a curve needs at least 2 targets, got {list(targets)}")
-    return targets
+def _check_sweep(name: str, value: Any) -> SweepSettings:
+    if not isinstance(value, SweepSettings):
+        raise TypeError(f"{name} must be a hf_synthsample.splits.SweepSettings, got {type(value).__name__} {value!r}")
+    if len(value.targets) < 2:
+        raise ValueError(f"targets: a curve needs at least 2 targets, got {list(value.targets)}")
+    return value
 
 
 def _check_template(name: str, value: Any) -> str:
@@ -60,28 +69,12 @@ def _non_empty(name: str, value: Any) -> Any:
 class CurveSettings(Settings):
     """Everything a curve needs besides the dataset and the model (``jobs`` / ``threads``: speed only)."""
 
-    # the splits (hf_synthsample.splits.divergence_sweep)
-    targets: tuple = setting((0.0, 0.12, 0.24, 0.36, 0.48, 0.6), check=_check_targets, kind="any",
-                             help="target compound divergences D_C of the splits, increasing, in [0, 1]; at least 2")
-    column: str = setting("commands", check=_non_empty,
-                          help="the column whose structure defines atoms and compounds (read by --language)")
-    language: str | Language | None = setting(
-        "scan", help="the structure language of --column (hf_synthsample.structure.languages(): scan, cogs, sql, sparql, "
-                     "lambda, funql, python, sexpr, thingtalk, ...; a name or a Language)", kind="any",
-        check=check_language)
+    sweep: SweepSettings = setting(SWEEP, kind="any", check=_check_sweep, flatten=True,
+                                   cli="its fields are options of their own (--targets, --column, --language, ...)",
+                                   help="the sweep of splits (hf_synthsample.splits.SweepSettings): its fields may be "
+                                        "given by their own names")
     source_column: str | None = setting(None, check=_non_empty, help="the model's input text column [--column]")
     target_column: str = setting("actions", check=_non_empty, help="the model's output text column")
-    train_size: float = setting(0.5, min=0.0, max=1.0, min_inclusive=False, max_inclusive=False,
-                                help="share of the rows in each split's train side")
-    test_size: float = setting(0.25, min=0.0, max=1.0, min_inclusive=False, max_inclusive=False,
-                               help="share of the rows in each split's test side (train + test <= 1; the rest is "
-                                    "left out)")
-    max_atom_divergence: float = setting(0.02, min=0.0, max=1.0, help="bound on each split's atom divergence D_A")
-    search_seconds: float = setting(600.0, min=0.0, min_inclusive=False,
-                                    help="time limit of each split's search (s): a guard (a search it stops short of "
-                                         "its target is an error), generous so that a loaded machine never changes "
-                                         "the splits")
-    seed: int = setting(0, min=0, help="seed of the split search, the scored subsets, the models and the training")
     prompt_template: str = setting("{source}\n", check=_check_template, parse=_unescape,
                                    help="a causal (decoder-only) LM's prompt: the source text put in the placeholder "
                                         "{source}; the completion is the target text and EOS, the loss taken on it "
@@ -127,8 +120,6 @@ class CurveSettings(Settings):
     threads: int = setting(1, min=1, help="torch CPU threads per process (speed only)")
 
     def _check(self) -> None:
-        if self.train_size + self.test_size > 1.0 + 1e-12:
-            raise ValueError(f"train_size + test_size must be <= 1, got {self.train_size} + {self.test_size}")
         if self.d_model % self.heads:
             raise ValueError(f"d_model ({self.d_model}) must be a multiple of heads ({self.heads})")
         if self.source == self.target_column:
@@ -136,5 +127,5 @@ class CurveSettings(Settings):
 
     @property
     def source(self) -> str:
-        """The model's input column (``source_column``, else ``column``)."""
-        return self.source_column or self.column
+        """The model's input column (``source_column``, else the sweep's ``column``)."""
+        return self.source_column or self.sweep.column

@@ -5,7 +5,7 @@ prompt + completion, :mod:`hf_synthsample.models.causal`) until it fits its own 
 
 Example:
     >>> from hf_synthsample.curve.settings import CurveSettings
-    >>> factory = resolve_model(None, CurveSettings(d_model=16, heads=2, layers=1, ffn=32))
+    >>> factory = resolve_model(None, CurveSettings(d_model=16, heads=2, layers=1, ffn=32).replace(column="commands"))
     >>> from datasets import Dataset, DatasetDict
     >>> split = DatasetDict(train=Dataset.from_dict({"commands": ["jump twice"], "actions": ["I_JUMP I_JUMP"]}),
     ...                     test=Dataset.from_dict({"commands": ["jump"], "actions": ["I_JUMP"]}))
@@ -227,7 +227,7 @@ def train_split(split: "DatasetDict", factory: ModelFactory, settings: CurveSett
     from ..models import FitTargetCallback
     from ..models.causal import DEFAULT_PROMPT_TEMPLATE, model_kind
 
-    s, seed = settings, settings.seed
+    s, seed = settings, settings.sweep.seed
     model, tokenizer = _built(factory(split, seed))
     causal = model_kind(model) == "causal_lm"
     if not causal and s.prompt_template != DEFAULT_PROMPT_TEMPLATE:
@@ -286,9 +286,10 @@ def train_split(split: "DatasetDict", factory: ModelFactory, settings: CurveSett
     if length_mix is not None:
         value, bins = length_mix.standardize(correct, LengthMix.words(references))
         by_length = {"test_exact_match_length_std": value, "test_by_length": bins}
-    if s.language:
-        by_length["unseen_templates"] = template_novelty(split["train"][s.column], scored[s.column], correct,
-                                                         s.language)
+    if s.sweep.language:
+        column = s.sweep.column
+        by_length["unseen_templates"] = template_novelty(split["train"][column], scored[column], correct,
+                                                         s.sweep.language)
     return {"test_exact_match": float(result["exact_match"]), **by_length, "num_test_scored": int(scored.num_rows),
             "fit": float(stop.history[-1][1]), "num_fit": int(fit_rows.num_rows), "fit_reached": bool(stop.reached),
             "steps": int(trainer.state.global_step),

@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from ..logging import get_logger
+from ..settings import signature_from
 from .overlap import (TEMPLATE_DISJOINT_RATIO, RandomBaseline, TemplateOverlap, check_template_disjoint,
                       template_statement, warning_advice)
+from .settings import SplitSettings, settings_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -31,6 +33,9 @@ __all__ = ["TEMPLATE_DISJOINT_RATIO", "TemplateOverlap", "RandomBaseline", "rand
 
 logger = get_logger(__name__)
 
+#: the fields of the split settings a structure report reads (the random split beside it)
+_REPORT_FIELDS = ("column", "language", "max_height", "seed", "test_size", "train_size")
+
 def random_indices(n: int, test_rows: int, train_rows: int | None = None, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """``(train, test)`` row indices (sorted) of a seeded random split of ``n`` rows with these sizes
     (train: the rest unless ``train_rows``); the split the baselines measure."""
@@ -39,20 +44,19 @@ def random_indices(n: int, test_rows: int, train_rows: int | None = None, seed: 
     return np.sort(order[test_rows:end]), np.sort(order[:test_rows])
 
 
-def read_templates(dataset: "Dataset", column: str = "program", language: Any = None, *,
-                   template_column: str | None = None, max_height: int = 2) -> list | None:
-    """Each row's abstract template (``None`` where it does not parse), from ``template_column`` or
-    the program ``column`` parsed with ``language``; ``None`` when neither is given."""
+def read_templates(dataset: "Dataset", s: Any) -> list | None:
+    """Each row's abstract template (``None`` where it does not parse), from split settings ``s``: its
+    ``template_column``, or its program ``column`` parsed with its ``language``; ``None`` when neither is given."""
     from ..columns import column_arrow
 
-    if template_column is not None:
-        return column_arrow(dataset, template_column).to_pylist()
-    if language is None or column not in dataset.column_names:
+    if s.template_column is not None:
+        return column_arrow(dataset, s.template_column).to_pylist()
+    if s.language is None or s.column not in dataset.column_names:
         return None
     from ..sampling.structural import StructureColumns
 
-    src = StructureColumns(column, language, max_height, skip_unparsable=True, progress=False)
-    return src.read(dataset.select_columns([column]), ["template"])[0]["template"]
+    src = StructureColumns(s.column, s.language, s.max_height, skip_unparsable=True, progress=False)
+    return src.read(dataset.select_columns([s.column]), ["template"])[0]["template"]
 
 
 def random_split_baseline(dataset: "Dataset", *, test_rows: int, train_rows: int | None = None, seed: int = 0,
@@ -118,8 +122,7 @@ def describe_split(report: Any, dataset: "Dataset", splitter: Any, *, warn: bool
                   compound_weights=s.weights_in_effect if s.search else None, max_height=s.max_height)
     templates = getattr(splitter, "templates_", None)
     if templates is None:
-        templates = read_templates(dataset, s.column, s.language, template_column=s.template_column,
-                                   max_height=s.max_height)
+        templates = read_templates(dataset, s)
     partition = report.train_rows + report.test_rows == len(dataset)
     baseline = random_split_baseline(dataset, test_rows=report.test_rows,
                                      train_rows=None if partition else report.train_rows, seed=s.seed,
@@ -135,14 +138,17 @@ def describe_split(report: Any, dataset: "Dataset", splitter: Any, *, warn: bool
     return report
 
 
-def structure_report(dataset: "Dataset", column: str = "program", language: Any = None, *, max_height: int = 2,
-                     top: int = 10, seed: int = 0, test_size: float | None = 0.25, train_size: float | None = None,
-                     progress: bool | None = None) -> Any:
+@signature_from(SplitSettings, positional=("column", "language"),
+                fixed=tuple(n for n in SplitSettings.specs() if n not in _REPORT_FIELDS))
+def structure_report(dataset: "Dataset", *args: Any, settings: SplitSettings | None = None, top: int = 10,
+                     progress: bool | None = None, **changes: Any) -> Any:
     """The structure of ``dataset``'s program ``column`` before any split
     (:func:`hf_synthsample.structure.describe_structure`: atoms, compounds, templates, what the
     language abstracts, the structure groups) with a seeded random split of ``test_size`` (and
     ``train_size``) beside it: its D_C, D_A and shared templates, measured as a split's report
-    measures them (``test_size=None``: no random split). Every argument is checked before any work.
+    measures them (``test_size=None``: no random split). ``settings`` and ``changes``:
+    :class:`~.settings.SplitSettings`' (``column``, ``language`` also by position). Every argument is
+    checked before any work.
 
     Example:
         >>> from datasets import Dataset
@@ -152,18 +158,22 @@ def structure_report(dataset: "Dataset", column: str = "program", language: Any 
         (3, 2, True)
     """
     from ..structure import describe_structure
-    from ..validation import check_float, check_int
     from ._data import check_test_size, check_train_size
+    from .settings import _accepted
 
-    seed = check_int("seed", seed, min=0, max=2**32 - 1)
+    baseline = changes.get("test_size", 0.0) is not None
+    if not baseline:
+        del changes["test_size"]
+    s = settings_of(SplitSettings, args, settings, changes, name="structure_report")
+    column, language, max_height, seed, test_size, train_size = (s.column, s.language, s.max_height, s.seed,
+                                                                 s.test_size, s.train_size)
+    if language is None:
+        raise ValueError(f"language: give the structure language of the program column {column!r} ({_accepted()})")
     n_all = len(dataset) if hasattr(dataset, "column_names") else 0
-    if test_size is not None and n_all:
-        check_test_size(test_size, n_all)
-        if train_size is not None:
-            train_size = check_float("train_size", train_size, min=0.0, max=1.0, min_inclusive=False)
-            check_train_size(train_size, check_test_size(test_size, n_all)[1], n_all)
+    if baseline and n_all:
+        check_train_size(train_size, check_test_size(test_size, n_all)[1], n_all)
     report = describe_structure(dataset, column, language, max_height=max_height, top=top, progress=progress)
-    if test_size is None:
+    if not baseline:
         return report
     templates, n = report.row_templates, report.rows
     pool = dataset.select_columns([column])
@@ -187,8 +197,7 @@ def record_template_overlap(dataset: "Dataset", result: Any, s: Any, templates: 
     random split of the same sizes (split settings ``s``), warning if so with ``warn``; returns each
     row's template (``None`` without a language or template column)."""
     if templates is None:
-        templates = read_templates(dataset, s.column, s.language, template_column=s.template_column,
-                                   max_height=s.max_height)
+        templates = read_templates(dataset, s)
     if templates is None:
         return None
     test, train = result.test_indices, result.train_indices
