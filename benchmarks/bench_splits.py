@@ -26,12 +26,13 @@ Parts (``--parts``, all by default):
   are subsets); each split's D_C is also given under the other weightings (``split_report``); the
   random split's divergence for comparison.
 * ``cogs``: the COGS training set (``--cogs``), same settings.
-* ``pool``: a Schema2QA pool of ``--pool-size`` rows (``load_dataset("schema2qa", "all")``),
-  MCD split with wall time and peak memory (parsing included).
+
+A pool of a million rows (reach, today's search beside the bulk rounds, sweep, range): see
+``benchmarks/bench_pool_splits.py``.
 
 Usage::
 
-    nice -n 5 python benchmarks/bench_splits.py [--parts peer scan cogs pool] [--peer mcd_utils.py] [--pool-size 1000000]
+    nice -n 5 python benchmarks/bench_splits.py [--parts peer scan cogs] [--peer mcd_utils.py]
 """
 
 from __future__ import annotations
@@ -196,30 +197,9 @@ def part_cogs(args) -> None:
     _run_target("COGS train", datasets.Dataset.from_dict({"lf": lfs}), "lf", "cogs", args)
 
 
-def part_pool(args) -> None:
-    import hf_synthsample
-    from _measure import Measure
-    from hf_synthsample.splits import mcd_split
-
-    print(f"\n== Schema2QA pool of {args.pool_size:,} rows ({_load_avg()})")
-    t = time.perf_counter()
-    pool = hf_synthsample.load_dataset("schema2qa", "all", num_examples=args.pool_size, seed=0, split="train",
-                                       num_proc=2, cache_dir=args.cache_dir)
-    print(f"pool generated in {time.perf_counter() - t:.1f} s")
-    with Measure() as m:
-        s = mcd_split(pool, "program", "thingtalk", seed=0, time_limit=args.pool_time_limit, size_tolerance=0.005,
-                      progress=False)
-    r = s.mcd_result
-    print(f"MCD split: {m.seconds:.1f} s in all (reading and grouping the structures included; search {r.seconds:.1f} s; "
-          f"{r.num_groups:,} structures), peak RSS {m.peak_rss_mb / 1024:.2f} GB; D_C {r.compound_divergence:.4f} "
-          f"(start {r.initial_compound_divergence:.4f}), D_A {r.atom_divergence:.4f}, test {len(s['test']):,} rows, "
-          f"stop: {r.stop_reason}")
-
-
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--parts", nargs="+", default=["peer", "scan", "cogs", "pool"],
-                    choices=["peer", "scan", "cogs", "pool"])
+    ap.add_argument("--parts", nargs="+", default=["peer", "scan", "cogs"], choices=["peer", "scan", "cogs"])
     ap.add_argument("--peer", default=None, metavar="PATH",
                     help="peer part: path of google-research/language language/compgen/nqg/tasks/mcd_utils.py "
                          "(not in this repository; without it the peer column is skipped)")
@@ -241,9 +221,6 @@ def main(argv=None) -> None:
                     help="scan/cogs: compound weightings to search with [example pool none]")
     ap.add_argument("--peer-seeds", type=int, default=8, help="peer part: our speed-up over this many seeds [8]")
     ap.add_argument("--cogs", default=os.path.join(HERE, "..", "..", "shared", "data", "cogs", "train.tsv"))
-    ap.add_argument("--pool-size", type=int, default=1_000_000)
-    ap.add_argument("--pool-time-limit", type=float, default=300.0)
-    ap.add_argument("--cache-dir", default=None)
     args = ap.parse_args(argv)
     for part in args.parts:
         globals()[f"part_{part}"](args)
