@@ -20,6 +20,9 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
+from ..settings import signature_from
+from .settings import SplitSettings, settings_of
+
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset, DatasetDict
 
@@ -222,30 +225,29 @@ def _stats(x: np.ndarray) -> dict:
     return {"mean": float(x.mean()), "median": float(np.median(x)), "min": float(x.min()), "max": float(x.max())}
 
 
-def split_report(
-    train: "Dataset",
-    test: "Dataset",
-    column: str = "program",
-    language: str | None = None,
-    *,
-    text_column: str | None = None,
-    length_column: str | None = None,
-    compound_weights: bool | Mapping[str, float] | None = None,
-    max_height: int = 2,
-    atoms_column: str | None = None,
-    compounds_column: str | None = None,
-    template_column: str | None = None,
-    baseline: Any = None,
-) -> SplitReport:
-    """Report on a train/test split; the structural figures need ``language`` (or ``atoms_column``
-    and ``compounds_column``). ``text_column`` (default ``column``) is checked for duplicates and
-    measured in words unless ``length_column`` is given; templates: ``template_column`` or the language's.
-    ``baseline``: a :class:`~.disjoint.RandomBaseline` of the same sizes to report beside the split
-    (:meth:`SplitReport.set_baseline`: with it, the template statement).
+#: the fields of the split settings a report reads
+_REPORT_FIELDS = ("column", "language", "text_column", "length_column", "compound_weights", "max_height",
+                  "atoms_column", "compounds_column", "template_column")
+
+
+@signature_from(SplitSettings, positional=("column", "language"),
+                fixed=tuple(n for n in SplitSettings.specs() if n not in _REPORT_FIELDS))
+def split_report(train: "Dataset", test: "Dataset", *args: Any, settings: SplitSettings | None = None,
+                 baseline: Any = None, **changes: Any) -> SplitReport:
+    """Report on a train/test split; ``settings`` and ``changes``: :class:`~.settings.SplitSettings`'
+    (``column`` and ``language`` also by position). The structural figures need ``language`` (or
+    ``atoms_column`` and ``compounds_column``). ``text_column`` (default ``column``) is checked for
+    duplicates and measured in words unless ``length_column`` is given; templates: ``template_column``
+    or the language's. ``baseline``: a :class:`~.disjoint.RandomBaseline` of the same sizes to report
+    beside the split (:meth:`SplitReport.set_baseline`: with it, the template statement).
     """
     from datasets import concatenate_datasets
 
     from ..columns import column_arrow
+
+    s = settings_of(SplitSettings, args, settings, changes, name="split_report")
+    column, language, text_column, length_column, compound_weights, max_height, atoms_column, compounds_column, \
+        template_column = (getattr(s, n) for n in _REPORT_FIELDS)
 
     sides = {"train": train, "test": test}
     for name, ds in sides.items():
@@ -288,6 +290,7 @@ def split_report(
         lengths={"unit": length_column or "words", "train": _stats(lv["train"]), "test": _stats(lv["test"])},
         _length_values=lv,
     )
+    st = None
     if language is not None or (atoms_column is not None and compounds_column is not None):
         from ._data import read_structures
         from ._engine import Engine
@@ -296,7 +299,8 @@ def split_report(
         both = concatenate_datasets([train.select_columns(cols), test.select_columns(cols)])
         side = np.concatenate([np.zeros(len(train), np.int64), np.ones(len(test), np.int64)])
         st = read_structures(both, column=column, language=language, max_height=max_height, atoms_column=atoms_column,
-                             compounds_column=compounds_column, compound_weights=compound_weights, side=side)
+                             compounds_column=compounds_column, compound_weights=compound_weights, side=side,
+                             templates=template_column is None)
         e = Engine(st.sizes, st.atoms, st.compounds, np.asarray(st.group_side, dtype=np.int8).copy())
         report.atom_divergence = e.atom_divergence
         report.compound_divergence = e.compound_divergence
@@ -305,7 +309,9 @@ def split_report(
         report.unseen_compound_share = float(e.C.Q[e.C.P <= 0].sum() / max(e.C.SQ, 1e-300))
         report._compound_freqs = (e.C.P / max(e.C.SP, 1e-300), e.C.Q / max(e.C.SQ, 1e-300))
     if template_column is not None or language is not None:
-        if template_column is not None:
+        if st is not None and st.templates is not None:  # read in the same parse as the structure
+            tt = {"train": st.templates[:len(train)], "test": st.templates[len(train):]}
+        elif template_column is not None:
             tt = {s: column_arrow(ds, template_column).to_pylist() for s, ds in sides.items()}
         else:
             from ..sampling.structural import StructureColumns
