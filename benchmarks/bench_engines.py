@@ -1,29 +1,37 @@
-"""Ray Data engine benchmark: generation side by side with ``load_dataset(num_proc=2)``, and UAT
-over a 10M-row Schema2QA pool that is never held in memory.
+"""Ray Data engine benchmark: generation and structure columns side by side with ``num_proc=2``
+for every generator, and UAT over a 10M-row Schema2QA pool that is never held in memory.
 
-Prints, for each phase, wall time, rows/s and the peak resident memory of the whole process tree
-(this process, the ``datasets`` workers, Ray's head processes and workers; sampled every 20 ms;
-shared pages count once per process, so an upper bound), with the machine's load average.
-
-1. ``generation``: for Calculator (``dcfg``) and Schema2QA (``all``), ``--rows`` rows:
-   ``hf_synthsample.load_dataset(..., num_proc=2)`` (fresh cache: generate + Arrow files), then on a
-   local ``ray.init(num_cpus=2)``: ``engines.ray.to_hub_folder`` (generate + Parquet Hub folder),
-   and the ratio of the rates.
-2. ``pool``: write the ``--pool-rows`` Schema2QA pool as a Hub folder with Ray (once; reused).
-3. ``uat``: ``engines.sampling.uat_sample`` of ``--k`` rows from that pool, read column
+1. ``generation``: for every generator (Calculator ``dcfg``, SCAN ``simple``, SCAN* ``random``,
+   Schema2QA ``all``, Karel ``baseline``; rows per generator: ``GEN_ROWS`` times ``--scale``):
+   ``hf_synthsample.load_dataset(..., num_proc=2)`` (fresh cache: generate + Arrow files) against
+   ``engines.ray.to_hub_folder`` (generate + Parquet Hub folder) on a local ``ray.init(num_cpus=2)``.
+2. ``structure``: ``Dataset.map(StructureFunction(column, language), batched=True, num_proc=2)`` on
+   the loaded split against ``engines.ray.structure_columns(ds, column, language).materialize()``
+   on the same rows generated and materialized on Ray (the input is made before the clock starts).
+3. ``pool``: write the ``--pool-rows`` Schema2QA pool as a Hub folder with Ray (once; reused).
+4. ``uat``: ``engines.sampling.uat_sample`` of ``--k`` rows from that pool, read column
    ``template`` from the Parquet row groups on Ray (two passes).
+
+Generation and structure interleave the two engines (``datasets``, Ray, ``datasets``, Ray...,
+``--repeats`` pairs per generator) so a load swing on a shared machine hits both, and print the
+load average with every run; the ratio is ``datasets`` seconds / Ray seconds of each pair (> 1:
+Ray is faster), then their median. Ray's runtime start and worker warm-up are timed apart. The
+``datasets`` runs happen in a helper process forked before Ray starts: forking a process that runs
+Ray (as ``num_proc`` does) can leave Ray's next job waiting forever.
 
 Usage::
 
-    nice -n 5 python benchmarks/bench_engines.py generation --rows 2000000
+    nice -n 5 python benchmarks/bench_engines.py generation structure --repeats 2
     nice -n 5 python benchmarks/bench_engines.py pool uat --pool-dir /tmp/s2q-10m --pool-rows 10000000 --k 120000
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -34,14 +42,196 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 from _measure import Measure  # noqa: E402
 
-CONFIGS = {"calculator": "dcfg", "schema2qa": "all"}
+#: generator -> (config, rows generated (None: the config's fixed size), structure rows, column, language)
+GENERATORS = {
+    "calculator": ("dcfg", 1_000_000, 300_000, "expression", "calculator"),
+    "scan": ("simple", None, None, "commands", "scan"),
+    "scan_star": ("random", 200_000, 40_000, "actions", "scan_actions"),
+    "schema2qa": ("all", 400_000, 200_000, "program", "thingtalk"),
+    "karel": ("baseline", 20_000, 20_000, "program", "karel"),
+}
+
+
+def load() -> str:
+    return "load " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _params(rows: int | None) -> dict:
+    return {"seed": 0} if rows is None else {"num_examples": rows, "seed": 0}
+
+
+def _rows(n: int | None, scale: float) -> int | None:
+    return None if n is None else max(1_000, int(n * scale))
+
+
+def _karel_program(batch):  # Karel's programs are token lists: the structure languages read text
+    return {"program": [" ".join(t) for t in batch["program_tokens"]]}
+
+
+# ---------------------------------------------------------------------------------- datasets side
+def _datasets_job(job: tuple) -> tuple[float, int]:
+    """In the helper: one ``num_proc`` run, timed; returns (seconds, rows)."""
+    import hf_synthsample
+    from hf_synthsample.structure import StructureFunction
+
+    kind, domain, rows, cpus, work = job
+    config, _, _, column, language = GENERATORS[domain]
+    cache = tempfile.mkdtemp(prefix=f"hf-{domain}-", dir=work)
+    try:
+        if kind == "generation":
+            t = time.perf_counter()
+            ds = hf_synthsample.load_dataset(domain, config, split="train", num_proc=cpus, cache_dir=cache,
+                                             **_params(rows))
+            return time.perf_counter() - t, ds.num_rows
+        ds = hf_synthsample.load_dataset(domain, config, split="train", num_proc=cpus, cache_dir=cache, **_params(rows))
+        if domain == "karel":
+            ds = ds.map(_karel_program, batched=True)
+        t = time.perf_counter()
+        out = ds.map(StructureFunction(column, language), batched=True, batch_size=1_000, num_proc=cpus)
+        return time.perf_counter() - t, out.num_rows
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def _helper(conn) -> None:
+    """A process without Ray: runs the ``datasets`` jobs it is sent until ``None``."""
+    while True:
+        job = conn.recv()
+        if job is None:
+            return
+        try:
+            conn.send(("ok", _datasets_job(job)))
+        except Exception as err:  # pragma: no cover - shown by the caller
+            conn.send(("error", repr(err)))
+
+
+class DatasetsSide:
+    """The helper process, forked before Ray starts (see the module)."""
+
+    def __init__(self):
+        ctx = multiprocessing.get_context("fork")
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_helper, args=(child,), daemon=True)
+        self.proc.start()
+
+    def run(self, *job) -> tuple[float, int]:
+        self.conn.send(job)
+        status, value = self.conn.recv()
+        if status != "ok":
+            raise RuntimeError(f"datasets side: {value}")
+        return value
+
+    def close(self) -> None:
+        self.conn.send(None)
+        self.proc.join(timeout=30)
+
+
+# ---------------------------------------------------------------------------------- Ray side
+def start_ray(num_cpus: int) -> float:
+    from hf_synthsample.engines import ray as hf_ray
+
+    t = time.perf_counter()
+    hf_ray.start_ray(num_cpus=num_cpus, object_store_memory=1_000_000_000, log_to_driver=False, warm=False)
+    return time.perf_counter() - t
+
+
+def _ray_generation(domain: str, rows: int | None, work: str) -> tuple[float, int]:
+    import pyarrow.parquet as pq
+
+    from hf_synthsample.engines import ray as hf_ray
+
+    config = GENERATORS[domain][0]
+    out = os.path.join(work, f"ray-{domain}")
+    t = time.perf_counter()
+    hf_ray.to_hub_folder(domain, out, [config], **_params(rows))
+    seconds = time.perf_counter() - t
+    n = sum(pq.ParquetFile(os.path.join(out, config, f)).metadata.num_rows
+            for f in os.listdir(os.path.join(out, config)) if f.startswith("train-"))
+    shutil.rmtree(out, ignore_errors=True)
+    return seconds, n
+
+
+def _ray_input(domain: str, rows: int | None):
+    from hf_synthsample.engines import ray as hf_ray
+
+    ds = hf_ray.generate(domain, GENERATORS[domain][0], "train", **_params(rows))
+    if domain == "karel":
+        ds = hf_ray.map_columns(ds, _karel_program, input_columns=["program_tokens"])
+    return ds.materialize()
+
+
+def _ray_structure(ds, domain: str) -> tuple[float, int]:
+    from hf_synthsample.engines import ray as hf_ray
+
+    _, _, _, column, language = GENERATORS[domain]
+    t = time.perf_counter()
+    out = hf_ray.structure_columns(ds, column, language).materialize()
+    seconds = time.perf_counter() - t
+    n = out.count()
+    del out
+    return seconds, n
+
+
+# ---------------------------------------------------------------------------------- the side-by-side phases
+def side_by_side(args, helper: DatasetsSide, phase: str, work: str) -> dict:
+    results = {}
+    for domain in args.domains:
+        config, gen_rows, struct_rows, column, language = GENERATORS[domain]
+        rows = _rows(gen_rows if phase == "generation" else struct_rows, args.scale)
+        ray_input = _ray_input(domain, rows) if phase == "structure" else None
+        pairs = []
+        for r in range(args.repeats):
+            a, n_a = helper.run(phase, domain, rows, args.cpus, work)
+            print(f"  [{phase}] {domain:10} datasets num_proc={args.cpus}: {n_a:>9,} rows {a:7.2f} s ({load()})",
+                  flush=True)
+            b, n_b = _ray_generation(domain, rows, work) if phase == "generation" else _ray_structure(ray_input, domain)
+            print(f"  [{phase}] {domain:10} ray num_cpus={args.cpus}:     {n_b:>9,} rows {b:7.2f} s ({load()})"
+                  f" ratio {a / b:.2f}", flush=True)
+            assert n_a == n_b, (domain, n_a, n_b)
+            pairs.append((a, b, n_a))
+        del ray_input
+        results[domain] = pairs
+    return results
+
+
+def print_table(phase: str, results: dict) -> None:
+    what = "to_hub_folder vs load_dataset" if phase == "generation" else "structure_columns vs Dataset.map"
+    print(f"\n{phase} ({what}, num_proc / num_cpus 2): rows, median seconds, ratio = datasets s / Ray s")
+    print(f"  {'generator':11} {'rows':>9} {'datasets s':>10} {'ray s':>8} {'ratio (each pair)':>24} {'median':>6}")
+    for domain, pairs in results.items():
+        ratios = [a / b for a, b, _ in pairs]
+        print(f"  {domain:11} {pairs[0][2]:>9,} {statistics.median(a for a, _, _ in pairs):>10.2f} "
+              f"{statistics.median(b for _, b, _ in pairs):>8.2f} {' '.join(f'{x:.2f}' for x in ratios):>24} "
+              f"{statistics.median(ratios):>6.2f}")
+
+
+def compare(args, phases: list[str]) -> None:
+    work = tempfile.mkdtemp(prefix="bench-engines-")
+    helper = DatasetsSide()  # forked before Ray starts
+    try:
+        helper.run("generation", "calculator", 20_000, args.cpus, work)  # the helper imports the library
+        with Measure() as m:
+            init = start_ray(args.cpus)
+            from hf_synthsample.engines import ray as hf_ray
+
+            import ray
+
+            ray.get(hf_ray.warm_workers())  # one warm worker per CPU, as start_ray(warm=True) does
+            hf_ray.to_hub_folder("calculator", os.path.join(work, "warmup"), ["dcfg"], num_examples=40_000)
+        print(f"[ray] init {init:.1f} s, warm-up (workers import the library) {m.seconds - init:.1f} s, "
+              f"peak tree RSS {m.peak_rss_mb:,.0f} MB ({load()})", flush=True)
+        results = {phase: side_by_side(args, helper, phase, work) for phase in phases}
+        for phase, res in results.items():
+            print_table(phase, res)
+        print(f"\n({load()})")
+    finally:
+        helper.close()
+        shutil.rmtree(work, ignore_errors=True)
 
 
 class TreeCPU:
     """CPU seconds (user + system) spent by the process tree during a phase: live processes'
-    deltas plus reaped children (``RUSAGE_CHILDREN``). On a shared, oversubscribed machine the
-    wall-clock rate depends on how many runnable processes each engine has; CPU seconds per row
-    do not."""
+    deltas plus reaped children (``RUSAGE_CHILDREN``)."""
 
     @staticmethod
     def _snapshot() -> dict:
@@ -71,62 +261,6 @@ class TreeCPU:
     def __exit__(self, *exc) -> None:
         end = self._snapshot()
         self.seconds = sum(v - self._start.get(k, 0.0) for k, v in end.items()) + self._reaped() - self._reaped0
-
-
-def load() -> str:
-    return "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def start_ray(num_cpus: int) -> float:
-    import ray
-
-    t = time.perf_counter()
-    ray.init(num_cpus=num_cpus, object_store_memory=1_000_000_000, include_dashboard=False, log_to_driver=False,
-             configure_logging=False)
-    return time.perf_counter() - t
-
-
-def generation(args) -> None:
-    import hf_synthsample
-    from hf_synthsample.engines import ray as hf_ray
-
-    work = tempfile.mkdtemp(prefix="bench-engines-")
-    results = {}
-    try:
-        for domain in args.domains:
-            cache = os.path.join(work, f"cache-{domain}")
-            with Measure() as m, TreeCPU() as cpu:
-                ds = hf_synthsample.load_dataset(domain, CONFIGS[domain], split="train", num_examples=args.rows,
-                                                 num_proc=args.cpus, cache_dir=cache, seed=0)
-            assert ds.num_rows == args.rows
-            results[(domain, "datasets")] = (m, cpu)
-            print(f"[datasets num_proc={args.cpus}] {domain}: {args.rows:,} rows in {m.seconds:.1f} s = "
-                  f"{args.rows / m.seconds:,.0f} rows/s, {cpu.seconds:.1f} CPU s = {args.rows / cpu.seconds:,.0f} "
-                  f"rows per CPU s, peak tree RSS {m.peak_rss_mb:,.0f} MB ({load()})", flush=True)
-            del ds
-            shutil.rmtree(cache, ignore_errors=True)
-        with Measure() as m:
-            init = start_ray(args.cpus)
-            hf_ray.to_hub_folder("calculator", os.path.join(work, "warmup"), ["dcfg"], num_examples=20_000)
-        print(f"[ray] init {init:.1f} s, warm-up (workers import the library) {m.seconds - init:.1f} s, "
-              f"peak tree RSS {m.peak_rss_mb:,.0f} MB ({load()})", flush=True)
-        for domain in args.domains:
-            out = os.path.join(work, f"ray-{domain}")
-            with Measure() as m, TreeCPU() as cpu:
-                hf_ray.to_hub_folder(domain, out, [CONFIGS[domain]], num_examples=args.rows, seed=0)
-            results[(domain, "ray")] = (m, cpu)
-            print(f"[ray num_cpus={args.cpus}] {domain}: {args.rows:,} rows in {m.seconds:.1f} s = "
-                  f"{args.rows / m.seconds:,.0f} rows/s, {cpu.seconds:.1f} CPU s = {args.rows / cpu.seconds:,.0f} "
-                  f"rows per CPU s, peak tree RSS {m.peak_rss_mb:,.0f} MB ({load()})", flush=True)
-            shutil.rmtree(out, ignore_errors=True)
-        print("\nside by side (rows/s wall and rows per CPU second; ratio ray / datasets):")
-        for domain in args.domains:
-            (d, dc), (r, rc) = results[(domain, "datasets")], results[(domain, "ray")]
-            print(f"  {domain:11} wall: datasets {args.rows / d.seconds:>9,.0f} ray {args.rows / r.seconds:>9,.0f} "
-                  f"ratio {d.seconds / r.seconds:.2f} | per CPU s: datasets {args.rows / dc.seconds:>8,.0f} "
-                  f"ray {args.rows / rc.seconds:>8,.0f} ratio {dc.seconds / rc.seconds:.2f}")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 def make_pool(args) -> None:
@@ -166,17 +300,22 @@ def uat(args) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("phases", nargs="+", choices=["generation", "pool", "uat"])
-    parser.add_argument("--rows", type=int, default=2_000_000)
-    parser.add_argument("--domains", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
+    parser.add_argument("phases", nargs="+", choices=["generation", "structure", "pool", "uat"])
+    parser.add_argument("--domains", nargs="+", default=list(GENERATORS), choices=list(GENERATORS))
+    parser.add_argument("--scale", type=float, default=1.0, help="rows of every generator times this")
+    parser.add_argument("--repeats", type=int, default=2, help="datasets / Ray pairs per generator")
     parser.add_argument("--cpus", type=int, default=2)
     parser.add_argument("--pool-dir", default=os.path.join(tempfile.gettempdir(), "hf-synthsample-s2q-pool"))
     parser.add_argument("--pool-rows", type=int, default=10_000_000)
     parser.add_argument("--k", type=int, default=120_000)
     args = parser.parse_args()
     print(f"bench_engines: {args.phases}, {load()}", flush=True)
+    sides = [p for p in args.phases if p in ("generation", "structure")]
+    if sides:
+        compare(args, sides)
     for phase in args.phases:
-        {"generation": generation, "pool": make_pool, "uat": uat}[phase](args)
+        if phase in ("pool", "uat"):
+            {"pool": make_pool, "uat": uat}[phase](args)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ any number of workers; :func:`map_columns` runs a ``Dataset.map(batched=True)`` 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import os
@@ -26,7 +27,9 @@ from .blocks import BlockPlan, block_table, plan_split, plan_splits
 if TYPE_CHECKING:  # pragma: no cover
     import ray.data
 
-__all__ = ["require_ray", "start_ray", "generate", "from_plan", "map_columns", "structure_columns",
+    from ..structure import Language
+
+__all__ = ["require_ray", "start_ray", "warm_workers", "generate", "from_plan", "map_columns", "structure_columns",
     "salient_columns", "write", "to_hub_folder"]
 
 IF_EXISTS = ("error", "overwrite")
@@ -53,11 +56,15 @@ def require_ray(start: bool = True):
     return ray
 
 
-def start_ray(address: str | None = None, **init_kwargs: Any) -> bool:
-    """Start a local Ray runtime, or join ``address`` (default: ``RAY_ADDRESS``), with Ray's and Ray
-    Data's console at :data:`RAY_CONSOLE_LEVEL`; ``init_kwargs`` go to ``ray.init``. Returns ``False``
-    and changes nothing when Ray already runs (a user's own ``ray.init(...)`` keeps its settings).
-    Every function here starts Ray this way when needed (see the module's example)."""
+def start_ray(address: str | None = None, *, warm: bool = True, **init_kwargs: Any) -> bool:
+    """Start a local Ray runtime, or join ``address`` (default: ``RAY_ADDRESS``; ``"auto"``, a head's
+    ``HOST:6379`` or a Ray Client ``"ray://HOST:10001"``), with Ray's and Ray Data's console at
+    :data:`RAY_CONSOLE_LEVEL`; ``init_kwargs`` go to ``ray.init`` (``num_cpus``, ``runtime_env``...).
+    Returns ``False`` and changes nothing when Ray already runs (a user's own ``ray.init(...)`` keeps
+    its settings). Every function here starts Ray this way when needed (see the module's example).
+
+    ``warm``: start one task per CPU of the cluster that imports this library's block function in a
+    worker (without waiting for them), so the first job's tasks do not each pay that import."""
     ray = require_ray(start=False)
     if ray.is_initialized():
         return False
@@ -70,7 +77,31 @@ def start_ray(address: str | None = None, **init_kwargs: Any) -> bool:
     level = logging.getLevelName(level.upper()) if isinstance(level, str) else level
     if isinstance(level, int) and level >= RAY_CONSOLE_LEVEL:  # Ray Data's console follows Ray's
         _quiet_ray_data_console()
+    if warm:
+        warm_workers()
     return True
+
+
+def _import_block_function(hold: float) -> int:
+    """Run in a worker: import what every generation task needs; hold the CPU ``hold`` s so the
+    warm-up tasks land on different workers."""
+    import time
+
+    from ..load import load_dataset_builder  # noqa: F401 (datasets, the builders' registry)
+    from . import blocks  # noqa: F401
+
+    time.sleep(hold)
+    return os.getpid()
+
+
+def warm_workers(hold: float = 0.5) -> list:
+    """Start one task per CPU of the cluster that imports the block function (and ``datasets``)
+    in a Ray worker, and return their object refs without waiting: Ray keeps those workers for the
+    next tasks of this job, which then start without the 1-2 s import. :func:`start_ray` calls it."""
+    ray = require_ray(start=False)
+    cpus = int(ray.cluster_resources().get("CPU", 1))
+    task = ray.remote(num_cpus=1)(_import_block_function)
+    return [task.remote(hold) for _ in range(max(1, cpus))]
 
 
 _FORK_HOOKS: list = []
@@ -104,6 +135,20 @@ def _quiet_ray_data_console() -> None:
 
 
 # ---------------------------------------------------------------------------------- generation
+#: read tasks per CPU of the cluster when ``rows_per_task`` is not given: a few, so that a slow
+#: or busy worker does not hold the last task alone, while each task stays long against Ray's
+#: per-task cost (about 0.1-0.2 s of scheduling on a busy 2-core machine)
+TASKS_PER_CPU = 4
+
+#: below this many rows a split gets fewer tasks than ``TASKS_PER_CPU`` per CPU (never fewer than
+#: one per CPU): small splits do not become many tiny tasks and files
+MIN_ROWS_PER_TASK = 5_000
+
+#: rows a generation task yields at a time (whole blocks): its memory is a few of these, however
+#: large the task; Ray Data merges them into blocks of its ``target_max_block_size``
+ROWS_PER_YIELD = 50_000
+
+
 def _ranges(sizes: Sequence[int], rows_per_task: int) -> list[tuple[int, int]]:
     """``(first, stop)`` ranges of consecutive parts (of ``sizes`` rows) of about ``rows_per_task`` rows each."""
     ranges, start, rows = [], 0, 0
@@ -115,13 +160,62 @@ def _ranges(sizes: Sequence[int], rows_per_task: int) -> list[tuple[int, int]]:
     return ranges
 
 
-def _plan_tables(plan: BlockPlan, start: int, stop: int, index_column: str | None) -> Iterator[pa.Table]:
-    """Blocks ``start..stop`` of ``plan`` as one table (plus the split row index, if asked)."""
-    table = pa.concat_tables([block_table(plan, i) for i in range(start, stop)])
-    if index_column is not None:
-        first = int(plan.offsets[start])
-        table = table.append_column(index_column, pa.array(np.arange(first, first + table.num_rows, dtype=np.int64)))
-    yield table
+def _cluster_cpus() -> int:
+    import ray
+
+    try:
+        return max(1, int(ray.cluster_resources().get("CPU", 1)))
+    except Exception:  # pragma: no cover - a cluster that cannot say
+        return 1
+
+
+def _auto_tasks(total_rows: int) -> int:
+    """One to :data:`TASKS_PER_CPU` tasks per CPU of the cluster (fewer for small splits: about
+    :data:`MIN_ROWS_PER_TASK` rows each)."""
+    cpus = _cluster_cpus()
+    return min(TASKS_PER_CPU * cpus, max(cpus, total_rows // MIN_ROWS_PER_TASK))
+
+
+def _even_ranges(sizes: Sequence[int], tasks: int) -> list[tuple[int, int]]:
+    """``(first, stop)`` ranges of consecutive parts cut into at most ``tasks`` groups of about
+    equal rows (whole parts; a cut at the part boundary nearest each ``k / tasks`` of the rows)."""
+    ends = np.cumsum(np.asarray(sizes, dtype=np.int64))
+    if len(ends) == 0:
+        return []
+    total = int(ends[-1])
+    cuts = []
+    for k in range(1, tasks):
+        target = k * total / tasks
+        i = int(np.searchsorted(ends, target))  # first part ending at or after target
+        if i > 0 and target - ends[i - 1] < ends[i] - target:
+            i -= 1
+        cuts.append(i + 1)
+    bounds = sorted({0, *(c for c in cuts if 0 < c < len(ends)), len(ends)})
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
+def _task_plan(plan: BlockPlan, start: int, stop: int) -> BlockPlan:
+    """Blocks ``start..stop`` of ``plan`` as a plan of their own: a task ships only its blocks."""
+    return dataclasses.replace(plan, blocks=plan.blocks[start:stop], num_rows=plan.num_rows[start:stop])
+
+
+def _plan_tables(plan: BlockPlan, first_row: int, index_column: str | None) -> Iterator[pa.Table]:
+    """Every block of ``plan`` (a task's slice) in order, yielded about :data:`ROWS_PER_YIELD` rows at
+    a time (plus the split row index from ``first_row``, if asked)."""
+    pending: list[pa.Table] = []
+    rows = 0
+    row = first_row
+    for i in range(len(plan)):
+        table = block_table(plan, i)
+        pending.append(table)
+        rows += table.num_rows
+        if rows >= ROWS_PER_YIELD or i == len(plan) - 1:
+            out = pending[0] if len(pending) == 1 else pa.concat_tables(pending)
+            if index_column is not None:
+                out = out.append_column(index_column, pa.array(np.arange(row, row + out.num_rows, dtype=np.int64)))
+            row += out.num_rows
+            pending, rows = [], 0
+            yield out
 
 
 def _read(tasks: Sequence[tuple[Callable[[], Iterator[pa.Table]], int, list | None]], schema: pa.Schema, *,
@@ -152,13 +246,15 @@ def _ordered(ds: "ray.data.Dataset") -> "ray.data.Dataset":
 
 
 def generate(domain: str, config: str | None = None, split: str = "train", *, num_examples: int | None = None,
-             seed: int | None = None, rows_per_task: int = 50_000, index_column: str | None = None,
+             seed: int | None = None, rows_per_task: int | None = None, index_column: str | None = None,
              **params: Any) -> "ray.data.Dataset":
     """The rows of ``hf_synthsample.load_dataset(domain, config, **params)[split]`` as a Ray dataset,
     in the same order whatever the number of workers (``num_examples``, ``seed``: ``None``, the config's).
 
-    ``rows_per_task``: rows one read task generates (whole blocks). ``index_column``: also add the
-    split row index (``int64``) under this name, for :mod:`hf_synthsample.engines.sampling`.
+    ``rows_per_task``: rows one read task generates (whole blocks; default: about
+    :data:`TASKS_PER_CPU` tasks per CPU of the cluster; a task yields :data:`ROWS_PER_YIELD` rows at
+    a time, so its memory does not grow with it). ``index_column``: also add the split row index
+    (``int64``) under this name, for :mod:`hf_synthsample.engines.sampling`.
     """
     require_ray()
     if num_examples is not None:
@@ -170,15 +266,20 @@ def generate(domain: str, config: str | None = None, split: str = "train", *, nu
     return from_plan(plan_split(domain, config, split, **params), rows_per_task=rows_per_task, index_column=index_column)
 
 
-def from_plan(plan: BlockPlan, *, rows_per_task: int = 50_000, index_column: str | None = None) -> "ray.data.Dataset":
+def from_plan(plan: BlockPlan, *, rows_per_task: int | None = None,
+              index_column: str | None = None) -> "ray.data.Dataset":
     """The Ray dataset of a :class:`~hf_synthsample.engines.blocks.BlockPlan` (see :func:`generate`)."""
     require_ray()
-    rows_per_task = check_int("rows_per_task", rows_per_task, min=1)
+    if rows_per_task is not None:
+        rows_per_task = check_int("rows_per_task", rows_per_task, min=1)
     if index_column is not None and index_column in plan.schema.names:
         raise ValueError(f"index_column: {index_column!r} is already a column; columns: {plan.schema.names}")
     schema = plan.schema if index_column is None else plan.schema.append(pa.field(index_column, pa.int64()))
-    tasks = [(functools.partial(_plan_tables, plan, start, stop, index_column), int(sum(plan.num_rows[start:stop])),
-              None) for start, stop in _ranges(plan.num_rows, rows_per_task)]
+    offsets = plan.offsets
+    tasks = [(functools.partial(_plan_tables, _task_plan(plan, start, stop), int(offsets[start]), index_column),
+              int(offsets[stop] - offsets[start]), None)
+             for start, stop in (_even_ranges(plan.num_rows, _auto_tasks(plan.total_rows)) if rows_per_task is None
+                                 else _ranges(plan.num_rows, rows_per_task))]
     return _read(tasks, schema, name=f"hf_synthsample[{plan.domain}/{plan.config_name}/{plan.split}]",
                  size=plan.total_rows * 200, num_blocks=len(tasks))
 
@@ -250,14 +351,22 @@ def map_columns(ds: "ray.data.Dataset", fn: Callable[[Mapping], Mapping], *, inp
                                    zero_copy_batch=True))
 
 
-def structure_columns(ds: "ray.data.Dataset", column: str = "program", language: str = "thingtalk",
+def structure_columns(ds: "ray.data.Dataset", column: str = "program", language: "str | Language" = "thingtalk",
                       max_height: int = 2, outputs: Sequence[str] = ("template", "atoms", "compounds"),
                       batch_size: int = 1_000) -> "ray.data.Dataset":
     """``template`` / ``atoms`` / ``compounds`` of ``column`` on the cluster
-    (:class:`hf_synthsample.structure.StructureFunction`, same values)."""
-    from ..structure import StructureFunction
+    (:class:`hf_synthsample.structure.StructureFunction`, same values).
 
-    fn = StructureFunction(column, language, max_height, outputs)  # validates before any task
+    ``language``: a name or a :class:`~hf_synthsample.structure.Language`. It is looked up here, in
+    this process, and the ``Language`` object itself goes to the workers (pickled with the task), so
+    a language registered in this session (``register_language``) or built here
+    (``grammar_language(...)``, ``Language("mine", parse)``) works on every node without being
+    registered there; its parse function must be picklable by value or importable on the workers.
+    """
+    from ..structure import StructureFunction, get_language
+
+    lang = get_language(language)  # the object, here: workers need no registry of their own
+    fn = StructureFunction(column, lang, max_height, outputs)  # validates before any task
     check_columns(ds, [column], "column", programs=True)
     return map_columns(ds, fn, input_columns=[column], batch_size=batch_size)
 
@@ -367,7 +476,7 @@ def _write_folder(folder: Path, parts, metadata: Mapping, body: str | Callable[[
 
 
 def to_hub_folder(domain: str, folder: str | os.PathLike, configs: Sequence[str] | None = None, *,
-                  if_exists: str = "error", rows_per_task: int = 50_000, rows_per_file: int = 500_000,
+                  if_exists: str = "error", rows_per_task: int | None = None, rows_per_file: int = 500_000,
                   license: str | None = None, **params: Any) -> Path:
     """Generate every split of ``configs`` (default: the domain's default config) on Ray and write
     them as ``hf-synthsample generate DOMAIN`` does, with a card recording how the data was made.
@@ -383,7 +492,8 @@ def to_hub_folder(domain: str, folder: str | os.PathLike, configs: Sequence[str]
     names = list(configs) if configs else [cls.DEFAULT_CONFIG_NAME]
     folder = check_target(folder, if_exists, IF_EXISTS)
     rows_per_file = check_int("rows_per_file", rows_per_file, min=1)
-    rows_per_task = check_int("rows_per_task", rows_per_task, min=1)
+    if rows_per_task is not None:
+        rows_per_task = check_int("rows_per_task", rows_per_task, min=1)
     plans = {name: plan_splits(domain, name, **params) for name in names}  # validates every config first
     parts = {name: {s: from_plan(plan, rows_per_task=rows_per_task) for s, plan in splits.items()}
              for name, splits in plans.items()}
