@@ -10,10 +10,11 @@ import pytest
 from datasets import Dataset
 
 from hf_synthsample.splits import (MCDSplitter, SplitSettings, SweepSettings, divergence_range, divergence_sweep,
-                                   mcd_split, random_split, template_split, tmcd_split)
+                                   mcd_split, random_split, split_report, structure_report, template_split, tmcd_split)
 
 FUNCTIONS = {mcd_split: SplitSettings, tmcd_split: SplitSettings, divergence_range: SplitSettings,
-             divergence_sweep: SweepSettings, random_split: SplitSettings, template_split: SplitSettings}
+             divergence_sweep: SweepSettings, random_split: SplitSettings, template_split: SplitSettings,
+             split_report: SplitSettings, structure_report: SplitSettings}
 
 
 def _programs() -> Dataset:
@@ -32,6 +33,17 @@ def test_the_signature_shows_the_settings_fields_with_their_defaults(fn):
         assert p.default == defaults.get(p.name, inspect.Parameter.empty), (fn.__name__, p.name)
     assert not [p for p in params if p.startswith("_")]
     assert "method" not in params  # each function is one method
+
+
+def test_the_report_takes_the_split_settings():
+    ds = _programs()
+    s = SplitSettings(language="sexpr", compound_weights=False)
+    split = mcd_split(ds, settings=s, patience=10, progress=False)
+    a = split_report(split["train"], split["test"], settings=s)
+    b = split_report(split["train"], split["test"], "program", "sexpr", compound_weights=False)
+    assert a.to_dict() == b.to_dict() and abs(a.compound_divergence - split.mcd_result.compound_divergence) < 1e-9
+    with pytest.raises(TypeError, match="has no setting 'languag'"):
+        split_report(split["train"], split["test"], languag="sexpr")
 
 
 def test_language_has_one_default_and_a_missing_one_is_named():

@@ -52,7 +52,7 @@ class Spec:
     (``{"method": ("mcd", "tmcd")}``), or to a predicate whose docstring says where: a CLI option
     given outside them is refused. ``cli``: ``True``, or a string saying why there is no option.
     ``flatten``: the field holds settings (its default's class) whose fields may also be given by their own
-    names where the holder has no field of that name (``Curve(targets=...)`` for ``Curve(split__targets=...)``).
+    names where the holder has no field of that name (``Curve(targets=...)`` for ``Curve(sweep__targets=...)``).
     """
 
     help: str
