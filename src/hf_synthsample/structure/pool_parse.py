@@ -102,11 +102,18 @@ def _map_chunks(fn: Callable[[list], dict], items: list, num_proc: int, progress
     from ..progress import progress_bar
 
     spans = _chunks(len(items), num_proc)
-    if num_proc <= 1 or len(spans) <= 1:
-        return [fn(items[a:b]) for a, b in progress_bar(spans, desc=desc, progress=progress,
-                                                        min_total=10_000 // _STEP)]
-    return run_forked(lambda i: fn(items[spans[i][0]:spans[i][1]]), len(spans), num_proc,
-                      describe=lambda i: f"{desc}, programs {spans[i][0]}-{spans[i][1]}")
+    bar = progress_bar(total=len(items), desc=desc, progress=progress, min_total=10_000)
+    with bar:
+        if num_proc <= 1 or len(spans) <= 1:
+            out = []
+            for a, b in spans:
+                out.append(fn(items[a:b]))
+                bar.update(b - a)
+            return out
+        done = run_forked(lambda i: fn(items[spans[i][0]:spans[i][1]]), len(spans), num_proc,
+                          describe=lambda i: f"{desc}, programs {spans[i][0]}-{spans[i][1]}")
+        bar.update(len(items))  # the workers report at the end
+        return done
 
 
 def parse_pool(programs: Any, language: Any, max_height: int = 2, *,
