@@ -10,11 +10,12 @@ import pytest
 from datasets import Dataset
 
 from hf_synthsample.splits import (MCDSplitter, SplitSettings, SweepSettings, divergence_range, divergence_sweep,
-                                   mcd_split, random_split, split_report, structure_report, template_split, tmcd_split)
+                                   length_split, mcd_split, random_split, split_report, structure_report, template_split,
+                                   tmcd_split)
 
 FUNCTIONS = {mcd_split: SplitSettings, tmcd_split: SplitSettings, divergence_range: SplitSettings,
              divergence_sweep: SweepSettings, random_split: SplitSettings, template_split: SplitSettings,
-             split_report: SplitSettings, structure_report: SplitSettings}
+             split_report: SplitSettings, structure_report: SplitSettings, length_split: SplitSettings}
 
 
 def _programs() -> Dataset:
@@ -83,6 +84,20 @@ def test_wrong_settings_and_double_values_refused():
         mcd_split(ds, languag="sexpr")
     with pytest.raises(ValueError, match="goal, target_divergence, minimize"):
         mcd_split(ds, language="sexpr", goal="min", target_divergence=0.3)
+
+
+def test_length_split_reads_the_settings_and_its_length():
+    ds = Dataset.from_dict({"program": ["a", "a b", "a b c", "a b c d"], "n": [1, 2, 3, 4]})
+    words = length_split(ds)  # no length: the words of the column, as the method of the settings
+    assert words["test"]["program"] == ["a b c d"]
+    assert MCDSplitter(method="length").split(ds)["test"]["program"] == words["test"]["program"]
+    assert length_split(ds, "n", test_size=0.5)["test"]["n"] == [3, 4]
+    assert length_split(ds, settings=SplitSettings(method="length", length_column="n"), threshold=2)["test"]["n"] == \
+        [2, 3, 4]
+    assert length_split(ds, lambda row: row["n"], threshold=4)["test"]["n"] == [4]  # a function of the row
+    assert length_split(ds, len, column="program", threshold=5)["test"]["n"] == [3, 4]  # of the column's values
+    with pytest.raises(ValueError, match="^test_size, threshold: give one of them"):
+        length_split(ds, "n", test_size=0.5, threshold=2)
 
 
 def test_the_split_methods_keep_their_effective_size_tolerance():

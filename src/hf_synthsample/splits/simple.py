@@ -22,12 +22,12 @@ import numpy as np
 from ..settings import signature_from
 from ..validation import check_float
 from ._data import _bad_rows, as_split, check_dataset, check_program_column, check_template_column, check_test_size
-from .settings import METHODS, SIZE_TOLERANCE, SplitSettings, settings_of
+from .settings import METHODS, SplitSettings, settings_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset, DatasetDict
 
-__all__ = ["random_split", "template_split", "length_split", "by_random", "by_template"]
+__all__ = ["random_split", "template_split", "length_split", "by_random", "by_template", "by_length"]
 
 
 def _unused(method: str) -> tuple[str, ...]:
@@ -122,17 +122,15 @@ def by_template(dataset: "Dataset", s: SplitSettings) -> "DatasetDict":
     return as_split(dataset, np.flatnonzero(is_test))
 
 
-def length_split(
-    dataset: "Dataset",
-    length: str | Callable[[Any], float] = "length",
-    *,
-    column: str | None = None,
-    test_size: float | None = None,
-    threshold: float | None = None,
-    size_tolerance: float = SIZE_TOLERANCE,
-) -> "DatasetDict":
-    """The longest rows in test (Lake and Baroni 2018). ``length``: a numeric column or a function of
-    each row's ``column`` value (of the row when ``column`` is None); ``test_size`` or ``threshold``.
+@signature_from(SplitSettings, positional=(), fixed=(*_unused("length"), "length_column"))
+def length_split(dataset: "Dataset", length: str | Callable[[Any], float] | None = None, *,
+                 threshold: float | None = None, settings: SplitSettings | None = None,
+                 **changes: Any) -> "DatasetDict":
+    """The longest rows in test (Lake and Baroni 2018): ``test_size`` of them, or those at or over
+    ``threshold``. ``length``: a numeric column (the settings' ``length_column``), or a function of each
+    row's ``column`` value (of the row when no ``column`` is given); ``None``: the settings'
+    ``length_column``, else the words of ``column``. ``settings`` and ``changes``:
+    :class:`~.settings.SplitSettings`'.
 
     Example:
         >>> from datasets import Dataset
@@ -140,14 +138,39 @@ def length_split(
         >>> list(length_split(ds, lambda s: len(s.split()), column="command", test_size=0.25)["test"]["command"])
         ['run left twice']
     """
+    default_size = SplitSettings.defaults()["test_size"]
+    if threshold is not None and ("test_size" in changes or getattr(settings, "test_size", default_size) != default_size):
+        raise ValueError("test_size, threshold: give one of them (the threshold decides the test side by itself)")
+    if isinstance(length, str):
+        changes["length_column"] = length
+    row = callable(length) and "column" not in changes and settings is None  # a function of the row
+    s = settings_of(SplitSettings, (), settings, changes, positional=(), fixed={"method": "length"},
+                    name="length_split")
+    s.require_structure()
+    if length is None or isinstance(length, str):
+        length = s.length_column
+    return by_length(dataset, length, column=None if row else s.column,
+                     test_size=None if threshold is not None else s.test_size, threshold=threshold,
+                     size_tolerance=s.size_tolerance_share)
+
+
+def _words(text: Any) -> int:
+    """The length split's default length: words of the text."""
+    return len(str(text).split())
+
+
+def by_length(dataset: "Dataset", length: str | Callable[[Any], float] | None, *, column: str | None,
+              test_size: float | None, threshold: float | None, size_tolerance: float) -> "DatasetDict":
+    """The length split of ``length`` (a column, or a function of ``column``'s values, of the row when
+    ``column`` is ``None``; ``None``: words of ``column``): ``test_size`` of the rows, or those at or
+    over ``threshold`` (checked)."""
+    length = _words if length is None else length
     from ..columns import column_arrow
 
     check_dataset(dataset)
     n = len(dataset)
-    if test_size is not None and threshold is not None:
-        raise ValueError("test_size, threshold: give one of them (the threshold decides the test side by itself)")
     if threshold is None:
-        test_size, rows = check_test_size(0.25 if test_size is None else test_size, n)
+        test_size, rows = check_test_size(test_size, n)
     elif isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating)) \
             or not np.isfinite(threshold):
         raise TypeError(f"threshold must be a finite number, got {threshold!r}")

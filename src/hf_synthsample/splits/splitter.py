@@ -54,8 +54,8 @@ class MCDSplitter(Estimator):
         if s.method == "template":
             return simple.by_template(dataset, s)
         if s.method == "length":  # ``column`` is read only by the default length
-            return simple.length_split(dataset, _words if s.length_column is None else s.length_column,
-                                       column=s.column, test_size=s.test_size, size_tolerance=s.size_tolerance_share)
+            return simple.by_length(dataset, s.length_column, column=s.column, test_size=s.test_size, threshold=None,
+                                    size_tolerance=s.size_tolerance_share)
         return simple.by_random(dataset, s)
 
     def _search_split(self, dataset: "Dataset", compounds_fn: Callable | None, progress: bool | None) -> "DatasetDict":
@@ -97,11 +97,6 @@ class MCDSplitter(Estimator):
 
 #: the fields the split functions take by position after the dataset (``mcd_split(ds, "commands", "scan")``)
 _POSITIONAL = ("column", "language")
-
-
-def _words(text: Any) -> int:
-    """The length split's default length: words of the text."""
-    return len(str(text).split())
 
 
 @signature_from(SplitSettings, positional=_POSITIONAL, fixed=("method",))
