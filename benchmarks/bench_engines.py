@@ -46,7 +46,7 @@ from _measure import Measure  # noqa: E402
 GENERATORS = {
     "calculator": ("dcfg", 1_000_000, 300_000, "expression", "calculator"),
     "scan": ("simple", None, None, "commands", "scan"),
-    "scan_star": ("random", 200_000, 40_000, "actions", "scan_actions"),
+    "scan_star": ("random", 1_000_000, 40_000, "actions", "scan_actions"),
     "schema2qa": ("all", 400_000, 200_000, "program", "thingtalk"),
     "karel": ("baseline", 20_000, 20_000, "program", "karel"),
 }

@@ -37,8 +37,9 @@ CASES = [
 def test_generate_same_rows_as_load_dataset(domain, config, params, split, cache_dir):
     ref = hf_synthsample.load_dataset(domain, config, split=split, cache_dir=cache_dir, **params)
     expected = ref.to_list()
-    # one block per task and everything in one task: the rows do not depend on the partition
-    for rows_per_task in (1, 10**9):
+    # one block per task, the default (a few tasks per CPU) and everything in one task: the rows do
+    # not depend on the partition
+    for rows_per_task in (1, None, 10**9):
         got = _rows(hr.generate(domain, config, split, rows_per_task=rows_per_task, **params))
         assert got == expected
 

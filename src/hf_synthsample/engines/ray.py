@@ -82,25 +82,32 @@ def start_ray(address: str | None = None, *, warm: bool = True, **init_kwargs: A
     return True
 
 
-def _import_block_function(hold: float) -> int:
-    """Run in a worker: import what every generation task needs; hold the CPU ``hold`` s so the
-    warm-up tasks land on different workers."""
+def _import_block_function(hold: float) -> tuple[str, int]:
+    """Run in a worker: import what the generation tasks need (the block function, ``datasets``,
+    every generator's modules); hold the CPU ``hold`` s so the warm-up tasks land on different workers."""
     import time
 
+    from ..builders import BUILDERS, get_builder_class
     from ..load import load_dataset_builder  # noqa: F401 (datasets, the builders' registry)
     from . import blocks  # noqa: F401
 
+    for domain in BUILDERS:  # every generator's modules (its domain code), as the block function imports them
+        get_builder_class(domain)
+
     time.sleep(hold)
-    return os.getpid()
+    import ray
+
+    return ray.get_runtime_context().get_node_id(), os.getpid()
 
 
-def warm_workers(hold: float = 0.5) -> list:
+def warm_workers(hold: float = 0.1) -> list:
     """Start one task per CPU of the cluster that imports the block function (and ``datasets``)
     in a Ray worker, and return their object refs without waiting: Ray keeps those workers for the
-    next tasks of this job, which then start without the 1-2 s import. :func:`start_ray` calls it."""
+    next tasks of this job, which then start without the 1-2 s import. :func:`start_ray` calls it;
+    ``ray.get`` of the refs gives each task's ``(node id, worker pid)``."""
     ray = require_ray(start=False)
     cpus = int(ray.cluster_resources().get("CPU", 1))
-    task = ray.remote(num_cpus=1)(_import_block_function)
+    task = ray.remote(num_cpus=1, scheduling_strategy="SPREAD")(_import_block_function)
     return [task.remote(hold) for _ in range(max(1, cpus))]
 
 
@@ -170,10 +177,11 @@ def _cluster_cpus() -> int:
 
 
 def _auto_tasks(total_rows: int) -> int:
-    """One to :data:`TASKS_PER_CPU` tasks per CPU of the cluster (fewer for small splits: about
-    :data:`MIN_ROWS_PER_TASK` rows each)."""
+    """A multiple of the cluster's CPUs (so the last round keeps every CPU busy): up to
+    :data:`TASKS_PER_CPU` tasks per CPU, fewer for small splits (about :data:`MIN_ROWS_PER_TASK`
+    rows each, and never fewer than one per CPU)."""
     cpus = _cluster_cpus()
-    return min(TASKS_PER_CPU * cpus, max(cpus, total_rows // MIN_ROWS_PER_TASK))
+    return cpus * min(TASKS_PER_CPU, max(1, total_rows // (MIN_ROWS_PER_TASK * cpus)))
 
 
 def _even_ranges(sizes: Sequence[int], tasks: int) -> list[tuple[int, int]]:
