@@ -12,14 +12,8 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from hf_synthsample.cartography import (  # noqa: E402
-    CartographyCallback,
-    CartographyCollator,
-    TrainingDynamicsCallback,
-    add_example_ids,
-    load_dynamics,
-    sequence_measures,
-)
+from hf_synthsample.cartography import (CartographyCallback, CartographyCollator,  # noqa: E402
+                                        TrainingDynamicsCallback, add_example_ids, load_dynamics, sequence_measures)
 
 ALL = ("inv_ppl", "chia", "aum", "min_margin", "margin_deficit", "forgetting", "el2n", "loss")
 STEP = ("inv_ppl", "chia", "aum", "min_margin", "margin_deficit", "el2n", "loss")

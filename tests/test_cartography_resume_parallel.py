@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("torch")  # the callback needs it
 transformers = pytest.importorskip("transformers")
 
-from test_cartography_callback import bart, make_trainer, rows_for  # noqa: E402
+from test_cartography_callback import _Crash, _KillAt, bart, make_trainer, rows_for  # noqa: E402
 
 from hf_synthsample.cartography import CartographyCallback, DataMap, add_example_ids, load_dynamics  # noqa: E402
 
@@ -23,19 +23,6 @@ TESTS = Path(__file__).resolve().parent
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
-
-class _Crash(Exception):
-    pass
-
-
-class _KillAt(transformers.TrainerCallback):
-    def __init__(self, step):
-        self.step = step
-
-    def on_step_end(self, args, state, control, **kwargs):
-        if state.global_step == self.step:
-            raise _Crash()
 
 
 class _NoStep(transformers.TrainerCallback):

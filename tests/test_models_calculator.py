@@ -11,14 +11,8 @@ from datasets import Dataset  # noqa: E402
 from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer  # noqa: E402
 
 from hf_synthsample.domains.calculator import answer  # noqa: E402
-from hf_synthsample.models import (  # noqa: E402
-    CharLSTMConfig,
-    CharLSTMForSequenceClassification,
-    build_calculator_model,
-    evaluate_classifier,
-    predict_classifier,
-    train_classifier,
-)
+from hf_synthsample.models import (CharLSTMConfig, CharLSTMForSequenceClassification,  # noqa: E402
+                                   build_calculator_model, evaluate_classifier, predict_classifier, train_classifier)
 from hf_synthsample.models import calculator as calculator_module  # noqa: E402
 
 SMALL = dict(hidden_size=16, embedding_dim=8)

@@ -8,16 +8,9 @@ torch = pytest.importorskip("torch")
 
 from datasets import Dataset  # noqa: E402
 
-from hf_synthsample.models import (  # noqa: E402
-    LSTMSeq2SeqForConditionalGeneration,
-    build_scratch_model,
-    build_word_tokenizer,
-    evaluate_seq2seq,
-    generate_predictions,
-    load_seq2seq,
-    scratch_config,
-    train_seq2seq,
-)
+from hf_synthsample.models import (LSTMSeq2SeqForConditionalGeneration, build_scratch_model,  # noqa: E402
+                                   build_word_tokenizer, evaluate_seq2seq, generate_predictions, load_seq2seq,
+                                   scratch_config, train_seq2seq)
 
 COUNTS = {"once": 1, "twice": 2, "thrice": 3}
 TINY = dict(hidden_size=32, embedding_dim=16, dropout=0.0)
