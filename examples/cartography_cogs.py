@@ -35,8 +35,11 @@ phases apart with ``--fractions``, ``--no-curricula``, ``--schedules``). The map
 (``--map-epochs``, ``--min-epoch``) are our choices: the paper inspects the loss and maps.
 
 ``--cpu``: the Table 2 layout on COGS gen at CPU scale: a 4,000-row sample of COGS train that
-always holds its 155 primitive and exposure rows (``--keep-exposure``), a 30-epoch map (the map
-model fits 100 % of its rows), then the full pool, the 33 % hard-to-learn and a random 33 % subset,
+always holds its 155 primitive and exposure rows (``--keep-exposure``), a 30-epoch map at lr 3e-3
+warmed up over its first 10 % of steps (``--map-warmup``: with 100 warm-up steps some pools' map
+models decoded one output for every row, their decoder ignoring the sentence, and fitted 0 %; a
+model still doing so after epoch 5 is restarted then, ``--map-check-epoch``; ``--map-only`` stops
+after the map), then the full pool, the 33 % hard-to-learn and a random 33 % subset,
 3 seeds, scored on 40 rows of each of gen's 21 categories (``categories.*``) and 100 dev / test
 rows; BART d_model 64, 2+2 layers, constant lr 1.5e-3 (the map: 3e-3, linear). Every run trains
 until it fits 90 % of *all* its rows (``--fit-target``, checked every 250 steps on 200 of them,
@@ -70,6 +73,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import logging
 import os
 import sys
@@ -80,13 +84,13 @@ from cartography_runs import (COGS_SOURCE, LR_SCHEDULES, SCAN_CONFIGS, Experimen
                               check_data, check_fit_flags, cuda_available, data_name, describe_fit, describe_map,
                               layout_prefix, map_failure, read_cogs, read_scan, save_datamap, subset_ids,
                               table_caption, table_name)
-from harness import (ResultsTable, add_overrides, add_presets, add_run_flags, cpu_seconds, finish_args, say,
-                     restart_specs, start_run, with_restarts, write_results)
+from harness import (ResultsTable, add_overrides, add_presets, add_run_flags, cpu_seconds, finish_args,
+                     is_main_process, restart_specs, say, start_run, with_restarts, write_results)
 
 #: the result files a run writes at the top of --out; a run first removes those of the previous one
 #: (harness.clear_outputs), so tables of two runs never sit side by side
 OUTPUTS = ("results.md", "results.json", "runs.json", "table2.*", "table3.*", "subsets-*.*", "curricula.*",
-           "categories.*", "datamap.png", "datamap.txt", "runs.partial.jsonl")
+           "categories.*", "datamap.png", "datamap.txt", "datamap.json", "runs.partial.jsonl")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_DATA = os.path.join(HERE, "..", "..", "shared", "data", "cogs")
@@ -101,7 +105,7 @@ _BASE = {"num_train": 1000, "num_eval": 100, "d_model": 64, "layers": 2, "ffn": 
          "seeds": [0], "regions": REGIONS + ("random",), "full": True, "fit_size": 100, "warmup_steps": 0,
          "curricula": True, "fit_target": 0.0, "eval_every": 0, "gen_per_category": 0, "keep_exposure": False,
          "fractions": "0.33,0.5", "restart_below": 0.0, "restart_after": 0, "max_restarts": 0, "lr_schedule": "linear",
-         "map_lr": None, "map_fit_target": 0.0}
+         "map_lr": None, "map_fit_target": 0.0, "map_warmup": None, "map_check_epoch": 0, "map_only": False}
 #: the COGS gen Table 2 layout: full set, 33 % hard-to-learn, 33 % random, every model trained to 90 % of its
 #: rows (a collapsed init restarted); the subset runs at a constant lr (under a linear decay a run that left its
 #: plateau late had a small lr and memorised its rows), the map linear at its own lr
@@ -109,7 +113,7 @@ _GEN = dict(_BASE, num_train=4000, map_epochs=30, steps=5000, lr=1.5e-3, curricu
             seeds=[0, 1, 2], regions=("hard-to-learn", "random"), fit_size=200, warmup_steps=100, curricula=False,
             fit_target=90.0, eval_every=250, gen_per_category=40, keep_exposure=True, fractions="0.33",
             restart_below=10.0, restart_after=1500, max_restarts=2, lr_schedule="constant", map_lr=3e-3,
-            map_fit_target=50.0)
+            map_fit_target=50.0, map_warmup=0.1, map_check_epoch=5)
 PRESETS = {
     # seconds: the test suite's smoke run
     "tiny": dict(_BASE, num_train=48, num_eval=8, d_model=32, layers=1, ffn=64, heads=2, batch_size=8, map_epochs=3,
@@ -124,7 +128,7 @@ PRESETS = {
     "cpu": _GEN,
     # one H100, under 8 minutes: the --cpu layout with the paper's model size, one seed (the module docstring)
     "gpu": dict(_GEN, d_model=512, ffn=512, batch_size=64, map_epochs=20, steps=2000, lr=5e-4, seeds=[0],
-                restart_after=750, map_lr=5e-4),
+                restart_after=750, map_lr=5e-4, map_warmup=None, map_check_epoch=0),
     # the paper's COGS Transformer and step budget (GPU)
     "paper": dict(_BASE, num_train=0, num_eval=0, d_model=512, ffn=512, batch_size=128, map_epochs=10, min_epoch=2,
                   steps=50_000, lr=1e-4, combinations=True, schedules=("exponential", "bins"),
@@ -165,6 +169,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         ("map_fit_target", float, "the data-map model must fit this %% of its rows (exact match on --fit-size of "
          "them), else it trains again from another init (at most --max-restarts times) and then the run stops "
          "(0: not checked) [cpu, gpu, paper: 50; others: 0]"),
+        ("map_warmup", float, "linear lr warm-up of the data-map run, as a share of its steps (0.1: its first 10 %%; "
+         "a short warm-up at the map's lr left the model's outputs independent of its input on some pools) "
+         "[cpu: 0.1; others: --warmup-steps]"),
+        ("map_check_epoch", int, "after this epoch of the data-map run, a model that gives one output for (nearly) "
+         "every row (distinct outputs on under 10 %% of --fit-size rows: its decoder ignores the input, a state it "
+         "was never seen to leave) is restarted at once instead of training all --map-epochs (0: no check) "
+         "[cpu: 5; others: 0]"),
         ("d_model", int, "model width"), ("ffn", int, "feed-forward width"), ("layers", int, "encoder and decoder layers (each)"),
         ("heads", int, "attention heads"), ("max_new_tokens", int, "decode limit (default: longest gold target + 1)"),
         ("fractions", str, "subset fractions [cpu: 0.33; others: 0.33,0.5]"),
@@ -192,6 +203,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     for name, text in (("combinations", "also the paper's 50 %% region combinations (default: on with --paper)"),
                        ("curricula", "curricula vs no curriculum [small, paper: on; cpu, cpu-scan: off]"),
                        ("full", "also train on 100%% of the pool (the curricula's 'none' row) [small, cpu: on; cpu-scan: off]"),
+                       ("map_only", "stop once the data map is built (datamap.png, datamap.txt, results.json with "
+                        "its model's fit and time): check a map recipe on a pool without the subset runs [off]"),
                        ("keep_exposure", "COGS: a --num-train sample always keeps the training set's primitive and "
                         "exposure rows (the only rows holding the words the gen set's lexical categories test) "
                         "[cpu: on; others: off]")):
@@ -199,7 +212,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     a = p.parse_args(argv)
     finish_args(p, a, PRESETS, positive=("steps", "batch_size", "map_epochs", "d_model", "ffn", "layers", "heads"),
                 non_negative=("fit_size", "warmup_steps", "num_eval", "gen_per_category", "eval_every", "restart_after",
-                              "max_restarts"), rates=("lr", "map_lr"), percents=("fit_target", "map_fit_target"),
+                              "max_restarts", "map_check_epoch"), rates=("lr", "map_lr"), below_one=("map_warmup",),
+                percents=("fit_target", "map_fit_target"),
                 lists={"schedules": ("exponential", "bins"), "curriculum_regions": REGIONS,
                        "regions": REGIONS + ("random",)}, seed_list=True, outputs=OUTPUTS)
     if a.map_lr is None:
@@ -221,6 +235,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     if a.curricula and not a.full:
         p.error("the curricula compare against the 100% run: add --full or --no-curricula")
     check_data(p, a)  # --data, and the COGS files exist
+    if a.map_check_epoch and "map_check_epoch" not in a.given and not (a.fit_size and a.map_check_epoch < a.map_epochs):
+        a.map_check_epoch = 0  # the preset's check does not fit a map this short (or one without fit rows): off
+    if a.map_check_epoch and not (a.fit_size and a.map_check_epoch < a.map_epochs):
+        p.error(f"--map-check-epoch {a.map_check_epoch} needs --fit-size > 0 and an epoch before --map-epochs "
+                f"({a.map_epochs}), got --fit-size {a.fit_size}")
     if not 0 <= a.min_epoch < a.map_epochs:
         p.error(f"--min-epoch must be in [0, --map-epochs), got {a.min_epoch} with --map-epochs {a.map_epochs}")
     if a.jobs > 1 and cuda_available():
@@ -232,37 +251,81 @@ def parse_args(argv=None) -> argparse.Namespace:
 # ----------------------------------------------------------------------------- experiment
 def build_datamap(exp: Experiment):
     """Phase 1: the data-map run (the full training pool, ``map_epochs`` epochs, CartographyCallback), held to
-    ``--map-fit-target``: a model under it is trained again from another init; ``None`` if none reached it."""
+    ``--map-fit-target``: a model under it is trained again from another init, and so is one that gives one output
+    for nearly every row at ``--map-check-epoch`` (stopped there); ``None`` if no init learnt its rows."""
     from hf_synthsample.cartography import CartographyCallback, CartographyCollator, DataMap
     from hf_synthsample.models import seq2seq_collator
+    from hf_synthsample.models.fit_stop import OutputCollapseCallback
 
     a = exp.a
     measures = ("inv_ppl", "chia") + (("bleu",) if a.measure == "bleu" else ())
+    check_rows = exp.fit_sample(exp.train, 0) if a.map_check_epoch else None
+    exp.map_notes = []
 
     def attempt(init_seed: int, last: bool):
+        t0 = time.perf_counter()
         model = exp.model(init_seed)
         name = "datamap" if init_seed == a.seed else f"datamap-init{init_seed}"  # each attempt its own dynamics
+        callbacks = [CartographyCallback(measures=measures)]
+        check = None
+        if a.map_check_epoch:
+            check = OutputCollapseCallback(lambda m: exp.fit_outputs(m, check_rows), a.map_check_epoch)
+            callbacks.append(check)
         # the collator passes each batch's example ids to the callback (which needs the id column kept)
-        trainer = exp.fit(exp.train, name, seed=a.seed, epochs=a.map_epochs, model=model,
-                          callbacks=[CartographyCallback(measures=measures)], remove_unused_columns=False,
+        trainer = exp.fit(exp.train, name, seed=a.seed, epochs=a.map_epochs, model=model, callbacks=callbacks,
+                          remove_unused_columns=False, keep_ids=True, learning_rate=a.map_lr,
                           data_collator=CartographyCollator(seq2seq_collator(exp.tokenizer, model)),
-                          keep_ids=True, learning_rate=a.map_lr)
+                          warmup_steps=exp.map_warmup_steps())
         trainer.accelerator.wait_for_everyone()  # the main process writes the dynamics at train end
         # the map model's own fit: a map from a model that learnt nothing ranks noise
         fit = exp.fit_exact_match(model, exp.fit_sample(exp.train, 0)) if a.fit_size else None
         steps = int(trainer.state.global_step)
-        ok = not a.map_fit_target or (fit is not None and fit >= a.map_fit_target)
-        return (name, fit, steps), ok, {"init_seed": init_seed, "fit": fit, "steps": steps}
+        collapsed = check is not None and check.collapsed
+        ok = not collapsed and (not a.map_fit_target or (fit is not None and fit >= a.map_fit_target))
+        note = {"init_seed": init_seed, "fit": fit, "steps": steps, "epochs": round(float(trainer.state.epoch or 0), 2),
+                "distinct_outputs": None if check is None else check.share, "collapsed": collapsed,
+                "seconds": round(time.perf_counter() - t0, 1)}
+        exp.map_notes.append(note)
+        return (name, fit, steps), ok, note
 
+    def restarting(nxt: int, note: dict) -> None:
+        why = (f"one output for nearly every row at epoch {a.map_check_epoch} ({note['distinct_outputs']:.1f} % "
+               "distinct: its decoder ignores the input)" if note["collapsed"] else
+               f"fit {note['fit']:.1f} % < --map-fit-target {a.map_fit_target:g} %")
+        say(f"  data-map model (init {note['init_seed']}): {why}: restarting from init {nxt}")
+
+    guarded = a.map_fit_target or a.map_check_epoch
     (name, exp.map_fit, exp.map_steps), exp.map_init, exp.map_abandoned, ok = with_restarts(
-        attempt, seed=a.seed, max_restarts=a.max_restarts if a.map_fit_target else 0,
-        on_restart=lambda nxt, note: say(f"  data-map model (init {note['init_seed']}): fit {note['fit']:.1f} % < "
-                                         f"--map-fit-target {a.map_fit_target:g} %: restarting from init {nxt}"))
+        attempt, seed=a.seed, max_restarts=a.max_restarts if guarded else 0, on_restart=restarting)
     if not ok:
         return None
     folder = os.path.join(a.out, "runs", name, "cartography")
     return DataMap.from_dynamics(folder, a.measure, min_epoch=a.min_epoch,
                                  source="eval" if a.measure == "bleu" else "train")
+
+
+def map_record(exp: Experiment) -> dict:
+    """What results.json keeps of the data-map model: its fit, steps, time and every init tried."""
+    a = exp.a
+    last = exp.map_notes[-1] if exp.map_notes else {}
+    return {"steps": exp.map_steps, "fit": exp.map_fit, "fit_target": a.map_fit_target, "init_seed": exp.map_init,
+            "warmup_steps": exp.map_warmup_steps(), "lr": a.map_lr, "seconds": last.get("seconds"),
+            "distinct_outputs": last.get("distinct_outputs"), "abandoned_inits": exp.map_abandoned}
+
+
+def write_map_record(exp: Experiment, elapsed: float, error: str | None = None) -> None:
+    """``datamap.json``: the data-map model's record (every init: fit, steps, seconds), the pool and the map
+    settings, the wall and CPU time so far, and the error when no init learnt its rows."""
+    from hf_synthsample.atomic import write_text_atomic
+
+    a = exp.a
+    if is_main_process():
+        record = {"data_seed": a.seed, "pool_rows": len(exp.train), "preset": a.preset, "overrides": a.overrides,
+                  "map_epochs": a.map_epochs, "map_lr": a.map_lr, "map_warmup": a.map_warmup,
+                  "map_check_epoch": a.map_check_epoch, "datamap_model": map_record(exp),
+                  "attempts": exp.map_notes, "wall_time_s": round(elapsed, 1), "cpu_seconds": round(cpu_seconds(), 1),
+                  "error": error}
+        write_text_atomic(os.path.join(a.out, "datamap.json"), json.dumps(record, indent=1, default=str) + "\n")
 
 
 def subset_tables(exp: Experiment, dm, runs: Runs):
@@ -344,6 +407,7 @@ def main(argv=None) -> int:
     say(f"{data_name(a)}: {len(exp.train)} training rows, vocabulary {len(exp.tokenizer)}, preset --{a.preset}")
     dm = build_datamap(exp)
     if dm is None:  # a map from a model that learnt nothing ranks noise: no subset is cut from it
+        write_map_record(exp, time.perf_counter() - start, error=map_failure(exp))
         print(map_failure(exp), file=sys.stderr)
         return 1
     # every Trainer.train() starts with a full gc.collect(): once the first run has imported every
@@ -352,6 +416,10 @@ def main(argv=None) -> int:
     gc.collect()
     gc.freeze()
     save_datamap(exp, dm)  # datamap.png, datamap.txt
+    write_map_record(exp, time.perf_counter() - start)
+    if a.map_only:  # a map recipe checked on a pool: the map model's fit and time (datamap.json), no subset run
+        say(f"\n--map-only: wall time {time.perf_counter() - start:.0f} s; results in {a.out}")
+        return 0
     runs = Runs(exp)
     if a.jobs > 1:  # note the runs the tables ask for, train them in parallel, then build the tables
         runs.book.planning = True
@@ -378,13 +446,11 @@ def main(argv=None) -> int:
                         # two curricula share a schedule name: the order tells their bars apart
                         label=["curriculum", "order"] if name == "curricula" else None)
              for name, table in tables.items() if name != "categories"}
-    map_model = {"steps": exp.map_steps, "fit": exp.map_fit, "fit_target": a.map_fit_target, "init_seed": exp.map_init,
-                 "abandoned_inits": exp.map_abandoned}
     write_results(a.out, tables, runs=runs.records, plots=plots, footer=(
         f"\n\n{describe_map(exp)}.\n\nWall time: {elapsed:.0f} s; CPU time {cpu_seconds():.0f} s (this process and its "
         f"workers, --jobs {a.jobs}); load average {os.getloadavg()[0]:.1f}.\n"), results={
         "settings": {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(a).items()},
-        "wall_time_s": round(elapsed, 1), "cpu_seconds": round(cpu_seconds(), 1), "datamap_model": map_model})
+        "wall_time_s": round(elapsed, 1), "cpu_seconds": round(cpu_seconds(), 1), "datamap_model": map_record(exp)})
     say(f"\nwall time {elapsed:.0f} s; results in {a.out}")
     return 0
 

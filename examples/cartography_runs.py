@@ -215,12 +215,30 @@ class Experiment:
 
     def fit_exact_match(self, model, sample) -> float:
         """Exact match (%) of greedy decodes on training rows (decoded up to their longest target + 1 tokens:
-        a longer output cannot match any of them)."""
+        the target's words and the end of sequence; a longer output cannot match any of them)."""
         from hf_synthsample.models import evaluate_seq2seq
 
         limit = 1 + max(len(t.split()) for t in sample["target"])
         return float(evaluate_seq2seq(model, self.tokenizer, sample, source_column="source", target_column="target",
                                       max_new_tokens=limit, batch_size=128)["exact_match"])
+
+    def fit_outputs(self, model, sample) -> list[str]:
+        """The greedy decodes :meth:`fit_exact_match` scores (same length limit), one per row of ``sample``."""
+        from hf_synthsample.models import generate_predictions
+
+        limit = 1 + max(len(t.split()) for t in sample["target"])
+        return generate_predictions(model, self.tokenizer, sample, source_column="source", max_new_tokens=limit,
+                                    batch_size=128)
+
+    def map_warmup_steps(self) -> int:
+        """The data-map run's warm-up steps: ``--map-warmup`` (a share of its steps) when given, else ``--warmup-steps``."""
+        import math
+
+        a = self.a
+        if a.map_warmup is None:
+            return a.warmup_steps
+        world = int(os.environ.get("WORLD_SIZE", "1"))
+        return round(a.map_warmup * math.ceil(len(self.train) / (a.batch_size * world)) * a.map_epochs)
 
     def fit(self, dataset, name: str, *, seed: int, max_steps: int | None = None, epochs: float = 1.0, callbacks=(),
             model=None, keep_ids: bool = False, **training_args):
@@ -414,14 +432,35 @@ def describe_map(exp: Experiment) -> str:
 
 
 def map_failure(exp: Experiment) -> str:
-    """The error when no init of the data-map model reached ``--map-fit-target``: every init's fit, why no
-    subset is cut, and what to try."""
+    """The error when no init of the data-map model learnt its rows (under ``--map-fit-target``, or one output for
+    nearly every row at ``--map-check-epoch``): every init's fit, why no subset is cut, and what to change, with
+    values: a longer warm-up or a lower lr for a model that ignored its input, more epochs for one still learning."""
     a = exp.a
-    fits = ", ".join(f"{fit:.1f} %" for fit in [n["fit"] for n in exp.map_abandoned] + [exp.map_fit])
-    return (f"error: the data-map model fitted {exp.map_fit:.1f} % of its rows (exact match on {a.fit_size} of them), "
-            f"under --map-fit-target {a.map_fit_target:g} %, from {1 + len(exp.map_abandoned)} init(s) ({fits}): a map "
-            "of a model that did not learn its rows ranks noise, so no subset is cut from it. Train the map longer "
-            "(--map-epochs), at another --map-lr, with more --max-restarts, or lower --map-fit-target")
+    notes = getattr(exp, "map_notes", None) or [*exp.map_abandoned, {"fit": exp.map_fit, "collapsed": False}]
+    tried = ", ".join(f"{n['fit']:.1f} %" + (f" (one output for nearly every row at epoch {a.map_check_epoch})"
+                                             if n.get("collapsed") else "") for n in notes)
+    head = (f"error: the data-map model fitted {exp.map_fit:.1f} % of its rows (exact match on {a.fit_size} of them), "
+            f"under --map-fit-target {a.map_fit_target:g} %, from {len(notes)} init(s) ({tried})"
+            if a.map_fit_target else
+            f"error: the data-map model gave one output for nearly every row from {len(notes)} init(s) ({tried})")
+    warmup = exp.map_warmup_steps()
+    steps = max((n.get("steps") or 0 for n in notes), default=0)
+    now = f"now {warmup} steps" + (f", {a.map_warmup:g} of the run" if a.map_warmup is not None else "")
+    longer = min(0.3, 2 * a.map_warmup) if a.map_warmup else 0.1
+    lower = a.map_lr / 3
+    todo = []
+    if any(n.get("collapsed") or (n["fit"] is not None and n["fit"] < 1.0) for n in notes):
+        todo.append(f"the model learnt nothing from its input (its decoder learns the targets' language and ignores "
+                    f"the sentence when the lr rises too fast): warm up longer (--map-warmup {longer:g}; {now}) or "
+                    f"lower the lr (--map-lr {lower:.2g}; now {a.map_lr:g})")
+    if any(not n.get("collapsed") and n["fit"] is not None and n["fit"] >= 1.0 for n in notes):
+        todo.append(f"a model that learnt part of its rows needs more epochs (--map-epochs {2 * a.map_epochs}; "
+                    f"now {a.map_epochs}) or a lower lr (--map-lr {lower:.2g})")
+    todo.append(f"more inits (--max-restarts {a.max_restarts + 1}; now {a.max_restarts})")
+    if a.map_fit_target:
+        todo.append(f"or a lower --map-fit-target (now {a.map_fit_target:g})")
+    return (f"{head}: a map of a model that did not learn its rows ranks noise, so no subset is cut from it "
+            f"(steps trained: {steps} at most). What to change: " + "; ".join(todo) + ".")
 
 
 def save_datamap(exp: Experiment, dm) -> None:
@@ -480,7 +519,9 @@ def table_caption(exp: Experiment, dm) -> str:
             if a.keep_exposure and a.data == "cogs" else "")
     return (f"{data_name(a)}, {len(exp.train)} training rows{pool}; evaluation rows: {sizes}; {schedule}of "
             f"{a.batch_size} per device, lr {a.lr:g} ({a.warmup_steps} warm-up steps, then {a.lr_schedule}; the map "
-            f"run: {a.map_lr:g}, linear), BART d_model {a.d_model}, "
+            f"run: {a.map_lr:g}, linear" + (f" after {exp.map_warmup_steps()} warm-up steps ({a.map_warmup:.0%} of "
+                                             "its steps)" if a.map_warmup is not None else "") +
+            f"), BART d_model {a.d_model}, "
             f"{a.layers}+{a.layers} layers; mean±sd over seeds {list(a.seeds)} (model init and the random subset); "
             f"data map from seed {a.seed}, epochs {dm.epochs[0]}..{dm.epochs[-1]} of {a.map_epochs}.{splits}{gen} "
             f"{describe_settings(a.preset.replace('_', '-'), a.overrides)}: {scale}. {describe_map(exp)}.")

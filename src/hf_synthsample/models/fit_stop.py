@@ -20,7 +20,7 @@ from transformers import TrainerCallback
 
 from ..validation import check_float, check_int
 
-__all__ = ["FitTargetCallback"]
+__all__ = ["FitTargetCallback", "OutputCollapseCallback"]
 
 UNITS = ("epoch", "step")
 
@@ -179,3 +179,47 @@ class FitTargetCallback(TrainerCallback):
         # anneal phases override it for the next step (linear from the lr at their start down to 0).
         for group, start in zip(optimizer.param_groups, self._decay_lr):
             group["lr"] = start * share
+
+
+class OutputCollapseCallback(TrainerCallback):
+    """Stops a run whose model gives one output for (nearly) every input.
+
+    After epoch ``epoch`` (once), ``outputs(model)`` (e.g. its greedy decodes of some training rows):
+    when under ``floor`` % of them are distinct, ``collapsed`` is set and training stops. ``share``:
+    the % of distinct outputs at the check (``None`` before it). The model is put back in training
+    mode after the check.
+
+    Why: an encoder-decoder whose decoder has learnt the targets' language and ignores its input
+    decodes one output for every row; its loss plateaus (0.5 nats per token on COGS logical forms)
+    at 0 % exact match, a state it was never seen to leave. Restarting it at once, not after its
+    full budget, is the cheap way out (dev/notes/issue-48-cartography.md).
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> check = OutputCollapseCallback(lambda model: ["a b"] * 19 + ["c"], epoch=2)
+        >>> state, control = SimpleNamespace(epoch=2.0), SimpleNamespace(should_training_stop=False)
+        >>> _ = check.on_epoch_end(None, state, control, model=SimpleNamespace(train=lambda: None))
+        >>> check.share, check.collapsed, control.should_training_stop
+        (10.0, False, False)
+    """
+
+    def __init__(self, outputs: Callable[[Any], Any], epoch: int, floor: float = 10.0):
+        if not callable(outputs):
+            raise TypeError(f"outputs must be a callable model -> outputs, got {type(outputs).__name__}")
+        self.outputs = outputs
+        self.epoch = check_int("epoch", epoch, min=1)
+        self.floor = check_float("floor", floor, min=0.0, max=100.0)
+        self.share: float | None = None
+        self.collapsed = False
+
+    def on_epoch_end(self, args, state, control, model=None, **kwargs):
+        if self.share is None and round(state.epoch or 0) >= self.epoch:
+            outputs = list(self.outputs(model))
+            if not outputs:
+                raise ValueError("outputs callback returned no output: give it rows to decode")
+            model.train()
+            self.share = round(100.0 * len(set(outputs)) / len(outputs), 1)
+            if self.share < self.floor:
+                self.collapsed = True
+                control.should_training_stop = True
+        return control
