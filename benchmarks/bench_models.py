@@ -19,18 +19,25 @@ import tempfile
 import time
 
 
-def _steps_per_second(trainer) -> float:
+def steps_per_second(trainer) -> float:
+    """Training steps per second of a finished ``Trainer`` (its own ``train_runtime``: setup excluded)."""
     runtime = next(log["train_runtime"] for log in reversed(trainer.state.log_history) if "train_runtime" in log)
     return trainer.state.global_step / float(runtime)
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--steps", type=int, default=30, help="training steps per model [30]")
+def training_parser(doc: str, steps_help: str) -> argparse.ArgumentParser:
+    """The options of every training benchmark here (``bench_warm_start`` too): --steps, --batch-size, --threads."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    p.add_argument("--steps", type=int, default=30, help=steps_help)
     p.add_argument("--batch-size", type=int, default=32, help="[32]")
+    p.add_argument("--threads", type=int, default=1, help="torch CPU threads [1]")
+    return p
+
+
+def main(argv=None) -> int:
+    p = training_parser(__doc__, "training steps per model [30]")
     p.add_argument("--decode-examples", type=int, default=128, help="SCAN test commands decoded greedily [128]")
     p.add_argument("--architecture", default="t5", choices=["t5", "bart"], help="[t5]")
-    p.add_argument("--threads", type=int, default=1, help="torch CPU threads [1]")
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="[cpu]")
     a = p.parse_args(argv)
 
@@ -50,7 +57,7 @@ def main(argv=None) -> int:
         trainer = train_seq2seq(model, tok, scan["train"].shuffle(seed=0).select(range(n)),
                                 source_column="commands", target_column="actions", output_dir=out,
                                 max_steps=a.steps, batch_size=a.batch_size, use_cpu=cpu, disable_tqdm=True)
-    seq2seq_sps = _steps_per_second(trainer)
+    seq2seq_sps = steps_per_second(trainer)
     texts = list(scan["test"].select(range(a.decode_examples))["commands"])
     t0 = time.perf_counter()
     generate_predictions(model, tok, texts, batch_size=64, max_new_tokens=50)
@@ -61,7 +68,7 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as out:
         trainer = train_classifier(lstm, chars, calc, output_dir=out, max_steps=a.steps, batch_size=a.batch_size,
                                    use_cpu=cpu, disable_tqdm=True)
-    lstm_sps = _steps_per_second(trainer)
+    lstm_sps = steps_per_second(trainer)
 
     params = sum(p.numel() for p in model.parameters())
     print(f"scratch {a.architecture} ({params / 1e6:.2f}M params), SCAN simple, batch {a.batch_size}, "

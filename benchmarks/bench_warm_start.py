@@ -13,27 +13,20 @@ the seconds the warm start itself took. ``--minilm`` warm-starts the shipped Min
 
 from __future__ import annotations
 
-import argparse
 import os
 import tempfile
 import time
 
-
-def _steps_per_second(trainer) -> float:
-    runtime = next(log["train_runtime"] for log in reversed(trainer.state.log_history) if "train_runtime" in log)
-    return trainer.state.global_step / float(runtime)
+from bench_models import steps_per_second, training_parser
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--steps", type=int, default=30, help="training steps [30]")
-    p.add_argument("--batch-size", type=int, default=32, help="[32]")
+    p = training_parser(__doc__, "training steps [30]")
     p.add_argument("--hidden", type=int, default=128, help="the encoder's hidden size [128]")
     p.add_argument("--layers", type=int, default=2, help="the encoder's layers [2]")
     p.add_argument("--heads", type=int, default=4, help="[4]")
     p.add_argument("--decoder-layers", type=int, default=None, help="decoder layers [all the encoder's]")
     p.add_argument("--minilm", action="store_true", help="the shipped MiniLM-L6 instead of a BERT from a config")
-    p.add_argument("--threads", type=int, default=1, help="torch CPU threads [1]")
     a = p.parse_args(argv)
     if min(a.steps, a.batch_size, a.hidden, a.layers, a.heads, a.threads) < 1:
         p.error("every size must be >= 1")
@@ -68,7 +61,7 @@ def main(argv=None) -> int:
         trainer = train_seq2seq(model, tok, ds, source_column="commands", target_column="actions",
                                 output_dir=os.path.join(tmp, "run"), max_steps=a.steps, batch_size=a.batch_size,
                                 learning_rate=1e-4, disable_tqdm=True)
-        rate = _steps_per_second(trainer)
+        rate = steps_per_second(trainer)
     print(f"warm start from {what}, decoder {model.decoder.config.num_hidden_layers} layer(s), "
           f"{params / 1e6:.2f}M params, built in {built:.1f} s")
     print(f"  SCAN simple, batch {a.batch_size}, {a.threads} thread(s), cpu: training {rate:.2f} steps/s "
