@@ -130,25 +130,31 @@ CASES = [
     (["datamap", "{t}/mine", "--select", "", "--out", "{t}/d"], "--select must be one of"),
     (["datamap", "{t}/mine", "--select", "ambiguous", "--out", "{t}/afile"], "--out: {t}/afile is a file"),
     (["configs", "nope"], "domain: unknown domain 'nope'"),
-    # main's --license and --split slices: through the same checks, before any work
-    (["generate", "calculator", "--configs", "dcfg", "--out", "{t}/g", "--license", "MIT"],
-     "--license: 'MIT' is not a Hub license id"),
-    (["generate", "calculator", "--configs", "dcfg", "--out", "{t}/mine", "--overwrite", "--license", "mit"],
-     "--out: {t}/mine was not written by hf-synthsample"),
-    (["homogenize", "{t}/pool.parquet", "--columns", "length", "--out", "{t}/h", "--license", "cc by"],
-     "--license: 'cc by' is not a Hub license id"),
-    (["homogenize", "{t}/pool.parquet", "--columns", "length", "--out", "{t}/h", "--split", "train[:x]"],
-     "--split: 'train[:x]' is not a split or a slice of splits"),
-    (["homogenize", "{t}/pool.parquet", "--columns", "length", "--out", "{t}/h", "--split", "train+test"],
-     "--split: 'train+test' combines the splits"),
-    (["sample", "{t}/pool.parquet", "--sampler", "uniform", "-k", "2", "--out", "{t}/s", "--split", "train[5:x]"],
-     "--split: 'train[5:x]' is not a split or a slice of splits"),
-    (["split", "{t}/pool.parquet", "--method", "random", "--out", "{t}/sp", "--split", "train[:x]"],
-     "--split: 'train[:x]' is not a split or a slice of splits"),
-    (["split", "{t}/pool.parquet", "--method", "random", "--out", "{t}/sp", "--license", "X"],
-     "--license: 'X' is not a Hub license id"),
-    (["datamap", "{t}/mine", "--select", "ambiguous", "--out", "{t}/d", "--license", "Apache 2"],
-     "--license: 'Apache 2' is not a Hub license id"),
+]
+
+
+def _bad_license(argv, value):
+    return argv + ["--license", value], f"--license: {value!r} is not a Hub license id"
+
+
+def _bad_slice(argv, value):
+    return argv + ["--split", value], f"--split: {value!r} is not a split or a slice of splits"
+
+
+# main's --license and --split slices: through the same checks, before any work
+_GENERATE = ["generate", "calculator", "--configs", "dcfg", "--out"]
+_HOMOGENIZE = ["homogenize", "{t}/pool.parquet", "--columns", "length", "--out", "{t}/h"]
+_SPLIT = ["split", "{t}/pool.parquet", "--method", "random", "--out", "{t}/sp"]
+CASES += [
+    _bad_license(_GENERATE + ["{t}/g"], "MIT"),
+    (_GENERATE + ["{t}/mine", "--overwrite", "--license", "mit"], "--out: {t}/mine was not written by hf-synthsample"),
+    _bad_license(_HOMOGENIZE, "cc by"),
+    _bad_slice(_HOMOGENIZE, "train[:x]"),
+    (_HOMOGENIZE + ["--split", "train+test"], "--split: 'train+test' combines the splits"),
+    _bad_slice(["sample", "{t}/pool.parquet", "--sampler", "uniform", "-k", "2", "--out", "{t}/s"], "train[5:x]"),
+    _bad_slice(_SPLIT, "train[:x]"),
+    _bad_license(_SPLIT, "X"),
+    _bad_license(["datamap", "{t}/mine", "--select", "ambiguous", "--out", "{t}/d"], "Apache 2"),
 ]
 
 

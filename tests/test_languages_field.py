@@ -13,6 +13,9 @@ from hf_synthsample.structure import StructureFunction, abstract_template, atoms
 
 ADVISING = ("SELECT DISTINCT COURSEalias0.NAME FROM COURSE AS COURSEalias0 "
             "WHERE COURSEalias0.DEPARTMENT = 'EECS' AND COURSEalias0.NUMBER > 300;")
+#: ADVISING with other values (aliases, case, literals): the same template
+ADVISING_OTHER_VALUES = ('select distinct courSEalias1.name from course as COURSEalias1 '
+                         'where COURSEalias1.department = "MATH" and COURSEalias1.number > 400')
 CFQ = ("SELECT DISTINCT ?x0 WHERE { ?x0 a ns:film.actor . "
        "?x0 ns:film.actor.film/ns:film.performance.film M1 . FILTER ( ?x0 != M1 ) }")
 LAMBDA = "( lambda $0 e ( and ( state:t $0 ) ( next_to:t $0 texas:s ) ) )"
@@ -55,13 +58,8 @@ def test_sql_by_hand():
         "(where (and (eq course.department entity) (gt course.number entity))))")
 
 
-def test_sql_values_change_keeps_the_template_structure_changes_it():
-    same = ('select distinct courSEalias1.name from course as COURSEalias1 '
-            'where COURSEalias1.department = "MATH" and COURSEalias1.number > 400')
-    assert abstract_template(same, language="sql") == abstract_template(ADVISING, language="sql")
-    assert atoms(same, language="sql") == atoms(ADVISING, language="sql")
-    other = ADVISING.replace(">", "<")
-    assert abstract_template(other, language="sql") != abstract_template(ADVISING, language="sql")
+def test_sql_values_change_keeps_the_atoms():
+    assert atoms(ADVISING_OTHER_VALUES, language="sql") == atoms(ADVISING, language="sql")
 
 
 def test_sql_spider_aliases_scope_and_forms():
@@ -115,13 +113,9 @@ def test_sparql_by_hand():
         "(triple entity (path ns:film.actor.film ns:film.performance.film) entity) (filter (!= entity entity))))")
 
 
-def test_sparql_values_and_structure():
-    renamed = CFQ.replace("?x0", "?x1").replace("M1", "M3")
-    assert abstract_template(renamed, language="sparql") == abstract_template(CFQ, language="sparql")
+def test_sparql_count_and_lowercase_multiline_queries():
     count = CFQ.replace("DISTINCT ?x0", "count(*)", 1)
     assert abstract_template(count, language="sparql").startswith("(query (select (count *)) ")
-    assert abstract_template(CFQ.replace("ns:film.actor .", "ns:film.director ."), language="sparql") != \
-        abstract_template(CFQ, language="sparql")
     multi = "select distinct ?x0 where {\n?x0 ns:people.person.gender ns:m.05zppz .\n}"
     assert atoms(multi, language="sparql") == [
         "query", "select", "distinct", "entity", "where", "triple", "entity", "ns:people.person.gender",
@@ -147,11 +141,7 @@ def test_lambda_by_hand():
         "(lambda entity e (and (state:t entity) (next_to:t entity entity)))"
 
 
-def test_lambda_values_and_structure():
-    assert abstract_template(LAMBDA.replace("texas:s", "ohio:s").replace("$0", "$1"), language="lambda") == \
-        abstract_template(LAMBDA, language="lambda")
-    assert abstract_template(LAMBDA.replace("next_to:t", "loc:t"), language="lambda") != \
-        abstract_template(LAMBDA, language="lambda")
+def test_lambda_keeps_numbers_when_asked():
     keep_numbers = get_language("lambda", abstract=("string", "entity"))
     assert atoms("( > ( population:i $0 ) 150000 )", language=keep_numbers) == [">", "population:i", "entity",
                                                                                  "150000"]
@@ -165,13 +155,6 @@ def test_funql_by_hand():
     assert compounds(FUNQL, language="funql", max_height=2) == ["(cityid entity _)", "(population_1 (cityid entity _))"]
     assert abstract_template("answer(count(state(next_to_2(stateid('texas')))))", language="funql") == \
         "(answer (count (state (next_to_2 (stateid entity)))))"
-
-
-def test_funql_values_and_structure():
-    assert abstract_template("answer(population_1(cityid('new york', _)))", language="funql") == \
-        abstract_template(FUNQL, language="funql")
-    assert abstract_template("answer(area_1(cityid('austin', _)))", language="funql") != \
-        abstract_template(FUNQL, language="funql")
 
 
 @pytest.mark.parametrize("language,bad", [("lambda", "( lambda $0 e"), ("lambda", ")"), ("lambda", ""),
@@ -194,11 +177,7 @@ def test_python_by_hand():
         "(module (functiondef entity (arguments (arg entity)) (return (binop (call len entity) add entity))))"
 
 
-def test_python_values_and_structure():
-    assert abstract_template("def g(b):\n    return len(b) + 7", language="python") == \
-        abstract_template(PYTHON, language="python")
-    assert abstract_template("def f(a):\n    return len(a) * 1", language="python") != \
-        abstract_template(PYTHON, language="python")
+def test_python_keeps_every_name_when_asked():
     every = get_language("python", abstract="none")
     assert atoms("s = 'hi' + x.upper()", language=every) == [
         "module", "assign", "s", "binop", "'hi'", "add", "call", "attribute", "x", "upper"]
@@ -208,6 +187,22 @@ def test_python_values_and_structure():
 def test_python_errors(bad):
     with pytest.raises(ValueError, match="^program:"):
         atoms(bad, language="python")
+
+
+# ------------------------------------------------------------------------------------------ all five
+@pytest.mark.parametrize("language, program, other_values, other_structure", [
+    ("sql", ADVISING, ADVISING_OTHER_VALUES, ADVISING.replace(">", "<")),
+    ("sparql", CFQ, CFQ.replace("?x0", "?x1").replace("M1", "M3"),
+     CFQ.replace("ns:film.actor .", "ns:film.director .")),
+    ("lambda", LAMBDA, LAMBDA.replace("texas:s", "ohio:s").replace("$0", "$1"), LAMBDA.replace("next_to:t", "loc:t")),
+    ("funql", FUNQL, "answer(population_1(cityid('new york', _)))", "answer(area_1(cityid('austin', _)))"),
+    ("python", PYTHON, "def g(b):\n    return len(b) + 7", "def f(a):\n    return len(a) * 1"),
+])
+def test_a_values_change_keeps_the_template_a_structure_change_alters_it(language, program, other_values,
+                                                                          other_structure):
+    template = abstract_template(program, language=language)
+    assert abstract_template(other_values, language=language) == template
+    assert abstract_template(other_structure, language=language) != template
 
 
 @pytest.mark.parametrize("language,text", [

@@ -128,6 +128,18 @@ def _structured(n: int = 48) -> datasets.Dataset:
                                        "compounds": [[p] for p in progs]})
 
 
+def _refused_by_every_split(ds, arg, error, msg, **mcd_kwargs):
+    """``mcd_split``, ``split_report`` and (for ``compounds_column``) ``tmcd_split`` on the 48 rows of ``ds``
+    raise ``error`` matching ``msg``."""
+    with pytest.raises(error, match=msg):
+        mcd_split(ds, language=None, atoms_column="atoms", compounds_column="compounds", progress=False, **mcd_kwargs)
+    with pytest.raises(error, match=msg):
+        split_report(ds.select(range(30)), ds.select(range(30, 48)), atoms_column="atoms", compounds_column="compounds")
+    if arg == "compounds_column":
+        with pytest.raises(error, match=msg):
+            tmcd_split(ds, language="sexpr", compounds_column="compounds", progress=False)
+
+
 @pytest.mark.parametrize("where", ["list", "item"])
 @pytest.mark.parametrize("arg", ["atoms_column", "compounds_column"])
 def test_nulls_in_structure_columns_are_refused_naming_the_column_and_first_row(arg, where):
@@ -141,15 +153,8 @@ def test_nulls_in_structure_columns_are_refused_naming_the_column_and_first_row(
         return {col: r[col]}
 
     ds = ds.map(spoil, with_indices=True)
-    kw = dict(language=None, atoms_column="atoms", compounds_column="compounds", progress=False)
     msg = rf"{arg}: column '{col}': 2 of 48 rows hold a null list or a null item, the first at row 5"
-    with pytest.raises(ValueError, match=msg):
-        mcd_split(ds, max_atom_divergence=1.0, **kw)
-    with pytest.raises(ValueError, match=msg):
-        split_report(ds.select(range(30)), ds.select(range(30, 48)), atoms_column="atoms", compounds_column="compounds")
-    if arg == "compounds_column":
-        with pytest.raises(ValueError, match=msg):
-            tmcd_split(ds, language="sexpr", compounds_column="compounds", progress=False)
+    _refused_by_every_split(ds, arg, ValueError, msg, max_atom_divergence=1.0)
 
 
 def test_empty_atom_lists_are_refused():
@@ -169,13 +174,7 @@ def test_a_string_column_where_lists_are_expected_is_a_type_error(arg, monkeypat
 
     monkeypatch.setattr("hf_synthsample.sampling.structural.StructureColumns.read_encoded", no_work)
     msg = rf"{arg}: column '{col}' holds string values; it must hold lists of str"
-    with pytest.raises(TypeError, match=msg):
-        mcd_split(ds, language=None, atoms_column="atoms", compounds_column="compounds", progress=False)
-    with pytest.raises(TypeError, match=msg):
-        split_report(ds.select(range(30)), ds.select(range(30, 48)), atoms_column="atoms", compounds_column="compounds")
-    if arg == "compounds_column":
-        with pytest.raises(TypeError, match=msg):
-            tmcd_split(ds, language="sexpr", compounds_column="compounds", progress=False)
+    _refused_by_every_split(ds, arg, TypeError, msg)
 
 
 def test_a_list_program_column_is_a_type_error():
