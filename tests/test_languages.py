@@ -45,12 +45,20 @@ def test_scan_errors(bad):
         parse(bad, "scan")
 
 
+@pytest.mark.parametrize("language, program, tree, template", [
+    ("cogs", "* sailor ( x _ 1 ) ; dust . agent ( x _ 2 , x _ 1 ) AND dust . theme ( x _ 2 , x _ 4 ) AND boy ( x _ 4 )",
+     "(lf (def sailor entity) (agent dust entity entity) (theme dust entity entity) (pred boy entity))",
+     "(lf (def func entity) (agent func entity entity) (theme func entity entity) (pred func entity))"),
+    ("karel", "DEF run m( IFELSE c( not c( frontIsClear c) c) i( turnLeft i) ELSE e( REPEAT R=3 r( move r) e) m)",
+     "(run (ifelse (not frontIsClear) (then turnLeft) (else (repeat entity move))))",
+     "(run (ifelse (not property) (then func) (else (repeat entity func))))"),
+])
+def test_tree_and_template_by_hand(language, program, tree, template):
+    assert parse(program, language).to_sexpr() == tree
+    assert abstract_template(program, language=language) == template
+
+
 def test_cogs_by_hand():
-    lf = "* sailor ( x _ 1 ) ; dust . agent ( x _ 2 , x _ 1 ) AND dust . theme ( x _ 2 , x _ 4 ) AND boy ( x _ 4 )"
-    assert parse(lf, "cogs").to_sexpr() == \
-        "(lf (def sailor entity) (agent dust entity entity) (theme dust entity entity) (pred boy entity))"
-    assert abstract_template(lf, language="cogs") == \
-        "(lf (def func entity) (agent func entity entity) (theme func entity entity) (pred func entity))"
     assert parse("LAMBDA a . LAMBDA e . stutter . agent ( e , a )", "cogs").to_sexpr() == \
         "(lf (lambda entity entity) (agent stutter entity entity))"
     assert parse("Layla", "cogs").to_sexpr() == "(lf (name Layla))"
@@ -71,12 +79,7 @@ def test_cogs_every_real_row_parses():
     assert n == 30155
 
 
-def test_karel_by_hand():
-    prog = "DEF run m( IFELSE c( not c( frontIsClear c) c) i( turnLeft i) ELSE e( REPEAT R=3 r( move r) e) m)"
-    assert parse(prog, "karel").to_sexpr() == \
-        "(run (ifelse (not frontIsClear) (then turnLeft) (else (repeat entity move))))"
-    assert abstract_template(prog, language="karel") == \
-        "(run (ifelse (not property) (then func) (else (repeat entity func))))"
+def test_karel_errors():
     with pytest.raises(ValueError):
         parse("DEF run m( move", "karel")
 
