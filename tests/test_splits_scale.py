@@ -35,12 +35,21 @@ def pool() -> Dataset:
 
 
 def _split(ds, **kw):
-    kw = {"language": "sexpr", "seed": 0, "patience": 5, "size_tolerance": 0.01, "progress": False, **kw}
+    kw = {"language": "sexpr", "seed": 0, "patience": 5, "size_tolerance": 0.01, "progress": False,
+          "bulk_rounds": True, **kw}
     return mcd_split(ds, **kw)
 
 
-def test_the_pool_is_big_enough_for_bulk_rounds(pool):
-    assert _split(pool, max_steps=0).mcd_result.num_groups >= BULK_MIN_GROUPS
+def test_bulk_rounds_are_on_by_default_from_a_number_of_structures(pool, monkeypatch):
+    import hf_synthsample.splits.mcd as mcd
+
+    small = _split(pool, max_steps=0, bulk_rounds=None).mcd_result  # 4,729 structures: the swap search alone by default
+    assert small.num_groups < BULK_MIN_GROUPS
+    assert small.compound_divergence == _split(pool, max_steps=0, bulk_rounds=False).mcd_result.compound_divergence
+    monkeypatch.setattr(mcd, "BULK_MIN_GROUPS", 1_000)
+    auto = _split(pool, max_steps=0, bulk_rounds=None).mcd_result
+    assert auto.compound_divergence == _split(pool, max_steps=0, bulk_rounds=True).mcd_result.compound_divergence
+    assert auto.compound_divergence > small.compound_divergence + 0.1
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -52,7 +61,7 @@ def test_bulk_rounds_reach_at_least_todays_search_at_the_same_budget(pool, seed)
         assert r.atom_divergence <= 0.02 + 1e-9
         assert abs(len(r.test_indices) - 1250) <= 50
     # at a small budget of swaps the bulk rounds are what makes the difference
-    new, old = (_split(pool, seed=seed, max_steps=64, bulk_rounds=b).mcd_result for b in (None, False))
+    new, old = (_split(pool, seed=seed, max_steps=64, bulk_rounds=b).mcd_result for b in (True, False))
     assert new.compound_divergence > old.compound_divergence + 0.02
 
 

@@ -23,8 +23,11 @@ __all__ = ["bulk_rounds", "bulk_drop", "BULK_MIN_GROUPS"]
 
 logger = logging.getLogger(__name__)
 
-#: below this many groups the bulk rounds add nothing the swap search does not do as fast
-BULK_MIN_GROUPS = 2_000
+#: from this many groups on, the bulk rounds run by default: below it the swap search converges in
+#: about a minute and the bulk rounds' large moves can settle lower (COGS train, 20,664 structures,
+#: seed 1, 6,000 steps: D_C 0.318 against 0.331), while on 34,000 structures (100,000 Schema2QA
+#: rows) they reach 0.31 in 10 s where the swaps alone reach 0.277 in 30 s
+BULK_MIN_GROUPS = 25_000
 #: the first round moves this share of the groups of the smaller side
 FIRST_SHARE = 0.02
 

@@ -238,7 +238,7 @@ class SplitSettings(Settings):
                                     "best is kept", min=0, applies_when=_SEARCH)
     bulk_rounds: bool | None = setting(
         None, help="whole-pool rounds (every structure's move scored, the best moved together) before the swap search; "
-                   "None: for pools of 2,000 structures or more, False: the swap search alone", kind="any",
+                   "None: for pools of 25,000 structures or more, False: the swap search alone", kind="any",
         check=lambda name, value: _optional_bool(name, value), parse=_parse_optional_bool, metavar="{auto,on,off}",
         applies_when=_SEARCH)
     num_proc: int | None = setting(None, help="processes parsing the program column (the same split whatever the "
