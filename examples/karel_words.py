@@ -47,17 +47,28 @@ def serialize_pair(pair: dict) -> list[str]:
         >>> " ".join(serialize_pair({"inpgrid_json": grid, "outgrid_json": out}))
         'IN R2 C3 0_1 east WALLS 1_2 MARKERS 0_0 x2 OUT 0_2 east DIFF 0_2 x1'
     """
+    inp = pair["inpgrid_json"]
+    return _pair_words(pair, [f"R{inp['rows']}", f"C{inp['cols']}", *_hero(inp)], _hero(pair["outgrid_json"]),
+                       lambda cell: cell.replace(":", "_"), lambda word: tuple(map(int, word.split("_"))), False)
+
+
+def _pair_words(pair: dict, head: list[str], hero_out: list[str], name, key, sort_all: bool) -> list[str]:
+    """``IN <head> WALLS <cells> MARKERS <cell x<n>>... OUT <hero_out> DIFF <cell x<n>>...``, the words of
+    both frames: a cell (``r:c`` or ``r_c``) is written ``name(cell)``; the changed marker cells are listed by
+    ``key`` of that word, the walls and input markers too where ``sort_all`` (else as the grid lists them)."""
     inp, out = pair["inpgrid_json"], pair["outgrid_json"]
-    words = ["IN", f"R{inp['rows']}", f"C{inp['cols']}", *_hero(inp), "WALLS"]
-    words += [cell.replace(":", "_") for cell in inp["blocked"].split()]
-    words.append("MARKERS")
     before, after = _markers(inp), _markers(out)
-    for cell, n in before.items():
-        words += [cell, f"x{n}"]
-    words += ["OUT", *_hero(out), "DIFF"]
-    for cell in sorted(set(before) | set(after), key=lambda s: tuple(map(int, s.split("_")))):
+
+    def listed(cells):
+        return sorted(cells, key=lambda cell: key(name(cell))) if sort_all else list(cells)
+
+    words = ["IN", *head, "WALLS", *(name(cell) for cell in listed(inp["blocked"].split())), "MARKERS"]
+    for cell in listed(before):
+        words += [name(cell), f"x{before[cell]}"]
+    words += ["OUT", *hero_out, "DIFF"]
+    for cell in sorted(set(before) | set(after), key=lambda cell: key(name(cell))):
         if before.get(cell, 0) != after.get(cell, 0):
-            words += [cell, f"x{after.get(cell, 0)}"]
+            words += [name(cell), f"x{after.get(cell, 0)}"]
     return words
 
 
@@ -97,18 +108,10 @@ def serialize_pair_egocentric(pair: dict) -> list[str]:
             k, r, c = k + 1, r + dr, c + dc
         return k
 
-    words = ["IN", f"F{reach(fr, fc)}", f"B{reach(-fr, -fc)}", f"L{reach(-rr, -rc)}", f"R{reach(rr, rc)}", "WALLS"]
-    words += sorted((rel(cell) for cell in inp["blocked"].split()), key=_offset_key)
-    words.append("MARKERS")
-    before, after = _markers(inp), _markers(out)
-    for cell in sorted(before, key=lambda x: _offset_key(rel(x))):
-        words += [rel(cell), f"x{before[cell]}"]
     orr, occ, od = out["hero"].split(":")
-    words += ["OUT", rel(f"{orr}_{occ}"), f"T{(DIRECTIONS.index(od) - DIRECTIONS.index(d)) % 4}", "DIFF"]
-    for cell in sorted(set(before) | set(after), key=lambda x: _offset_key(rel(x))):
-        if before.get(cell, 0) != after.get(cell, 0):
-            words += [rel(cell), f"x{after.get(cell, 0)}"]
-    return words
+    return _pair_words(pair, [f"F{reach(fr, fc)}", f"B{reach(-fr, -fc)}", f"L{reach(-rr, -rc)}", f"R{reach(rr, rc)}"],
+                       [rel(f"{orr}_{occ}"), f"T{(DIRECTIONS.index(od) - DIRECTIONS.index(d)) % 4}"], rel,
+                       _offset_key, True)
 
 
 def _offset_key(word: str) -> tuple[int, int]:
