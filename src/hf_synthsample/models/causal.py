@@ -323,34 +323,27 @@ def evaluate_causal(
     "predictions"}`` as :func:`~hf_synthsample.models.evaluate_seq2seq`; ``generate_kwargs`` go to
     :func:`generate_completions` (``batch_size``, ``max_new_tokens``, ``num_beams``)."""
     from ..columns import column_arrow
-    from .seq2seq import _load_metric
+    from .seq2seq import _check_generation_eval, _exact_match_result
 
-    check_columns(dataset, [source_column], name="source_column")
-    check_columns(dataset, [target_column], name="target_column")
-    check_not_empty(dataset, name="dataset")
-    unknown = sorted(set(generate_kwargs) - {"batch_size", "max_new_tokens", "num_beams"})
-    if unknown:
-        raise ValueError(f"generate_kwargs: unknown {unknown}; accepted: ['batch_size', 'max_new_tokens', 'num_beams']")
+    _check_generation_eval(dataset, source_column, target_column, generate_kwargs)
     references = [str(t) for t in column_arrow(dataset, target_column).to_pylist()]
     predictions = generate_completions(model, tokenizer, column_arrow(dataset, source_column).to_pylist(),
                                        prompt_template=prompt_template, **generate_kwargs)
-    score = _load_metric("exact_match").compute(predictions=predictions, references=references)["exact_match"]
-    return {"exact_match": 100.0 * score, "num_examples": len(predictions), "predictions": predictions}
+    return _exact_match_result(predictions, references)
 
 
 def checkpoint_kind(path: str | os.PathLike, name: str = "path") -> str:
     """``"seq2seq"`` or ``"causal_lm"``: the kind of the local checkpoint folder ``path`` (a
     ``config.json`` and tokenizer files, as ``save_pretrained`` writes), else a ``ValueError`` naming
     the argument ``name``, the folder and what is wrong (before any weights load)."""
-    from .seq2seq import check_seq2seq_folder, check_tokenizer_files, is_seq2seq_config, read_checkpoint_config
+    from .seq2seq import (check_seq2seq_folder, check_tokenizer_files, is_seq2seq_config, _config_holds,
+                          read_checkpoint_config)
 
     folder = Path(path)
     config = read_checkpoint_config(folder, name)
     if isinstance(config, dict) and not is_seq2seq_config(config):
         if not is_causal_lm_config(config):
-            kind = config.get("model_type", "model")
-            arch = ", ".join(config.get("architectures") or []) or kind
-            raise ValueError(f"{name}: {str(folder)!r} holds a {kind} model ({arch}), not a seq2seq (encoder-decoder) "
+            raise ValueError(f"{name}: {str(folder)!r} holds {_config_holds(config)}, not a seq2seq (encoder-decoder) "
                              "model or a decoder-only causal LM: pass a BART / T5 / ... or a GPT-2 / Llama / ... "
                              "checkpoint")
         check_tokenizer_files(folder, name)

@@ -289,16 +289,26 @@ def evaluate_seq2seq(
     (predictions in row order). ``generate_kwargs`` go to :func:`generate_predictions`
     (``batch_size``, ``max_new_tokens``, ``num_beams``).
     """
+    from ..columns import column_arrow
+
+    _check_generation_eval(dataset, source_column, target_column, generate_kwargs)
+    references = column_arrow(dataset, target_column).to_pylist()
+    predictions = generate_predictions(model, tokenizer, dataset, source_column=source_column, **generate_kwargs)
+    return _exact_match_result(predictions, references)
+
+
+def _check_generation_eval(dataset: "Dataset", source_column: str, target_column: str, generate_kwargs: dict) -> None:
+    """The checks of an exact-match evaluation (``evaluate_seq2seq``, ``evaluate_causal``) before any decoding."""
     check_columns(dataset, [source_column], name="source_column")
     check_columns(dataset, [target_column], name="target_column")
     check_not_empty(dataset, name="dataset")
     unknown = sorted(set(generate_kwargs) - {"batch_size", "max_new_tokens", "num_beams"})
     if unknown:
         raise ValueError(f"generate_kwargs: unknown {unknown}; accepted: ['batch_size', 'max_new_tokens', 'num_beams']")
-    from ..columns import column_arrow
 
-    references = column_arrow(dataset, target_column).to_pylist()
-    predictions = generate_predictions(model, tokenizer, dataset, source_column=source_column, **generate_kwargs)
+
+def _exact_match_result(predictions: list[str], references: list) -> dict[str, Any]:
+    """``{"exact_match": percent, "num_examples": n, "predictions": [...]}`` with the package's ``exact_match``."""
     score = _load_metric("exact_match").compute(predictions=predictions, references=references)["exact_match"]
     return {"exact_match": 100.0 * score, "num_examples": len(predictions), "predictions": predictions}
 
@@ -349,12 +359,16 @@ def check_seq2seq_folder(path: str | os.PathLike, name: str = "path_or_repo_id")
     ``ValueError`` naming the argument ``name``, the folder and what is missing (before any weights load)."""
     config = read_checkpoint_config(path, name)
     if isinstance(config, dict) and not is_seq2seq_config(config):
-        kind = config.get("model_type", "model")
-        arch = ", ".join(config.get("architectures") or []) or kind
-        raise ValueError(f"{name}: {str(path)!r} holds a {kind} model ({arch}), not a seq2seq (encoder-decoder) model: "
+        raise ValueError(f"{name}: {str(path)!r} holds {_config_holds(config)}, not a seq2seq (encoder-decoder) model: "
                          "pass a BART / T5 / ... checkpoint, or warm-start an encoder-decoder from a BERT-family "
                          "encoder with warm_start_seq2seq")
     check_tokenizer_files(path, name)
+
+
+def _config_holds(config: dict) -> str:
+    """``a <model_type> model (<architectures>)``: what a ``config.json`` (as a dict) holds, for messages."""
+    kind = config.get("model_type", "model")
+    return f"a {kind} model ({', '.join(config.get('architectures') or []) or kind})"
 
 
 def load_seq2seq(path_or_repo_id: str | os.PathLike, **from_pretrained_kwargs: Any):
