@@ -85,3 +85,46 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+def load_example(name: str, module_name: str | None = None):
+    """A fresh module of ``examples/<name>.py``, named ``module_name`` (default ``name``), not put in
+    ``sys.modules``."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(module_name or name, REPO_ROOT / "examples" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def keep_saved_figures(monkeypatch, module, read) -> dict:
+    """Wrap ``module.save_figure_atomic``: each figure it saves is drawn first and ``read(fig)``'s items go into
+    the dict returned (the file is still written)."""
+    kept = {}
+    real = module.save_figure_atomic
+
+    def keep(fig, path, **kw):
+        fig.canvas.draw()
+        kept.update(read(fig))
+        return real(fig, path, **kw)
+
+    monkeypatch.setattr(module, "save_figure_atomic", keep)
+    return kept
+
+
+def karel_tasks(rng, programs, params, n: int):
+    """``n`` (program, I/O examples) pairs drawn with ``rng``: ``sample_program`` under ``programs``, then
+    ``sample_io`` under ``params``; a program whose I/O sampling fails is passed over."""
+    from hf_synthsample.domains.karel.io import IOSamplingError, sample_io
+    from hf_synthsample.domains.karel.programs import sample_program
+
+    for _ in range(n):
+        while True:
+            prog = sample_program(rng, programs)
+            try:
+                examples = sample_io(prog, rng, params)
+            except IOSamplingError:
+                continue
+            break
+        yield prog, examples

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import re
@@ -11,17 +10,9 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import load_example
 
-
-def _load_example():
-    spec = importlib.util.spec_from_file_location("compositionality_curve", REPO / "examples" / "compositionality_curve.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-curve = _load_example()
+curve = load_example("compositionality_curve")
 
 
 def test_spearman_by_hand():

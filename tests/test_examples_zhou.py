@@ -3,26 +3,18 @@ of the whole example (tables' rows, columns and value ranges; not the paper's ac
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
 
 import pytest
 
-from conftest import undeclared_outputs
+from conftest import load_example, undeclared_outputs
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _load_example():
-    spec = importlib.util.spec_from_file_location("zhou_scan", REPO / "examples" / "zhou_scan.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-zhou = _load_example()
+zhou = load_example("zhou_scan")
 
 
 def test_scan_split_subsample_and_augmentation(cache_dir):

@@ -11,6 +11,8 @@ import datasets
 import evaluate
 import pytest
 
+from conftest import karel_tasks
+
 import hf_synthsample
 from hf_synthsample.builders.karel import resample_io
 from hf_synthsample.domains.karel import dsl
@@ -298,20 +300,13 @@ def test_sample_io_pairs_replay_on_every_grid_size(sizes):
     p = IOParams(min_grid_size=sizes[0], max_grid_size=sizes[1], marker_ratio_range=(0.0, 0.5),
                  wall_ratio_range=(0.0, 0.3)).validate()
     programs = ProgramParams(require_move=True, min_actions=2).validate()
-    done = 0
-    while done < 4:
-        prog = sample_program(rng, programs)
-        try:
-            examples = sample_io(prog, rng, p)
-        except IOSamplingError:
-            continue
+    for prog, examples in karel_tasks(rng, programs, p, 4):
         row = {"program_tokens": dsl.to_tokens(prog), "program_json": json.dumps(dsl.to_json(prog)),
                "examples": examples}
         row.update(F.program_features(prog))
         row.update(F.input_features([F.world_stats(World.from_json(e["inpgrid_json"])) for e in examples[:5]]))
         check_task(row)
         assert all(sizes[0] <= e["inpgrid_json"]["rows"] <= sizes[1] for e in examples)
-        done += 1
 
 
 @pytest.mark.parametrize("side", [6, 14])

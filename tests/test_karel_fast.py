@@ -7,6 +7,8 @@ import random
 import numpy as np
 import pytest
 
+from conftest import karel_tasks
+
 from hf_synthsample.domains.karel import io
 from hf_synthsample.domains.karel.dsl import to_tokens
 from hf_synthsample.domains.karel.interpreter import compile_program
@@ -105,21 +107,12 @@ def test_numba_runner_gives_the_pure_path_rows(params):
 
 def test_pure_path_pairs_replay_with_the_reference_interpreter(monkeypatch):
     from hf_synthsample.domains.karel.interpreter import execute
-    from hf_synthsample.domains.karel.io import sample_io
     from hf_synthsample.domains.karel.world import World
 
     monkeypatch.setattr(io, "_fast", None)
     rng = random.Random(11)
     programs = ProgramParams(require_move=True, min_actions=2).validate()
-    p = IOParams(**_PARAMS[1]).validate()
-    done = 0
-    while done < 5:
-        prog = sample_program(rng, programs)
-        try:
-            examples = sample_io(prog, rng, p)
-        except IOSamplingError:
-            continue
+    for prog, examples in karel_tasks(rng, programs, IOParams(**_PARAMS[1]).validate(), 5):
         for ex in examples:
             res = execute(prog, World.from_json(ex["inpgrid_json"]))
             assert res.ok and res.world == World.from_json(ex["outgrid_json"]) and res.actions == ex["actions"]
-        done += 1

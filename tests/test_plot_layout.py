@@ -2,33 +2,23 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
+from conftest import keep_saved_figures, load_example
 from harness import ResultsTable, Score
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _capture(monkeypatch):
     """Keep the figure ``bar_plot`` saves, drawn, for inspection."""
     import harness.tables as experiments
 
-    kept = {}
-    real = experiments.save_figure_atomic
-
-    def keep(fig, path, **kw):
-        fig.canvas.draw()
+    def read(fig):
         ax = fig.axes[0]
-        kept.update(xlabel=ax.get_xlabel(), legend=ax.get_legend(), ax=ax,
+        return dict(xlabel=ax.get_xlabel(), legend=ax.get_legend(), ax=ax,
                     legend_box=ax.get_legend().get_window_extent() if ax.get_legend() else None,
                     bars=[p.get_window_extent() for p in ax.patches])
-        return real(fig, path, **kw)
 
-    monkeypatch.setattr(experiments, "save_figure_atomic", keep)
-    return kept
+    return keep_saved_figures(monkeypatch, experiments, read)
 
 
 def per_source_table() -> ResultsTable:
@@ -63,9 +53,7 @@ def test_bar_plots_label_the_x_axis(monkeypatch, tmp_path):
 
 
 def test_zhou_figure2_names_its_x_axis():
-    spec = importlib.util.spec_from_file_location("zhou_scan", ROOT / "examples" / "zhou_scan.py")
-    zhou = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(zhou)
+    zhou = load_example("zhou_scan")
     assert set(zhou.PLOTS) == {"table1", "table3", "figure2"}
     values, xlabel = zhou.PLOTS["figure2"]
     assert values == ["exact match"] and xlabel.startswith("L: longest training command")
