@@ -437,7 +437,7 @@ class Estimator:
 
     def __setattr__(self, name: str, value: Any) -> None:
         cls = type(self)
-        if name[0] != "_" and name != "settings" and hasattr(cls, "settings_class") and (
+        if not name.startswith("_") and name != "settings" and hasattr(cls, "settings_class") and (
                 name in cls.settings_class.specs() or name in cls.settings_class.flattened()):
             self.set_params(**{name: value})  # validated, and what runs
         else:
