@@ -23,7 +23,7 @@ import time
 from typing import TYPE_CHECKING, Any, Iterator
 
 from ..logging import get_logger
-from ..settings import Estimator
+from ..settings import Estimator, signature_from
 from .result import CurveResult
 from .settings import CurveSettings
 from .training import ModelSpec, resolve_model, train_split
@@ -122,13 +122,15 @@ def _random_divergence(dataset: "Dataset", sweep: Any, s: CurveSettings) -> floa
     return float(split_report(dataset.select(train), dataset.select(test), **sweep.report_kwargs).compound_divergence)
 
 
+@signature_from(CurveSettings)
 def compositionality_curve(dataset: "Dataset", model: ModelSpec = None, *, settings: CurveSettings | None = None,
                            progress: bool | None = None, **changes: Any) -> CurveResult:
     """The compositionality curve (a :class:`CurveResult`) of ``model`` on ``dataset``.
 
     ``model``: ``None`` (a scratch seq2seq from the settings), a checkpoint folder or a callable
     ``(split, seed) -> (model, tokenizer)`` (its ``model_name`` attribute, else its name, is the
-    card's name for it); ``changes`` override ``settings``' fields; the scratch model's settings
+    card's name for it); ``changes`` override ``settings``' fields (those of its ``sweep`` by their own
+    names too: ``targets``, ``language``, ``restarts``, ...); the scratch model's settings
     beside a ``model`` are refused. A model that does not reach ``fit_target`` is reported, never
     dropped. Deterministic for a seed (whatever ``jobs``).
 
