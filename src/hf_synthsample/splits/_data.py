@@ -312,8 +312,8 @@ def read_structures(
         read_t = templates and need_program and compounds_column is None and atoms_column is None
         cols, bad = src.read_encoded(view, ["atoms", "compounds"] + (["template"] * read_t), num_proc=num_proc)
         if read_t:
-            names = cols.pop("template_names")
-            row_templates = names[cols.pop("template")].tolist()
+            names, codes = cols.pop("template_names"), cols.pop("template")
+            row_templates = names[codes].tolist() if len(names) else [None] * len(codes)
             for i in bad.tolist():
                 row_templates[i] = None
     order = np.setdiff1d(np.arange(len(dataset)), bad)
