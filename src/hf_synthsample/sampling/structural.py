@@ -114,7 +114,8 @@ class StructureColumns(StructureSource):
                 rank = np.empty(len(names), dtype=np.int64)
                 rank[np.argsort(names, kind="stable")] = np.arange(len(names))
                 # a null template (a row left out by missing="drop") gets code 0: never read
-                out[c] = rank[enc.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)]
+                idx = enc.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+                out[c] = rank[idx] if len(rank) else np.zeros(len(idx), dtype=np.int64)
                 out["template_names"] = np.sort(names)  # code -> template
                 continue
             lens = arr.value_lengths().fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
