@@ -30,6 +30,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -41,7 +42,7 @@ from ._engine import Engine, ranges
 from ._search import MIN_ROUND_GAIN, Search
 from .settings import Goal, SplitSettings
 
-__all__ = ["MCDResult", "UnreachableDivergence", "mcd_search", "reachable_range"]
+__all__ = ["MCDResult", "UnreachableDivergence", "mcd_search", "search_range"]
 
 logger = logging.getLogger(__name__)
 
@@ -286,33 +287,17 @@ def search(st: Structures, settings: SplitSettings, *, goal: Goal | None = None,
     return result
 
 
-def mcd_search(
-    structures: Structures, *, test_size: float = 0.25, max_atom_divergence: float = 0.02, seed: int = 0,
-    target_divergence: float | None = None, minimize: bool = False, divergence_tolerance: float = 0.01,
-    stop_at_divergence: float | None = None, time_limit: float | None = None, max_steps: int | None = None,
-    patience: int = 100, batch_size: int = 64, size_tolerance: float = 0.0, restarts: int = 0,
-    train_size: float | None = None, progress: bool | None = None,
-) -> MCDResult:
-    """The search on prepared structures (see :func:`mcd_split`); ``stop_at_divergence``: stop there."""
-    goal = Goal.of(target_divergence, minimize)
-    settings = SplitSettings(
-        test_size=test_size, train_size=train_size, max_atom_divergence=max_atom_divergence, seed=seed, goal=goal,
-        divergence_tolerance=divergence_tolerance, time_limit=time_limit, max_steps=max_steps, patience=patience,
-        batch_size=batch_size, size_tolerance=size_tolerance, restarts=restarts)
+def mcd_search(structures: Structures, settings: SplitSettings | None = None, *, target_divergence: float | None = None,
+               minimize: bool = False, stop_at_divergence: float | None = None, progress: bool | None = None,
+               **changes: Any) -> MCDResult:
+    """The search on prepared structures for ``settings`` changed by ``changes`` (its fields, as
+    :func:`~hf_synthsample.splits.mcd_split` takes them); ``target_divergence`` / ``minimize``: the goal;
+    ``stop_at_divergence``: the maximiser stops there."""
+    settings = (settings or SplitSettings()).replace(**changes) if changes else (settings or SplitSettings())
+    if target_divergence is not None or minimize:
+        settings = settings.replace(goal=Goal.of(target_divergence, minimize))
     if stop_at_divergence is not None:
         stop_at_divergence = check_float("stop_at_divergence", stop_at_divergence, min=0.0, max=1.0)
-        if goal.kind != "max":
+        if settings.goal.kind != "max":
             raise ValueError("stop_at_divergence: only for the maximising search (not with minimize or target_divergence)")
     return search(structures, settings, stop_at=stop_at_divergence, progress=progress)
-
-
-def reachable_range(
-    structures: Structures, *, test_size: float = 0.25, train_size: float | None = None,
-    max_atom_divergence: float = 0.02, seed: int = 0, patience: int = 100, batch_size: int = 64,
-    size_tolerance: float = 0.0, restarts: int = 0,
-) -> tuple[float, float]:
-    """``(lowest, highest)`` D_C the minimising and maximising searches find on prepared structures
-    (:func:`~hf_synthsample.splits.splitter.divergence_range` for a dataset)."""
-    return search_range(structures, SplitSettings(
-        test_size=test_size, train_size=train_size, max_atom_divergence=max_atom_divergence, seed=seed,
-        patience=patience, batch_size=batch_size, size_tolerance=size_tolerance, restarts=restarts))
