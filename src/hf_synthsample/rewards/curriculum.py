@@ -47,6 +47,7 @@ import numpy as np
 
 from ..settings import Settings, setting
 from ..validation import check_columns, check_float, check_int
+from ..structure.language import DEFAULT_LANGUAGE
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset, IterableDataset
@@ -87,7 +88,7 @@ class CurriculumSettings(Settings):
     alpha: float = setting(-1.0, help="UAT template weight exponent (uat=True)", min=-1.0, max=0.0)
     program_column: str = setting("program", help="UAT: program column parsed for templates when the pool has no "
                                                   "template column")
-    language: str = setting("thingtalk", help="UAT: structure language of the programs (e.g. 'calculator')")
+    language: str = setting(DEFAULT_LANGUAGE, help="UAT: structure language of the programs (e.g. 'calculator')")
     template_column: str = setting("template", help="UAT: the template column, if the pool has one")
     seed: int = setting(0, help="random seed; same seed and same rewards, same prompts", min=0)
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from ..settings import Estimator
 from .settings import DiversitySettings
 from .structural import StructureColumns
+from ..structure.language import DEFAULT_LANGUAGE
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -73,7 +74,7 @@ def _structure(dataset, source: StructureColumns):
 
 def diversity_report(dataset: "Dataset", reference: "Dataset | None" = None, *, name: str = "subset",
                      compound_weights: Mapping[str, float] | None = None, program_column: str = "program",
-                     language: str = "thingtalk", max_height: int = 2, skip_unparsable: bool = False) -> DiversityReport:
+                     language: str = DEFAULT_LANGUAGE, max_height: int = 2, skip_unparsable: bool = False) -> DiversityReport:
     """Diversity figures of ``dataset``; with ``reference`` also the coverage of its templates and the
     divergences ``D_A`` (C_0.5), ``D_C`` (C_0.1). The keywords but ``name``: see :class:`DiversityReporter`."""
     reporter = DiversityReporter(compound_weights=compound_weights, program_column=program_column, language=language,

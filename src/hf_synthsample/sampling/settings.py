@@ -20,6 +20,7 @@ import numpy as np
 
 from ..settings import Settings, setting
 from ..validation import check_device, check_float, check_int, check_non_empty_str
+from ..structure.language import DEFAULT_LANGUAGE
 
 __all__ = ["StructureSource", "UniformSettings", "UATSettings", "CMaxEntSettings", "HomogenizeSettings", "DifficultySettings",
            "StreamHomogenizeSettings", "DiversitySettings", "RepetitionSettings", "MISSING_POLICIES", "MODES", "SAMPLER_SETTINGS"]
@@ -132,7 +133,7 @@ class StructureSource(Settings):
 
     program_column: str = setting("program", help="program column parsed when a structure column is missing",
                                   check=check_non_empty_str)
-    language: Any = setting("thingtalk", help="structure language of the programs (a name or a "
+    language: Any = setting(DEFAULT_LANGUAGE, help="structure language of the programs (a name or a "
                                               "hf_synthsample.structure.Language)", kind="any", check=_language)
     max_height: int = setting(2, help="compound height when compounds are computed from programs", min=1)
     skip_unparsable: bool = setting(False, help="leave rows whose program does not parse out instead of failing")

@@ -9,6 +9,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..validation import check_float, check_int
 from .tree import Node
+from .language import DEFAULT_LANGUAGE
 
 __all__ = ["COMPOUND_WEIGHTINGS", "example_compound_weights", "compound_weights", "frequencies", "entropy",
            "chernoff_coefficient", "divergence", "atom_divergence", "compound_divergence"]
@@ -64,7 +65,7 @@ def _largest(weights: Iterable[Mapping[str, float]]) -> dict[str, float]:
 
 
 def example_compound_weights(
-    programs: Iterable[str | Node], language: str = "thingtalk", max_height: int = 2, counts: Sequence[int] | None = None
+    programs: Iterable[str | Node], language: str = DEFAULT_LANGUAGE, max_height: int = 2, counts: Sequence[int] | None = None
 ) -> list[dict[str, float]]:
     """Keysers et al. (2020) compound weights, one mapping per example: ``w(G, e) = max over G's
     occurrences g in e of (1 - max over g's super-compounds G' of P(G'|G))``; ``counts``: multiplicities.
@@ -79,7 +80,7 @@ def example_compound_weights(
 
 
 def compound_weights(
-    programs: Iterable[str | Node], language: str = "thingtalk", max_height: int = 2, counts: Sequence[int] | None = None
+    programs: Iterable[str | Node], language: str = DEFAULT_LANGUAGE, max_height: int = 2, counts: Sequence[int] | None = None
 ) -> dict[str, float]:
     """Pool-wide compound weights: each compound's largest :func:`example_compound_weights` weight
     (*not* Keysers et al.'s weighting, which is per example); ``counts``: multiplicities.

@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 from ..validation import check_choice, check_int
-from .language import Language, get_language, parse
+from .language import DEFAULT_LANGUAGE, Language, get_language, parse
 from .tree import Node
 
 __all__ = ["abstract_template", "atoms", "compounds", "structure", "StructureFunction"]
 
 
-def abstract_template(program: str | Node, language: str | Language = "thingtalk") -> str:
+def abstract_template(program: str | Node, language: str | Language = DEFAULT_LANGUAGE) -> str:
     """The abstract template of ``program`` (Oren et al. 2021, Table 2).
 
     Example:
@@ -22,7 +22,7 @@ def abstract_template(program: str | Node, language: str | Language = "thingtalk
     return get_language(language).template(parse(program, language))
 
 
-def atoms(program: str | Node, language: str | Language = "thingtalk") -> list[str]:
+def atoms(program: str | Node, language: str | Language = DEFAULT_LANGUAGE) -> list[str]:
     """Node labels of the program tree, pre-order, values abstracted to ``entity``.
 
     Example:
@@ -103,7 +103,7 @@ def _atoms_and_compounds(tree: Node, max_height: int) -> tuple[list[str], list[s
     return [n.atom() for n in tree.iter()], _occurrences(tree, max_height)
 
 
-def compounds(program: str | Node, language: str | Language = "thingtalk", max_height: int = 2) -> list[str]:
+def compounds(program: str | Node, language: str | Language = DEFAULT_LANGUAGE, max_height: int = 2) -> list[str]:
     """Compounds, bottom-up: each internal node with its descendants down to depth 1..``max_height``
     that hold a terminal (leaf) of the program, values abstracted to ``entity``.
 
@@ -116,7 +116,7 @@ def compounds(program: str | Node, language: str | Language = "thingtalk", max_h
     return _atoms_and_compounds(parse(program, lang), lang.height(max_height))[1]
 
 
-def structure(program: str | Node, language: str | Language = "thingtalk", max_height: int = 2) -> tuple[str, list[str], list[str]]:
+def structure(program: str | Node, language: str | Language = DEFAULT_LANGUAGE, max_height: int = 2) -> tuple[str, list[str], list[str]]:
     """``(template, atoms, compounds)`` from one parse."""
     lang = get_language(language)
     tree = parse(program, lang)
@@ -142,7 +142,7 @@ class StructureFunction:
     def __init__(
         self,
         column: str = "program",
-        language: str | Language = "thingtalk",
+        language: str | Language = DEFAULT_LANGUAGE,
         max_height: int = 2,
         outputs: Sequence[str] = ("template", "atoms", "compounds"),
     ):

@@ -40,7 +40,7 @@ from ..settings import Settings, setting
 from ..validation import MAX_NESTING, nesting_message
 from .tree import Node, parse_sexpr
 
-__all__ = ["VALUE_TYPES", "DEFAULT_MAX_HEIGHT", "LanguageSettings", "Language", "value_type", "register_language",
+__all__ = ["VALUE_TYPES", "DEFAULT_LANGUAGE", "DEFAULT_MAX_HEIGHT", "LanguageSettings", "Language", "value_type", "register_language",
            "languages", "get_language", "check_language", "language_name", "parse", "LANGUAGES",
            "ENTRY_POINT_GROUP"]
 
@@ -244,6 +244,11 @@ def _check_height(tree: Node) -> Node:
 #: language name -> ``"module:attribute"`` of its :class:`Language` (imported on first use, as
 #: :data:`hf_synthsample.builders.BUILDERS` names the builders): a domain's language lives with its
 #: domain, the field's formats in :mod:`hf_synthsample.languages`
+#: the structure language the samplers and the structure helpers read programs with when none is
+#: given: the Schema2QA pool's. Declared here once; the split and curve settings have no default
+#: language (a split states the structure it is made on, else a ValueError names ``language``).
+DEFAULT_LANGUAGE = "thingtalk"
+
 LANGUAGES: dict[str, str] = {
     "sexpr": "hf_synthsample.structure.language:SEXPR_LANGUAGE",
     "thingtalk": "hf_synthsample.domains.thingtalk:THINGTALK_LANGUAGE",
@@ -388,7 +393,7 @@ def language_name(language: str | Language | None) -> str | None:
     return language.name if isinstance(language, Language) else language
 
 
-def parse(program: str | Node, language: str | Language = "thingtalk") -> Node:
+def parse(program: str | Node, language: str | Language = DEFAULT_LANGUAGE) -> Node:
     """The tree of ``program`` (a tree as it is); ``ValueError`` when nested over ``MAX_NESTING``."""
     if isinstance(program, Node):
         return get_language(language).finish(program)

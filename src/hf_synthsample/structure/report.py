@@ -12,6 +12,7 @@ from .distributions import (_example_weights, _occurrence_supers, _weighting, at
                             compound_weights, entropy, frequencies)
 from .extraction import structure
 from .language import get_language
+from .language import DEFAULT_LANGUAGE
 
 __all__ = ["template_counts", "template_coverage", "plot_template_frequencies", "diagnostics", "structure_diagnostics"]
 
@@ -60,7 +61,7 @@ def plot_template_frequencies(templates: Iterable[str] | Mapping[str, int], path
 def diagnostics(
     programs: Iterable[str],
     reference: Iterable[str] | None = None,
-    language: str = "thingtalk",
+    language: str = DEFAULT_LANGUAGE,
     max_height: int = 2,
     compound_weighting: bool | str = False,
 ) -> dict[str, Any]:
