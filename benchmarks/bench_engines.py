@@ -69,8 +69,16 @@ def _karel_program(batch):  # Karel's programs are token lists: the structure la
 
 
 # ---------------------------------------------------------------------------------- datasets side
-def _datasets_job(job: tuple) -> tuple[float, int]:
-    """In the helper: one ``num_proc`` run, timed; returns (seconds, rows)."""
+def _cpu_here() -> float:
+    """CPU seconds of this process and its reaped children (the ``num_proc`` workers)."""
+    import resource
+
+    return sum(r.ru_utime + r.ru_stime for r in (resource.getrusage(resource.RUSAGE_SELF),
+                                                  resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+
+def _datasets_job(job: tuple) -> tuple[float, int, float]:
+    """In the helper: one ``num_proc`` run, timed; returns (seconds, rows, CPU seconds)."""
     import hf_synthsample
     from hf_synthsample.structure import StructureFunction
 
@@ -79,16 +87,16 @@ def _datasets_job(job: tuple) -> tuple[float, int]:
     cache = tempfile.mkdtemp(prefix=f"hf-{domain}-", dir=work)
     try:
         if kind == "generation":
-            t = time.perf_counter()
+            t, c = time.perf_counter(), _cpu_here()
             ds = hf_synthsample.load_dataset(domain, config, split="train", num_proc=cpus, cache_dir=cache,
                                              **_params(rows))
-            return time.perf_counter() - t, ds.num_rows
+            return time.perf_counter() - t, ds.num_rows, _cpu_here() - c
         ds = hf_synthsample.load_dataset(domain, config, split="train", num_proc=cpus, cache_dir=cache, **_params(rows))
         if domain == "karel":
             ds = ds.map(_karel_program, batched=True)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), _cpu_here()
         out = ds.map(StructureFunction(column, language), batched=True, batch_size=1_000, num_proc=cpus)
-        return time.perf_counter() - t, out.num_rows
+        return time.perf_counter() - t, out.num_rows, _cpu_here() - c
     finally:
         shutil.rmtree(cache, ignore_errors=True)
 
@@ -114,7 +122,7 @@ class DatasetsSide:
         self.proc = ctx.Process(target=_helper, args=(child,), daemon=True)
         self.proc.start()
 
-    def run(self, *job) -> tuple[float, int]:
+    def run(self, *job) -> tuple[float, int, float]:
         self.conn.send(job)
         status, value = self.conn.recv()
         if status != "ok":
@@ -181,14 +189,18 @@ def side_by_side(args, helper: DatasetsSide, phase: str, work: str) -> dict:
         ray_input = _ray_input(domain, rows) if phase == "structure" else None
         pairs = []
         for r in range(args.repeats):
-            a, n_a = helper.run(phase, domain, rows, args.cpus, work)
-            print(f"  [{phase}] {domain:10} datasets num_proc={args.cpus}: {n_a:>9,} rows {a:7.2f} s ({load()})",
+            with Measure() as ma:
+                a, n_a, cpu_a = helper.run(phase, domain, rows, args.cpus, work)
+            print(f"  [{phase}] {domain:10} datasets num_proc={args.cpus}: {n_a:>9,} rows {a:7.2f} s, "
+                  f"{cpu_a:6.2f} CPU s (peak tree {ma.peak_rss_mb:,.0f} MB, {load()})", flush=True)
+            with Measure() as mb, TreeCPU() as cpu_b:
+                b, n_b = (_ray_generation(domain, rows, work) if phase == "generation"
+                          else _ray_structure(ray_input, domain))
+            print(f"  [{phase}] {domain:10} ray num_cpus={args.cpus}:     {n_b:>9,} rows {b:7.2f} s, "
+                  f"{cpu_b.seconds:6.2f} CPU s (peak tree {mb.peak_rss_mb:,.0f} MB, {load()}) ratio {a / b:.2f}",
                   flush=True)
-            b, n_b = _ray_generation(domain, rows, work) if phase == "generation" else _ray_structure(ray_input, domain)
-            print(f"  [{phase}] {domain:10} ray num_cpus={args.cpus}:     {n_b:>9,} rows {b:7.2f} s ({load()})"
-                  f" ratio {a / b:.2f}", flush=True)
             assert n_a == n_b, (domain, n_a, n_b)
-            pairs.append((a, b, n_a))
+            pairs.append((a, b, n_a, ma.peak_rss_mb, mb.peak_rss_mb, cpu_a, cpu_b.seconds))
         del ray_input
         results[domain] = pairs
     return results
@@ -196,13 +208,19 @@ def side_by_side(args, helper: DatasetsSide, phase: str, work: str) -> dict:
 
 def print_table(phase: str, results: dict) -> None:
     what = "to_hub_folder vs load_dataset" if phase == "generation" else "structure_columns vs Dataset.map"
-    print(f"\n{phase} ({what}, num_proc / num_cpus 2): rows, median seconds, ratio = datasets s / Ray s")
-    print(f"  {'generator':11} {'rows':>9} {'datasets s':>10} {'ray s':>8} {'ratio (each pair)':>24} {'median':>6}")
+    print(f"\n{phase} ({what}, num_proc / num_cpus 2): rows; median wall seconds; ratio = datasets s / Ray s "
+          f"(> 1: Ray faster) per pair and median; CPU seconds (datasets: the helper and its workers; Ray: the "
+          f"whole tree, Ray's own processes included) and their ratio; peak tree RSS (both sides count Ray's)")
+    print(f"  {'generator':11} {'rows':>9} {'datasets s':>10} {'ray s':>7} {'ratio (each pair)':>18} {'median':>6} "
+          f"{'CPU s d / ray':>14} {'CPU ratio':>9} {'peak MB d / ray':>16}")
     for domain, pairs in results.items():
-        ratios = [a / b for a, b, _ in pairs]
-        print(f"  {domain:11} {pairs[0][2]:>9,} {statistics.median(a for a, _, _ in pairs):>10.2f} "
-              f"{statistics.median(b for _, b, _ in pairs):>8.2f} {' '.join(f'{x:.2f}' for x in ratios):>24} "
-              f"{statistics.median(ratios):>6.2f}")
+        ratios = [p[0] / p[1] for p in pairs]
+        med = statistics.median
+        print(f"  {domain:11} {pairs[0][2]:>9,} {med(p[0] for p in pairs):>10.2f} {med(p[1] for p in pairs):>7.2f} "
+              f"{' '.join(f'{x:.2f}' for x in ratios):>18} {med(ratios):>6.2f} "
+              f"{med(p[5] for p in pairs):>6.1f} / {med(p[6] for p in pairs):>5.1f} "
+              f"{med(p[5] / p[6] for p in pairs):>9.2f} "
+              f"{max(p[3] for p in pairs):>7,.0f} / {max(p[4] for p in pairs):>6,.0f}")
 
 
 def compare(args, phases: list[str]) -> None:

@@ -23,6 +23,9 @@ ds = hf_ray.salient_columns(ds, "calculator")
 print("rows", ds.count(), "first", ds.take(1)[0]["expression"])
 print("started by us:", ray.is_initialized(), "ray logger level", logging.getLogger("ray").level)
 print("again:", hf_ray.start_ray())
+import os
+niceness = ray.remote(lambda: os.nice(0))
+print("worker niceness above the driver's:", ray.get(niceness.remote()) - os.nice(0))  # 0: start_ray's default
 """
 
 
@@ -38,6 +41,7 @@ def test_a_runtime_started_here_prints_no_info_lines(tmp_path):
     assert f"rows 300 first {first}" in out  # the pipeline ran
     assert f"ray logger level {logging.WARNING}" in out and "again: False" in out
     assert "started: True cpus 2.0" in out  # ray.init's own arguments pass through
+    assert "worker niceness above the driver's: 0" in out  # not Ray's 15: a num_proc worker's CPU share
     info = [line for line in out.splitlines() if "\tINFO " in line or " INFO " in line]
     assert info == []  # Ray's "Started a local Ray instance" and Ray Data's progress logs: off
 

@@ -56,7 +56,8 @@ def require_ray(start: bool = True):
     return ray
 
 
-def start_ray(address: str | None = None, *, warm: bool = True, **init_kwargs: Any) -> bool:
+def start_ray(address: str | None = None, *, warm: bool = True, worker_niceness: int | None = 0,
+              **init_kwargs: Any) -> bool:
     """Start a local Ray runtime, or join ``address`` (default: ``RAY_ADDRESS``; ``"auto"``, a head's
     ``HOST:6379`` or a Ray Client ``"ray://HOST:10001"``), with Ray's and Ray Data's console at
     :data:`RAY_CONSOLE_LEVEL`; ``init_kwargs`` go to ``ray.init`` (``num_cpus``, ``runtime_env``...).
@@ -64,12 +65,19 @@ def start_ray(address: str | None = None, *, warm: bool = True, **init_kwargs: A
     its settings). Every function here starts Ray this way when needed (see the module's example).
 
     ``warm``: start one task per CPU of the cluster that imports this library's block function in a
-    worker (without waiting for them), so the first job's tasks do not each pay that import."""
+    worker (without waiting for them), so the first job's tasks do not each pay that import.
+    ``worker_niceness``: for a local runtime, how much lower the workers' CPU priority is than this
+    process's: 0 (Ray's own default is 15), so on a busy machine they get the CPU share that
+    ``num_proc``'s processes get; ``None`` keeps Ray's. A cluster's nodes keep their own setting."""
     ray = require_ray(start=False)
     if ray.is_initialized():
         return False
     init_kwargs.setdefault("logging_level", RAY_CONSOLE_LEVEL)
     init_kwargs.setdefault("include_dashboard", False)
+    local = address is None and not os.environ.get("RAY_ADDRESS")
+    if local and worker_niceness is not None:
+        worker_niceness = check_int("worker_niceness", worker_niceness, min=0)
+        init_kwargs["_system_config"] = {"worker_niceness": worker_niceness, **init_kwargs.get("_system_config", {})}
     before = signal.getsignal(signal.SIGTERM)
     ray.init(address=address, **init_kwargs)
     _keep_ray_sigterm_out_of_forks(before)
