@@ -58,18 +58,32 @@ class StructureColumns(StructureSource):
     def read_arrow(self, dataset: "Dataset", need: Sequence[str], num_proc: int | None = None) -> tuple[dict, np.ndarray]:
         """The ``need`` columns as Arrow arrays (one entry per row; null where the program did not
         parse), and the rows left out; each distinct program is parsed once (``num_proc`` processes)."""
-        have = set(dataset.column_names)
-        out = {c: column_arrow(dataset, c).combine_chunks() for c in need if c in have}
-        missing = [c for c in need if c not in out]
-        if not missing:
-            return out, np.zeros(0, dtype=np.int64)
-        if self.program_column not in have:
-            raise ValueError(f"program_column: the dataset has no {', '.join(repr(c) for c in missing)} column and "
-                             f"no program column {self.program_column!r} to compute it from; "
-                             f"columns: {dataset.column_names}")
         import pyarrow as pa
         import pyarrow.compute as pc
 
+        out = {c: column_arrow(dataset, c).combine_chunks() for c in need if c in dataset.column_names}
+        parsed, bad = self._parse(dataset, [c for c in need if c not in out], num_proc)
+        if parsed is None:
+            return out, bad
+        index = pa.array(np.where(parsed.index < 0, 0, parsed.index))
+        valid = parsed.index >= 0
+        for c, values in parsed.values.items():
+            if not len(values):  # every program null: typed nulls
+                out[c] = pa.nulls(len(dataset), values.type)
+                continue
+            col = values.take(index)
+            out[c] = col if valid.all() else pc.if_else(pa.array(valid), col, pa.scalar(None, col.type))
+        return out, bad
+
+    def _parse(self, dataset: "Dataset", missing: Sequence[str], num_proc: int | None):
+        """The :class:`~hf_synthsample.structure.pool_parse.ParsedPool` of the ``missing`` columns (None
+        if none is) and the rows that did not parse; an error naming them unless ``skip_unparsable``."""
+        if not missing:
+            return None, np.zeros(0, dtype=np.int64)
+        if self.program_column not in dataset.column_names:
+            raise ValueError(f"program_column: the dataset has no {', '.join(repr(c) for c in missing)} column and "
+                             f"no program column {self.program_column!r} to compute it from; "
+                             f"columns: {dataset.column_names}")
         from ..structure.pool_parse import parse_pool
 
         parsed = parse_pool(column_arrow(dataset, self.program_column), self.language, self.max_height,
@@ -83,29 +97,25 @@ class StructureColumns(StructureSource):
                 f"(rows {[i for i, _ in errors[:20]]}{'...' if len(errors) > 20 else ''}): {shown}. "
                 f"Pass skip_unparsable=True to leave them out of the sample."
             )
-        index = pa.array(np.where(parsed.index < 0, 0, parsed.index))
-        valid = parsed.index >= 0
-        for c in missing:
-            values = parsed.values[c]
-            if not len(values):  # every program null: typed nulls
-                out[c] = pa.nulls(len(dataset), values.type)
-                continue
-            col = values.take(index)
-            out[c] = col if valid.all() else pc.if_else(pa.array(valid), col, pa.scalar(None, col.type))
-        return out, bad
+        return parsed, bad
 
     def read_encoded(self, dataset: "Dataset", need: Sequence[str], num_proc: int | None = None) -> tuple[dict, np.ndarray]:
         """Like :meth:`read`, as integer codes without building Python lists of a big pool.
 
-        ``template`` -> per-row codes; ``atoms`` / ``compounds`` -> ``(offsets, codes, vocab_size)``
-        (row ``i`` holds ``codes[offsets[i]:offsets[i + 1]]``). Unparsable rows are empty.
+        ``template`` -> per-row codes (and ``template_names``: code -> template); ``atoms`` /
+        ``compounds`` -> ``(offsets, codes, vocab_size, vocab)`` (row ``i`` holds
+        ``codes[offsets[i]:offsets[i + 1]]``). Unparsable rows are empty. Parsed columns are coded
+        per distinct program and spread to the rows as codes, never as a string per row.
         """
         import pyarrow as pa
 
-        computed, bad = self.read_arrow(dataset, need, num_proc=num_proc)
+        have = set(dataset.column_names)
+        parsed, bad = self._parse(dataset, [c for c in need if c not in have], num_proc)
         out = {}
         for c in need:
-            arr = computed[c]
+            # existing columns are coded row by row; parsed ones per distinct program (``rows`` spreads them)
+            arr = column_arrow(dataset, c).combine_chunks() if c in have else parsed.values[c]
+            rows = None if c in have else parsed.index
             if pa.types.is_null(arr.type):  # every row unparsable (or missing): typed empty values, not a raw error
                 arr = arr.cast(pa.string() if c == "template" else pa.list_(pa.string()))
             if c == "template":  # codes in sorted template order, whatever the row order
@@ -115,12 +125,23 @@ class StructureColumns(StructureSource):
                 rank[np.argsort(names, kind="stable")] = np.arange(len(names))
                 # a null template (a row left out by missing="drop") gets code 0: never read
                 idx = enc.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-                out[c] = rank[idx] if len(rank) else np.zeros(len(idx), dtype=np.int64)
-                out["template_names"] = np.sort(names)  # code -> template
+                codes = rank[idx] if len(rank) else np.zeros(len(idx), dtype=np.int64)
+                out[c] = codes if rows is None else np.where(rows < 0, 0, codes[np.maximum(rows, 0)] if len(codes)
+                                                             else 0).astype(np.int64)
+                # code -> template, as references to the distinct strings (a unicode array of a million
+                # rows would take the longest template's width for every row: 1.2 GB at 1M Schema2QA rows)
+                out["template_names"] = np.asarray(enc.dictionary.to_pylist(), dtype=object)[np.argsort(names,
+                                                                                                       kind="stable")]
                 continue
             lens = arr.value_lengths().fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
             enc = arr.flatten().dictionary_encode()
             codes = enc.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+            if rows is not None:  # each row the codes of its program
+                starts = np.concatenate([[0], np.cumsum(lens)])[:-1]
+                safe = np.maximum(rows, 0)
+                row_lens = np.where(rows < 0, 0, lens[safe] if len(lens) else 0).astype(np.int64)
+                codes = codes[_ranges(starts[safe] if len(starts) else np.zeros(len(rows), np.int64), row_lens)]
+                lens = row_lens
             out[c] = (np.concatenate([[0], np.cumsum(lens)]), codes, len(enc.dictionary), enc.dictionary)
         return out, bad
 
