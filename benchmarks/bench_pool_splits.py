@@ -106,7 +106,7 @@ def job_sweep(args) -> dict:
     pool = _pool(args)
     with Measure() as m:
         targets = np.linspace(args.random_dc, args.reach - 0.01, 6).round(3).tolist()
-        sw = divergence_sweep(pool, "program", "thingtalk", targets=targets, size_tolerance=0.005,
+        sw = divergence_sweep(pool, targets, column="program", language="thingtalk", size_tolerance=0.005,
                               num_proc=args.num_proc, progress=False)
     return {"seconds": round(m.seconds, 1), "read_s": round(sw.read_seconds, 1),
             "peak_rss_gb": round(m.peak_rss_mb / 1024, 2), "targets": targets,
@@ -160,6 +160,8 @@ def main(argv=None) -> None:
     ap.add_argument("--patience", type=int, default=100, help="reach: rounds without a gain before a run stops [100]")
     ap.add_argument("--reach-seconds", type=float, default=600.0, help="reach: seconds of each run [600]")
     ap.add_argument("--split-time-limit", type=float, default=150.0, help="split: seconds of search [150]")
+    ap.add_argument("--searches", nargs="+", default=["today", "new"], choices=["today", "new"],
+                    help="split: today's search (the swaps alone) and / or the new one (bulk rounds first) [both]")
     ap.add_argument("--train-size", type=float, default=None, help="split: train share (rows left out) [a partition]")
     ap.add_argument("--levels", type=float, nargs="+", default=[0.15, 0.2, 0.25, 0.28, 0.3],
                     help="split: D_C levels timed [0.15 0.2 0.25 0.28 0.3]")
@@ -184,7 +186,7 @@ def main(argv=None) -> None:
             print(f"reach ({share}): {x['reach']:.4f}; runs {x['runs']}; structures read in {x['read_s']} s")
         args.reach = args.reach or got["partition"]["reach"]
     if "split" in args.parts:
-        rows = [_child(args, "split", ["--bulk", b]) for b in ("off", "auto")]
+        rows = [_child(args, "split", ["--bulk", {"today": "off", "new": "auto"}[b]]) for b in args.searches]
         print("\n| search | in all (s) | search (s) | read + datasets (s) | time to D_C " +
               " / ".join(f"{lv:g}" for lv in args.levels) + " (s) | D_C (start) | D_A | peak RSS (GB) | stop |")
         print("|---|---:|---:|---:|---|---|---:|---:|---|")
@@ -193,7 +195,7 @@ def main(argv=None) -> None:
             print(f"| {r['search']} | {r['seconds']} | {r['search_s']} | {r['read_and_datasets_s']} | {to} | "
                   f"{r['D_C']} ({r['start_D_C']}) | {r['D_A']} | {r['peak_rss_gb']} | {r['stop']} |")
         args.random_dc = args.random_dc or rows[-1]["start_D_C"]
-        if args.reach:
+        if args.reach and args.searches[-1] == "new":
             print(f"new search: D_C {rows[-1]['D_C']} is {args.reach - rows[-1]['D_C']:.4f} below the reach "
                   f"{args.reach}, in {rows[-1]['seconds']} s in all")
     if "sweep" in args.parts:
