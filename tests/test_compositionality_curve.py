@@ -172,5 +172,5 @@ def test_small_cogs_run_end_to_end(tmp_path):
     assert runs[0]["compound_divergence"] < 0.4 <= runs[1]["compound_divergence"]
     assert [r["train_rows"] for r in runs] == [300, 300]
     summary = json.loads((folder / "results.json").read_text())
-    assert summary["data"] == "cogs" and summary["settings"]["language"] == "cogs"
+    assert summary["data"] == "cogs" and summary["settings"]["sweep"]["language"] == "cogs"  # the split settings, nested
     assert "(COGS)" in (folder / "results.md").read_text()

@@ -208,3 +208,20 @@ def test_the_check_finds_a_circle():
     assert "pkg.a:2 -> pkg.b" in describe(["pkg.a", "pkg.b"], graph)
     assert circles(import_graph({"pkg.c": ("if TYPE_CHECKING:\n    from . import d\n", False),
                                  "pkg.d": ("from .c import x\n", False)}, type_checking=True)) == [["pkg.c", "pkg.d"]]
+
+
+def test_no_room_imports_another_rooms_private_names():
+    """Issue 47, item 6: a module of one room (package) never imports a private name of another."""
+    import re
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[1] / "src" / "hf_synthsample"
+    found = []
+    for path in src.rglob("*.py"):
+        text = path.read_text()
+        for m in re.finditer(r"^\s*from \.\.([\w.]*) import\s+(\([^)]*\)|[^\n]+)", text, re.M):
+            names = re.findall(r"\b(\w+)\b(?:\s+as\s+\w+)?", m.group(2).replace("(", " ").replace(")", " "))
+            private = [n for n in names if n.startswith("_") and not n.startswith("__") and n != "as"]
+            if private:
+                found.append(f"{path.relative_to(src)}: from ..{m.group(1)} import {', '.join(private)}")
+    assert not found, found

@@ -37,7 +37,7 @@ from ..logging import get_logger
 
 from ..atomic import write_json_atomic
 from ..sampling.homogenize import HomogenizerChain, merge_stats, pilot_counts, report_from_stats
-from ..sampling.report import HomogenizationReport, _decode, _encode
+from ..sampling.report import HomogenizationReport, decode_value, encode_value
 from ..sampling.settings import StreamHomogenizeSettings
 from ..settings import Settings, setting
 from ..validation import check_str_tuple
@@ -440,7 +440,7 @@ class SyntheticBuilder(HookedBuilder):
             if row is not None and (chain is None or chain.offer(row, rng)):
                 rows.append(row)
         if chain is not None and stats_dir is not None:
-            stats = _convert_stats(chain.stats(), lambda h: [[_encode(v), c] for v, c in h.items()])
+            stats = _convert_stats(chain.stats(), lambda h: [[encode_value(v), c] for v, c in h.items()])
             write_json_atomic(os.path.join(stats_dir, f"{split}-{index:07d}.json"), stats)
         return rows
 
@@ -457,7 +457,7 @@ class SyntheticBuilder(HookedBuilder):
         for fname in sorted(os.listdir(stats_dir)):
             split = fname.rsplit("-", 1)[0]
             with open(os.path.join(stats_dir, fname)) as f:
-                stats = _convert_stats(json.load(f), lambda pairs: {_decode(v): c for v, c in pairs})
+                stats = _convert_stats(json.load(f), lambda pairs: {decode_value(v): c for v, c in pairs})
             per_split.setdefault(split, []).append(stats)
         cfg = self.config
         reports = {

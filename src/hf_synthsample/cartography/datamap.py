@@ -39,8 +39,8 @@ from ..validation import check_choice, check_float, check_int
 from .ids import as_ids as _as_ids
 from .measures import MEASURE_INFO, MeasureInfo
 from .settings import DataMapSettings
-# cli/datamap.py reads _dataset_rows from here
-from .rows import _API_NAMES, _dataset_rows, _hover_texts, _subset_rows, example_tokens, oov_repair
+# cli/datamap.py reads datamap_rows from here
+from .rows import _API_NAMES, datamap_rows, _hover_texts, _subset_rows, example_tokens, oov_repair
 
 if TYPE_CHECKING:  # pragma: no cover
     from datasets import Dataset
@@ -69,7 +69,7 @@ def parse_regions(regions: str | Sequence[str]) -> tuple[str, ...]:
     return tuple(regions)
 
 
-def _shares(proportions: Sequence[float] | None, regions: Sequence[str]) -> list[float]:
+def region_shares(proportions: Sequence[float] | None, regions: Sequence[str]) -> list[float]:
     """The shares of combined ``regions`` (see :meth:`DataMap.select`): one per region, summing to 1."""
     if proportions is None:
         proportions = (2 / 3, 1 / 3) if len(regions) == 2 else (1 / len(regions),) * len(regions)
@@ -324,7 +324,7 @@ class DataMap:
         """
         regions = parse_regions(region)
         n = self.subset_size(fraction)
-        proportions = _shares(proportions, regions)
+        proportions = region_shares(proportions, regions)
         quotas = [int(math.floor(n * p + 0.5)) for p in proportions[:-1]]
         quotas.append(n - sum(quotas))
         if quotas[-1] < 0:
@@ -359,7 +359,7 @@ class DataMap:
             >>> dm.positions(shuffled, dm.ranking("hard-to-learn")).tolist()  # ids 1, 0, 2
             [2, 1, 0]
         """
-        return _dataset_rows(self, dataset, ids, id_column=id_column, assume_id_order=assume_id_order,
+        return datamap_rows(self, dataset, ids, id_column=id_column, assume_id_order=assume_id_order,
                              names=_API_NAMES)
 
     def subset(self, dataset: "Dataset", region: str | Sequence[str], fraction: float, *,

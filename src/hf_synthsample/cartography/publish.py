@@ -65,7 +65,7 @@ def save_datamap_subset(
 
     from ..hub.card import check_license, portable_path
     from ..hub.folder import write_hub_folder
-    from ..hub.publish import _curated_card
+    from ..hub.publish import curated_card
     from .datamap import parse_regions
     from .rows import _API_NAMES, _subset_rows
 
@@ -103,7 +103,7 @@ def save_datamap_subset(
              f"epochs {datamap.epochs[0]}..{datamap.epochs[-1]}; {datamap.confidence_label}"
              + (f"; dynamics of {_model_text(datamap.model)}" if datamap.model else "")
              + (f"; OOV-repaired on {', '.join(oov_columns)}" if oov_columns else "") + ").")
-    meta, body = _curated_card({}, title, name, provenance, {split: k}, datamap.to_markdown(fraction), list(extra),
+    meta, body = curated_card({}, title, name, provenance, {split: k}, datamap.to_markdown(fraction), list(extra),
                                license)
     meta["hf_synthsample"]["datamap"] = {
         "dynamics": None if dynamics is None else portable_path(os.path.abspath(dynamics)), "measure": datamap.measure,
@@ -166,14 +166,14 @@ def datamap_provenance(
     from ..hub.card import portable_path
     from ..hub.provenance import Provenance, rows_digest
     from .datamap import DataMap, parse_regions
-    from .rows import _API_NAMES, _dataset_rows
+    from .rows import _API_NAMES, datamap_rows
 
     if not isinstance(datamap, DataMap):
         raise TypeError(f"datamap must be a DataMap, got {type(datamap).__name__}")
     regions = list(parse_regions(region))
     selected = datamap.subset_size(fraction)  # checks fraction
     if dataset is not None:  # a dataset the map cannot cut (a subset, another data set) is refused here
-        _dataset_rows(datamap, dataset, None, id_column=id_column, assume_id_order=assume_id_order,
+        datamap_rows(datamap, dataset, None, id_column=id_column, assume_id_order=assume_id_order,
                       names=dict(_API_NAMES if names is None else names))
     params = {
         "measure": datamap.measure, "pass": datamap.source, "epochs": [datamap.epochs[0], datamap.epochs[-1]],

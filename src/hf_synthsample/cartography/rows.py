@@ -88,7 +88,7 @@ def oov_repair(dm: Any, selected: np.ndarray, ranking: np.ndarray,
 _API_NAMES = {"dataset": "dataset", "id_column": "id_column", "assume_id_order": "assume_id_order=True"}
 
 
-def _dataset_rows(dm: Any, dataset: "Dataset", ids: Sequence[int] | None, *, id_column: str,
+def datamap_rows(dm: Any, dataset: "Dataset", ids: Sequence[int] | None, *, id_column: str,
                   assume_id_order: bool, names: Mapping[str, str]) -> np.ndarray:
     """Row numbers of ``ids`` (default: all of ``dm``'s) in ``dataset``; see :meth:`DataMap.positions`."""
     from ..columns import column_arrow
@@ -210,7 +210,7 @@ def _hover_texts(dm: Any, dataset: Any, text_columns: Sequence[str] | None, id_c
 def _subset_rows(dm: Any, dataset: "Dataset", region, fraction: float, *, oov_columns, id_column: str,
                  assume_id_order: bool, names: Mapping[str, str], **kwargs) -> tuple[np.ndarray, np.ndarray]:
     """``(rows, ids)``: the rows of ``dataset`` holding the subset's example ids, both in id order."""
-    rows = _dataset_rows(dm, dataset, None, id_column=id_column, assume_id_order=assume_id_order, names=names)
+    rows = datamap_rows(dm, dataset, None, id_column=id_column, assume_id_order=assume_id_order, names=names)
     tokens = None
     if oov_columns:
         per_row = example_tokens(dataset.select(rows), oov_columns)

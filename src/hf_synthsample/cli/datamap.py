@@ -73,7 +73,7 @@ def _named(err: Exception) -> Exception:
 def _check(args: argparse.Namespace) -> tuple[list[str] | None, str, DataMapSettings]:
     """Every option, before the dynamics are read; returns the regions of ``--select``, the split
     written and the map's settings."""
-    from ..cartography.datamap import _shares, fraction_size, parse_regions
+    from ..cartography.datamap import region_shares, fraction_size, parse_regions
     from ..split_spec import source_split
     from ..validation import check_float
 
@@ -81,7 +81,7 @@ def _check(args: argparse.Namespace) -> tuple[list[str] | None, str, DataMapSett
     try:  # the library's own checks, before any work
         regions = parse_regions(args.select) if args.select is not None else None
         if args.proportions is not None and regions:
-            _shares(args.proportions, regions)
+            region_shares(args.proportions, regions)
         fraction_size(args.fraction, 1)  # --fraction in (0, 1], as every subset checks it
     except ValueError as err:
         raise _named(err) from None
@@ -123,7 +123,7 @@ def _check(args: argparse.Namespace) -> tuple[list[str] | None, str, DataMapSett
 
 def run(args: argparse.Namespace) -> int:
     from ..cartography import DataMap, save_datamap_subset
-    from ..cartography.datamap import _dataset_rows
+    from ..cartography.datamap import datamap_rows
     from ..validation import check_columns
     from ._source import load_source
 
@@ -138,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         ds = load_source(args.dataset, args.config, args.split, option="--dataset")
         if args.oov_columns:
             check_columns(ds, args.oov_columns, name="--oov-columns")
-        _dataset_rows(dm, ds, None, id_column=args.id_column, assume_id_order=args.assume_id_order, names=names)
+        datamap_rows(dm, ds, None, id_column=args.id_column, assume_id_order=args.assume_id_order, names=names)
     print(dm.summary(args.fraction))
     if args.plot:
         print(f"\nPlot: {dm.plot(args.plot, sample_fraction=args.plot_fraction, seed=args.seed)}")

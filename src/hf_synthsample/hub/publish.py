@@ -111,7 +111,7 @@ def _merge_body(previous: str, config_name: str, section: str) -> str:
     return previous.rstrip() + "\n\n" + section
 
 
-def _curated_card(
+def curated_card(
     previous_meta: Mapping, previous_body: str, config_name: str, provenance: Provenance,
     sizes: Mapping[str, int], statistics: Any, plots: Mapping[str, str], license: str | None = None,
 ) -> tuple[dict, str]:
@@ -180,7 +180,7 @@ def _write_curated(folder: Path, parts: dict, previous: tuple[dict, str], config
     extra = {f"plots/{config_name}-{name}.png": path if callable(path) else Path(path)
              for name, path in (plots or {}).items()}
     sizes = {split: len(ds) for split, ds in parts.items()}
-    meta, body = _curated_card(*previous, config_name, provenance, sizes, statistics, list(extra), license)
+    meta, body = curated_card(*previous, config_name, provenance, sizes, statistics, list(extra), license)
     write_hub_folder(folder, {config_name: DatasetDict(parts)}, body=body, metadata=meta, extra_files=extra,
                      **write_args)
     return body

@@ -9,7 +9,7 @@ from typing import Any, Hashable, Iterable, Mapping
 
 from ..atomic import save_figure_atomic
 
-__all__ = ["kl_to_uniform", "sorted_histogram", "HomogenizationReport"]
+__all__ = ["kl_to_uniform", "sorted_histogram", "HomogenizationReport", "encode_value", "decode_value"]
 
 
 def _sort_key(value: Any):
@@ -40,12 +40,14 @@ def kl_to_uniform(counts: Mapping[Hashable, int], support: Iterable[Hashable] | 
     return max(sum(c / total * math.log(c / total * k) for c in counts.values() if c > 0), 0.0)
 
 
-def _encode(value: Any) -> Any:
+def encode_value(value: Any) -> Any:
+    """A stratum value as JSON holds it (a tuple as a list)."""
     return list(value) if isinstance(value, tuple) else value
 
 
-def _decode(value: Any) -> Any:
-    return tuple(_decode(v) for v in value) if isinstance(value, list) else value
+def decode_value(value: Any) -> Any:
+    """:func:`encode_value` undone (lists back to tuples)."""
+    return tuple(decode_value(v) for v in value) if isinstance(value, list) else value
 
 
 def _bar(frac: float, width: int = 20) -> str:
@@ -189,8 +191,8 @@ class HomogenizationReport:
             "mode": self.mode,
             "method": self.method,
             "eps": self.eps,
-            "before": {k: [[_encode(v), c] for v, c in h.items()] for k, h in self.before.items()},
-            "after": {k: [[_encode(v), c] for v, c in h.items()] for k, h in self.after.items()},
+            "before": {k: [[encode_value(v), c] for v, c in h.items()] for k, h in self.before.items()},
+            "after": {k: [[encode_value(v), c] for v, c in h.items()] for k, h in self.after.items()},
             "draws": self.draws,
             "accepted": self.accepted,
             "theoretical_draws_per_accepted": self.theoretical_draws_per_accepted,
@@ -205,8 +207,8 @@ class HomogenizationReport:
             mode=data["mode"],
             method=data["method"],
             eps=data["eps"],
-            before={k: {_decode(v): c for v, c in pairs} for k, pairs in data["before"].items()},
-            after={k: {_decode(v): c for v, c in pairs} for k, pairs in data["after"].items()},
+            before={k: {decode_value(v): c for v, c in pairs} for k, pairs in data["before"].items()},
+            after={k: {decode_value(v): c for v, c in pairs} for k, pairs in data["after"].items()},
             draws=data.get("draws"),
             accepted=data.get("accepted", 0),
             theoretical_draws_per_accepted=data.get("theoretical_draws_per_accepted"),

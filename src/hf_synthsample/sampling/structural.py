@@ -338,7 +338,7 @@ def _group_rows_exact(order, atoms, compounds, templates):
     return GroupMembers.from_lists(members), np.asarray(reps, dtype=np.int64)
 
 
-def _bags(atoms: tuple, compounds: tuple, order: np.ndarray, weights: np.ndarray | None, templates: np.ndarray | None):
+def group_bags(atoms: tuple, compounds: tuple, order: np.ndarray, weights: np.ndarray | None, templates: np.ndarray | None):
     """Group the rows of ``order`` with identical bags (and template): one group per structure
     (program with values abstracted). Returns ``(atom COO, compound COO, members, group templates)``;
     a COO holds ``(group, feature, multiplicity, num_groups, num_features)``, each distinct feature
@@ -416,7 +416,7 @@ class CMaxEntSampler(_StructuralSampler):
             vocab = cols["compounds"][3].to_pylist()
             weights = np.asarray([float(weights.get(c, 1.0)) for c in vocab], dtype=np.float64)
         extra = cols["template"] if self._hybrid else None
-        a_coo, c_coo, members, group_templates = _bags(cols["atoms"], cols["compounds"], order, weights, extra)
+        a_coo, c_coo, members, group_templates = group_bags(cols["atoms"], cols["compounds"], order, weights, extra)
         if self.distinct:
             if k is not None and k > len(members):
                 raise ValueError(f"k: {k} is larger than the {len(members)} distinct structures (programs with values "

@@ -244,7 +244,7 @@ def read_structures(
     import pyarrow as pa
 
     from ..columns import column_arrow
-    from ..sampling.structural import StructureColumns, _bags
+    from ..sampling.structural import StructureColumns, group_bags
     from ..structure import get_language
 
     if compound_weights is None:  # the weights need trees: on for the language's compounds, off otherwise
@@ -325,7 +325,7 @@ def read_structures(
     grouped = lang is None or lang.settings.group
     if not grouped:  # every row its own group: the search moves single rows
         key = np.arange(len(dataset), dtype=np.int64)
-    a_coo, c_coo, members, group_side = _bags(cols["atoms"], cols["compounds"], order, None, key)
+    a_coo, c_coo, members, group_side = group_bags(cols["atoms"], cols["compounds"], order, None, key)
     if not grouped and side is not None:
         group_side = np.asarray(side, dtype=np.int64)[members.heads()]
     reweigh = None

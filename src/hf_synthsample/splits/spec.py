@@ -39,7 +39,18 @@ def split_names(split: Any, arg: str = "split") -> list[str]:
         instruction = ReadInstruction.from_spec(spec)
     except (ValueError, AssertionError) as err:
         raise ValueError(f"{arg}: {spec!r} is not a split or a slice of splits ({_EXAMPLES}): {err}") from None
-    return [part.splitname for part in instruction._relative_instructions]
+    # the public to_absolute needs each split's length; any length gives the same names, in order
+    return [part.splitname for part in instruction.to_absolute(_AnyLength())]
+
+
+class _AnyLength(dict):
+    """A split-name -> length map that knows every name (``ReadInstruction.to_absolute`` asks)."""
+
+    def __missing__(self, name: str) -> int:
+        return 1_000_000
+
+    def __contains__(self, name: object) -> bool:
+        return True
 
 
 def check_split(split: Any, available: Sequence[str], arg: str = "split") -> str:
