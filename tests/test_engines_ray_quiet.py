@@ -81,3 +81,23 @@ def test_forked_children_do_not_inherit_rays_sigterm_handler():
     assert out.returncode == 0, out.stderr[-2000:]
     assert "driver keeps ray's handler: True" in out.stdout
     assert "child handler is the old one: True" in out.stdout
+
+
+def test_load_dataset_warns_when_forking_while_ray_runs(monkeypatch, caplog):
+    """Forking datasets workers from a process running Ray can hang Ray's next job: say so."""
+    import logging
+    import sys
+    import types
+
+    from hf_synthsample.load import _warn_forking_after_ray
+
+    monkeypatch.setitem(sys.modules, "ray", types.SimpleNamespace(is_initialized=lambda: True))
+    with caplog.at_level(logging.WARNING):
+        _warn_forking_after_ray(2)
+        _warn_forking_after_ray(1)
+    assert [r.getMessage() for r in caplog.records if "forks worker processes" in r.getMessage()] and \
+        sum("forks worker processes" in r.getMessage() for r in caplog.records) == 1
+    monkeypatch.setitem(sys.modules, "ray", types.SimpleNamespace(is_initialized=lambda: False))
+    caplog.clear()
+    _warn_forking_after_ray(2)
+    assert not caplog.records

@@ -134,6 +134,7 @@ def load_dataset(
     """
     if num_proc is not None:
         num_proc = check_int("num_proc", num_proc, min=1)
+        _warn_forking_after_ray(num_proc)
     if not isinstance(streaming, bool):
         raise TypeError(f"streaming must be a bool, got {streaming!r}")
     if sampler is not None:
@@ -175,3 +176,18 @@ def load_dataset(
     for name_ in sample_splits:
         ds[name_] = sampler.sample(ds[name_], sample_size)
     return ds
+
+
+def _warn_forking_after_ray(num_proc: int) -> None:
+    """A warning when worker processes would be forked from a process running Ray: Ray's next job can
+    then wait forever (dev/notes/issue-45-ray.md); generating with Ray, or before ``ray.init``, is safe."""
+    import sys
+
+    ray = sys.modules.get("ray")
+    if num_proc > 1 and ray is not None and getattr(ray, "is_initialized", lambda: False)():
+        from .logging import get_logger
+
+        get_logger(__name__).warning(
+            "load_dataset(num_proc=%d) forks worker processes while Ray runs in this process, which can leave Ray's "
+            "next job waiting forever; generate with hf_synthsample.engines.ray instead, or call it before ray.init",
+            num_proc)
