@@ -155,3 +155,10 @@ def test_occurrence_table_weights_are_keysers(num_proc):
     ref = example_compound_weights(progs, language="sexpr")
     for p_, c, x in zip(prog.tolist(), comp.tolist(), w.tolist()):
         assert x == pytest.approx(ref[p_][table.names[c]], abs=1e-12)
+
+
+def test_num_proc_is_refused_where_nothing_is_parsed():
+    from hf_synthsample.splits.settings import SplitSettings
+
+    with pytest.raises(ValueError, match="num_proc: not used by the random method"):
+        SplitSettings(method="random", num_proc=2).require_structure()

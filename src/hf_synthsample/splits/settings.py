@@ -242,7 +242,7 @@ class SplitSettings(Settings):
         check=lambda name, value: _optional_bool(name, value), parse=_parse_optional_bool, metavar="{auto,on,off}",
         applies_when=_SEARCH)
     num_proc: int | None = setting(None, help="processes parsing the program column (the same split whatever the "
-                                              "number)", min=1)
+                                              "number)", min=1, applies_when=_SEARCH)
     size_tolerance: float | None = setting(
         None, help="share of the rows the test size may be off by (rows of one structure, template or length move "
                    "together) [0 for mcd/tmcd, 0.05 for template/length]", min=0.0, max=0.5,
