@@ -78,12 +78,13 @@ class _Codes:
         return list(self.vocab)
 
 
-def _merge(parts: list, key: str) -> tuple[np.ndarray, list[str]]:
-    """The codes of each chunk's ``key`` in one vocabulary (first seen, first coded), concatenated."""
+def _merge(parts: list, key: str, names_key: str | None = None) -> tuple[np.ndarray, list[str]]:
+    """The codes of each chunk's ``key`` (coding its ``names_key``, default ``key + "_names"``) in one
+    vocabulary (first seen, first coded), concatenated."""
     vocab: dict[str, int] = {}
     out = []
     for part in parts:
-        names = part[key + "_names"]
+        names = part[names_key or key + "_names"]
         remap = np.asarray([vocab.setdefault(s, len(vocab)) for s in names], dtype=np.int64)
         codes = np.asarray(part[key], dtype=np.int64)
         out.append(remap[codes] if len(codes) else codes)
@@ -269,18 +270,14 @@ def occurrence_table(programs: list, language: Any, max_height: int, *, num_proc
                 occ.append(s)
                 n_sup.append(len(sups))
                 sup.extend(sups)
-        return {"occ": codes(occ), "sup": codes(sup), "occ_names": codes.names(), "sup_names": codes.names(),
+        return {"occ": codes(occ), "sup": codes(sup), "names": codes.names(),
                 "n_occ": np.asarray(n_occ, np.int64), "n_sup": np.asarray(n_sup, np.int64)}
 
     parts = _map_chunks(one_chunk, programs, num_proc or 1, progress, "Weighing compounds")
-    # one vocabulary for both: a chunk's sup codes index the same names as its occ codes
-    vocab: dict[str, int] = {}
-    occ, sup = [], []
-    for part in parts:
-        remap = np.asarray([vocab.setdefault(s, len(vocab)) for s in part["occ_names"]], dtype=np.int64)
-        occ.append(remap[np.asarray(part["occ"], np.int64)] if len(part["occ"]) else np.zeros(0, np.int64))
-        sup.append(remap[np.asarray(part["sup"], np.int64)] if len(part["sup"]) else np.zeros(0, np.int64))
+    # a chunk's occ and sup codes index the same names: merged in the same order, one vocabulary
+    occ, names = _merge(parts, "occ", "names")
+    sup, _ = _merge(parts, "sup", "names")
     cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0, np.int64)  # noqa: E731
     n_occ, n_sup = cat([p["n_occ"] for p in parts]), cat([p["n_sup"] for p in parts])
-    return OccurrenceTable(np.concatenate([[0], np.cumsum(n_occ)]).astype(np.int64), cat(occ),
-                           np.concatenate([[0], np.cumsum(n_sup)]).astype(np.int64), cat(sup), list(vocab))
+    return OccurrenceTable(np.concatenate([[0], np.cumsum(n_occ)]).astype(np.int64), occ,
+                           np.concatenate([[0], np.cumsum(n_sup)]).astype(np.int64), sup, names)
