@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..settings import Estimator, Settings
+from ..settings import Estimator
 from ..validation import check_choice, check_int, check_not_empty
 from .settings import MISSING_POLICIES
 
@@ -128,19 +128,6 @@ class BaseSampler(Estimator):
 
     ``Sampler(settings)``, ``Sampler(*positional, **params)`` or both (the params override). The
     constructor's signature (the settings' fields) comes from :class:`~hf_synthsample.settings.Estimator`."""
-
-    def __init__(self, *args: Any, **params: Any) -> None:
-        settings = args[0] if args and isinstance(args[0], Settings) else None
-        args = args[1:] if settings is not None else args
-        name = type(self).__name__
-        if len(args) > len(self.positional):
-            raise TypeError(f"{name} takes {len(self.positional)} positional argument(s) "
-                            f"({', '.join(self.positional) or 'none'}), got {len(args)}; give the others by name")
-        for field, value in zip(self.positional, args):
-            if field in params:
-                raise TypeError(f"{name} got multiple values for argument {field!r}")
-            params[field] = value
-        super().__init__(settings, **params)
 
     def __repr__(self) -> str:  # the changed settings, as their record shows them (a list of columns)
         record = self.settings.to_record()

@@ -59,12 +59,13 @@ def read_templates(dataset: "Dataset", s: Any) -> list | None:
     return src.read(dataset.select_columns([s.column]), ["template"])[0]["template"]
 
 
-def random_split_baseline(dataset: "Dataset", *, test_rows: int, train_rows: int | None = None, seed: int = 0,
+def random_split_baseline(dataset: "Dataset", *, test_rows: int, train_rows: int | None = None, seed: int | None = None,
                           templates: Sequence[Any] | None = None, **report_kwargs: Any) -> RandomBaseline:
     """The :class:`RandomBaseline` of ``dataset`` for these sizes: the random split of
     :func:`random_indices` measured by :func:`~.report.split_report` (``report_kwargs``: its
     arguments, e.g. ``column``, ``language``, ``compound_weights``); ``templates`` (each row's, e.g.
-    from :func:`read_templates`) spares reading them again.
+    from :func:`read_templates`) spares reading them again. ``seed``: None is the split's default
+    (:class:`~.settings.SplitSettings` ``seed``), so a baseline drawn for a split with no seed given is the same.
 
     Example:
         >>> from datasets import Dataset
@@ -79,6 +80,7 @@ def random_split_baseline(dataset: "Dataset", *, test_rows: int, train_rows: int
     if not (1 <= test_rows < n) or (train_rows is not None and not (1 <= train_rows <= n - test_rows)):
         raise ValueError(f"test_rows, train_rows: {test_rows}, {train_rows} do not fit {n} rows (at least one row a "
                          "side, together at most all)")
+    seed = SplitSettings.defaults()["seed"] if seed is None else seed
     train, test = random_indices(n, test_rows, train_rows, seed)
     out = RandomBaseline(seed=seed, train_rows=len(train), test_rows=len(test))
     report = split_report(dataset.select(train), dataset.select(test), **report_kwargs)
