@@ -200,6 +200,11 @@ def parse_args(argv=None) -> argparse.Namespace:
          "'constant' stays (a run stopped at its fit target never sees the end of a decay) [cpu: constant; others: "
          "linear]", dict(choices=LR_SCHEDULES))])
     p.add_argument("--seed", type=int, default=None, help="one seed (overrides --seeds)")
+    p.add_argument("--map-from", default=None, metavar="DIR",
+                   help="reuse the data map of an earlier run of this example (its --out folder, with datamap.json "
+                        "and the map's dynamics) instead of training the map model again: the same pool is required "
+                        "(--data, --data-seed, --num-train, --keep-exposure; checked by the pool's digest), and the "
+                        "map's settings and fit are the earlier run's. Compare subset trainings on one map [off]")
     for name, text in (("combinations", "also the paper's 50 %% region combinations (default: on with --paper)"),
                        ("curricula", "curricula vs no curriculum [small, paper: on; cpu, cpu-scan: off]"),
                        ("full", "also train on 100%% of the pool (the curricula's 'none' row) [small, cpu: on; cpu-scan: off]"),
@@ -242,6 +247,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                 f"({a.map_epochs}), got --fit-size {a.fit_size}")
     if not 0 <= a.min_epoch < a.map_epochs:
         p.error(f"--min-epoch must be in [0, --map-epochs), got {a.min_epoch} with --map-epochs {a.map_epochs}")
+    if a.map_from is not None:
+        check_map_from(p, a)
     if a.jobs > 1 and cuda_available():
         p.error(f"--jobs {a.jobs}: on a GPU the data-map model trains in this process, and CUDA cannot be used again "
                 "in a forked worker: use --jobs 1")
@@ -304,13 +311,88 @@ def build_datamap(exp: Experiment):
                                  source="eval" if a.measure == "bleu" else "train")
 
 
+#: the settings of the map run: with --map-from they are the earlier run's, never this command's
+MAP_SETTINGS = ("map_epochs", "map_lr", "map_warmup", "map_check_epoch", "map_fit_target")
+
+
+def check_map_from(p: argparse.ArgumentParser, a: argparse.Namespace) -> None:
+    """``--map-from``: a finished map of the same data seed, read before any work; the map's settings become the
+    earlier run's (so every table states the map that ranked the rows)."""
+    folder = a.map_from
+    path = os.path.join(folder, "datamap.json")
+    if os.path.abspath(folder) == os.path.abspath(a.out):
+        p.error(f"--map-from: {folder!r} is --out, whose outputs this run replaces: give the run another --out")
+    if a.map_only:
+        p.error("--map-from: with --map-only there is nothing to do (the map exists)")
+    given = sorted(set(MAP_SETTINGS) & set(a.given))
+    if given:
+        p.error(f"--map-from: the map is the earlier run's; {', '.join('--' + g.replace('_', '-') for g in given)} "
+                "would not change it (train a new map without --map-from)")
+    try:
+        with open(path) as f:
+            record = json.load(f)
+    except (OSError, ValueError) as e:
+        p.error(f"--map-from: {folder!r} holds no readable datamap.json (an --out folder of this example whose map "
+                f"was built): {e}")
+    if record.get("error") or not record.get("datamap_model"):
+        p.error(f"--map-from: {path} records no map (the run stopped: {record.get('error') or 'no map model'})")
+    if record.get("data_seed") != a.seed:
+        p.error(f"--map-from: {folder!r} is the map of data seed {record.get('data_seed')}, this run's pool is data "
+                f"seed {a.seed} (--data-seed {record.get('data_seed')} to reuse it)")
+    model = record["datamap_model"]
+    name = "datamap" if model["init_seed"] == record["data_seed"] else f"datamap-init{model['init_seed']}"
+    dynamics = os.path.join(folder, "runs", name, "cartography")
+    if not os.path.isdir(dynamics):
+        p.error(f"--map-from: the map's dynamics {dynamics!r} are missing")
+    if not a.min_epoch < record["map_epochs"]:
+        p.error(f"--min-epoch {a.min_epoch}: the map of {folder!r} has {record['map_epochs']} epochs")
+    for k in MAP_SETTINGS:
+        setattr(a, k, record[k] if k != "map_fit_target" else model.get("fit_target", a.map_fit_target))
+    a.map_source = {"folder": folder, "dynamics": dynamics, "record": record}
+
+
+def pool_digest(train) -> str:
+    """A digest of the training pool's rows in order (source, target): the same pool gives the same digest."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for source, target in zip(train["source"], train["target"]):
+        h.update(f"{source}\t{target}\n".encode())
+    return h.hexdigest()[:16]
+
+
+def reuse_datamap(exp: Experiment):
+    """Phase 1 from an earlier run (``--map-from``): its map, its model's record; ``ValueError`` when the pool is not
+    the one the map was built on."""
+    from hf_synthsample.cartography import DataMap
+
+    a, source = exp.a, exp.a.map_source
+    record, model = source["record"], source["record"]["datamap_model"]
+    digest = pool_digest(exp.train)
+    if record.get("pool_rows") != len(exp.train) or record.get("pool_digest", digest) != digest:
+        raise ValueError(f"--map-from: the map of {source['folder']!r} was built on another pool ({record.get('pool_rows')} "
+                         f"rows, digest {record.get('pool_digest')}; this run: {len(exp.train)} rows, digest {digest}): "
+                         "give the same --data, --num-train and --keep-exposure")
+    exp.map_fit, exp.map_steps, exp.map_init = model["fit"], model["steps"], model["init_seed"]
+    exp.map_abandoned, exp.map_notes = model.get("abandoned_inits", []), record.get("attempts", [])
+    dm = DataMap.from_dynamics(source["dynamics"], a.measure, min_epoch=a.min_epoch,
+                               source="eval" if a.measure == "bleu" else "train")
+    if sorted(dm.example_ids.tolist()) != sorted(exp.train["example_id"]):
+        raise ValueError(f"--map-from: the map of {source['folder']!r} ranks other example ids than this pool's")
+    checked = "digest" if "pool_digest" in record else "size and example ids (no digest recorded)"
+    say(f"data map reused from {source['folder']} (its model: fit {exp.map_fit} %, {exp.map_steps} steps; "
+        f"same pool: {checked})")
+    return dm
+
+
 def map_record(exp: Experiment) -> dict:
     """What results.json keeps of the data-map model: its fit, steps, time and every init tried."""
     a = exp.a
     last = exp.map_notes[-1] if exp.map_notes else {}
     return {"steps": exp.map_steps, "fit": exp.map_fit, "fit_target": a.map_fit_target, "init_seed": exp.map_init,
             "warmup_steps": exp.map_warmup_steps(), "lr": a.map_lr, "seconds": last.get("seconds"),
-            "distinct_outputs": last.get("distinct_outputs"), "abandoned_inits": exp.map_abandoned}
+            "distinct_outputs": last.get("distinct_outputs"), "abandoned_inits": exp.map_abandoned,
+            "map_from": a.map_source["folder"] if a.map_from else None}
 
 
 def write_map_record(exp: Experiment, elapsed: float, error: str | None = None) -> None:
@@ -324,7 +406,7 @@ def write_map_record(exp: Experiment, elapsed: float, error: str | None = None) 
                   "map_epochs": a.map_epochs, "map_lr": a.map_lr, "map_warmup": a.map_warmup,
                   "map_check_epoch": a.map_check_epoch, "datamap_model": map_record(exp),
                   "attempts": exp.map_notes, "wall_time_s": round(elapsed, 1), "cpu_seconds": round(cpu_seconds(), 1),
-                  "error": error}
+                  "pool_digest": pool_digest(exp.train), "error": error}
         write_text_atomic(os.path.join(a.out, "datamap.json"), json.dumps(record, indent=1, default=str) + "\n")
 
 
@@ -405,7 +487,11 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     exp = Experiment(a)
     say(f"{data_name(a)}: {len(exp.train)} training rows, vocabulary {len(exp.tokenizer)}, preset --{a.preset}")
-    dm = build_datamap(exp)
+    try:
+        dm = reuse_datamap(exp) if a.map_from else build_datamap(exp)
+    except ValueError as e:  # --map-from: another pool's map
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     if dm is None:  # a map from a model that learnt nothing ranks noise: no subset is cut from it
         write_map_record(exp, time.perf_counter() - start, error=map_failure(exp))
         print(map_failure(exp), file=sys.stderr)

@@ -428,7 +428,8 @@ def describe_map(exp: Experiment) -> str:
                                                     if exp.map_abandoned else "") + ")"
     elif exp.map_fit is not None and exp.map_fit < 10:
         fit += " (no --map-fit-target: a map of a model that learnt almost nothing, not a ranking of the data)"
-    return f"data-map model: {a.map_epochs} epochs, {exp.map_steps} steps{fit}"
+    reused = f" (reused from {a.map_from}: --map-from)" if getattr(a, "map_from", None) else ""
+    return f"data-map model{reused}: {a.map_epochs} epochs, {exp.map_steps} steps{fit}"
 
 
 def map_failure(exp: Experiment) -> str:

@@ -232,3 +232,61 @@ def test_map_only_stops_after_the_map_with_its_fit_and_time(tmp_path, monkeypatc
     assert (model["fit"], model["init_seed"], model["abandoned_inits"], record["error"]) == (100.0, 0, [], None)
     assert model["seconds"] > 0 and record["wall_time_s"] > 0 and model["distinct_outputs"] is not None
     assert (out / "datamap.txt").exists() and not (out / "results.md").exists() and not (out / "table2.md").exists()
+
+
+# ----------------------------------------------------------------------------- --map-from
+def test_map_from_reuses_an_earlier_map_without_training_it_again(tmp_path, monkeypatch):
+    """A subset run on the map of an earlier --map-only run: no map model is trained, the hard-to-learn subset is
+    the one a run that trains the same map cuts, and every record names the map's source and its model's fit."""
+    import cartography_cogs
+
+    monkeypatch.setattr(cartography_cogs.Experiment, "fit_exact_match", lambda self, model, rows: 100.0)
+    first = tmp_path / "out"
+    assert cartography_cogs.main(_tiny(tmp_path, "--map-only", "--seeds", "3")) == 0
+    record = json.loads((first / "datamap.json").read_text())
+    assert len(record["pool_digest"]) == 16
+    trained = []
+    real_fit = cartography_cogs.Experiment.fit
+
+    def fit(self, dataset, name, **kwargs):
+        trained.append(name)
+        return real_fit(self, dataset, name, **kwargs)
+
+    monkeypatch.setattr(cartography_cogs.Experiment, "fit", fit)
+    again = [a if a != str(first) else str(tmp_path / "again") for a in _tiny(tmp_path, "--seeds", "3")]
+    reuse = [a if a != str(first) else str(tmp_path / "reuse") for a in _tiny(tmp_path, "--seeds", "3")]
+    assert cartography_cogs.main(again) == 0 and "datamap" in trained
+    trained.clear()
+    assert cartography_cogs.main([*reuse, "--map-from", str(first)]) == 0
+    assert trained and not any(n.startswith("datamap") for n in trained)  # no map model trained
+    runs = {r["run"]: r for r in json.loads((tmp_path / "reuse" / "runs.json").read_text())}
+    runs_again = {r["run"]: r for r in json.loads((tmp_path / "again" / "runs.json").read_text())}
+    assert runs.keys() == runs_again.keys() and all(
+        runs[k]["rows"] == runs_again[k]["rows"] and runs[k]["dev"] == runs_again[k]["dev"] for k in runs)
+    results = json.loads((tmp_path / "reuse" / "results.json").read_text())
+    assert results["datamap_model"]["map_from"] == str(first) and results["datamap_model"]["fit"] == 100.0
+    assert f"reused from {first}" in (tmp_path / "reuse" / "results.md").read_text()
+    assert not (tmp_path / "reuse" / "runs" / "datamap").exists()
+
+
+def test_map_from_refuses_another_pool_and_what_it_cannot_change(tmp_path, monkeypatch, capsys):
+    import cartography_cogs
+
+    monkeypatch.setattr(cartography_cogs.Experiment, "fit_exact_match", lambda self, model, rows: 100.0)
+    first = tmp_path / "out"
+    assert cartography_cogs.main(_tiny(tmp_path, "--map-only", "--seeds", "3")) == 0
+    other = [a if a != str(first) else str(tmp_path / "other") for a in _tiny(tmp_path, "--seeds", "3")]
+    for extra, named in ((["--map-from", str(tmp_path / "nowhere")], "holds no readable datamap.json"),
+                         (["--map-from", str(first), "--data-seed", "4"], "data seed 3, this run's pool is data seed 4"),
+                         (["--map-from", str(first), "--map-epochs", "9"], "--map-epochs would not change it"),
+                         (["--map-from", str(first), "--map-only"], "nothing to do")):
+        with pytest.raises(SystemExit):
+            cartography_cogs.parse_args([*other, *extra])
+        assert named in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cartography_cogs.parse_args([*_tiny(tmp_path, "--seeds", "3"), "--map-from", str(first)])
+    assert "is --out" in capsys.readouterr().err
+    # the same data seed, another pool (fewer rows): refused before any subset is trained
+    assert cartography_cogs.main([*other, "--map-from", str(first), "--num-train", "10"]) == 2
+    assert "was built on another pool" in capsys.readouterr().err
+    assert not (tmp_path / "other" / "runs.json").exists()
