@@ -230,6 +230,12 @@ def test_fit_target_and_jobs_are_checked_before_any_work(tmp_path, capsys):
         with pytest.raises(SystemExit):
             cartography_cogs.parse_args(["--tiny", "--out", str(tmp_path / "o"), *argv])
         assert named in capsys.readouterr().err
+    # --cpu trained for a fixed number of steps: the preset's restart (which reads fit checks) is off, not an error
+    for name in ("train", "dev", "test"):
+        (tmp_path / f"{name}.tsv").write_text("a\tb\tin_distribution\n")
+    a = cartography_cogs.parse_args(["--cpu", "--data-dir", str(tmp_path), "--fit-target", "0", "--steps", "2500",
+                                     "--out", str(tmp_path / "o")])
+    assert (a.fit_target, a.restart_below, a.steps) == (0.0, 0.0, 2500)
 
 
 def test_cpu_scan_keeps_the_scan_preset_of_the_recorded_result():

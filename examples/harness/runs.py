@@ -154,7 +154,10 @@ def check_restart_flags(parser, a, *, unit: str, cap: float, cap_flag: str, rest
     ``--fit-target``, under it, checked at ``--restart-after`` (a ``unit`` before the cap ``cap_flag`` =
     ``cap``), with at least one restart allowed (``--max-restarts``). When it is 0, ``--restart-after`` and
     ``--max-restarts`` given by the user are refused (no restart is made), the latter unless
-    ``restarts_elsewhere`` (another guard, e.g. a data-map model's fit target, restarts too)."""
+    ``restarts_elsewhere`` (another guard, e.g. a data-map model's fit target, restarts too). A preset's
+    ``--restart-below`` is off without ``--fit-target`` (it reads the fit checks such a run does not make)."""
+    if a.restart_below and not a.fit_target and "restart_below" not in (getattr(a, "given", None) or ()):
+        a.restart_below = 0
     if not a.restart_below:
         given = sorted(set(getattr(a, "given", None) or ()) & ({"restart_after"} if restarts_elsewhere
                                                                else {"restart_after", "max_restarts"}))
