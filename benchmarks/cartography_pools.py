@@ -31,6 +31,8 @@ class Pair:
     random: float
     random_fit: float
     fraction: str = ""
+    hard_steps: int | None = None
+    random_steps: int | None = None
 
     @property
     def difference(self) -> float:
@@ -62,7 +64,7 @@ def read_pairs(folder: str, *, metric: str = "gen", hard: str = "hard-to-learn",
             by_key.setdefault((fraction, int(r["seed"])), {})[region] = r
     pairs = [Pair(folder, meta.get("data_seed"), seed, (meta.get("datamap_model") or {}).get("fit"),
                   float(d[hard][metric]), float(d[hard]["fit"]), float(d[random][metric]), float(d[random]["fit"]),
-                  fraction)
+                  fraction, d[hard].get("steps"), d[random].get("steps"))
              for (fraction, seed), d in sorted(by_key.items()) if hard in d and random in d]
     if not pairs:
         raise ValueError(f"folders: {folder!r} has no {hard!r} and {random!r} run with the same seed")
@@ -95,26 +97,41 @@ def summary(pairs: list[Pair], *, fit_target: float = 90.0, keep_unfitted: bool 
                          "compare them anyway")
     diffs = [p.difference for p in used]
     test = paired_t(diffs)
+    # pairs of one pool share its map: the pools, each its pairs' mean difference, are the independent units
+    by_pool: dict = {}
+    for p in used:
+        by_pool.setdefault(p.data_seed if p.data_seed is not None else p.folder, []).append(p.difference)
+    pool_diffs = [sum(v) / len(v) for v in by_pool.values()]
+    pool_test = paired_t(pool_diffs)
     return {"pairs": len(used), "left_out": [(p.folder, p.seed) for p in pairs if p not in used],
             "hard": mean_sd([p.hard for p in used]), "random": mean_sd([p.random for p in used]),
             "difference": mean_sd(diffs), "hard_ahead": sum(d > 0 for d in diffs),
-            "t": None if test is None else test[0], "p": None if test is None else test[1]}
+            "t": None if test is None else test[0], "p": None if test is None else test[1],
+            "pools": {k: sum(v) / len(v) for k, v in by_pool.items()}, "pool_difference": mean_sd(pool_diffs),
+            "pool_t": None if pool_test is None else pool_test[0], "pool_p": None if pool_test is None else pool_test[1]}
 
 
 def table(pairs: list[Pair], s: dict, *, metric: str, fit_target: float) -> str:
-    lines = [f"| data seed | subset | model seed | map fit | hard-to-learn: {metric} (fit) | random: {metric} (fit) | "
-             "hard - random |", "|---|---|---:|---:|---:|---:|---:|"]
+    lines = [f"| data seed | subset | model seed | map fit | hard-to-learn: {metric} (fit; steps) | "
+             f"random: {metric} (fit; steps) | hard - random |", "|---|---|---:|---:|---:|---:|---:|"]
     for p in pairs:
         flag = "" if p.fitted(fit_target) else f" (a model under {fit_target:g} %)"
         map_fit = "-" if p.map_fit is None else f"{p.map_fit:.1f} %"
         lines.append(f"| {p.data_seed if p.data_seed is not None else p.folder} | {p.fraction} | {p.seed} | {map_fit} | "
-                     f"{p.hard:.1f} ({p.hard_fit:.1f}) | {p.random:.1f} ({p.random_fit:.1f}) | "
-                     f"{p.difference:+.1f}{flag} |")
+                     f"{p.hard:.1f} ({p.hard_fit:.1f}; {p.hard_steps or '-'}) | {p.random:.1f} ({p.random_fit:.1f}; "
+                     f"{p.random_steps or '-'}) | {p.difference:+.1f}{flag} |")
     (hm, hs), (rm, rs), (dm, ds) = s["hard"], s["random"], s["difference"]
     lines.append(f"| mean ± sd ({s['pairs']} pairs) | | | | {hm:.1f} ± {hs:.1f} | {rm:.1f} ± {rs:.1f} | "
                  f"{dm:+.1f} ± {ds:.1f} |")
     test = "no paired t (under 2 pairs)" if s["t"] is None else f"paired t = {s['t']:.2f}, two-sided p = {s['p']:.3f}"
     lines += ["", f"Hard-to-learn ahead in {s['hard_ahead']} of {s['pairs']} pairs; {test}."]
+    if len(s["pools"]) < s["pairs"]:  # several model seeds on a pool: the pools are the units
+        (pm, ps), n = s["pool_difference"], len(s["pools"])
+        per = ", ".join(f"{k}: {v:+.1f}" for k, v in s["pools"].items())
+        pool_test = ("no t (under 2 pools)" if s["pool_t"] is None else
+                     f"t = {s['pool_t']:.2f}, two-sided p = {s['pool_p']:.3f}")
+        lines.append(f"Per pool (the mean difference of its pairs; pairs of a pool share its map): {per}; "
+                     f"over the {n} pools {pm:+.1f} ± {ps:.1f}, {pool_test}.")
     if s["left_out"]:
         lines.append(f"Left out (a model under {fit_target:g} % fit): {s['left_out']}.")
     return "\n".join(lines)

@@ -51,7 +51,8 @@ def test_pairs_means_and_paired_differences_by_hand(pools, tmp_path, capsys):
     out = tmp_path / "summary.md"
     assert pools.main([a, b, c, "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    assert "| 12 | 33% | 12 | 100.0 % | 30.0 (90.5) | 10.0 (93.0) | +20.0 |" in text
+    assert "| 12 | 33% | 12 | 100.0 % | 30.0 (90.5; -) | 10.0 (93.0; -) | +20.0 |" in text
+    assert "Per pool" not in text  # one pair a pool: the pairs are the pools
     assert "+6.7 ± 23.1" in text and "ahead in 2 of 3 pairs" in text
     assert out.read_text().strip() == text.strip() and not os.path.exists(str(out) + ".tmp")
 
@@ -81,3 +82,19 @@ def test_bad_folders_and_metrics_are_named(pools, tmp_path):
         pools.read_pairs(a, metric="gen EM")
     with pytest.raises(SystemExit):
         pools.main([a, "--fit-target", "120"])
+
+
+def test_pairs_of_one_pool_are_averaged_before_the_test_over_pools(pools, tmp_path, capsys):
+    # pool 10: two model seeds (+20, +10 -> +15); pool 11: -5; pool 12: +20 -> pools +15 / -5 / +20
+    a = _folder(tmp_path, "a", 10, [("33%-hard-to-learn", 10, 40.0, 92.0), ("33%-random", 10, 20.0, 91.0),
+                                    ("33%-hard-to-learn", 110, 30.0, 92.0), ("33%-random", 110, 20.0, 91.0)])
+    b = _folder(tmp_path, "b", 11, [("33%-hard-to-learn", 11, 10.0, 95.0), ("33%-random", 11, 15.0, 90.0)])
+    c = _folder(tmp_path, "c", 12, [("33%-hard-to-learn", 12, 30.0, 90.5), ("33%-random", 12, 10.0, 93.0)])
+    pairs = [p for f in (a, b, c) for p in pools.read_pairs(f)]
+    assert [p.seed for p in pairs] == [10, 110, 11, 12]
+    s = pools.summary(pairs)
+    assert s["pools"] == {10: 15.0, 11: -5.0, 12: 20.0}
+    assert s["pool_difference"] == pytest.approx((10.0, math.sqrt((25 + 225 + 100) / 2)))
+    assert s["pool_t"] == pytest.approx(10.0 / (math.sqrt(175) / math.sqrt(3)))
+    assert pools.main([a, b, c]) == 0
+    assert "10: +15.0, 11: -5.0, 12: +20.0; over the 3 pools +10.0 ± 13.2" in capsys.readouterr().out
