@@ -82,8 +82,8 @@ import time
 # read_cogs and read_scan: this example's API for the tests, re-exported
 from cartography_runs import (COGS_SOURCE, LR_SCHEDULES, SCAN_CONFIGS, Experiment, Runs,  # noqa: F401
                               check_data, check_fit_flags, cuda_available, data_name, describe_fit, describe_map,
-                              layout_prefix, map_failure, read_cogs, read_scan, save_datamap, subset_ids,
-                              table_caption, table_name)
+                              layout_prefix, map_failure, read_cogs, read_scan, save_datamap, steps_warning,
+                              subset_ids, table_caption, table_name)
 from harness import (ResultsTable, add_overrides, add_presets, add_run_flags, cpu_seconds, finish_args,
                      is_main_process, restart_specs, say, start_run, with_restarts, write_results)
 
@@ -532,8 +532,12 @@ def main(argv=None) -> int:
                         # two curricula share a schedule name: the order tells their bars apart
                         label=["curriculum", "order"] if name == "curricula" else None)
              for name, table in tables.items() if name != "categories"}
+    warning = steps_warning(exp, runs.records)
+    if warning:
+        say(warning)
     write_results(a.out, tables, runs=runs.records, plots=plots, footer=(
-        f"\n\n{describe_map(exp)}.\n\nWall time: {elapsed:.0f} s; CPU time {cpu_seconds():.0f} s (this process and its "
+        f"\n\n{describe_map(exp)}.\n\n" + (f"{warning}\n\n" if warning else "") +
+        f"Wall time: {elapsed:.0f} s; CPU time {cpu_seconds():.0f} s (this process and its "
         f"workers, --jobs {a.jobs}); load average {os.getloadavg()[0]:.1f}.\n"), results={
         "settings": {k: (list(v) if isinstance(v, tuple) else v) for k, v in vars(a).items()},
         "wall_time_s": round(elapsed, 1), "cpu_seconds": round(cpu_seconds(), 1), "datamap_model": map_record(exp)})

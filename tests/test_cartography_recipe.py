@@ -290,3 +290,19 @@ def test_map_from_refuses_another_pool_and_what_it_cannot_change(tmp_path, monke
     assert cartography_cogs.main([*other, "--map-from", str(first), "--num-train", "10"]) == 2
     assert "was built on another pool" in capsys.readouterr().err
     assert not (tmp_path / "other" / "runs.json").exists()
+
+
+def test_runs_compared_at_different_stopping_steps_are_warned_about():
+    """A fit-target run: subsets of one fraction and seed that stopped at different steps get a warning naming
+    them and the equal-steps command; equal steps, or fixed steps (no --fit-target), get none."""
+    from cartography_runs import steps_warning
+
+    records = [{"run": "33%-hard-to-learn", "seed": 10, "steps": 2000}, {"run": "33%-random", "seed": 10, "steps": 1500},
+               {"run": "33%-hard-to-learn", "seed": 11, "steps": 1750}, {"run": "33%-random", "seed": 11, "steps": 1750},
+               {"run": "full", "seed": 10, "steps": 2250}]
+    fit = SimpleNamespace(a=SimpleNamespace(fit_target=90.0))
+    text = steps_warning(fit, records)
+    assert "1 of 2 fraction/seed groups; seed 10: 33%-hard-to-learn 2000, 33%-random 1500" in text
+    assert "--fit-target 0 --steps N" in text and "--map-from" in text
+    assert steps_warning(fit, records[2:]) == ""
+    assert steps_warning(SimpleNamespace(a=SimpleNamespace(fit_target=0.0)), records) == ""
