@@ -22,6 +22,8 @@ Commands::
     python examples/cartography_cogs.py                 # --small (default): CPU, ~4-5 min on 2 quiet cores
     python examples/cartography_cogs.py --cpu --jobs 2  # Table 2 layout on COGS gen, 3 seeds, every model fitted
     python examples/cartography_cogs.py --cpu-scan      # hard-to-learn vs random on SCAN around-right, 3 seeds
+    # the same map (no map training), every subset model trained for 3,000 steps (equal steps):
+    python examples/cartography_cogs.py --cpu --map-from runs/cartography_cogs --fit-target 0 --steps 3000 --out runs/eq
     python examples/cartography_cogs.py --gpu           # Table 2 layout with the paper's model size: one H100, < 8 min
     python examples/cartography_cogs.py --data scan:length --regions hard-to-learn,random --seeds 0 1 2
     accelerate launch examples/cartography_cogs.py --paper   # GPU(s), many hours
