@@ -354,13 +354,10 @@ def check_map_from(p: argparse.ArgumentParser, a: argparse.Namespace) -> None:
 
 
 def pool_digest(train) -> str:
-    """A digest of the training pool's rows in order (source, target): the same pool gives the same digest."""
-    import hashlib
+    """The training pool's rows digest (source and target, in order; the library's ``rows_digest``)."""
+    from hf_synthsample.hub.provenance import rows_digest
 
-    h = hashlib.sha256()
-    for source, target in zip(train["source"], train["target"]):
-        h.update(f"{source}\t{target}\n".encode())
-    return h.hexdigest()[:16]
+    return rows_digest(train.select_columns(["source", "target"]))
 
 
 def reuse_datamap(exp: Experiment):
